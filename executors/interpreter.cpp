@@ -1,0 +1,250 @@
+#include "executors/interpreter.h"
+
+#include "ir/printer.h"
+#include "runtime/cpu/ops.h"
+
+namespace gj {
+
+void checkInputType(const Value* input, const IValue& v) {
+  const Type& t = input->type();
+  const std::string name = "%" + input->name();
+  switch (t.kind) {
+    case TypeKind::Tensor: {
+      const Tensor& x = v.toTensor(name.c_str());
+      USER_CHECK(x.defined(), "input {}: undefined tensor", name);
+      USER_CHECK(!t.dtype || *t.dtype == x.dtype(), "input {}: expected dtype {}, got {}", name,
+                 dtypeName(*t.dtype), dtypeName(x.dtype()));
+      if (!t.sizes) return;
+      bool ok = static_cast<int64_t>(t.sizes->size()) == x.dim();
+      for (size_t d = 0; ok && d < t.sizes->size(); ++d)
+        ok = (*t.sizes)[d] == kUnknownDim || (*t.sizes)[d] == x.size(static_cast<int64_t>(d));
+      USER_CHECK(ok, "input {}: expected shape {} ({}), got {}", name, t.str(), name, shapeStr(x.sizes()));
+      return;
+    }
+    case TypeKind::Int: (void)v.toInt(name.c_str()); return;
+    case TypeKind::Float: (void)v.toDouble(name.c_str()); return;
+    case TypeKind::Bool: (void)v.toBool(name.c_str()); return;
+    case TypeKind::IntList: (void)v.toIntList(name.c_str()); return;
+    case TypeKind::TensorList: (void)v.toTensorList(name.c_str()); return;
+    case TypeKind::None: USER_CHECK(v.isNone(), "input {}: expected None, got {}", name, v.describe()); return;
+  }
+}
+
+namespace {
+
+// A tensor operand that may be written as a scalar (aten::add(%x, %one, %alpha)): scalars become
+// 0-dim tensors of `like`'s dtype, as PyTorch's type promotion does.
+Tensor tensorOrScalar(const IValue& v, const Tensor& like, const char* what) {
+  if (v.isTensor()) return v.toTensor(what);
+  return Tensor::scalar(v.toDouble(what), like.dtype());
+}
+
+cpu::Conv2dParams convParams(const std::vector<IValue>& in) {
+  auto pair = [](const std::vector<int64_t>& v, const char* what) {
+    USER_CHECK(v.size() == 1 || v.size() == 2, "conv2d: {} must have 1 or 2 elements, got {}", what, v.size());
+    return std::pair{v[0], v.size() == 2 ? v[1] : v[0]};
+  };
+  cpu::Conv2dParams p;
+  std::tie(p.strideH, p.strideW) = pair(in[3].toIntList("conv2d stride"), "stride");
+  std::tie(p.padH, p.padW) = pair(in[4].toIntList("conv2d padding"), "padding");
+  std::tie(p.dilationH, p.dilationW) = pair(in[5].toIntList("conv2d dilation"), "dilation");
+  p.groups = in[6].toInt("conv2d groups");
+  return p;
+}
+
+class Frame {
+ public:
+  explicit Frame(const Graph& g) : env_(g.numValueIds()) {}
+
+  void runBlock(const Block* b) {
+    for (const Node* n : *b) {
+      try {
+        runNode(n);
+      } catch (const Error& e) {
+        if (!e.where().empty()) throw;
+        throw Error(e.message(), n->describe(), e.hint());
+      }
+    }
+  }
+  IValue& at(const Value* v) { return env_[v->id()]; }
+
+ private:
+  std::vector<IValue> args(const Node* n) {
+    std::vector<IValue> in;
+    in.reserve(n->inputs().size());
+    for (const Value* v : n->inputs()) in.push_back(at(v));
+    return in;
+  }
+  void set(const Node* n, IValue v) { at(n->output()) = std::move(v); }
+
+  void runLoop(const Node* n) {
+    const Block* body = n->block(0);
+    int64_t trips = at(n->input(0)).toInt("loop trip count");
+    bool cond = at(n->input(1)).toBool("loop condition");
+    size_t carried = n->inputs().size() - 2;
+    std::vector<IValue> state;
+    for (size_t k = 0; k < carried; ++k) state.push_back(at(n->input(k + 2)));
+    for (int64_t i = 0; i < trips && cond; ++i) {
+      at(body->inputs()[0]) = i;
+      for (size_t k = 0; k < carried; ++k) at(body->inputs()[k + 1]) = std::move(state[k]);
+      runBlock(body);
+      cond = at(body->outputs()[0]).toBool("loop condition");
+      for (size_t k = 0; k < carried; ++k) state[k] = at(body->outputs()[k + 1]);
+      // Drop the body's own references so that carried lists stay uniquely owned (appends in place).
+      for (size_t k = 0; k < carried; ++k)
+        if (definedIn(body->outputs()[k + 1], body)) at(body->outputs()[k + 1]) = IValue();
+    }
+    for (size_t k = 0; k < carried; ++k) at(n->output(k)) = std::move(state[k]);
+  }
+
+  void runIf(const Node* n) {
+    const Block* b = n->block(at(n->input(0)).toBool("if condition") ? 0 : 1);
+    runBlock(b);
+    for (size_t k = 0; k < n->outputs().size(); ++k) at(n->output(k)) = at(b->outputs()[k]);
+  }
+
+  void runNode(const Node* n);
+  void runListAppend(const Node* n);
+  static bool definedIn(const Value* v, const Block* b) { return v->node()->owningBlock() == b; }
+
+  std::vector<IValue> env_;
+};
+
+// Appends in place when this node holds the only reference to the list: the list value is defined in
+// this block and this is its one use. Otherwise copies, so other holders never see the change.
+void Frame::runListAppend(const Node* n) {
+  const Value* listValue = n->input(0);
+  IValue& slot = at(listValue);
+  std::shared_ptr<TensorList> list = slot.tensorListPtr("prim::ListAppend");
+  if (listValue->uses().size() == 1 && definedIn(listValue, n->owningBlock())) slot = IValue();
+  if (list.use_count() > 1) list = std::make_shared<TensorList>(*list);
+  list->push_back(at(n->input(1)).toTensor("prim::ListAppend element"));
+  set(n, IValue(std::move(list)));
+}
+
+void Frame::runNode(const Node* n) {
+  if (n->kind() == OpKind::ListAppend) return runListAppend(n);
+  const std::vector<IValue> in = args(n);
+  auto T = [&](size_t i) -> const Tensor& { return in[i].toTensor(n->info().name.data()); };
+  auto I = [&](size_t i) { return in[i].toInt(n->info().name.data()); };
+  auto Ints = [&](size_t i) -> const std::vector<int64_t>& { return in[i].toIntList(n->info().name.data()); };
+  switch (n->kind()) {
+    case OpKind::Param:
+    case OpKind::Return:
+      IR_CHECK(false) << "param/return node in a block's node list";
+      return;
+    case OpKind::Constant:
+      std::visit([&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::monostate>) set(n, IValue());
+        else set(n, IValue(v));
+      }, n->constant());
+      return;
+    case OpKind::ListConstruct:
+      if (n->output()->type().kind == TypeKind::IntList) {
+        std::vector<int64_t> xs;
+        for (const IValue& v : in) xs.push_back(v.toInt("int list element"));
+        set(n, IValue(std::move(xs)));
+      } else {
+        TensorList xs;
+        for (const IValue& v : in) xs.push_back(v.toTensor("tensor list element"));
+        set(n, IValue(std::move(xs)));
+      }
+      return;
+    case OpKind::ListUnpack: {
+      const TensorList& xs = in[0].toTensorList("prim::ListUnpack");
+      USER_CHECK(xs.size() == n->outputs().size(), "prim::ListUnpack: the list has {} elements but {} outputs",
+                 xs.size(), n->outputs().size());
+      for (size_t k = 0; k < xs.size(); ++k) at(n->output(k)) = xs[k];
+      return;
+    }
+    case OpKind::ListAppend: IR_CHECK(false) << "handled by runListAppend"; return;
+    case OpKind::Loop: return runLoop(n);
+    case OpKind::If: return runIf(n);
+    case OpKind::GetItem: {
+      int64_t idx = I(1);
+      if (in[0].isIntList()) {
+        const auto& xs = in[0].toIntList();
+        int64_t sz = static_cast<int64_t>(xs.size());
+        USER_CHECK(idx >= -sz && idx < sz, "list index {} out of range for a list of {}", idx, sz);
+        set(n, IValue(xs[idx < 0 ? idx + sz : idx]));
+      } else {
+        const TensorList& xs = in[0].toTensorList("aten::__getitem__");
+        int64_t sz = static_cast<int64_t>(xs.size());
+        USER_CHECK(idx >= -sz && idx < sz, "list index {} out of range for a list of {}", idx, sz);
+        set(n, IValue(xs[idx < 0 ? idx + sz : idx]));
+      }
+      return;
+    }
+    case OpKind::Len:
+      set(n, IValue(static_cast<int64_t>(in[0].isIntList() ? in[0].toIntList().size()
+                                                            : in[0].toTensorList("aten::len").size())));
+      return;
+    case OpKind::Size: set(n, IValue(T(0).size(I(1)))); return;
+    case OpKind::Mm: set(n, cpu::mm(T(0), T(1))); return;
+    case OpKind::Bmm: set(n, cpu::bmm(T(0), T(1))); return;
+    case OpKind::Matmul: set(n, cpu::matmul(T(0), T(1))); return;
+    case OpKind::Addmm:
+      set(n, cpu::addmm(T(0), T(1), T(2), in[3].toDouble("addmm beta"), in[4].toDouble("addmm alpha")));
+      return;
+    case OpKind::Linear: set(n, cpu::linear(T(0), T(1), in[2].isNone() ? Tensor() : T(2))); return;
+    case OpKind::T: set(n, T(0).t()); return;
+    case OpKind::Transpose: set(n, T(0).transpose(I(1), I(2))); return;
+    case OpKind::Permute: set(n, T(0).permute(Ints(1))); return;
+    case OpKind::Select: set(n, T(0).select(I(1), I(2))); return;
+    case OpKind::Slice: set(n, T(0).slice(I(1), I(2), I(3), I(4))); return;
+    case OpKind::View: set(n, T(0).view(Ints(1))); return;
+    case OpKind::Reshape: set(n, T(0).reshape(Ints(1))); return;
+    case OpKind::Unsqueeze: set(n, T(0).unsqueeze(I(1))); return;
+    case OpKind::Squeeze: set(n, T(0).squeeze(I(1))); return;
+    case OpKind::Expand: set(n, T(0).expand(Ints(1))); return;
+    case OpKind::Chunk: set(n, IValue(T(0).chunk(I(1), I(2)))); return;
+    case OpKind::Unbind: set(n, IValue(T(0).unbind(I(1)))); return;
+    case OpKind::Contiguous: set(n, T(0).contiguous()); return;
+    case OpKind::Add:
+      set(n, cpu::add(T(0), tensorOrScalar(in[1], T(0), "aten::add"), in[2].toDouble("aten::add alpha")));
+      return;
+    case OpKind::Sub:
+      set(n, cpu::sub(T(0), tensorOrScalar(in[1], T(0), "aten::sub"), in[2].toDouble("aten::sub alpha")));
+      return;
+    case OpKind::Mul: set(n, cpu::mul(T(0), tensorOrScalar(in[1], T(0), "aten::mul"))); return;
+    case OpKind::Div: set(n, cpu::div(T(0), tensorOrScalar(in[1], T(0), "aten::div"))); return;
+    case OpKind::Neg: set(n, cpu::neg(T(0))); return;
+    case OpKind::Sigmoid: set(n, cpu::sigmoid(T(0))); return;
+    case OpKind::Tanh: set(n, cpu::tanh(T(0))); return;
+    case OpKind::Relu: set(n, cpu::relu(T(0))); return;
+    case OpKind::Exp: set(n, cpu::exp(T(0))); return;
+    case OpKind::Log: set(n, cpu::log(T(0))); return;
+    case OpKind::Sqrt: set(n, cpu::sqrt(T(0))); return;
+    case OpKind::Sum: set(n, cpu::sum(T(0))); return;
+    case OpKind::SumDim: set(n, cpu::sum(T(0), Ints(1), in[2].toBool("keepdim"))); return;
+    case OpKind::Mean: set(n, cpu::mean(T(0))); return;
+    case OpKind::MeanDim: set(n, cpu::mean(T(0), Ints(1), in[2].toBool("keepdim"))); return;
+    case OpKind::Softmax: set(n, cpu::softmax(T(0), I(1))); return;
+    case OpKind::LogSoftmax: set(n, cpu::logSoftmax(T(0), I(1))); return;
+    case OpKind::NllLoss: set(n, cpu::nllLoss(T(0), T(1))); return;
+    case OpKind::CrossEntropy: set(n, cpu::crossEntropy(T(0), T(1))); return;
+    case OpKind::Embedding: set(n, cpu::embedding(T(0), T(1))); return;
+    case OpKind::Cat: set(n, cpu::cat(in[0].toTensorList("aten::cat"), I(1))); return;
+    case OpKind::Stack: set(n, cpu::stack(in[0].toTensorList("aten::stack"), I(1))); return;
+    case OpKind::Conv2d: set(n, cpu::conv2d(T(0), T(1), in[2].isNone() ? Tensor() : T(2), convParams(in))); return;
+  }
+}
+
+}  // namespace
+
+std::vector<IValue> Interpreter::run(std::vector<IValue> inputs) const {
+  USER_CHECK(inputs.size() == g_.inputs().size(), "the graph takes {} inputs but {} were given", g_.inputs().size(),
+             inputs.size());
+  Frame f(g_);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    checkInputType(g_.inputs()[i], inputs[i]);
+    f.at(g_.inputs()[i]) = std::move(inputs[i]);
+  }
+  f.runBlock(g_.block());
+  std::vector<IValue> out;
+  for (const Value* v : g_.outputs()) out.push_back(f.at(v));
+  return out;
+}
+
+}  // namespace gj

@@ -1,0 +1,284 @@
+#include "ir/graph.h"
+
+#include <algorithm>
+#include <ranges>
+#include <unordered_map>
+
+namespace gj {
+
+Type constantType(const ConstantValue& v) {
+  switch (v.index()) {
+    case 0: return Type::of(TypeKind::None);
+    case 1: return Type::of(TypeKind::Int);
+    case 2: return Type::of(TypeKind::Float);
+    case 3: return Type::of(TypeKind::Bool);
+    default: return Type::of(TypeKind::IntList);
+  }
+}
+
+// ---- Value ----
+
+Graph* Value::graph() const { return node_->graph(); }
+
+Value* Value::setName(std::string name) {
+  Graph* g = graph();
+  if (!name_.empty()) g->names_.erase(name_);
+  if (name.empty()) {
+    name_.clear();
+    return this;
+  }
+  if (g->names_.count(name)) {
+    // Keep the base (text before a numeric ".N" suffix) and find a free suffix.
+    std::string base = name;
+    size_t dot = base.rfind('.');
+    if (dot != std::string::npos && dot + 1 < base.size() &&
+        std::all_of(base.begin() + dot + 1, base.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      base.resize(dot);
+    for (size_t k = 1;; ++k) {
+      std::string candidate = base + "." + std::to_string(k);
+      if (!g->names_.count(candidate)) {
+        name = candidate;
+        break;
+      }
+    }
+  }
+  name_ = name;
+  g->names_[name_] = this;
+  return this;
+}
+
+// ---- Node ----
+
+Value* Node::input(size_t i) const {
+  IR_CHECK(i < inputs_.size()) << "input " << i << " of " << describe() << " which has " << inputs_.size();
+  return inputs_[i];
+}
+
+Value* Node::output(size_t i) const {
+  IR_CHECK(i < outputs_.size()) << "output " << i << " of " << describe() << " which has " << outputs_.size();
+  return outputs_[i];
+}
+
+Block* Node::block(size_t i) const {
+  IR_CHECK(i < blocks_.size()) << "block " << i << " of " << describe();
+  return blocks_[i];
+}
+
+void Node::addInput(Value* v) {
+  v->uses_.push_back({this, inputs_.size()});
+  inputs_.push_back(v);
+}
+
+void Node::dropUse(size_t i) {
+  auto& uses = inputs_[i]->uses_;
+  auto it = std::find(uses.begin(), uses.end(), Use{this, i});
+  IR_CHECK(it != uses.end()) << "use list of %" << inputs_[i]->name() << " lacks input " << i << " of " << describe();
+  uses.erase(it);
+}
+
+void Node::replaceInput(size_t i, Value* v) {
+  dropUse(i);
+  inputs_[i] = v;
+  v->uses_.push_back({this, i});
+}
+
+void Node::replaceInputWith(Value* from, Value* to) {
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (inputs_[i] == from) replaceInput(i, to);
+}
+
+void Node::removeInput(size_t i) {
+  dropUse(i);
+  // Later inputs shift down by one: fix their use indices.
+  for (size_t j = i + 1; j < inputs_.size(); ++j)
+    for (Use& u : inputs_[j]->uses_)
+      if (u.user == this && u.index == j) {
+        --u.index;
+        break;
+      }
+  inputs_.erase(inputs_.begin() + i);
+}
+
+void Node::removeAllInputs() {
+  for (size_t i = 0; i < inputs_.size(); ++i) dropUse(i);
+  inputs_.clear();
+}
+
+Value* Node::addOutput(Type t) {
+  Value* v = graph_->newValue(this, outputs_.size(), std::move(t));
+  outputs_.push_back(v);
+  return v;
+}
+
+void Node::eraseOutput(size_t i) {
+  Value* v = output(i);
+  IR_CHECK(!v->hasUses()) << "erasing output " << i << " of " << describe() << " which still has uses";
+  v->setName("");
+  outputs_.erase(outputs_.begin() + i);
+  for (size_t j = i; j < outputs_.size(); ++j) outputs_[j]->offset_ = j;
+}
+
+Block* Node::addBlock() {
+  Block* b = graph_->newBlock(this);
+  blocks_.push_back(b);
+  return b;
+}
+
+std::string Node::describe() const {
+  if (loc_.known()) return fmt::format("node {} at {}", info().name, loc_.str());
+  std::string outs;
+  for (Value* v : outputs_) outs += (outs.empty() ? "%" : ", %") + (v->name().empty() ? std::to_string(v->id()) : v->name());
+  return fmt::format("node {}{}", info().name, outs.empty() ? "" : " (defining " + outs + ")");
+}
+
+void Node::insertBefore(Node* n) {
+  IR_CHECK(!inserted()) << describe() << " is already in a block";
+  IR_CHECK(n->owningBlock_ && n->prev_) << "insertBefore: target is not in a block or is a param node";
+  owningBlock_ = n->owningBlock_;
+  prev_ = n->prev_;
+  next_ = n;
+  prev_->next_ = this;
+  n->prev_ = this;
+}
+
+void Node::insertAfter(Node* n) {
+  IR_CHECK(n->next_) << "insertAfter: target is not in a block or is a return node";
+  insertBefore(n->next_);
+}
+
+void Node::unlink() {
+  if (prev_) prev_->next_ = next_;
+  if (next_) next_->prev_ = prev_;
+  prev_ = next_ = nullptr;
+  owningBlock_ = nullptr;
+}
+
+void Node::moveBefore(Node* n) {
+  unlink();
+  insertBefore(n);
+}
+
+bool Node::isBefore(const Node* other) const {
+  IR_CHECK(owningBlock_ == other->owningBlock_) << "isBefore across blocks";
+  for (const Node* n = next_; n; n = n->next_)
+    if (n == other) return true;
+  return false;
+}
+
+// ---- Block ----
+
+Block::Block(Graph* g, Node* owner) : graph_(g), owningNode_(owner) {
+  auto p = std::unique_ptr<Node>(new Node(g, OpKind::Param));
+  auto r = std::unique_ptr<Node>(new Node(g, OpKind::Return));
+  param_ = p.get();
+  return_ = r.get();
+  param_->owningBlock_ = return_->owningBlock_ = this;
+  param_->next_ = return_;
+  return_->prev_ = param_;
+  g->nodes_.push_back(std::move(p));
+  g->nodes_.push_back(std::move(r));
+}
+
+std::vector<Node*> Block::nodesList() const {
+  std::vector<Node*> out;
+  for (Node* n : *this) out.push_back(n);
+  return out;
+}
+
+Value* Block::addInput(Type t, std::string name) {
+  Value* v = param_->addOutput(std::move(t));
+  if (!name.empty()) v->setName(std::move(name));
+  return v;
+}
+
+void Block::eraseInput(size_t i) { param_->eraseOutput(i); }
+void Block::registerOutput(Value* v) { return_->addInput(v); }
+void Block::eraseOutput(size_t i) { return_->removeInput(i); }
+
+Node* Block::append(Node* n) {
+  n->insertBefore(return_);
+  return n;
+}
+
+// ---- Graph ----
+
+Graph::Graph() { top_ = newBlock(nullptr); }
+Graph::~Graph() = default;
+
+Value* Graph::newValue(Node* n, size_t offset, Type t) {
+  values_.push_back(std::unique_ptr<Value>(new Value(n, offset, values_.size(), std::move(t))));
+  return values_.back().get();
+}
+
+Block* Graph::newBlock(Node* owner) {
+  blocks_.push_back(std::unique_ptr<Block>(new Block(this, owner)));
+  return blocks_.back().get();
+}
+
+Node* Graph::create(OpKind kind, std::span<Value* const> inputs, size_t numOutputs) {
+  nodes_.push_back(std::unique_ptr<Node>(new Node(this, kind)));
+  Node* n = nodes_.back().get();
+  for (Value* v : inputs) n->addInput(v);
+  for (size_t i = 0; i < numOutputs; ++i) n->addOutput();
+  return n;
+}
+
+Node* Graph::createConstant(ConstantValue v) {
+  Node* n = create(OpKind::Constant);
+  n->output()->setType(constantType(v));
+  n->setConstant(std::move(v));
+  return n;
+}
+
+void Graph::erase(Node* n) {
+  for (Value* v : n->outputs())
+    IR_CHECK(!v->hasUses()) << "erasing " << n->describe() << " whose output is still used";
+  for (Block* b : n->blocks()) {
+    for (Node* inner : b->nodesList() | std::views::reverse) erase(inner);
+    b->return_->removeAllInputs();
+  }
+  n->removeAllInputs();
+  for (Value* v : n->outputs()) v->setName("");
+  n->unlink();
+}
+
+void Graph::replaceAllUsesWith(Value* from, Value* to) {
+  IR_CHECK(from != to) << "replaceAllUsesWith a value with itself";
+  std::vector<Use> uses = from->uses();
+  for (const Use& u : uses) u.user->replaceInput(u.index, to);
+}
+
+Value* Graph::findValue(const std::string& name) const {
+  auto it = names_.find(name);
+  return it == names_.end() ? nullptr : it->second;
+}
+
+// Copies the nodes of `src` into `dst`, mapping values through `env`.
+static void cloneBlock(const Block* src, Block* dst, std::unordered_map<const Value*, Value*>& env) {
+  Graph* g = dst->graph();
+  for (Value* in : src->inputs()) env[in] = dst->addInput(in->type(), in->name());
+  for (const Node* n : *src) {
+    std::vector<Value*> ins;
+    for (Value* v : n->inputs()) ins.push_back(env.at(v));
+    Node* c = g->create(n->kind(), ins, 0);
+    c->setConstant(n->constant());
+    c->setLoc(n->loc());
+    for (Value* o : n->outputs()) {
+      Value* co = c->addOutput(o->type());
+      if (!o->name().empty()) co->setName(o->name());
+      env[o] = co;
+    }
+    for (const Block* b : n->blocks()) cloneBlock(b, c->addBlock(), env);
+    dst->append(c);
+  }
+  for (Value* out : src->outputs()) dst->registerOutput(env.at(out));
+}
+
+std::unique_ptr<Graph> Graph::clone() const {
+  auto g = std::make_unique<Graph>();
+  std::unordered_map<const Value*, Value*> env;
+  cloneBlock(top_, g->top_, env);
+  return g;
+}
+
+}  // namespace gj

@@ -1,0 +1,224 @@
+#pragma once
+// The graph IR: SSA values with use lists, nodes in blocks, one owner (Graph). Edit only through the
+// methods here; they keep use lists and block order consistent (STYLE.md, rule 2).
+//
+// Each Block has a param node (its outputs are the block's inputs) and a return node (its inputs are
+// the block's outputs); the nodes between them are in execution order.
+#include "ir/op.h"
+#include "ir/type.h"
+#include "support/error.h"
+
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+namespace gj {
+
+class Block;
+class Graph;
+class Node;
+
+/// The `value` attribute of prim::Constant. monostate: a NoneType constant.
+using ConstantValue = std::variant<std::monostate, int64_t, double, bool, std::vector<int64_t>>;
+
+struct Use {
+  Node* user;
+  size_t index;  ///< which input of `user`
+  bool operator==(const Use&) const = default;
+};
+
+class Value {
+ public:
+  Node* node() const { return node_; }
+  size_t offset() const { return offset_; }
+  /// Dense id, unique within the graph: index for per-value tables (interpreter slots).
+  size_t id() const { return id_; }
+  const Type& type() const { return type_; }
+  void setType(Type t) { type_ = std::move(t); }
+  const std::vector<Use>& uses() const { return uses_; }
+  bool hasUses() const { return !uses_.empty(); }
+  /// The name given by the builder or the IR text, or "" (the printer then numbers it).
+  const std::string& name() const { return name_; }
+  /// Sets the name; when another value of the graph has it, a ".N" suffix makes it unique. Returns this.
+  Value* setName(std::string name);
+  Graph* graph() const;
+
+ private:
+  friend class Graph;
+  friend class Node;
+  Value(Node* node, size_t offset, size_t id, Type t) : node_(node), offset_(offset), id_(id), type_(std::move(t)) {}
+  Node* node_;
+  size_t offset_;
+  size_t id_;
+  Type type_;
+  std::string name_;
+  std::vector<Use> uses_;
+};
+
+class Node {
+ public:
+  OpKind kind() const { return kind_; }
+  const OpInfo& info() const { return opInfo(kind_); }
+  std::span<Value* const> inputs() const { return inputs_; }
+  std::span<Value* const> outputs() const { return outputs_; }
+  std::span<Block* const> blocks() const { return blocks_; }
+  Value* input(size_t i) const;
+  Value* output(size_t i = 0) const;
+  Block* block(size_t i) const;
+  Block* owningBlock() const { return owningBlock_; }
+  Graph* graph() const { return graph_; }
+  Node* next() const { return next_; }
+  Node* prev() const { return prev_; }
+  /// True when this node is linked into a block (not erased, not yet inserted).
+  bool inserted() const { return owningBlock_ != nullptr && next_ != nullptr; }
+
+  void addInput(Value* v);
+  void replaceInput(size_t i, Value* v);
+  /// Replaces every input equal to `from` with `to`.
+  void replaceInputWith(Value* from, Value* to);
+  void removeInput(size_t i);
+  void removeAllInputs();
+  Value* addOutput(Type t = Type::tensor());
+  /// Removes output i. Pre: it has no uses.
+  void eraseOutput(size_t i);
+  Block* addBlock();
+
+  const ConstantValue& constant() const { return constant_; }
+  void setConstant(ConstantValue v) { constant_ = std::move(v); }
+
+  /// Where the node came from in IR text (unknown for built nodes).
+  const SourceLoc& loc() const { return loc_; }
+  void setLoc(SourceLoc loc) { loc_ = std::move(loc); }
+
+  /// "node aten::mm at in.ir:3:5" or "node aten::mm (%x = ...)" for error messages.
+  std::string describe() const;
+
+  void insertBefore(Node* n);
+  void insertAfter(Node* n);
+  void moveBefore(Node* n);
+  /// True when this node comes earlier than `other` in the same block.
+  bool isBefore(const Node* other) const;
+
+ private:
+  friend class Graph;
+  friend class Block;
+  Node(Graph* g, OpKind k) : graph_(g), kind_(k) {}
+  void unlink();
+  void dropUse(size_t i);
+
+  Graph* graph_;
+  OpKind kind_;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::vector<Block*> blocks_;
+  Block* owningBlock_ = nullptr;
+  Node* prev_ = nullptr;
+  Node* next_ = nullptr;
+  ConstantValue constant_;
+  SourceLoc loc_;
+};
+
+class Block {
+ public:
+  /// Nodes between the param and return nodes, in order. Safe to erase the current node while iterating
+  /// with nodesList() (a snapshot).
+  class Iterator {
+   public:
+    explicit Iterator(Node* n) : n_(n) {}
+    Node* operator*() const { return n_; }
+    Iterator& operator++() {
+      n_ = n_->next();
+      return *this;
+    }
+    bool operator!=(const Iterator& o) const { return n_ != o.n_; }
+
+   private:
+    Node* n_;
+  };
+  Iterator begin() const { return Iterator(param_->next()); }
+  Iterator end() const { return Iterator(return_); }
+  /// A snapshot of the node list, for loops that erase or move nodes.
+  std::vector<Node*> nodesList() const;
+
+  std::span<Value* const> inputs() const { return param_->outputs(); }
+  std::span<Value* const> outputs() const { return return_->inputs(); }
+  Value* addInput(Type t = Type::tensor(), std::string name = {});
+  void eraseInput(size_t i);
+  void registerOutput(Value* v);
+  void eraseOutput(size_t i);
+  Node* paramNode() const { return param_; }
+  Node* returnNode() const { return return_; }
+  Node* owningNode() const { return owningNode_; }
+  Graph* graph() const { return graph_; }
+  /// Appends `n` (not yet inserted) at the end of the block. Returns n.
+  Node* append(Node* n);
+
+ private:
+  friend class Graph;
+  friend class Node;
+  Block(Graph* g, Node* owner);
+  Graph* graph_;
+  Node* owningNode_;
+  Node* param_;
+  Node* return_;
+};
+
+class Graph {
+ public:
+  Graph();
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  Block* block() const { return top_; }
+  std::span<Value* const> inputs() const { return top_->inputs(); }
+  std::span<Value* const> outputs() const { return top_->outputs(); }
+  Value* addInput(Type t, std::string name = {}) { return top_->addInput(std::move(t), std::move(name)); }
+  void registerOutput(Value* v) { top_->registerOutput(v); }
+
+  /// A new node with `numOutputs` outputs of unknown tensor type, not yet inserted anywhere.
+  Node* create(OpKind kind, std::span<Value* const> inputs = {}, size_t numOutputs = 1);
+  Node* create(OpKind kind, std::initializer_list<Value*> inputs, size_t numOutputs = 1) {
+    return create(kind, std::span<Value* const>(inputs.begin(), inputs.size()), numOutputs);
+  }
+  /// A prim::Constant node (not inserted) with its output typed from the value.
+  Node* createConstant(ConstantValue v);
+
+  /// Removes `n` from its block and drops its uses. Pre: its outputs have no uses.
+  void erase(Node* n);
+
+  /// Replaces every use of `from` with `to`.
+  /// Given:  %3 = add(%1, %2) ; %4 = tanh(%3)
+  /// Call:   g.replaceAllUsesWith(%3, %5)
+  /// Result: %3 = add(%1, %2) ; %4 = tanh(%5)     (%3 now unused)
+  void replaceAllUsesWith(Value* from, Value* to);
+
+  /// One past the largest Value::id() handed out.
+  size_t numValueIds() const { return values_.size(); }
+  /// The value named `name`, or nullptr.
+  Value* findValue(const std::string& name) const;
+
+  /// A deep copy (names, types, constants and locations kept).
+  std::unique_ptr<Graph> clone() const;
+
+ private:
+  friend class Node;
+  friend class Block;
+  friend class Value;
+  Value* newValue(Node* n, size_t offset, Type t);
+  Block* newBlock(Node* owner);
+
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<Value>> values_;
+  std::vector<std::unique_ptr<Block>> blocks_;
+  std::unordered_map<std::string, Value*> names_;
+  Block* top_;
+};
+
+/// Type of a constant's output: int, float, bool, int[] or NoneType.
+Type constantType(const ConstantValue& v);
+
+}  // namespace gj

@@ -1,0 +1,133 @@
+#include "ir/printer.h"
+
+#include <cmath>
+#include <ostream>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace gj {
+
+std::string constantStr(const ConstantValue& v) {
+  switch (v.index()) {
+    case 0: return "None";
+    case 1: return std::to_string(std::get<int64_t>(v));
+    case 2: {
+      double d = std::get<double>(v);
+      if (std::isnan(d)) return "nan";
+      if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+      std::string s = fmt::format("{}", d);  // shortest text that reads back exactly
+      if (s.find_first_of(".en") == std::string::npos) s += ".";
+      return s;
+    }
+    case 3: return std::get<bool>(v) ? "1" : "0";
+    default: return fmt::format("[{}]", fmt::join(std::get<std::vector<int64_t>>(v), ", "));
+  }
+}
+
+namespace {
+// Names every value: its own name, or the smallest number not taken by a name.
+class Namer {
+ public:
+  explicit Namer(const Graph& g) {
+    collect(g.block());
+    size_t next = 0;
+    for (const Value* v : unnamed_) {
+      while (taken_.count(std::to_string(next))) ++next;
+      names_[v] = std::to_string(next++);
+    }
+  }
+  const std::string& operator()(const Value* v) const { return names_.at(v); }
+
+ private:
+  void note(const Value* v) {
+    if (v->name().empty()) {
+      unnamed_.push_back(v);
+    } else {
+      names_[v] = v->name();
+      taken_.insert(v->name());
+    }
+  }
+  void collect(const Block* b) {
+    for (const Value* v : b->inputs()) note(v);
+    for (const Node* n : *b) {
+      for (const Value* v : n->outputs()) note(v);
+      for (const Block* inner : n->blocks()) collect(inner);
+    }
+  }
+  std::vector<const Value*> unnamed_;
+  std::unordered_set<std::string> taken_;
+  std::unordered_map<const Value*, std::string> names_;
+};
+
+class Printer {
+ public:
+  Printer(std::ostream& os, const Graph& g) : os_(os), name_(g) {}
+
+  void graph(const Graph& g) {
+    os_ << "graph(";
+    params(g.inputs(), "      ");
+    os_ << "):\n";
+    body(g.block(), 1);
+    os_ << "  return (" << values(g.outputs()) << ")\n";
+  }
+
+  void node(const Node* n, int depth) {
+    std::string pad(2 * depth, ' ');
+    os_ << pad;
+    for (size_t i = 0; i < n->outputs().size(); ++i)
+      os_ << (i ? ", " : "") << "%" << name_(n->output(i)) << " : " << n->output(i)->type().str();
+    if (!n->outputs().empty()) os_ << " = ";
+    os_ << n->info().name;
+    if (n->kind() == OpKind::Constant && n->constant().index() != 0) os_ << "[value=" << constantStr(n->constant()) << "]";
+    os_ << "(" << values(n->inputs()) << ")\n";
+    for (size_t b = 0; b < n->blocks().size(); ++b) {
+      const Block* blk = n->block(b);
+      os_ << pad << "  block" << b << "(";
+      params(blk->inputs(), "");
+      os_ << "):\n";
+      body(blk, depth + 2);
+      os_ << pad << "    -> (" << values(blk->outputs()) << ")\n";
+    }
+  }
+
+ private:
+  void params(std::span<Value* const> vs, const char* contIndent) {
+    for (size_t i = 0; i < vs.size(); ++i) {
+      if (i) os_ << (*contIndent ? ",\n" : ", ") << contIndent;
+      os_ << "%" << name_(vs[i]) << " : " << vs[i]->type().str();
+    }
+  }
+  void body(const Block* b, int depth) {
+    for (const Node* n : *b) node(n, depth);
+  }
+  std::string values(std::span<Value* const> vs) {
+    std::string s;
+    for (size_t i = 0; i < vs.size(); ++i) s += (i ? ", %" : "%") + name_(vs[i]);
+    return s;
+  }
+
+  std::ostream& os_;
+  Namer name_;
+};
+}  // namespace
+
+void printIR(std::ostream& os, const Graph& g) { Printer(os, g).graph(g); }
+
+std::string printIR(const Graph& g) {
+  std::ostringstream os;
+  printIR(os, g);
+  return os.str();
+}
+
+std::string printNode(const Node* n) {
+  std::ostringstream os;
+  Graph* g = n->graph();
+  Printer p(os, *g);
+  p.node(n, 0);
+  std::string s = os.str();
+  size_t nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+}  // namespace gj

@@ -1,0 +1,50 @@
+#include "ir/type.h"
+
+#include <fmt/format.h>
+
+namespace gj {
+
+Type Type::tensor(DType dtype, std::vector<int64_t> sizes, std::optional<DeviceKind> device) {
+  Type t;
+  t.dtype = dtype;
+  t.sizes = std::move(sizes);
+  t.device = device;
+  return t;
+}
+
+Type Type::of(TypeKind kind) {
+  Type t;
+  t.kind = kind;
+  return t;
+}
+
+bool Type::isComplete() const {
+  if (!isTensor()) return true;
+  if (!dtype || !sizes) return false;
+  for (int64_t s : *sizes)
+    if (s == kUnknownDim) return false;
+  return true;
+}
+
+std::string Type::str() const {
+  switch (kind) {
+    case TypeKind::Int: return "int";
+    case TypeKind::Float: return "float";
+    case TypeKind::Bool: return "bool";
+    case TypeKind::IntList: return "int[]";
+    case TypeKind::TensorList: return "Tensor[]";
+    case TypeKind::None: return "NoneType";
+    case TypeKind::Tensor: break;
+  }
+  std::string s(dtype ? dtypeIrName(*dtype) : "Tensor");
+  std::vector<std::string> parts;
+  if (sizes)
+    for (int64_t d : *sizes) parts.push_back(d == kUnknownDim ? "*" : std::to_string(d));
+  if (device) parts.push_back(fmt::format("device={}", deviceName(*device)));
+  if (requiresGrad) parts.push_back(fmt::format("requires_grad={}", *requiresGrad ? 1 : 0));
+  if (!sizes && parts.empty()) return s;
+  if (!sizes) parts.insert(parts.begin(), "...");  // sizes unknown but other properties known
+  return fmt::format("{}({})", s, fmt::join(parts, ", "));
+}
+
+}  // namespace gj

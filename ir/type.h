@@ -1,0 +1,41 @@
+#pragma once
+// Types of IR values. Tensor types may be partial: dtype, sizes (whole or per dimension), device and
+// requires_grad are each optional, and shape propagation fills them in.
+//
+// Text form:  Tensor | Float(3, 4) | Float(*, 4, device=cpu, requires_grad=1) | Float | Tensor(3, *)
+//             int | float | bool | int[] | Tensor[] | NoneType
+// `Float` alone is a float32 tensor of unknown rank; `Float()` is a 0-dim float32 tensor.
+#include "support/dtype.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gj {
+
+enum class TypeKind : uint8_t { Tensor, Int, Float, Bool, IntList, TensorList, None };
+
+/// An unknown dimension inside known sizes (printed `*`).
+constexpr int64_t kUnknownDim = -1;
+
+struct Type {
+  TypeKind kind = TypeKind::Tensor;
+  // Tensor properties; all empty for the other kinds.
+  std::optional<DType> dtype;
+  std::optional<std::vector<int64_t>> sizes;  ///< kUnknownDim for an unknown dimension
+  std::optional<DeviceKind> device;
+  std::optional<bool> requiresGrad;
+
+  static Type tensor() { return Type{}; }
+  static Type tensor(DType dtype, std::vector<int64_t> sizes, std::optional<DeviceKind> device = std::nullopt);
+  static Type of(TypeKind kind);
+
+  bool isTensor() const { return kind == TypeKind::Tensor; }
+  /// dtype and every dimension known.
+  bool isComplete() const;
+  std::string str() const;
+  bool operator==(const Type&) const = default;
+};
+
+}  // namespace gj

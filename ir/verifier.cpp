@@ -1,0 +1,162 @@
+#include "ir/verifier.h"
+
+#include "ir/printer.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace gj {
+
+namespace {
+
+class Verifier {
+ public:
+  std::vector<Diagnostic> run(const Graph& g) {
+    block(g.block(), nullptr);
+    return std::move(diags_);
+  }
+
+ private:
+  void report(const Node* n, std::string msg) {
+    std::string where = n->loc().known() ? n->loc().str() : printNode(n);
+    diags_.push_back({std::move(msg), std::move(where)});
+  }
+
+  // Values defined in `b` are visible until the block ends; then they go out of scope.
+  void block(const Block* b, const Node* owner) {
+    size_t mark = scope_.size();
+    for (const Value* v : b->inputs()) define(v);
+    const Node* prev = b->paramNode();
+    for (const Node* n : *b) {
+      if (n->prev() != prev || n->owningBlock() != b) report(n, "node list is corrupt (prev/owner links)");
+      prev = n;
+      node(n);
+    }
+    uses(b->returnNode());
+    for (const Value* v : b->outputs())
+      if (!visible_.count(v)) report(b->returnNode(), fmt::format("block output %{} is not defined here", name(v)));
+    for (size_t i = mark; i < scope_.size(); ++i) visible_.erase(scope_[i]);
+    scope_.resize(mark);
+  }
+
+  void define(const Value* v) {
+    visible_.insert(v);
+    scope_.push_back(v);
+  }
+
+  static std::string name(const Value* v) { return v->name().empty() ? std::to_string(v->id()) : v->name(); }
+
+  void uses(const Node* n) {
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      const Value* v = n->input(i);
+      const auto& us = v->uses();
+      if (std::find(us.begin(), us.end(), Use{const_cast<Node*>(n), i}) == us.end())
+        report(n, fmt::format("use list of %{} is missing input {}", name(v), i));
+    }
+  }
+
+  void node(const Node* n) {
+    const OpInfo& info = n->info();
+    uses(n);
+    for (const Value* v : n->inputs())
+      if (!visible_.count(v))
+        report(n, fmt::format("use of %{} before its definition (or outside the block that defines it)", name(v)));
+    for (const Value* v : n->outputs())
+      for (const Use& u : v->uses())
+        if (u.index >= u.user->inputs().size() || u.user->input(u.index) != v)
+          report(n, fmt::format("use list of %{} names a stale use", name(v)));
+    int nin = static_cast<int>(n->inputs().size()), nout = static_cast<int>(n->outputs().size());
+    if (info.numInputs >= 0 && nin != info.numInputs)
+      report(n, fmt::format("{} expects {} inputs but has {}: {}", info.name, info.numInputs, nin, info.schema));
+    if (info.numOutputs >= 0 && nout != info.numOutputs)
+      report(n, fmt::format("{} has {} outputs but must have {}", info.name, nout, info.numOutputs));
+    control(n, nin, nout);
+    if (n->kind() == OpKind::Constant && nout == 1) {
+      Type want = constantType(n->constant());
+      const Type& got = n->output()->type();
+      if (want.kind != got.kind)
+        report(n, fmt::format("constant of type {} holds {} (a {})", got.str(), constantStr(n->constant()),
+                              want.str()));
+    }
+    for (const Value* v : n->outputs()) define(v);
+  }
+
+  void control(const Node* n, int nin, int nout) {
+    switch (n->kind()) {
+      case OpKind::Loop: {
+        if (nin < 2 || n->blocks().size() != 1) {
+          report(n, "prim::Loop takes (trip_count, cond, carried...) and has one body block");
+          return;
+        }
+        expectKind(n, 0, TypeKind::Int, "the trip count");
+        expectKind(n, 1, TypeKind::Bool, "the loop condition");
+        const Block* body = n->block(0);
+        int carried = nin - 2;
+        if (static_cast<int>(body->inputs().size()) != carried + 1)
+          report(n, fmt::format("loop body takes {} parameters but needs {} (the index, then one per carried value)",
+                                body->inputs().size(), carried + 1));
+        if (static_cast<int>(body->outputs().size()) != carried + 1)
+          report(n, fmt::format("loop body returns {} values but needs {} (the condition, then one per carried value)",
+                                body->outputs().size(), carried + 1));
+        if (nout != carried) report(n, fmt::format("prim::Loop has {} outputs for {} carried values", nout, carried));
+        block(body, n);
+        return;
+      }
+      case OpKind::If: {
+        if (nin != 1 || n->blocks().size() != 2) {
+          report(n, "prim::If takes one condition and has two blocks (then, else)");
+          return;
+        }
+        expectKind(n, 0, TypeKind::Bool, "the if condition");
+        for (const Block* b : n->blocks()) {
+          if (!b->inputs().empty()) report(n, "prim::If blocks take no parameters");
+          if (static_cast<int>(b->outputs().size()) != nout)
+            report(n, fmt::format("prim::If block returns {} values for {} outputs", b->outputs().size(), nout));
+          block(b, n);
+        }
+        return;
+      }
+      case OpKind::Param:
+      case OpKind::Return:
+        report(n, "param/return nodes cannot appear inside a block's node list");
+        return;
+      case OpKind::Constant: case OpKind::ListConstruct: case OpKind::ListUnpack: case OpKind::ListAppend:
+      case OpKind::GetItem: case OpKind::Len: case OpKind::Size: case OpKind::Mm: case OpKind::Bmm:
+      case OpKind::Matmul: case OpKind::Addmm: case OpKind::Linear: case OpKind::T: case OpKind::Transpose:
+      case OpKind::Permute: case OpKind::Select: case OpKind::Slice: case OpKind::View: case OpKind::Reshape:
+      case OpKind::Unsqueeze: case OpKind::Squeeze: case OpKind::Expand: case OpKind::Chunk: case OpKind::Unbind:
+      case OpKind::Contiguous: case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
+      case OpKind::Neg: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Relu: case OpKind::Exp:
+      case OpKind::Log: case OpKind::Sqrt: case OpKind::Sum: case OpKind::SumDim: case OpKind::Mean:
+      case OpKind::MeanDim: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::NllLoss:
+      case OpKind::CrossEntropy: case OpKind::Embedding: case OpKind::Cat: case OpKind::Stack: case OpKind::Conv2d:
+        if (!n->blocks().empty()) report(n, fmt::format("{} cannot have blocks", n->info().name));
+        return;
+    }
+  }
+
+  void expectKind(const Node* n, size_t i, TypeKind kind, const char* what) {
+    const Type& t = n->input(i)->type();
+    if (t.kind != kind)
+      report(n, fmt::format("{} must be {} but %{} is {}", what, Type::of(kind).str(), name(n->input(i)), t.str()));
+  }
+
+  std::unordered_set<const Value*> visible_;
+  std::vector<const Value*> scope_;
+  std::vector<Diagnostic> diags_;
+};
+
+}  // namespace
+
+std::vector<Diagnostic> verify(const Graph& g) { return Verifier().run(g); }
+
+void verifyOrThrow(const Graph& g, std::string_view context) {
+  auto diags = verify(g);
+  if (diags.empty()) return;
+  const Diagnostic& d = diags.front();
+  std::string msg = context.empty() ? d.message : fmt::format("{} (after {})", d.message, context);
+  if (diags.size() > 1) msg += fmt::format(" [and {} more problem(s)]", diags.size() - 1);
+  throw Error(msg, d.where, "");
+}
+
+}  // namespace gj

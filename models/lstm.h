@@ -1,0 +1,62 @@
+#pragma once
+// LSTM models in the variants of PyTorch's fastrnns benchmark.
+//
+// Inputs (nn.LSTM's names and layouts): input [T, B, I], hx [L, B, H], cx [L, B, H], then for each layer k
+// weight_ih_l{k} [4H, I or H], weight_hh_l{k} [4H, H], bias_ih_l{k} [4H], bias_hh_l{k} [4H].
+// Outputs: output [T, B, H], hy [L, B, H], cy [L, B, H]; jit_simple returns hy and cy only.
+//
+// Note [Gate order]: gates are packed [i, f, g, o] along dim 0 of the weights (dim 1 of the gate
+// matrix), as in nn.LSTM: i, f, o pass through sigmoid, g through tanh;
+// c' = f * c + i * g, h' = o * tanh(c').
+//
+// The variants differ in where the input GEMM and the biases are computed:
+//   jit              the cell inside a loop over time steps: two mm per step, both biases per step.
+//   jit_premul       one matmul for all steps' input gates first; per step one mm and both biases.
+//   jit_premul_bias  the input matmul and bias_ih for all steps first; per step one mm and bias_hh.
+//   jit_simple       like jit, but returns only (hy, cy) and indexes the input per step.
+//   jit_multilayer   like jit, with every layer's parameters gathered into one Tensor[] list.
+#include "ir/builder.h"
+#include "models/model.h"
+
+#include <string_view>
+
+namespace gj {
+
+enum class LstmVariantKind : uint8_t { Jit, JitPremul, JitPremulBias, JitSimple, JitMultilayer };
+
+const std::vector<LstmVariantKind>& allLstmVariants();
+std::string_view lstmVariantName(LstmVariantKind v);
+/// Throws gj::Error listing the variants for an unknown name.
+LstmVariantKind lstmVariantFromName(std::string_view name);
+
+struct LstmParams {
+  int64_t seqLength = 100, miniBatch = 64, inputSize = 512, hiddenSize = 512, numLayers = 1;
+};
+
+/// The LSTM as a graph. `prefix` is prepended to parameter names ("lstm." in the language model).
+Model buildLstm(LstmVariantKind v, const LstmParams& p);
+/// One cell: inputs input [B, I], hx, cx [B, H], weight_ih, weight_hh, bias_ih, bias_hh; outputs hy, cy.
+Model buildLstmCell(int64_t miniBatch, int64_t inputSize, int64_t hiddenSize);
+
+/// The LSTM layers inside a larger graph (language model, classifier): runs the variant's layers over
+/// `input` [T, B, I] from hx, cx [L, B, H]; `weights` holds 4 values per layer (w_ih, w_hh, b_ih, b_hh).
+struct LstmOutputs {
+  Value* output;  ///< [T, B, H]; nullptr for jit_simple
+  Value* hy;      ///< [L, B, H]
+  Value* cy;      ///< [L, B, H]
+};
+LstmOutputs emitLstm(GraphBuilder& b, LstmVariantKind v, Value* input, Value* hx, Value* cx,
+                     const std::vector<Value*>& weights, int64_t numLayers);
+
+/// The eager LSTM (runtime kernels, no graph) on nn.LSTM-layout tensors; returns output, hy, cy.
+std::vector<Tensor> eagerLstm(const Tensor& input, const Tensor& hx, const Tensor& cx,
+                              const std::vector<Tensor>& weights, int64_t numLayers);
+/// The eager cell; returns hy, cy.
+std::vector<Tensor> eagerLstmCell(const Tensor& x, const Tensor& h, const Tensor& c, const Tensor& wih,
+                                  const Tensor& whh, const Tensor& bih, const Tensor& bhh);
+
+/// Input specs of an LSTM's parameters, `prefix` before each name.
+std::vector<InputSpec> lstmWeightSpecs(int64_t inputSize, int64_t hiddenSize, int64_t numLayers,
+                                       const std::string& prefix = "");
+
+}  // namespace gj

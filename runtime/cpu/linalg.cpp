@@ -1,0 +1,121 @@
+#include <algorithm>
+#include "runtime/cpu/ops.h"
+#include "runtime/gemm.h"
+#include "support/error.h"
+
+namespace gj::cpu {
+
+// A matrix operand as BLAS sees it: a pointer, a leading dimension and whether it is transposed.
+// Row-major views (stride[1] == 1) and transposed views (stride[0] == 1) pass without a copy.
+struct BlasMatrix {
+  Tensor keep;  // holds a contiguous copy alive when one was needed
+  bool trans = false;
+  int64_t ld = 1;
+};
+
+static BlasMatrix asBlas(const Tensor& m) {
+  int64_t rows = m.size(0), cols = m.size(1);
+  if (m.stride(1) == 1 && (rows <= 1 || m.stride(0) >= std::max<int64_t>(cols, 1)))
+    return {m, false, std::max<int64_t>({m.stride(0), cols, 1})};
+  if (m.stride(0) == 1 && (cols <= 1 || m.stride(1) >= std::max<int64_t>(rows, 1)))
+    return {m, true, std::max<int64_t>({m.stride(1), rows, 1})};
+  Tensor c = m.contiguous();
+  return {c, false, std::max<int64_t>(cols, 1)};
+}
+
+// out[M,N] = alpha * a[M,K] b[K,N] + beta * out. out is contiguous.
+static void gemmInto(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
+  BlasMatrix A = asBlas(a), B = asBlas(b);
+  int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  if (out.dtype() == DType::Float32) {
+    sgemm(A.trans, B.trans, m, n, k, static_cast<float>(alpha), A.keep.data<float>(), A.ld, B.keep.data<float>(), B.ld,
+          static_cast<float>(beta), out.data<float>(), std::max<int64_t>(n, 1));
+  } else {
+    dgemm(A.trans, B.trans, m, n, k, alpha, A.keep.data<double>(), A.ld, B.keep.data<double>(), B.ld, beta,
+          out.data<double>(), std::max<int64_t>(n, 1));
+  }
+}
+
+static void checkMatmulOperands(const char* op, const Tensor& a, const Tensor& b) {
+  USER_CHECK(a.defined() && b.defined(), "{}: undefined tensor argument", op);
+  USER_CHECK(isFloating(a.dtype()) && a.dtype() == b.dtype(), "{}: expected two float tensors of one dtype, got {} and {}",
+             op, dtypeName(a.dtype()), dtypeName(b.dtype()));
+}
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  checkMatmulOperands("mm", a, b);
+  USER_CHECK(a.dim() == 2 && b.dim() == 2, "mm: expected two matrices, got {} and {}", shapeStr(a.sizes()),
+             shapeStr(b.sizes()));
+  USER_CHECK(a.size(1) == b.size(0), "mm: inner dimensions differ: {} x {}", shapeStr(a.sizes()), shapeStr(b.sizes()));
+  Tensor out = Tensor::empty({a.size(0), b.size(1)}, a.dtype());
+  if (a.size(1) == 0) return Tensor::zeros(out.sizes(), a.dtype());
+  gemmInto(out, a, b, 1.0, 0.0);
+  return out;
+}
+
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, double beta, double alpha) {
+  checkMatmulOperands("addmm", a, b);
+  USER_CHECK(a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0), "addmm: cannot multiply {} by {}",
+             shapeStr(a.sizes()), shapeStr(b.sizes()));
+  USER_CHECK(bias.dtype() == a.dtype(), "addmm: bias dtype {} differs from {}", dtypeName(bias.dtype()),
+             dtypeName(a.dtype()));
+  Tensor out = Tensor::empty({a.size(0), b.size(1)}, a.dtype());
+  out.copyFrom(bias.expand(out.sizes()));
+  gemmInto(out, a, b, alpha, beta);
+  return out;
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  checkMatmulOperands("bmm", a, b);
+  USER_CHECK(a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0) && a.size(2) == b.size(1),
+             "bmm: cannot multiply batches {} and {}", shapeStr(a.sizes()), shapeStr(b.sizes()));
+  Tensor out = Tensor::empty({a.size(0), a.size(1), b.size(2)}, a.dtype());
+  for (int64_t i = 0; i < a.size(0); ++i) {
+    Tensor o = out.select(0, i);
+    if (a.size(2) == 0)
+      o.copyFrom(Tensor::zeros(o.sizes(), a.dtype()));
+    else
+      gemmInto(o, a.select(0, i), b.select(0, i), 1.0, 0.0);
+  }
+  return out;
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  checkMatmulOperands("matmul", a, b);
+  USER_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul: 0-dim operands are not allowed");
+  if (a.dim() == 1 && b.dim() == 1) return sum(mul(a, b));
+  if (a.dim() == 1) return matmul(a.unsqueeze(0), b).squeeze(-2);
+  if (b.dim() == 1) return matmul(a, b.unsqueeze(1)).squeeze(-1);
+  if (a.dim() == 2 && b.dim() == 2) return mm(a, b);
+  if (b.dim() == 2) {
+    // [..., M, K] x [K, N]: fold the batch into rows, one GEMM.
+    Shape outSizes = a.sizes();
+    outSizes.back() = b.size(1);
+    Tensor flat = a.reshape({-1, a.size(-1)});
+    return mm(flat, b).view(outSizes);
+  }
+  // Batched: broadcast the batch dimensions, then one GEMM per batch.
+  Shape batchA(a.sizes().begin(), a.sizes().end() - 2), batchB(b.sizes().begin(), b.sizes().end() - 2);
+  Shape batch = broadcastShapes(batchA, batchB);
+  Shape ea = batch, eb = batch;
+  ea.insert(ea.end(), {a.size(-2), a.size(-1)});
+  eb.insert(eb.end(), {b.size(-2), b.size(-1)});
+  Tensor a3 = a.expand(ea).reshape({-1, a.size(-2), a.size(-1)});
+  Tensor b3 = b.expand(eb).reshape({-1, b.size(-2), b.size(-1)});
+  Shape outSizes = batch;
+  outSizes.insert(outSizes.end(), {a.size(-2), b.size(-1)});
+  return bmm(a3, b3).view(outSizes);
+}
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  USER_CHECK(w.dim() == 2, "linear: weight must be [out, in], got {}", shapeStr(w.sizes()));
+  USER_CHECK(x.dim() >= 1 && x.size(-1) == w.size(1), "linear: input {} has {} features but weight {} expects {}",
+             shapeStr(x.sizes()), x.dim() ? x.size(-1) : 0, shapeStr(w.sizes()), w.size(1));
+  Tensor flat = x.reshape({-1, x.size(-1)});
+  Tensor out = bias.defined() ? addmm(bias, flat, w.t()) : mm(flat, w.t());
+  Shape outSizes = x.sizes();
+  outSizes.back() = w.size(0);
+  return out.view(outSizes);
+}
+
+}  // namespace gj::cpu

@@ -1,0 +1,136 @@
+#include "runtime/cpu/ops.h"
+#include "runtime/gemm.h"
+#include "support/error.h"
+
+#include <cstring>
+
+namespace gj::cpu {
+
+Tensor cat(std::span<const Tensor> xs, int64_t dim) {
+  USER_CHECK(!xs.empty(), "cat: expected a non-empty list of tensors");
+  const Tensor& first = xs[0];
+  dim = wrapDim(dim, first.dim());
+  Shape outSizes = first.sizes();
+  outSizes[dim] = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Tensor& x = xs[i];
+    USER_CHECK(x.dtype() == first.dtype(), "cat: tensor {} has dtype {}, tensor 0 has {}", i, dtypeName(x.dtype()),
+               dtypeName(first.dtype()));
+    USER_CHECK(x.dim() == first.dim(), "cat: tensor {} has rank {}, tensor 0 has rank {}", i, x.dim(), first.dim());
+    for (int64_t d = 0; d < x.dim(); ++d)
+      USER_CHECK(d == dim || x.size(d) == first.size(d), "cat: sizes {} and {} differ outside dimension {}",
+                 shapeStr(x.sizes()), shapeStr(first.sizes()), dim);
+    outSizes[dim] += x.size(dim);
+  }
+  Tensor out = Tensor::empty(outSizes, first.dtype());
+  int64_t at = 0;
+  for (const Tensor& x : xs) {
+    out.narrow(dim, at, x.size(dim)).copyFrom(x);
+    at += x.size(dim);
+  }
+  return out;
+}
+
+Tensor stack(std::span<const Tensor> xs, int64_t dim) {
+  USER_CHECK(!xs.empty(), "stack: expected a non-empty list of tensors");
+  dim = wrapDim(dim, xs[0].dim() + 1);
+  std::vector<Tensor> us;
+  us.reserve(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    USER_CHECK(xs[i].sizes() == xs[0].sizes(), "stack: tensor {} has shape {}, tensor 0 has {}", i,
+               shapeStr(xs[i].sizes()), shapeStr(xs[0].sizes()));
+    us.push_back(xs[i].unsqueeze(dim));
+  }
+  return cat(us, dim);
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices) {
+  USER_CHECK(weight.defined() && weight.dim() == 2, "embedding: weight must be [num_embeddings, dim]");
+  USER_CHECK(indices.defined() && indices.dtype() == DType::Int64, "embedding: indices must be int64, got {}",
+             indices.defined() ? dtypeName(indices.dtype()) : "undefined");
+  Tensor idx = indices.contiguous();
+  Tensor w = weight.contiguous();
+  Shape outSizes = indices.sizes();
+  outSizes.push_back(w.size(1));
+  Tensor out = Tensor::empty(outSizes, w.dtype());
+  const int64_t* ip = idx.data<int64_t>();
+  const size_t rowBytes = w.size(1) * dtypeSize(w.dtype());
+  const char* src = static_cast<const char*>(w.rawData());
+  char* dst = static_cast<char*>(out.rawData());
+  for (int64_t i = 0, n = idx.numel(); i < n; ++i) {
+    USER_CHECK(ip[i] >= 0 && ip[i] < w.size(0), "embedding: index {} at position {} is out of range [0, {})", ip[i], i,
+               w.size(0));
+    std::memcpy(dst + i * rowBytes, src + ip[i] * rowBytes, rowBytes);
+  }
+  return out;
+}
+
+// Unfolds one image's group of channels into columns [C*kH*kW, outH*outW] (zero padding).
+template <typename T>
+static void im2col(const T* img, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t outH,
+                   int64_t outW, const Conv2dParams& p, T* col) {
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j) {
+        T* row = col + ((c * kh + i) * kw + j) * outH * outW;
+        for (int64_t y = 0; y < outH; ++y) {
+          int64_t iy = y * p.strideH - p.padH + i * p.dilationH;
+          for (int64_t x = 0; x < outW; ++x) {
+            int64_t ix = x * p.strideW - p.padW + j * p.dilationW;
+            bool inside = iy >= 0 && iy < h && ix >= 0 && ix < w;
+            row[y * outW + x] = inside ? img[(c * h + iy) * w + ix] : T(0);
+          }
+        }
+      }
+}
+
+template <typename T>
+static void conv2dTyped(const Tensor& x, const Tensor& w, const Tensor& out, const Conv2dParams& p) {
+  const int64_t n = x.size(0), cin = x.size(1), h = x.size(2), wd = x.size(3);
+  const int64_t cout = w.size(0), kh = w.size(2), kw = w.size(3);
+  const int64_t outH = out.size(2), outW = out.size(3), g = p.groups;
+  const int64_t cinG = cin / g, coutG = cout / g, kdim = cinG * kh * kw, pix = outH * outW;
+  Tensor col = Tensor::empty({kdim, pix}, x.dtype());
+  const T* xp = x.data<T>();
+  const T* wp = w.data<T>();
+  T* op = out.data<T>();
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t gi = 0; gi < g; ++gi) {
+      im2col<T>(xp + (b * cin + gi * cinG) * h * wd, cinG, h, wd, kh, kw, outH, outW, p, col.data<T>());
+      const T* wg = wp + gi * coutG * kdim;
+      T* og = op + (b * cout + gi * coutG) * pix;
+      if constexpr (std::is_same_v<T, float>)
+        sgemm(false, false, coutG, pix, kdim, 1.f, wg, kdim, col.data<float>(), pix, 0.f, og, pix);
+      else
+        dgemm(false, false, coutG, pix, kdim, 1.0, wg, kdim, col.data<double>(), pix, 0.0, og, pix);
+    }
+}
+
+Tensor conv2d(const Tensor& xin, const Tensor& win, const Tensor& bias, const Conv2dParams& p) {
+  USER_CHECK(xin.defined() && xin.dim() == 4, "conv2d: input must be [N, C, H, W], got {}",
+             xin.defined() ? shapeStr(xin.sizes()) : "undefined");
+  USER_CHECK(win.defined() && win.dim() == 4, "conv2d: weight must be [Cout, Cin/groups, kH, kW]");
+  USER_CHECK(isFloating(xin.dtype()) && xin.dtype() == win.dtype(), "conv2d: input and weight must be float of one dtype");
+  USER_CHECK(p.groups >= 1 && xin.size(1) % p.groups == 0 && win.size(0) % p.groups == 0,
+             "conv2d: groups={} must divide the {} input and {} output channels", p.groups, xin.size(1), win.size(0));
+  USER_CHECK(win.size(1) * p.groups == xin.size(1), "conv2d: weight {} expects {} input channels, input {} has {}",
+             shapeStr(win.sizes()), win.size(1) * p.groups, shapeStr(xin.sizes()), xin.size(1));
+  USER_CHECK(p.strideH > 0 && p.strideW > 0 && p.dilationH > 0 && p.dilationW > 0 && p.padH >= 0 && p.padW >= 0,
+             "conv2d: stride and dilation must be positive and padding non-negative");
+  const int64_t outH = (xin.size(2) + 2 * p.padH - p.dilationH * (win.size(2) - 1) - 1) / p.strideH + 1;
+  const int64_t outW = (xin.size(3) + 2 * p.padW - p.dilationW * (win.size(3) - 1) - 1) / p.strideW + 1;
+  USER_CHECK(outH > 0 && outW > 0, "conv2d: kernel {} is larger than the padded input {}", shapeStr(win.sizes()),
+             shapeStr(xin.sizes()));
+  Tensor x = xin.contiguous(), w = win.contiguous();
+  Tensor out = Tensor::empty({x.size(0), w.size(0), outH, outW}, x.dtype());
+  if (x.dtype() == DType::Float32)
+    conv2dTyped<float>(x, w, out, p);
+  else
+    conv2dTyped<double>(x, w, out, p);
+  if (!bias.defined()) return out;
+  USER_CHECK(bias.dim() == 1 && bias.size(0) == w.size(0), "conv2d: bias must be [{}], got {}", w.size(0),
+             shapeStr(bias.sizes()));
+  return add(out, bias.view({1, -1, 1, 1}));
+}
+
+}  // namespace gj::cpu

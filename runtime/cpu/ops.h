@@ -1,0 +1,56 @@
+#pragma once
+// CPU kernels: the unfused path of every op the models use. Each takes and returns tensors; inputs
+// may be non-contiguous views; outputs are new contiguous tensors unless the op is a view.
+// Float ops accept float32 and float64 (operands of one op share a dtype); errors are gj::Error.
+#include "runtime/tensor.h"
+
+#include <span>
+#include <vector>
+
+namespace gj::cpu {
+
+// ---- GEMM family (BLAS underneath) ----
+Tensor mm(const Tensor& a, const Tensor& b);                      ///< [M,K] x [K,N]
+Tensor bmm(const Tensor& a, const Tensor& b);                     ///< [B,M,K] x [B,K,N]
+Tensor matmul(const Tensor& a, const Tensor& b);                  ///< numpy matmul semantics, ranks 1..4
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, double beta = 1.0, double alpha = 1.0);
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias);  ///< x W^T + b; bias may be undefined
+
+// ---- pointwise (broadcasting) ----
+Shape broadcastShapes(std::span<const int64_t> a, std::span<const int64_t> b);
+Tensor add(const Tensor& a, const Tensor& b, double alpha = 1.0);  ///< a + alpha * b
+Tensor sub(const Tensor& a, const Tensor& b, double alpha = 1.0);  ///< a - alpha * b
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor neg(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+
+// ---- reductions and normalizations ----
+/// Sum over `dims` (all dims when empty); keepdim keeps them as size 1. Accumulates in double.
+Tensor sum(const Tensor& x, std::span<const int64_t> dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, std::span<const int64_t> dims = {}, bool keepdim = false);
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor logSoftmax(const Tensor& x, int64_t dim);
+/// Mean negative log-likelihood: logp [N, C], target [N] int64 with values in [0, C).
+Tensor nllLoss(const Tensor& logp, const Tensor& target);
+Tensor crossEntropy(const Tensor& logits, const Tensor& target);
+
+// ---- data movement ----
+Tensor cat(std::span<const Tensor> xs, int64_t dim);
+Tensor stack(std::span<const Tensor> xs, int64_t dim);
+/// Rows of weight [V, D] gathered by int64 indices of any shape: result indices.shape + [D].
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+
+// ---- convolution ----
+struct Conv2dParams {
+  int64_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1, groups = 1;
+};
+/// x [N, Cin, H, W], w [Cout, Cin/groups, kH, kW], bias [Cout] or undefined.
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p);
+
+}  // namespace gj::cpu

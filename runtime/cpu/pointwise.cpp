@@ -1,0 +1,113 @@
+#include "runtime/cpu/loops.h"
+#include "runtime/cpu/ops.h"
+#include "support/error.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gj::cpu {
+
+// Work below this many elements runs on one thread: a fork costs more than it saves.
+constexpr int64_t kParallelGrain = 1 << 15;
+
+Shape broadcastShapes(std::span<const int64_t> a, std::span<const int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    USER_CHECK(da == db || da == 1 || db == 1, "shapes {} and {} do not broadcast (dimension {}: {} vs {})",
+               shapeStr(a), shapeStr(b), i, da, db);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+static void checkFloat(const Tensor& x, const char* op) {
+  USER_CHECK(x.defined(), "{}: undefined tensor argument", op);
+  USER_CHECK(isFloating(x.dtype()), "{}: expected a float32 or float64 tensor, got {}", op, dtypeName(x.dtype()));
+}
+
+template <typename T, typename F>
+static Tensor mapBinary(const Tensor& a, const Tensor& b, F f) {
+  Shape shape = broadcastShapes(a.sizes(), b.sizes());
+  Tensor out = Tensor::empty(shape, a.dtype());
+  T* o = out.data<T>();
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  const int64_t n = out.numel();
+  if (a.sizes() == shape && b.sizes() == shape && a.isContiguous() && b.isContiguous()) {
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) o[i] = f(pa[i], pb[i]);
+    return out;
+  }
+  if (a.sizes() == shape && a.isContiguous() && b.numel() == 1) {
+    const T s = pb[0];
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) o[i] = f(pa[i], s);
+    return out;
+  }
+  Tensor ea = a.expand(shape), eb = b.expand(shape);
+  forEachOffset<3>(shape, {out.strides().data(), ea.strides().data(), eb.strides().data()},
+                   [&](const std::array<int64_t, 3>& off) { o[off[0]] = f(pa[off[1]], pb[off[2]]); });
+  return out;
+}
+
+template <typename F>
+static Tensor binary(const char* op, const Tensor& a, const Tensor& b, F f) {
+  checkFloat(a, op);
+  checkFloat(b, op);
+  USER_CHECK(a.dtype() == b.dtype(), "{}: dtype mismatch, {} and {}; convert one operand first", op,
+             dtypeName(a.dtype()), dtypeName(b.dtype()));
+  if (a.dtype() == DType::Float32) return mapBinary<float>(a, b, [&](float x, float y) { return f(x, y); });
+  return mapBinary<double>(a, b, [&](double x, double y) { return f(x, y); });
+}
+
+Tensor add(const Tensor& a, const Tensor& b, double alpha) {
+  if (alpha == 1.0) return binary("add", a, b, [](auto x, auto y) { return x + y; });
+  return binary("add", a, b, [alpha](auto x, auto y) { return x + static_cast<decltype(x)>(alpha) * y; });
+}
+
+Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
+  if (alpha == 1.0) return binary("sub", a, b, [](auto x, auto y) { return x - y; });
+  return binary("sub", a, b, [alpha](auto x, auto y) { return x - static_cast<decltype(x)>(alpha) * y; });
+}
+
+Tensor mul(const Tensor& a, const Tensor& b) { return binary("mul", a, b, [](auto x, auto y) { return x * y; }); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary("div", a, b, [](auto x, auto y) { return x / y; }); }
+
+template <typename T, typename F>
+static Tensor mapUnary(const Tensor& x, F f) {
+  Tensor out = Tensor::empty(x.sizes(), x.dtype());
+  T* o = out.data<T>();
+  const T* p = x.data<T>();
+  const int64_t n = out.numel();
+  if (x.isContiguous()) {
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) o[i] = f(p[i]);
+    return out;
+  }
+  forEachOffset<2>(x.sizes(), {out.strides().data(), x.strides().data()},
+                   [&](const std::array<int64_t, 2>& off) { o[off[0]] = f(p[off[1]]); });
+  return out;
+}
+
+template <typename F>
+static Tensor unary(const char* op, const Tensor& x, F f) {
+  checkFloat(x, op);
+  if (x.dtype() == DType::Float32) return mapUnary<float>(x, [&](float v) { return f(v); });
+  return mapUnary<double>(x, [&](double v) { return f(v); });
+}
+
+Tensor neg(const Tensor& x) { return unary("neg", x, [](auto v) { return -v; }); }
+Tensor sigmoid(const Tensor& x) {
+  return unary("sigmoid", x, [](auto v) { return decltype(v)(1) / (decltype(v)(1) + std::exp(-v)); });
+}
+Tensor tanh(const Tensor& x) { return unary("tanh", x, [](auto v) { return std::tanh(v); }); }
+// relu keeps NaN, as PyTorch does.
+Tensor relu(const Tensor& x) { return unary("relu", x, [](auto v) { return v < 0 ? decltype(v)(0) : v; }); }
+Tensor exp(const Tensor& x) { return unary("exp", x, [](auto v) { return std::exp(v); }); }
+Tensor log(const Tensor& x) { return unary("log", x, [](auto v) { return std::log(v); }); }
+Tensor sqrt(const Tensor& x) { return unary("sqrt", x, [](auto v) { return std::sqrt(v); }); }
+
+}  // namespace gj::cpu

@@ -1,0 +1,133 @@
+#include "runtime/cpu/loops.h"
+#include "runtime/cpu/ops.h"
+#include "support/error.h"
+
+#include <cmath>
+#include <limits>
+
+namespace gj::cpu {
+
+// Output sizes of a reduction, and a view of the (double) accumulator that broadcasts over the input.
+struct ReducePlan {
+  Shape keptSizes;   // input sizes with reduced dims set to 1
+  Shape outSizes;    // keepdim ? keptSizes : keptSizes without the reduced dims
+  int64_t count = 1; // elements folded into each output
+};
+
+static ReducePlan planReduce(const Tensor& x, std::span<const int64_t> dims, bool keepdim) {
+  ReducePlan p;
+  std::vector<bool> reduced(x.dim(), dims.empty());
+  for (int64_t d : dims) {
+    int64_t w = wrapDim(d, x.dim());
+    USER_CHECK(x.dim() == 0 || !reduced[w] || dims.empty(), "sum: dimension {} listed twice", d);
+    if (x.dim() > 0) reduced[w] = true;
+  }
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    p.keptSizes.push_back(reduced[d] ? 1 : x.size(d));
+    if (reduced[d]) p.count *= x.size(d);
+    if (!reduced[d] || keepdim) p.outSizes.push_back(reduced[d] ? 1 : x.size(d));
+  }
+  return p;
+}
+
+template <typename T>
+static Tensor sumTyped(const Tensor& x, const ReducePlan& p, double scale) {
+  Tensor acc = Tensor::zeros(p.keptSizes, DType::Float64);
+  Tensor accView = acc.expand(x.sizes());
+  double* a = acc.data<double>();
+  const T* in = x.data<T>();
+  forEachOffset<2>(x.sizes(), {accView.strides().data(), x.strides().data()},
+                   [&](const std::array<int64_t, 2>& o) { a[o[0]] += static_cast<double>(in[o[1]]); });
+  Tensor out = Tensor::empty(p.outSizes, x.dtype());
+  T* po = out.data<T>();
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) po[i] = static_cast<T>(a[i] * scale);
+  return out;
+}
+
+static Tensor reduceSum(const char* op, const Tensor& x, std::span<const int64_t> dims, bool keepdim, bool isMean) {
+  USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
+  ReducePlan p = planReduce(x, dims, keepdim);
+  double scale = isMean ? (p.count ? 1.0 / static_cast<double>(p.count) : std::numeric_limits<double>::quiet_NaN())
+                        : 1.0;
+  if (x.dtype() == DType::Float32) return sumTyped<float>(x, p, scale);
+  return sumTyped<double>(x, p, scale);
+}
+
+Tensor sum(const Tensor& x, std::span<const int64_t> dims, bool keepdim) {
+  return reduceSum("sum", x, dims, keepdim, false);
+}
+
+Tensor mean(const Tensor& x, std::span<const int64_t> dims, bool keepdim) {
+  return reduceSum("mean", x, dims, keepdim, true);
+}
+
+// softmax and log_softmax along `dim` of a contiguous copy: rows of n elements, `inner` apart.
+template <typename T>
+static Tensor softmaxTyped(const Tensor& xin, int64_t dim, bool log) {
+  Tensor x = xin.contiguous();
+  Tensor out = Tensor::empty(x.sizes(), x.dtype());
+  int64_t n = x.dim() == 0 ? 1 : x.size(dim);
+  int64_t inner = 1, outer = 1;
+  for (int64_t d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);
+  for (int64_t d = 0; d < dim; ++d) outer *= x.size(d);
+  const T* in = x.data<T>();
+  T* o = out.data<T>();
+#pragma omp parallel for collapse(2) if (outer * inner * n > (1 << 15))
+  for (int64_t b = 0; b < outer; ++b) {
+    for (int64_t j = 0; j < inner; ++j) {
+      const T* row = in + b * n * inner + j;
+      T* orow = o + b * n * inner + j;
+      double mx = -std::numeric_limits<double>::infinity();
+      for (int64_t i = 0; i < n; ++i) mx = std::max<double>(mx, row[i * inner]);
+      if (std::isinf(mx) && mx < 0) mx = 0;  // a row of -inf: keep exp finite
+      double s = 0;
+      for (int64_t i = 0; i < n; ++i) s += std::exp(static_cast<double>(row[i * inner]) - mx);
+      double lse = std::log(s);
+      for (int64_t i = 0; i < n; ++i) {
+        double z = static_cast<double>(row[i * inner]) - mx;
+        orow[i * inner] = static_cast<T>(log ? z - lse : std::exp(z - lse));
+      }
+    }
+  }
+  return out;
+}
+
+static Tensor softmaxImpl(const char* op, const Tensor& x, int64_t dim, bool log) {
+  USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
+  dim = wrapDim(dim, x.dim());
+  if (x.dtype() == DType::Float32) return softmaxTyped<float>(x, dim, log);
+  return softmaxTyped<double>(x, dim, log);
+}
+
+Tensor softmax(const Tensor& x, int64_t dim) { return softmaxImpl("softmax", x, dim, false); }
+Tensor logSoftmax(const Tensor& x, int64_t dim) { return softmaxImpl("log_softmax", x, dim, true); }
+
+template <typename T>
+static Tensor nllTyped(const Tensor& logp, const Tensor& target) {
+  Tensor t = target.contiguous();
+  const int64_t* tp = t.data<int64_t>();
+  const T* lp = logp.data<T>();
+  const int64_t n = logp.size(0), c = logp.size(1);
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    USER_CHECK(tp[i] >= 0 && tp[i] < c, "nll_loss: target {} at position {} is out of range [0, {})", tp[i], i, c);
+    s -= static_cast<double>(lp[i * logp.stride(0) + tp[i] * logp.stride(1)]);
+  }
+  return Tensor::scalar(n ? s / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN(), logp.dtype());
+}
+
+Tensor nllLoss(const Tensor& logp, const Tensor& target) {
+  USER_CHECK(logp.defined() && isFloating(logp.dtype()) && logp.dim() == 2,
+             "nll_loss: expected float log-probabilities [N, C], got {}",
+             logp.defined() ? shapeStr(logp.sizes()) : "undefined");
+  USER_CHECK(target.defined() && target.dtype() == DType::Int64 && target.dim() == 1 && target.size(0) == logp.size(0),
+             "nll_loss: expected int64 targets [{}], got {} {}", logp.size(0),
+             target.defined() ? dtypeName(target.dtype()) : "undefined",
+             target.defined() ? shapeStr(target.sizes()) : "");
+  if (logp.dtype() == DType::Float32) return nllTyped<float>(logp, target);
+  return nllTyped<double>(logp, target);
+}
+
+Tensor crossEntropy(const Tensor& logits, const Tensor& target) { return nllLoss(logSoftmax(logits, 1), target); }
+
+}  // namespace gj::cpu

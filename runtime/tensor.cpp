@@ -1,0 +1,406 @@
+#include "runtime/tensor.h"
+
+#include "runtime/allocator.h"
+#include "runtime/cpu/loops.h"
+#include "support/error.h"
+
+#include <cmath>
+#include <cstring>
+#include <algorithm>
+#include <optional>
+#include <random>
+
+namespace gj {
+
+Storage::Storage(size_t nbytes, DeviceKind device) : nbytes_(nbytes), device_(device) {
+  USER_CHECK(device == DeviceKind::Cpu, "no CUDA device: this build allocates cpu tensors only");
+  data_ = cpuAllocate(nbytes);
+}
+
+Storage::~Storage() { cpuFree(data_); }
+
+int64_t numelOf(std::span<const int64_t> sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+Shape contiguousStrides(std::span<const int64_t> sizes) {
+  Shape st(sizes.size());
+  int64_t acc = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    st[d] = acc;
+    acc *= std::max<int64_t>(sizes[d], 1);
+  }
+  return st;
+}
+
+std::string shapeStr(std::span<const int64_t> sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+int64_t wrapDim(int64_t d, int64_t rank) {
+  int64_t r = rank == 0 ? 1 : rank;
+  USER_CHECK(d >= -r && d < r, "dimension {} out of range for a tensor of rank {} (expected {}..{})", d, rank, -r,
+             r - 1);
+  return d < 0 ? d + r : d;
+}
+
+Tensor Tensor::empty(Shape sizes, DType dtype, DeviceKind device) {
+  for (int64_t s : sizes) USER_CHECK(s >= 0, "negative size in shape {}", shapeStr(sizes));
+  Tensor t;
+  t.storage_ = std::make_shared<Storage>(numelOf(sizes) * dtypeSize(dtype), device);
+  t.strides_ = contiguousStrides(sizes);
+  t.sizes_ = std::move(sizes);
+  t.dtype_ = dtype;
+  return t;
+}
+
+Tensor Tensor::zeros(Shape sizes, DType dtype) {
+  Tensor t = empty(std::move(sizes), dtype);
+  std::memset(t.rawData(), 0, t.numel() * dtypeSize(dtype));
+  return t;
+}
+
+template <typename T>
+static void fillAs(const Tensor& t, double v) {
+  T* p = t.data<T>();
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = static_cast<T>(v);
+}
+
+static void fill(const Tensor& t, double v) {
+  switch (t.dtype()) {
+    case DType::Float32: return fillAs<float>(t, v);
+    case DType::Float64: return fillAs<double>(t, v);
+    case DType::Int64: return fillAs<int64_t>(t, v);
+    case DType::Bool: return fillAs<bool>(t, v);
+  }
+}
+
+Tensor Tensor::full(Shape sizes, DType dtype, double value) {
+  Tensor t = empty(std::move(sizes), dtype);
+  fill(t, value);
+  return t;
+}
+
+Tensor Tensor::scalar(double value, DType dtype) { return full({}, dtype, value); }
+
+template <typename T>
+static void storeAs(const Tensor& t, const std::vector<double>& v) {
+  T* p = t.data<T>();
+  for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(v[i]);
+}
+
+Tensor Tensor::fromVector(Shape sizes, const std::vector<double>& data, DType dtype) {
+  USER_CHECK(numelOf(sizes) == static_cast<int64_t>(data.size()), "fromVector: {} values for shape {}",
+             data.size(), shapeStr(sizes));
+  Tensor t = empty(std::move(sizes), dtype);
+  switch (dtype) {
+    case DType::Float32: storeAs<float>(t, data); break;
+    case DType::Float64: storeAs<double>(t, data); break;
+    case DType::Int64: storeAs<int64_t>(t, data); break;
+    case DType::Bool: storeAs<bool>(t, data); break;
+  }
+  return t;
+}
+
+Tensor Tensor::rand(Shape sizes, DType dtype, uint64_t seed, double lo, double hi) {
+  // A fixed generator and a hand-rolled mapping, so values do not depend on the standard library.
+  std::mt19937_64 gen(seed);
+  std::vector<double> v(numelOf(sizes));
+  for (double& x : v) x = lo + (hi - lo) * (static_cast<double>(gen() >> 11) * 0x1.0p-53);
+  return fromVector(std::move(sizes), v, dtype);
+}
+
+int64_t Tensor::size(int64_t d) const { return sizes_[wrapDim(d, dim())]; }
+int64_t Tensor::stride(int64_t d) const { return strides_[wrapDim(d, dim())]; }
+
+bool Tensor::isContiguous() const {
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    if (sizes_[d] == 1) continue;
+    if (strides_[d] != expected) return false;
+    expected *= sizes_[d];
+  }
+  return true;
+}
+
+template <typename T>
+T* Tensor::data() const {
+  IR_CHECK(dtypeOf<T>() == dtype_) << "data<" << dtypeName(dtypeOf<T>()) << ">() on a " << dtypeName(dtype_)
+                                   << " tensor";
+  return static_cast<T*>(storage_->data()) + offset_;
+}
+template float* Tensor::data<float>() const;
+template double* Tensor::data<double>() const;
+template int64_t* Tensor::data<int64_t>() const;
+template bool* Tensor::data<bool>() const;
+
+void* Tensor::rawData() const {
+  return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(dtypeSize(dtype_));
+}
+
+double Tensor::item(int64_t flatIndex) const {
+  USER_CHECK(flatIndex >= 0 && flatIndex < numel(), "item({}) out of range for a tensor of {} elements", flatIndex,
+             numel());
+  int64_t off = 0;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    off += (flatIndex % sizes_[d]) * strides_[d];
+    flatIndex /= sizes_[d];
+  }
+  const char* base = static_cast<const char*>(storage_->data());
+  int64_t at = offset_ + off;
+  switch (dtype_) {
+    case DType::Float32: return reinterpret_cast<const float*>(base)[at];
+    case DType::Float64: return reinterpret_cast<const double*>(base)[at];
+    case DType::Int64: return static_cast<double>(reinterpret_cast<const int64_t*>(base)[at]);
+    case DType::Bool: return reinterpret_cast<const bool*>(base)[at];
+  }
+  return 0;
+}
+
+Tensor Tensor::asStrided(Shape sizes, Shape strides, int64_t offset) const {
+  Tensor t = *this;
+  t.sizes_ = std::move(sizes);
+  t.strides_ = std::move(strides);
+  t.offset_ = offset;
+  return t;
+}
+
+static Shape inferSize(Shape sizes, int64_t numel) {
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1) {
+      USER_CHECK(infer < 0, "view: only one dimension can be -1 in {}", shapeStr(sizes));
+      infer = static_cast<int64_t>(i);
+    } else {
+      USER_CHECK(sizes[i] >= 0, "view: invalid size {} in {}", sizes[i], shapeStr(sizes));
+      known *= sizes[i];
+    }
+  }
+  if (infer >= 0) {
+    USER_CHECK(known != 0 && numel % known == 0, "view: shape {} is invalid for {} elements", shapeStr(sizes), numel);
+    sizes[infer] = numel / known;
+  }
+  USER_CHECK(numelOf(sizes) == numel, "view: shape {} is invalid for an input of {} elements", shapeStr(sizes), numel);
+  return sizes;
+}
+
+// Strides for viewing (oldSizes, oldStrides) as newSizes without a copy, or empty when impossible.
+// Dimensions are matched in groups whose element counts agree; each old group must be contiguous in itself.
+static std::optional<Shape> viewStrides(const Shape& oldSizes, const Shape& oldStrides, const Shape& newSizes) {
+  Shape out(newSizes.size());
+  if (oldSizes.empty() || numelOf(oldSizes) == 0) return contiguousStrides(newSizes);
+  int64_t viewD = static_cast<int64_t>(newSizes.size()) - 1;
+  int64_t chunkBase = oldStrides.empty() ? 1 : oldStrides.back();
+  int64_t tensorNumel = 1, viewNumel = 1;
+  for (int64_t d = static_cast<int64_t>(oldSizes.size()) - 1; d >= 0; --d) {
+    tensorNumel *= oldSizes[d];
+    if (d == 0 || (oldSizes[d - 1] != 1 && oldStrides[d - 1] != tensorNumel * chunkBase)) {
+      while (viewD >= 0 && (viewNumel < tensorNumel || newSizes[viewD] == 1)) {
+        out[viewD] = viewNumel * chunkBase;
+        viewNumel *= newSizes[viewD];
+        --viewD;
+      }
+      if (viewNumel != tensorNumel) return std::nullopt;
+      if (d > 0) {
+        chunkBase = oldStrides[d - 1];
+        tensorNumel = 1;
+        viewNumel = 1;
+      }
+    }
+  }
+  if (viewD != -1) return std::nullopt;
+  return out;
+}
+
+Tensor Tensor::view(Shape sizes) const {
+  sizes = inferSize(std::move(sizes), numel());
+  auto st = viewStrides(sizes_, strides_, sizes);
+  USER_CHECK(st.has_value(), "view: sizes {} are incompatible with the strides of a {} input; use reshape",
+             shapeStr(sizes), shapeStr(sizes_));
+  return asStrided(std::move(sizes), std::move(*st), offset_);
+}
+
+Tensor Tensor::reshape(Shape sizes) const {
+  sizes = inferSize(std::move(sizes), numel());
+  if (auto st = viewStrides(sizes_, strides_, sizes)) return asStrided(std::move(sizes), std::move(*st), offset_);
+  return contiguous().view(std::move(sizes));
+}
+
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  d0 = wrapDim(d0, dim());
+  d1 = wrapDim(d1, dim());
+  Tensor t = *this;
+  if (dim() == 0) return t;
+  std::swap(t.sizes_[d0], t.sizes_[d1]);
+  std::swap(t.strides_[d0], t.strides_[d1]);
+  return t;
+}
+
+Tensor Tensor::t() const {
+  USER_CHECK(dim() <= 2, "t() expects a tensor of rank <= 2, got {}", shapeStr(sizes_));
+  return dim() < 2 ? *this : transpose(0, 1);
+}
+
+Tensor Tensor::permute(std::span<const int64_t> dims) const {
+  USER_CHECK(static_cast<int64_t>(dims.size()) == dim(), "permute: {} dims given for a tensor of rank {}", dims.size(),
+             dim());
+  Shape sz(dim()), st(dim());
+  std::vector<bool> seen(dim(), false);
+  for (int64_t i = 0; i < dim(); ++i) {
+    int64_t d = wrapDim(dims[i], dim());
+    USER_CHECK(!seen[d], "permute: dimension {} repeated", d);
+    seen[d] = true;
+    sz[i] = sizes_[d];
+    st[i] = strides_[d];
+  }
+  return asStrided(std::move(sz), std::move(st), offset_);
+}
+
+Tensor Tensor::select(int64_t d, int64_t index) const {
+  USER_CHECK(dim() > 0, "select() on a 0-dim tensor");
+  d = wrapDim(d, dim());
+  int64_t n = sizes_[d];
+  USER_CHECK(index >= -n && index < n, "select: index {} out of range for dimension {} of size {}", index, d, n);
+  if (index < 0) index += n;
+  Shape sz = sizes_, st = strides_;
+  sz.erase(sz.begin() + d);
+  st.erase(st.begin() + d);
+  return asStrided(std::move(sz), std::move(st), offset_ + index * strides_[d]);
+}
+
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+  d = wrapDim(d, dim());
+  USER_CHECK(step > 0, "slice: step must be positive, got {}", step);
+  int64_t n = sizes_[d];
+  if (start < 0) start += n;
+  if (end < 0) end += n;
+  start = std::clamp<int64_t>(start, 0, n);
+  end = std::clamp<int64_t>(end, start, n);
+  Shape sz = sizes_, st = strides_;
+  sz[d] = (end - start + step - 1) / step;
+  st[d] = strides_[d] * step;
+  return asStrided(std::move(sz), std::move(st), offset_ + start * strides_[d]);
+}
+
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t d) const {
+  USER_CHECK(chunks > 0, "chunk: number of chunks must be positive, got {}", chunks);
+  d = wrapDim(d, dim());
+  int64_t each = (sizes_[d] + chunks - 1) / chunks;
+  std::vector<Tensor> out;
+  for (int64_t start = 0; start < sizes_[d] || (out.empty() && sizes_[d] == 0); start += std::max<int64_t>(each, 1)) {
+    out.push_back(narrow(d, start, std::min(each, sizes_[d] - start)));
+    if (each == 0) break;
+  }
+  return out;
+}
+
+std::vector<Tensor> Tensor::unbind(int64_t d) const {
+  d = wrapDim(d, dim());
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < sizes_[d]; ++i) out.push_back(select(d, i));
+  return out;
+}
+
+Tensor Tensor::unsqueeze(int64_t d) const {
+  d = wrapDim(d, dim() + 1);
+  Shape sz = sizes_, st = strides_;
+  int64_t s = d < dim() ? sizes_[d] * strides_[d] : 1;
+  sz.insert(sz.begin() + d, 1);
+  st.insert(st.begin() + d, s);
+  return asStrided(std::move(sz), std::move(st), offset_);
+}
+
+Tensor Tensor::squeeze(int64_t d) const {
+  if (dim() == 0) return *this;
+  d = wrapDim(d, dim());
+  if (sizes_[d] != 1) return *this;
+  Shape sz = sizes_, st = strides_;
+  sz.erase(sz.begin() + d);
+  st.erase(st.begin() + d);
+  return asStrided(std::move(sz), std::move(st), offset_);
+}
+
+Tensor Tensor::expand(std::span<const int64_t> sizes) const {
+  int64_t rank = static_cast<int64_t>(sizes.size());
+  USER_CHECK(rank >= dim(), "expand: target {} has fewer dimensions than the input {}",
+             shapeStr(sizes), shapeStr(sizes_));
+  Shape sz(rank), st(rank);
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    int64_t j = i - (rank - dim());
+    int64_t want = sizes[i];
+    if (j < 0) {
+      USER_CHECK(want >= 0, "expand: size -1 not allowed in a new leading dimension");
+      sz[i] = want;
+      st[i] = 0;
+      continue;
+    }
+    if (want == -1) want = sizes_[j];
+    USER_CHECK(sizes_[j] == want || sizes_[j] == 1, "expand: cannot expand {} to {} (dimension {}: {} vs {})",
+               shapeStr(sizes_), shapeStr(sizes), i, sizes_[j], want);
+    sz[i] = want;
+    st[i] = sizes_[j] == want ? strides_[j] : 0;
+  }
+  return asStrided(std::move(sz), std::move(st), offset_);
+}
+
+template <typename D, typename S>
+static void copyTyped(const Tensor& dst, const Tensor& src) {
+  D* d = static_cast<D*>(dst.rawData());
+  const S* s = static_cast<const S*>(src.rawData());
+  cpu::forEachOffset<2>(dst.sizes(), {dst.strides().data(), src.strides().data()},
+                        [&](const std::array<int64_t, 2>& o) { d[o[0]] = static_cast<D>(s[o[1]]); });
+}
+
+template <typename D>
+static void copyToTyped(const Tensor& dst, const Tensor& src) {
+  switch (src.dtype()) {
+    case DType::Float32: return copyTyped<D, float>(dst, src);
+    case DType::Float64: return copyTyped<D, double>(dst, src);
+    case DType::Int64: return copyTyped<D, int64_t>(dst, src);
+    case DType::Bool: return copyTyped<D, bool>(dst, src);
+  }
+}
+
+void Tensor::copyFrom(const Tensor& src) const {
+  Tensor s = src.sizes_ == sizes_ ? src : src.expand(sizes_);
+  if (dtype_ == s.dtype_ && isContiguous() && s.isContiguous()) {
+    std::memcpy(rawData(), s.rawData(), numel() * dtypeSize(dtype_));
+    return;
+  }
+  switch (dtype_) {
+    case DType::Float32: return copyToTyped<float>(*this, s);
+    case DType::Float64: return copyToTyped<double>(*this, s);
+    case DType::Int64: return copyToTyped<int64_t>(*this, s);
+    case DType::Bool: return copyToTyped<bool>(*this, s);
+  }
+}
+
+Tensor Tensor::contiguous() const { return isContiguous() ? *this : clone(); }
+
+Tensor Tensor::clone() const {
+  Tensor t = empty(sizes_, dtype_, device());
+  t.copyFrom(*this);
+  return t;
+}
+
+Tensor Tensor::to(DType dtype) const {
+  if (dtype == dtype_) return *this;
+  Tensor t = empty(sizes_, dtype, device());
+  t.copyFrom(*this);
+  return t;
+}
+
+std::string Tensor::toString(int64_t maxElements) const {
+  if (!defined()) return "Tensor(undefined)";
+  std::string s = fmt::format("Tensor({}, {}, [", dtypeName(dtype_), shapeStr(sizes_));
+  int64_t n = std::min(numel(), maxElements);
+  for (int64_t i = 0; i < n; ++i) s += fmt::format("{}{:.6g}", i ? ", " : "", item(i));
+  if (n < numel()) s += ", ...";
+  return s + "])";
+}
+
+}  // namespace gj

@@ -1,0 +1,27 @@
+#pragma once
+// Element types and devices, shared by runtime/ (tensors) and ir/ (tensor types).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace gj {
+
+/// Element type of a tensor. Float64 exists for gradient checks; Int64 for token ids and labels.
+enum class DType : uint8_t { Float32, Float64, Int64, Bool };
+
+/// Bytes per element.
+size_t dtypeSize(DType t);
+/// The name used in IR text types: Float, Double, Long, Bool.
+std::string_view dtypeIrName(DType t);
+/// Inverse of dtypeIrName; nullopt for an unknown name.
+std::optional<DType> dtypeFromIrName(std::string_view name);
+/// numpy-like short name: float32, float64, int64, bool.
+std::string_view dtypeName(DType t);
+inline bool isFloating(DType t) { return t == DType::Float32 || t == DType::Float64; }
+
+enum class DeviceKind : uint8_t { Cpu, Cuda };
+std::string_view deviceName(DeviceKind d);
+std::optional<DeviceKind> deviceFromName(std::string_view name);
+
+}  // namespace gj

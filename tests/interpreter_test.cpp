@@ -1,0 +1,145 @@
+// The interpreter on control flow (loops, ifs, lists) and bad inputs.
+#include "executors/interpreter.h"
+#include "ir/parser.h"
+#include "runtime/cpu/ops.h"
+#include "tests/support/reference.h"
+
+#include <gtest/gtest.h>
+
+namespace gj {
+namespace {
+
+std::vector<IValue> run(const Graph& g, std::vector<IValue> in) { return Interpreter(g).run(std::move(in)); }
+
+// x_{k+1} = tanh(x_k * w) for n steps, collecting every x in a list, then stacking.
+const char* kLoopIR = R"IR(graph(%x : Double(2, 3), %w : Double(2, 3), %n : int):
+  %t : bool = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %l0 : Tensor[] = prim::ListConstruct()
+  %y : Tensor, %l : Tensor[] = prim::Loop(%n, %t, %x, %l0)
+    block0(%i : int, %a : Tensor, %acc : Tensor[]):
+      %m : Tensor = aten::mul(%a, %w)
+      %b : Tensor = aten::tanh(%m)
+      %acc2 : Tensor[] = prim::ListAppend(%acc, %b)
+      -> (%t, %b, %acc2)
+  %s : Tensor = aten::stack(%l, %zero)
+  return (%y, %s)
+)IR";
+
+TEST(Interpreter, LoopCarriesValuesAndCollectsAList) {
+  auto g = parseIR(kLoopIR);
+  Tensor x = Tensor::rand({2, 3}, DType::Float64, 1), w = Tensor::rand({2, 3}, DType::Float64, 2);
+  auto out = run(*g, {x, w, int64_t{4}});
+  Tensor expect = x;
+  std::vector<Tensor> steps;
+  for (int i = 0; i < 4; ++i) {
+    expect = cpu::tanh(cpu::mul(expect, w));
+    steps.push_back(expect);
+  }
+  EXPECT_EQ(test::relError(out[0].toTensor(), expect), 0.0);
+  ASSERT_EQ(out[1].toTensor().sizes(), (Shape{4, 2, 3}));
+  EXPECT_EQ(test::relError(out[1].toTensor(), cpu::stack(steps, 0)), 0.0);
+}
+
+TEST(Interpreter, ZeroTripLoopReturnsInitialValues) {
+  auto g = parseIR(R"IR(graph(%x : Double(2, 3), %w : Double(2, 3), %n : int):
+  %t : bool = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %t, %x)
+    block0(%i : int, %a : Tensor):
+      %b : Tensor = aten::mul(%a, %w)
+      -> (%t, %b)
+  return (%y)
+)IR");
+  Tensor x = Tensor::rand({2, 3}, DType::Float64, 3);
+  EXPECT_EQ(test::relError(run(*g, {x, x, int64_t{0}})[0].toTensor(), x), 0.0);
+}
+
+TEST(Interpreter, LoopStopsWhenTheConditionIsFalse) {
+  // The body returns false: one iteration runs although the trip count is 10. With a false initial
+  // condition none runs.
+  auto g = parseIR(R"IR(graph(%x : Double(2), %n : int, %go : bool):
+  %f : bool = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %go, %x)
+    block0(%i : int, %a : Tensor):
+      %b : Tensor = aten::add(%a, %a, %one)
+      -> (%f, %b)
+  return (%y)
+)IR");
+  Tensor x = Tensor::fromVector({2}, {1, 2}, DType::Float64);
+  EXPECT_EQ(run(*g, {x, int64_t{10}, true})[0].toTensor().item(1), 4.0);
+  EXPECT_EQ(run(*g, {x, int64_t{10}, false})[0].toTensor().item(1), 2.0);
+}
+
+TEST(Interpreter, IfTakesTheBranchOfItsCondition) {
+  auto g = parseIR(R"IR(graph(%c : bool, %x : Double(3)):
+  %y : Tensor = prim::If(%c)
+    block0():
+      %a : Tensor = aten::tanh(%x)
+      -> (%a)
+    block1():
+      %b : Tensor = aten::sigmoid(%x)
+      -> (%b)
+  return (%y)
+)IR");
+  Tensor x = Tensor::rand({3}, DType::Float64, 4);
+  EXPECT_EQ(test::relError(run(*g, {true, x})[0].toTensor(), cpu::tanh(x)), 0.0);
+  EXPECT_EQ(test::relError(run(*g, {false, x})[0].toTensor(), cpu::sigmoid(x)), 0.0);
+}
+
+TEST(Interpreter, ScalarOperandsTakeTheTensorsDtype) {
+  auto g = parseIR(R"IR(graph(%x : Float(3)):
+  %h : float = prim::Constant[value=0.5]()
+  %two : int = prim::Constant[value=2]()
+  %y : Tensor = aten::add(%x, %h, %two)
+  %z : Tensor = aten::mul(%y, %two)
+  return (%z)
+)IR");
+  Tensor x = Tensor::fromVector({3}, {1, 2, 3});
+  Tensor z = run(*g, {x})[0].toTensor();
+  EXPECT_EQ(z.dtype(), DType::Float32);
+  EXPECT_EQ(z.item(2), (3 + 2 * 0.5) * 2);
+}
+
+TEST(Interpreter, WrongInputsAreClearErrors) {
+  auto g = parseIR(kLoopIR);
+  Tensor x = Tensor::rand({2, 3}, DType::Float64, 1);
+  auto expectError = [&](std::vector<IValue> in, const std::string& fragment) {
+    try {
+      run(*g, std::move(in));
+      FAIL() << "expected: " << fragment;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expectError({x, x}, "the graph takes 3 inputs but 2 were given");
+  expectError({x, x.to(DType::Float32), int64_t{1}}, "input %w: expected dtype float64, got float32");
+  expectError({x, Tensor::rand({3, 2}, DType::Float64, 2), int64_t{1}}, "input %w: expected shape Double(2, 3)");
+  expectError({x, x, 1.5}, "%n: expected an int, got float 1.5");
+}
+
+TEST(Interpreter, KernelErrorsNameTheNode) {
+  auto g = parseIR(R"IR(graph(%x : Float(2, 3), %y : Float(4, 5)):
+  %z : Tensor = aten::mm(%x, %y)
+  return (%z)
+)IR",
+                   "mm.ir");
+  try {
+    run(*g, {Tensor::rand({2, 3}, DType::Float32, 1), Tensor::rand({4, 5}, DType::Float32, 2)});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "node aten::mm at mm.ir:2:17");
+    EXPECT_NE(e.message().find("mm: inner dimensions differ"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Interpreter, LongSequencesAppendInPlace) {
+  auto g = parseIR(kLoopIR);
+  Tensor x = Tensor::rand({2, 3}, DType::Float64, 5);
+  Tensor w = Tensor::full({2, 3}, DType::Float64, 1.0);
+  auto out = run(*g, {x, w, int64_t{20000}});
+  EXPECT_EQ(out[1].toTensor().size(0), 20000);
+}
+
+}  // namespace
+}  // namespace gj

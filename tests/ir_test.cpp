@@ -1,0 +1,164 @@
+// Printer, parser and verifier: round trips of every model's graph, and graph editing invariants.
+#include "executors/interpreter.h"
+#include "ir/builder.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "models/lstm.h"
+#include "tests/support/reference.h"
+
+#include <gtest/gtest.h>
+
+namespace gj {
+namespace {
+
+std::vector<Model> everyModel() {
+  std::vector<Model> ms;
+  for (LstmVariantKind v : allLstmVariants()) {
+    ms.push_back(buildLstm(v, {3, 2, 4, 5, 1}));
+    ms.push_back(buildLstm(v, {3, 2, 4, 5, 3}));
+  }
+  ModelConfig small;
+  small.seqLength = 3, small.miniBatch = 2, small.inputSize = 4, small.hiddenSize = 5, small.numLayers = 2;
+  small.vocab = 11, small.embedding = 6;
+  for (const auto& name : modelNames()) ms.push_back(buildModel(name, small));
+  return ms;
+}
+
+TEST(RoundTrip, EveryModelPrintsParsesAndPrintsIdentically) {
+  for (const Model& m : everyModel()) {
+    SCOPED_TRACE(m.name);
+    EXPECT_TRUE(verify(*m.graph).empty());
+    std::string first = printIR(*m.graph);
+    auto parsed = parseIR(first, m.name + ".ir");
+    EXPECT_EQ(printIR(*parsed), first);
+  }
+}
+
+TEST(RoundTrip, ParsedGraphComputesTheSameAsTheBuiltOne) {
+  Model m = buildLstm(LstmVariantKind::JitPremulBias, {4, 3, 5, 6, 2});
+  auto parsed = parseIR(printIR(*m.graph));
+  auto inputs = randomInputs(m, 9);
+  std::vector<IValue> in(inputs.begin(), inputs.end());
+  auto a = Interpreter(*m.graph).run(in);
+  auto b = Interpreter(*parsed).run(in);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(test::relError(a[i].toTensor(), b[i].toTensor()), 0.0);
+}
+
+TEST(RoundTrip, TypesAndConstantsSurvive) {
+  const char* text = R"IR(graph(%x : Float(*, 4, device=cpu, requires_grad=1),
+      %y : Double(),
+      %z : Tensor(..., device=cpu),
+      %w : Long):
+  %a : float = prim::Constant[value=0.125]()
+  %b : float = prim::Constant[value=-inf]()
+  %c : int[] = prim::Constant[value=[1, -2, 3]]()
+  %d : bool = prim::Constant[value=1]()
+  %e : NoneType = prim::Constant()
+  %f : float = prim::Constant[value=1.]()
+  %g : float = prim::Constant[value=1e-30]()
+  return (%a, %b, %c, %d, %e, %f, %g)
+)IR";
+  auto g = parseIR(text);
+  EXPECT_EQ(printIR(*g), text);
+}
+
+TEST(RoundTrip, UnnamedValuesGetNumbersThatDoNotCollideWithNames) {
+  Graph g;
+  GraphBuilder b(g);
+  Value* x = g.addInput(Type::tensor(DType::Float32, {2}), "0");  // a name that looks like a number
+  Value* y = b.op(OpKind::Tanh, {x});
+  g.registerOutput(b.op(OpKind::Sigmoid, {y}));
+  std::string text = printIR(g);
+  EXPECT_EQ(printIR(*parseIR(text)), text);
+  EXPECT_NE(text.find("%1 : Tensor = aten::tanh(%0)"), std::string::npos) << text;
+}
+
+TEST(Graph, SetNameMakesDuplicatesUnique) {
+  Graph g;
+  Value* a = g.addInput(Type::tensor(), "h");
+  Value* b = g.addInput(Type::tensor(), "h");
+  Value* c = g.addInput(Type::tensor(), "h.1");
+  EXPECT_EQ(a->name(), "h");
+  EXPECT_EQ(b->name(), "h.1");
+  EXPECT_EQ(c->name(), "h.2");
+}
+
+TEST(Graph, ReplaceAllUsesWithUpdatesUseLists) {
+  auto g = parseIR(R"IR(graph(%x : Float(3), %y : Float(3)):
+  %a : Tensor = aten::sigmoid(%x)
+  %b : Tensor = aten::tanh(%a)
+  %c : Tensor = aten::mul(%a, %b)
+  return (%c)
+)IR");
+  Value* a = g->findValue("a");
+  Value* y = g->findValue("y");
+  g->replaceAllUsesWith(a, y);
+  EXPECT_FALSE(a->hasUses());
+  EXPECT_EQ(y->uses().size(), 2u);
+  EXPECT_TRUE(verify(*g).empty());
+  g->erase(a->node());
+  EXPECT_TRUE(verify(*g).empty());
+  EXPECT_EQ(printIR(*g).find("sigmoid"), std::string::npos);
+}
+
+TEST(Graph, RemoveInputKeepsUseIndicesConsistent) {
+  auto g = parseIR(R"IR(graph(%x : Tensor, %y : Tensor):
+  %l : Tensor[] = prim::ListConstruct(%x, %y, %x)
+  return (%l)
+)IR");
+  Node* n = g->findValue("l")->node();
+  n->removeInput(0);
+  EXPECT_TRUE(verify(*g).empty());
+  EXPECT_EQ(n->input(1), g->findValue("x"));
+  EXPECT_EQ(g->findValue("x")->uses()[0].index, 1u);
+}
+
+TEST(Graph, CloneIsDeepAndEqual) {
+  Model m = buildLstm(LstmVariantKind::JitMultilayer, {2, 2, 3, 4, 2});
+  auto c = m.graph->clone();
+  EXPECT_EQ(printIR(*c), printIR(*m.graph));
+  EXPECT_TRUE(verify(*c).empty());
+}
+
+TEST(Verifier, RejectsLoopBodyWithWrongArity) {
+  Graph g;
+  GraphBuilder b(g);
+  Value* x = g.addInput(Type::tensor(), "x");
+  auto loop = b.beginLoop(b.i(3), {x});
+  loop.body->addInput(Type::tensor());  // one parameter too many
+  auto outs = b.endLoop(loop, {b.op(OpKind::Tanh, {loop.carried[0]})});
+  g.registerOutput(outs[0]);
+  auto diags = verify(g);
+  ASSERT_FALSE(diags.empty());
+  EXPECT_NE(diags[0].message.find("loop body takes 3 parameters but needs 2"), std::string::npos) << diags[0].message;
+}
+
+TEST(Verifier, RejectsUseOfAValueFromInsideALoopBody) {
+  Graph g;
+  GraphBuilder b(g);
+  Value* x = g.addInput(Type::tensor(), "x");
+  auto loop = b.beginLoop(b.i(2), {x});
+  Value* inner = b.op(OpKind::Tanh, {loop.carried[0]});
+  b.endLoop(loop, {inner});
+  g.registerOutput(b.op(OpKind::Sigmoid, {inner}));  // escapes the body
+  auto diags = verify(g);
+  ASSERT_FALSE(diags.empty());
+  EXPECT_NE(diags[0].message.find("before its definition"), std::string::npos) << diags[0].message;
+}
+
+TEST(Ops, TableIsConsistent) {
+  for (const OpInfo& op : allOps()) {
+    EXPECT_EQ(&opInfo(op.kind), &op) << op.name;
+    EXPECT_EQ(lookupOp(op.name, op.numInputs == -1 ? 0 : op.numInputs)->name, op.name);
+    EXPECT_NE(op.name.find("::"), std::string_view::npos) << op.name;
+    EXPECT_FALSE(op.schema.empty()) << op.name;
+  }
+  EXPECT_EQ(lookupOp("aten::sum", 1)->kind, OpKind::Sum);
+  EXPECT_EQ(lookupOp("aten::sum", 3)->kind, OpKind::SumDim);
+  EXPECT_EQ(lookupOp("aten::nope", 1), nullptr);
+}
+
+}  // namespace
+}  // namespace gj

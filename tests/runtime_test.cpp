@@ -1,0 +1,232 @@
+// Tensor views and CPU kernels, checked against naive float64 loops written here.
+#include "runtime/cpu/ops.h"
+#include "runtime/gemm.h"
+#include "runtime/threading.h"
+#include "support/error.h"
+#include "tests/support/reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace gj {
+namespace {
+
+using test::relError;
+
+// C = A B computed with three loops in double.
+Tensor naiveMm(const Tensor& a, const Tensor& b) {
+  Tensor c = Tensor::zeros({a.size(0), b.size(1)}, DType::Float64);
+  for (int64_t i = 0; i < a.size(0); ++i)
+    for (int64_t j = 0; j < b.size(1); ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < a.size(1); ++k) s += a.item(i * a.size(1) + k) * b.item(k * b.size(1) + j);
+      c.data<double>()[i * b.size(1) + j] = s;
+    }
+  return c;
+}
+
+TEST(Tensor, ViewsShareStorageAndIndexCorrectly) {
+  Tensor x = Tensor::rand({4, 6}, DType::Float32, 1);
+  Tensor t = x.t();
+  EXPECT_EQ(t.sizes(), (Shape{6, 4}));
+  EXPECT_EQ(t.storage(), x.storage());
+  EXPECT_FALSE(t.isContiguous());
+  EXPECT_EQ(t.item(1 * 4 + 2), x.item(2 * 6 + 1));
+  auto chunks = x.chunk(3, 1);
+  ASSERT_EQ(chunks.size(), 3u);
+  EXPECT_EQ(chunks[2].sizes(), (Shape{4, 2}));
+  EXPECT_EQ(chunks[2].item(3 * 2 + 1), x.item(3 * 6 + 5));
+  Tensor s = x.select(0, 2);
+  EXPECT_EQ(s.item(4), x.item(2 * 6 + 4));
+  Tensor sl = x.slice(1, 1, 6, 2);
+  EXPECT_EQ(sl.sizes(), (Shape{4, 3}));
+  EXPECT_EQ(sl.item(2), x.item(5));
+  Tensor e = x.select(1, 0).unsqueeze(1).expand(Shape{4, 3});
+  EXPECT_EQ(e.strides()[1], 0);
+  EXPECT_EQ(e.item(2 * 3 + 2), x.item(2 * 6));
+  Tensor p = Tensor::rand({2, 3, 4}, DType::Float32, 2).permute(std::vector<int64_t>{2, 0, 1});
+  EXPECT_EQ(p.sizes(), (Shape{4, 2, 3}));
+}
+
+TEST(Tensor, ViewAndReshape) {
+  Tensor x = Tensor::rand({2, 3, 4}, DType::Float32, 3);
+  Tensor v = x.view({6, -1});
+  EXPECT_EQ(v.sizes(), (Shape{6, 4}));
+  EXPECT_EQ(v.storage(), x.storage());
+  EXPECT_THROW(x.transpose(0, 1).view({6, 4}), Error);  // incompatible strides
+  Tensor r = x.transpose(0, 1).reshape({6, 4});          // copies
+  EXPECT_NE(r.storage(), x.storage());
+  EXPECT_EQ(r.item(1 * 4 + 0), x.item(1 * 12 + 0));       // row 1 of [3,2,4]^T is x[1, 0, :]
+  EXPECT_THROW(x.view({5, -1}), Error);
+  EXPECT_THROW(x.view({-1, -1}), Error);
+}
+
+TEST(Tensor, BadIndicesAreErrors) {
+  Tensor x = Tensor::rand({2, 3}, DType::Float32, 4);
+  EXPECT_THROW(x.select(0, 2), Error);
+  EXPECT_THROW(x.size(2), Error);
+  EXPECT_THROW(x.expand(Shape{4, 3}), Error);
+  EXPECT_THROW(Tensor::empty({-1}, DType::Float32), Error);
+}
+
+TEST(Kernels, MmMatchesNaiveForTransposedAndSlicedOperands) {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Tensor a = Tensor::rand({7, 5}, dt, 10), b = Tensor::rand({9, 5}, dt, 11);
+    Tensor ref = naiveMm(a, b.t().contiguous());
+    EXPECT_LE(relError(cpu::mm(a, b.t()), ref), dt == DType::Float32 ? 1e-6 : 1e-14);
+    Tensor wide = Tensor::rand({7, 12}, dt, 12);
+    Tensor sliced = wide.narrow(1, 3, 5);  // row stride 12, not contiguous
+    EXPECT_LE(relError(cpu::mm(sliced, b.t()), naiveMm(sliced.contiguous(), b.t().contiguous())), 1e-6);
+  }
+}
+
+TEST(Kernels, BothGemmBackendsAgree) {
+  Tensor a = Tensor::rand({33, 17}, DType::Float32, 5), b = Tensor::rand({17, 29}, DType::Float32, 6);
+  Tensor ref = naiveMm(a, b);
+  for (GemmBackendKind k : {GemmBackendKind::OneDnn, GemmBackendKind::OpenBlas}) {
+    Tensor c = Tensor::zeros({33, 29}, DType::Float32);
+    sgemm(k, false, false, 33, 29, 17, 1.f, a.data<float>(), 17, b.data<float>(), 29, 0.f, c.data<float>(), 29);
+    EXPECT_LE(relError(c, ref), 1e-6) << gemmBackendName(k);
+  }
+}
+
+TEST(Kernels, MatmulBatchesAndAddmmScales) {
+  Tensor a = Tensor::rand({3, 4, 5}, DType::Float64, 7), w = Tensor::rand({5, 6}, DType::Float64, 8);
+  Tensor out = cpu::matmul(a, w);
+  ASSERT_EQ(out.sizes(), (Shape{3, 4, 6}));
+  for (int64_t i = 0; i < 3; ++i) EXPECT_LE(relError(out.select(0, i), naiveMm(a.select(0, i), w)), 1e-14);
+  Tensor bias = Tensor::rand({6}, DType::Float64, 9);
+  Tensor am = cpu::addmm(bias, a.select(0, 1), w, 0.5, 2.0);
+  Tensor expect = cpu::add(cpu::mul(naiveMm(a.select(0, 1), w), Tensor::scalar(2.0, DType::Float64)),
+                           cpu::mul(bias, Tensor::scalar(0.5, DType::Float64)));
+  EXPECT_LE(relError(am, expect), 1e-14);
+  Tensor b3 = Tensor::rand({3, 5, 2}, DType::Float64, 10);
+  Tensor bm = cpu::bmm(a, b3);
+  for (int64_t i = 0; i < 3; ++i) EXPECT_LE(relError(bm.select(0, i), naiveMm(a.select(0, i), b3.select(0, i))), 1e-14);
+}
+
+TEST(Kernels, BroadcastingPointwise) {
+  Tensor a = Tensor::rand({4, 1, 3}, DType::Float64, 1), b = Tensor::rand({5, 3}, DType::Float64, 2);
+  Tensor s = cpu::sub(a, b, 2.0);
+  ASSERT_EQ(s.sizes(), (Shape{4, 5, 3}));
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 5; ++j)
+      for (int64_t k = 0; k < 3; ++k)
+        EXPECT_DOUBLE_EQ(s.item((i * 5 + j) * 3 + k), a.item(i * 3 + k) - 2.0 * b.item(j * 3 + k));
+  EXPECT_THROW(cpu::add(a, Tensor::rand({2, 4}, DType::Float64, 3)), Error);
+  EXPECT_THROW(cpu::add(a, Tensor::rand({5, 3}, DType::Float32, 3)), Error);
+}
+
+TEST(Kernels, UnaryFunctionsMatchLibm) {
+  Tensor x = Tensor::rand({5, 7}, DType::Float64, 4, -3, 3).t();  // non-contiguous
+  Tensor sg = cpu::sigmoid(x), th = cpu::tanh(x), rl = cpu::relu(x), ex = cpu::exp(x), ng = cpu::neg(x);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    double v = x.item(i);
+    EXPECT_NEAR(sg.item(i), 1 / (1 + std::exp(-v)), 1e-15);
+    EXPECT_NEAR(th.item(i), std::tanh(v), 1e-15);
+    EXPECT_EQ(rl.item(i), v > 0 ? v : 0);
+    EXPECT_NEAR(ex.item(i), std::exp(v), 1e-12);
+    EXPECT_EQ(ng.item(i), -v);
+  }
+  Tensor nan = Tensor::full({2}, DType::Float32, std::nan(""));
+  EXPECT_TRUE(std::isnan(cpu::relu(nan).item(0)));
+}
+
+TEST(Kernels, SumMeanOverDims) {
+  Tensor x = Tensor::rand({3, 4, 5}, DType::Float64, 5);
+  Tensor s = cpu::sum(x, std::vector<int64_t>{0, 2}, false);
+  ASSERT_EQ(s.sizes(), (Shape{4}));
+  for (int64_t j = 0; j < 4; ++j) {
+    double acc = 0;
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t k = 0; k < 5; ++k) acc += x.item((i * 4 + j) * 5 + k);
+    EXPECT_NEAR(s.item(j), acc, 1e-12);
+  }
+  Tensor m = cpu::mean(x, std::vector<int64_t>{-1}, true);
+  ASSERT_EQ(m.sizes(), (Shape{3, 4, 1}));
+  EXPECT_NEAR(m.item(0), cpu::sum(x.select(0, 0).select(0, 0)).item() / 5, 1e-14);
+  EXPECT_NEAR(cpu::sum(x).item(), cpu::sum(s).item(), 1e-12);
+}
+
+TEST(Kernels, SoftmaxAndLogSoftmaxAlongAnyDim) {
+  Tensor x = Tensor::rand({3, 4, 2}, DType::Float64, 6, -5, 5);
+  Tensor sm = cpu::softmax(x, 1), lsm = cpu::logSoftmax(x, 1);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t k = 0; k < 2; ++k) {
+      double denom = 0;
+      for (int64_t j = 0; j < 4; ++j) denom += std::exp(x.item((i * 4 + j) * 2 + k));
+      for (int64_t j = 0; j < 4; ++j) {
+        int64_t at = (i * 4 + j) * 2 + k;
+        EXPECT_NEAR(sm.item(at), std::exp(x.item(at)) / denom, 1e-14);
+        EXPECT_NEAR(lsm.item(at), x.item(at) - std::log(denom), 1e-13);
+      }
+    }
+}
+
+TEST(Kernels, NllLossAndCrossEntropy) {
+  Tensor logits = Tensor::rand({4, 3}, DType::Float64, 7, -2, 2);
+  Tensor target = Tensor::fromVector({4}, {2, 0, 1, 2}, DType::Int64);
+  Tensor lsm = cpu::logSoftmax(logits, 1);
+  double expect = -(lsm.item(0 * 3 + 2) + lsm.item(1 * 3 + 0) + lsm.item(2 * 3 + 1) + lsm.item(3 * 3 + 2)) / 4;
+  EXPECT_NEAR(cpu::crossEntropy(logits, target).item(), expect, 1e-14);
+  EXPECT_THROW(cpu::nllLoss(lsm, Tensor::fromVector({4}, {3, 0, 1, 2}, DType::Int64)), Error);
+  EXPECT_THROW(cpu::nllLoss(lsm, Tensor::fromVector({4}, {2, 0, 1, 2}, DType::Float32)), Error);
+}
+
+TEST(Kernels, CatStackEmbedding) {
+  Tensor a = Tensor::rand({2, 3}, DType::Float32, 8), b = Tensor::rand({2, 1}, DType::Float32, 9);
+  Tensor c = cpu::cat(std::vector<Tensor>{a, b}, 1);
+  ASSERT_EQ(c.sizes(), (Shape{2, 4}));
+  EXPECT_EQ(c.item(1 * 4 + 3), b.item(1));
+  EXPECT_EQ(c.item(1 * 4 + 2), a.item(1 * 3 + 2));
+  Tensor s = cpu::stack(std::vector<Tensor>{a, a}, 1);
+  ASSERT_EQ(s.sizes(), (Shape{2, 2, 3}));
+  EXPECT_EQ(s.item((1 * 2 + 1) * 3 + 2), a.item(1 * 3 + 2));
+  EXPECT_THROW(cpu::stack(std::vector<Tensor>{a, b}, 0), Error);
+  Tensor w = Tensor::rand({5, 3}, DType::Float32, 10);
+  Tensor e = cpu::embedding(w, Tensor::fromVector({2, 2}, {4, 0, 4, 1}, DType::Int64));
+  ASSERT_EQ(e.sizes(), (Shape{2, 2, 3}));
+  EXPECT_EQ(e.item(3 * 3 + 1), w.item(1 * 3 + 1));
+  EXPECT_THROW(cpu::embedding(w, Tensor::fromVector({1}, {5}, DType::Int64)), Error);
+}
+
+TEST(Kernels, Conv2dMatchesDirectConvolutionWithStridePaddingDilationGroups) {
+  cpu::Conv2dParams p;
+  p.strideH = 2, p.strideW = 1, p.padH = 1, p.padW = 2, p.dilationH = 1, p.dilationW = 2, p.groups = 2;
+  Tensor x = Tensor::rand({2, 4, 7, 6}, DType::Float64, 11), w = Tensor::rand({6, 2, 3, 2}, DType::Float64, 12);
+  Tensor bias = Tensor::rand({6}, DType::Float64, 13);
+  Tensor out = cpu::conv2d(x, w, bias, p);
+  const int64_t oh = (7 + 2 - 2 - 1) / 2 + 1, ow = (6 + 4 - 2 - 1) / 1 + 1;
+  ASSERT_EQ(out.sizes(), (Shape{2, 6, oh, ow}));
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t co = 0; co < 6; ++co)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xx = 0; xx < ow; ++xx) {
+          double acc = bias.item(co);
+          int64_t g = co / 3;
+          for (int64_t ci = 0; ci < 2; ++ci)
+            for (int64_t i = 0; i < 3; ++i)
+              for (int64_t j = 0; j < 2; ++j) {
+                int64_t iy = y * 2 - 1 + i, ix = xx - 2 + 2 * j;
+                if (iy < 0 || iy >= 7 || ix < 0 || ix >= 6) continue;
+                acc += x.item(((n * 4 + g * 2 + ci) * 7 + iy) * 6 + ix) * w.item(((co * 2 + ci) * 3 + i) * 2 + j);
+              }
+          EXPECT_NEAR(out.item(((n * 6 + co) * oh + y) * ow + xx), acc, 1e-12);
+        }
+}
+
+TEST(Threading, ResultsDoNotDependOnThreadCount) {
+  Tensor a = Tensor::rand({300, 200}, DType::Float32, 14), b = Tensor::rand({200, 150}, DType::Float32, 15);
+  Tensor big = Tensor::rand({1 << 17}, DType::Float32, 16);
+  setNumThreads(1);
+  Tensor m1 = cpu::mm(a, b), t1 = cpu::tanh(big);
+  setNumThreads(2);
+  EXPECT_EQ(numThreads(), 2);
+  EXPECT_LE(relError(cpu::mm(a, b), m1), 1e-6);
+  EXPECT_EQ(relError(cpu::tanh(big), t1), 0.0);
+  EXPECT_THROW(setNumThreads(0), Error);
+}
+
+}  // namespace
+}  // namespace gj
