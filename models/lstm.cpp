@@ -67,19 +67,19 @@ std::pair<Value*, Value*> emitGateMath(GraphBuilder& b, Value* gates, Value* c) 
 // The per-step gates of each variant. `xt` is the step's input row, or its premultiplied input gates.
 Value* emitGates(GraphBuilder& b, LstmVariantKind v, Value* xt, Value* h, const LayerWeights& w) {
   Value* one = b.i(1);
-  Value* hgates = b.op(OpKind::Mm, {h, b.op(OpKind::T, {w.whh})});
+  auto hgates = [&] { return b.op(OpKind::Mm, {h, b.op(OpKind::T, {w.whh})}); };
   switch (v) {
     case LstmVariantKind::Jit:
     case LstmVariantKind::JitSimple:
     case LstmVariantKind::JitMultilayer: {
       Value* igates = b.op(OpKind::Mm, {xt, b.op(OpKind::T, {w.wih})});
-      Value* s = b.op(OpKind::Add, {igates, hgates, one});
+      Value* s = b.op(OpKind::Add, {igates, hgates(), one});
       return b.op(OpKind::Add, {b.op(OpKind::Add, {s, w.bih, one}), w.bhh, one});
     }
     case LstmVariantKind::JitPremul:
-      return b.op(OpKind::Add, {b.op(OpKind::Add, {b.op(OpKind::Add, {xt, hgates, one}), w.bih, one}), w.bhh, one});
+      return b.op(OpKind::Add, {b.op(OpKind::Add, {b.op(OpKind::Add, {xt, hgates(), one}), w.bih, one}), w.bhh, one});
     case LstmVariantKind::JitPremulBias:
-      return b.op(OpKind::Add, {b.op(OpKind::Add, {xt, hgates, one}), w.bhh, one});
+      return b.op(OpKind::Add, {b.op(OpKind::Add, {xt, hgates(), one}), w.bhh, one});
   }
   return nullptr;
 }

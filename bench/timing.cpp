@@ -1,0 +1,46 @@
+#include "bench/timing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace gj::bench {
+
+Stats summarize(std::vector<double> samples) {
+  Stats s;
+  s.samplesMs = samples;
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  size_t n = samples.size();
+  s.medianMs = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  double mean = 0;
+  for (double x : samples) mean += x;
+  mean /= static_cast<double>(n);
+  double var = 0;
+  for (double x : samples) var += (x - mean) * (x - mean);
+  s.stdMs = std::sqrt(var / static_cast<double>(n));
+  return s;
+}
+
+Stats timeIt(const std::function<void()>& f, int warmup, int loops) {
+  for (int i = 0; i < warmup; ++i) f();
+  std::vector<double> samples;
+  samples.reserve(loops);
+  for (int i = 0; i < loops; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    auto t1 = std::chrono::steady_clock::now();
+    samples.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return summarize(std::move(samples));
+}
+
+std::string formatRow(const std::vector<std::string>& cells, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < cells.size(); ++i) out += (i ? sep : "") + fmt::format("{:>16}", cells[i]);
+  return out;
+}
+
+}  // namespace gj::bench

@@ -1,0 +1,21 @@
+#pragma once
+// Timing helpers for graphbench: warm-up excluded, median and standard deviation over the timed runs.
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gj::bench {
+
+struct Stats {
+  double medianMs = 0, stdMs = 0;
+  std::vector<double> samplesMs;
+};
+
+/// Runs `f` `warmup` times untimed, then `loops` times timed with a steady clock.
+Stats timeIt(const std::function<void()>& f, int warmup, int loops);
+/// Summary of samples (ms): median and population standard deviation.
+Stats summarize(std::vector<double> samplesMs);
+/// Right-aligns each cell to 16 characters (the fastrnns layout) and joins them with `sep`.
+std::string formatRow(const std::vector<std::string>& cells, const std::string& sep);
+
+}  // namespace gj::bench
