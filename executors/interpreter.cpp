@@ -1,6 +1,7 @@
 #include "executors/interpreter.h"
 
 #include "ir/printer.h"
+#include "passes/util.h"
 #include "runtime/cpu/ops.h"
 
 namespace gj {
@@ -52,9 +53,18 @@ cpu::Conv2dParams convParams(const std::vector<IValue>& in) {
   return p;
 }
 
+bool hasEdge(const IValue& v) {
+  if (v.isTensor()) return v.toTensor().gradEdge() != nullptr;
+  if (v.isTensorList())
+    for (const Tensor& t : v.toTensorList())
+      if (t.gradEdge()) return true;
+  return false;
+}
+
 class Frame {
  public:
-  explicit Frame(const Graph& g) : env_(g.numValueIds()) {}
+  Frame(const Graph& g, const GradientTable* gradients, Tape* tape)
+      : env_(g.numValueIds()), gradients_(gradients), tape_(tape) {}
 
   void runBlock(const Block* b) {
     for (const Node* n : *b) {
@@ -105,10 +115,60 @@ class Frame {
 
   void runNode(const Node* n);
   void runListAppend(const Node* n);
+  void runSubgraph(const Node* n, const std::vector<IValue>& in) {
+    if (tape_ && n->kind() == OpKind::DifferentiableGraph) return recordStep(n, in);
+    auto outs = Interpreter(*n->subgraph(), gradients_).run(in);
+    for (size_t k = 0; k < outs.size(); ++k) at(n->output(k)) = std::move(outs[k]);
+  }
+  void recordStep(const Node* n, const std::vector<IValue>& in);
   static bool definedIn(const Value* v, const Block* b) { return v->node()->owningBlock() == b; }
 
   std::vector<IValue> env_;
+  const GradientTable* gradients_;
+  Tape* tape_;
 };
+
+// Runs the forward graph of n's Gradient on detached inputs, records a tape step, and gives the
+// outputs edges to it.
+void Frame::recordStep(const Node* n, const std::vector<IValue>& in) {
+  IR_CHECK(gradients_ && gradients_->count(n)) << "no Gradient for " << n->describe();
+  auto step = std::make_shared<TapeStep>();
+  step->gradient = gradients_->at(n);
+  const Gradient& grad = *step->gradient;
+  std::vector<IValue> detached;
+  for (const IValue& v : in) detached.push_back(detach(v));
+  auto outs = Interpreter(*grad.forward).run(std::move(detached));
+  step->saved.assign(outs.begin() + grad.numOutputs, outs.end());
+  for (size_t j : grad.gradInputs) {
+    const IValue& v = in[j];
+    std::vector<std::shared_ptr<const GradEdge>> edges;
+    if (v.isTensorList()) {
+      for (const Tensor& t : v.toTensorList()) edges.push_back(t.gradEdge());
+    } else if (v.isTensor()) {
+      edges.push_back(v.toTensor().gradEdge());
+    }
+    step->inputEdges.push_back(std::move(edges));
+    step->inputIsList.push_back(v.isTensorList());
+  }
+  for (size_t k = 0; k < grad.numOutputs; ++k) {
+    IValue& o = outs[k];
+    bool isList = o.isTensorList();
+    step->outputIsList.push_back(isList);
+    std::vector<Tensor> elems = isList ? o.toTensorList() : std::vector<Tensor>{o.toTensor("differentiable output")};
+    step->outputs.push_back(elems);
+    step->grads.emplace_back(elems.size());
+    for (size_t e = 0; e < elems.size(); ++e) {
+      if (!isFloating(elems[e].dtype())) continue;
+      auto edge = std::make_shared<GradEdge>();
+      edge->step = step;
+      edge->slot = k;
+      edge->element = isList ? static_cast<int64_t>(e) : -1;
+      elems[e] = elems[e].withGradEdge(std::move(edge));
+    }
+    at(n->output(k)) = isList ? IValue(std::move(elems)) : IValue(elems[0]);
+  }
+  tape_->record(std::move(step));
+}
 
 // Appends in place when this node holds the only reference to the list: the list value is defined in
 // this block and this is its one use. Otherwise copies, so other holders never see the change.
@@ -125,6 +185,12 @@ void Frame::runListAppend(const Node* n) {
 void Frame::runNode(const Node* n) {
   if (n->kind() == OpKind::ListAppend) return runListAppend(n);
   const std::vector<IValue> in = args(n);
+  if (tape_ && !isPlumbing(n->kind()))
+    for (size_t i = 0; i < in.size(); ++i)
+      USER_CHECK(!hasEdge(in[i]),
+                 "input {} of {} requires grad, but the op runs outside a prim::DifferentiableGraph, so its gradient "
+                 "would be lost (run create-autodiff-subgraphs after requires-grad)",
+                 i, n->info().name);
   auto T = [&](size_t i) -> const Tensor& { return in[i].toTensor(n->info().name.data()); };
   auto I = [&](size_t i) { return in[i].toInt(n->info().name.data()); };
   auto Ints = [&](size_t i) -> const std::vector<int64_t>& { return in[i].toIntList(n->info().name.data()); };
@@ -181,6 +247,23 @@ void Frame::runNode(const Node* n) {
                                                             : in[0].toTensorList("aten::len").size())));
       return;
     case OpKind::Size: set(n, IValue(T(0).size(I(1)))); return;
+    case OpKind::Sizes: set(n, IValue(T(0).sizes())); return;
+    case OpKind::IntAdd: set(n, IValue(I(0) + I(1))); return;
+    case OpKind::FloorDiv: {
+      USER_CHECK(I(1) != 0, "aten::floordiv: division by zero");
+      int64_t q = I(0) / I(1);
+      if ((I(0) % I(1) != 0) && ((I(0) < 0) != (I(1) < 0))) --q;
+      set(n, IValue(q));
+      return;
+    }
+    case OpKind::Remainder: {
+      USER_CHECK(I(1) != 0, "aten::remainder: division by zero");
+      int64_t r = I(0) % I(1);
+      if (r != 0 && ((r < 0) != (I(1) < 0))) r += I(1);
+      set(n, IValue(r));
+      return;
+    }
+    case OpKind::DifferentiableGraph: return runSubgraph(n, in);
     case OpKind::Mm: set(n, cpu::mm(T(0), T(1))); return;
     case OpKind::Bmm: set(n, cpu::bmm(T(0), T(1))); return;
     case OpKind::Matmul: set(n, cpu::matmul(T(0), T(1))); return;
@@ -228,23 +311,63 @@ void Frame::runNode(const Node* n) {
     case OpKind::Cat: set(n, cpu::cat(in[0].toTensorList("aten::cat"), I(1))); return;
     case OpKind::Stack: set(n, cpu::stack(in[0].toTensorList("aten::stack"), I(1))); return;
     case OpKind::Conv2d: set(n, cpu::conv2d(T(0), T(1), in[2].isNone() ? Tensor() : T(2), convParams(in))); return;
+    case OpKind::ZerosLike: set(n, Tensor::zeros(T(0).sizes(), T(0).dtype())); return;
+    case OpKind::SumToSize: set(n, cpu::sumToSize(T(0), Ints(1))); return;
+    case OpKind::SigmoidBackward: set(n, cpu::sigmoidBackward(T(0), T(1))); return;
+    case OpKind::TanhBackward: set(n, cpu::tanhBackward(T(0), T(1))); return;
+    case OpKind::ThresholdBackward:
+      set(n, cpu::thresholdBackward(T(0), T(1), in[2].toDouble("threshold_backward threshold")));
+      return;
+    case OpKind::SelectBackward: set(n, cpu::selectBackward(T(0), Ints(1), I(2), I(3))); return;
+    case OpKind::SliceBackward: set(n, cpu::sliceBackward(T(0), Ints(1), I(2), I(3), I(4), I(5))); return;
+    case OpKind::EmbeddingBackward: set(n, cpu::embeddingBackward(T(0), T(1), I(2))); return;
+    case OpKind::SoftmaxBackward: set(n, cpu::softmaxBackward(T(0), T(1), I(2))); return;
+    case OpKind::LogSoftmaxBackward: set(n, cpu::logSoftmaxBackward(T(0), T(1), I(2))); return;
+    case OpKind::NllLossBackward: set(n, cpu::nllLossBackward(T(0), T(1), T(2))); return;
+    case OpKind::ConvolutionBackward: {
+      auto g = cpu::conv2dBackward(T(0), T(1), T(2), convParams(in));  // stride..groups at 3..6, as in conv2d
+      at(n->output(0)) = g.input;
+      at(n->output(1)) = g.weight;
+      at(n->output(2)) = g.bias;
+      return;
+    }
+    case OpKind::SplitWithSizes: set(n, IValue(cpu::splitWithSizes(T(0), Ints(1), I(2)))); return;
+    case OpKind::SumBackward: set(n, cpu::sumBackward(T(0), Ints(1), Ints(2), in[3].toBool("keepdim"))); return;
+    case OpKind::MeanBackward: set(n, cpu::meanBackward(T(0), Ints(1), Ints(2), in[3].toBool("keepdim"))); return;
+    case OpKind::AutogradAdd: set(n, cpu::autogradAdd(T(0), T(1))); return;
   }
 }
 
 }  // namespace
 
-std::vector<IValue> Interpreter::run(std::vector<IValue> inputs) const {
-  USER_CHECK(inputs.size() == g_.inputs().size(), "the graph takes {} inputs but {} were given", g_.inputs().size(),
+static std::vector<IValue> runFrame(const Graph& g, Frame& f, std::vector<IValue> inputs) {
+  USER_CHECK(inputs.size() == g.inputs().size(), "the graph takes {} inputs but {} were given", g.inputs().size(),
              inputs.size());
-  Frame f(g_);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    checkInputType(g_.inputs()[i], inputs[i]);
-    f.at(g_.inputs()[i]) = std::move(inputs[i]);
+    checkInputType(g.inputs()[i], inputs[i]);
+    f.at(g.inputs()[i]) = std::move(inputs[i]);
   }
-  f.runBlock(g_.block());
+  f.runBlock(g.block());
   std::vector<IValue> out;
-  for (const Value* v : g_.outputs()) out.push_back(f.at(v));
+  for (const Value* v : g.outputs()) out.push_back(f.at(v));
   return out;
+}
+
+std::vector<IValue> Interpreter::run(std::vector<IValue> inputs) const {
+  Frame f(g_, gradients_, nullptr);
+  return runFrame(g_, f, std::move(inputs));
+}
+
+std::vector<IValue> Interpreter::runWithTape(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad,
+                                             Tape& tape) const {
+  USER_CHECK(requiresGrad.size() == inputs.size(), "{} requires_grad flags for {} inputs", requiresGrad.size(),
+             inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i] = detach(inputs[i]);
+    if (requiresGrad[i] && inputs[i].isTensor()) inputs[i] = inputs[i].toTensor().withGradEdge(leafEdge(i));
+  }
+  Frame f(g_, gradients_, &tape);
+  return runFrame(g_, f, std::move(inputs));
 }
 
 }  // namespace gj

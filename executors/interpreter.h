@@ -1,6 +1,7 @@
 #pragma once
 // The reference interpreter: runs a verified graph node by node on CPU tensors with the runtime's
 // unfused kernels. It is the oracle every fuser and executor is compared against.
+#include "executors/autograd.h"
 #include "ir/graph.h"
 #include "runtime/ivalue.h"
 
@@ -10,15 +11,22 @@ namespace gj {
 
 class Interpreter {
  public:
-  /// Pre: verify(g) passes. The graph must outlive the interpreter.
-  explicit Interpreter(const Graph& g) : g_(g) {}
+  /// Pre: verify(g) passes. The graph (and the gradient table, for runs with a tape) must outlive the
+  /// interpreter.
+  explicit Interpreter(const Graph& g, const GradientTable* gradients = nullptr) : g_(g), gradients_(gradients) {}
   /// Runs the graph on `inputs` (one per graph input, in order). Inputs whose graph type is known are
   /// checked against it (dtype, rank, sizes); a mismatch or a failing kernel is a gj::Error naming the
   /// input or node.
   std::vector<IValue> run(std::vector<IValue> inputs) const;
+  /// Runs with autodiff: inputs flagged in `requiresGrad` become leaves, every DifferentiableGraph
+  /// execution is recorded on `tape` (its Gradient comes from the table given at construction), and
+  /// the outputs carry grad edges. A tensor that requires grad reaching an op outside a
+  /// DifferentiableGraph is a gj::Error (its gradient would be lost).
+  std::vector<IValue> runWithTape(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad, Tape& tape) const;
 
  private:
   const Graph& g_;
+  const GradientTable* gradients_;
 };
 
 /// Checks `v` against a graph input's declared type; throws gj::Error naming the input.

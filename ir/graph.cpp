@@ -16,6 +16,8 @@ Type constantType(const ConstantValue& v) {
   }
 }
 
+bool opHasSubgraph(OpKind k) { return k == OpKind::DifferentiableGraph; }
+
 // ---- Value ----
 
 Graph* Value::graph() const { return node_->graph(); }
@@ -234,8 +236,8 @@ void Graph::erase(Node* n) {
   for (Value* v : n->outputs())
     IR_CHECK(!v->hasUses()) << "erasing " << n->describe() << " whose output is still used";
   for (Block* b : n->blocks()) {
-    for (Node* inner : b->nodesList() | std::views::reverse) erase(inner);
     b->return_->removeAllInputs();
+    for (Node* inner : b->nodesList() | std::views::reverse) erase(inner);
   }
   n->removeAllInputs();
   for (Value* v : n->outputs()) v->setName("");
@@ -253,31 +255,42 @@ Value* Graph::findValue(const std::string& name) const {
   return it == names_.end() ? nullptr : it->second;
 }
 
-// Copies the nodes of `src` into `dst`, mapping values through `env`.
-static void cloneBlock(const Block* src, Block* dst, std::unordered_map<const Value*, Value*>& env) {
-  Graph* g = dst->graph();
-  for (Value* in : src->inputs()) env[in] = dst->addInput(in->type(), in->name());
-  for (const Node* n : *src) {
-    std::vector<Value*> ins;
-    for (Value* v : n->inputs()) ins.push_back(env.at(v));
-    Node* c = g->create(n->kind(), ins, 0);
-    c->setConstant(n->constant());
-    c->setLoc(n->loc());
-    for (Value* o : n->outputs()) {
-      Value* co = c->addOutput(o->type());
-      if (!o->name().empty()) co->setName(o->name());
-      env[o] = co;
-    }
-    for (const Block* b : n->blocks()) cloneBlock(b, c->addBlock(), env);
-    dst->append(c);
+static Value* mapped(const ValueMap& env, Value* v) {
+  auto it = env.find(v);
+  return it == env.end() ? v : it->second;
+}
+
+Node* cloneNode(const Node* n, Graph& g, ValueMap& env) {
+  std::vector<Value*> ins;
+  for (Value* v : n->inputs()) ins.push_back(mapped(env, v));
+  Node* c = g.create(n->kind(), ins, 0);
+  c->setConstant(n->constant());
+  c->setLoc(n->loc());
+  if (n->subgraph()) c->setSubgraph(n->subgraph()->clone());
+  for (Value* o : n->outputs()) {
+    Value* co = c->addOutput(o->type());
+    if (!o->name().empty()) co->setName(o->name());
+    env[o] = co;
   }
-  for (Value* out : src->outputs()) dst->registerOutput(env.at(out));
+  for (const Block* b : n->blocks()) {
+    Block* nb = c->addBlock();
+    for (Value* in : b->inputs()) env[in] = nb->addInput(in->type(), in->name());
+    for (const Node* inner : *b) nb->append(cloneNode(inner, g, env));
+    for (Value* out : b->outputs()) nb->registerOutput(mapped(env, out));
+  }
+  return c;
+}
+
+void cloneNodesBefore(const Block* src, Node* before, ValueMap& env) {
+  for (const Node* n : *src) cloneNode(n, *before->graph(), env)->insertBefore(before);
 }
 
 std::unique_ptr<Graph> Graph::clone() const {
   auto g = std::make_unique<Graph>();
-  std::unordered_map<const Value*, Value*> env;
-  cloneBlock(top_, g->top_, env);
+  ValueMap env;
+  for (Value* in : inputs()) env[in] = g->addInput(in->type(), in->name());
+  for (const Node* n : *top_) g->top_->append(cloneNode(n, *g, env));
+  for (Value* out : outputs()) g->registerOutput(env.at(out));
   return g;
 }
 

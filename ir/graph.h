@@ -89,6 +89,11 @@ class Node {
   const ConstantValue& constant() const { return constant_; }
   void setConstant(ConstantValue v) { constant_ = std::move(v); }
 
+  /// The body of a subgraph node (prim::DifferentiableGraph, fusion groups): its inputs and outputs
+  /// correspond one to one with the node's. nullptr for other nodes.
+  const std::shared_ptr<Graph>& subgraph() const { return subgraph_; }
+  void setSubgraph(std::shared_ptr<Graph> g) { subgraph_ = std::move(g); }
+
   /// Where the node came from in IR text (unknown for built nodes).
   const SourceLoc& loc() const { return loc_; }
   void setLoc(SourceLoc loc) { loc_ = std::move(loc); }
@@ -118,6 +123,7 @@ class Node {
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
   ConstantValue constant_;
+  std::shared_ptr<Graph> subgraph_;
   SourceLoc loc_;
 };
 
@@ -218,7 +224,19 @@ class Graph {
   Block* top_;
 };
 
+using ValueMap = std::unordered_map<const Value*, Value*>;
+
+/// A copy of `n` in graph `g` (not inserted), nested blocks and subgraph included. `env` maps the
+/// values n uses to their replacements (a value not in env stands for itself); it gains n's outputs
+/// and block values. Names and locations are kept (duplicates get ".N" suffixes).
+Node* cloneNode(const Node* n, Graph& g, ValueMap& env);
+/// Clones the nodes of `src` in front of `before`, mapping through env (which must map src's inputs).
+void cloneNodesBefore(const Block* src, Node* before, ValueMap& env);
+
 /// Type of a constant's output: int, float, bool, int[] or NoneType.
 Type constantType(const ConstantValue& v);
+
+/// True for ops whose nodes carry a subgraph (printed as `name_N(...)` plus a `with name_N = graph` section).
+bool opHasSubgraph(OpKind k);
 
 }  // namespace gj

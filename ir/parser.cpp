@@ -156,8 +156,40 @@ class Parser {
   Parser(std::vector<Token> toks, const std::string& file) : toks_(std::move(toks)), file_(file) {}
 
   std::unique_ptr<Graph> run() {
+    auto main = parseGraph("IR text starts with 'graph(' followed by the graph's inputs");
+    // Subgraph sections: with prim::DifferentiableGraph_0 = graph(...): ... return (...)
+    std::unordered_map<std::string, std::shared_ptr<Graph>> sections;
+    while (peek().kind == TokKind::Ident && peek().text == "with") {
+      ++pos_;
+      const Token& name = next();
+      if (name.kind != TokKind::Ident || !pendingSubgraphs_.count(name.text))
+        fail(name, fmt::format("'with {}' names no subgraph node", name.text),
+             "a with-section defines the body of a node written as name_N(...) above it");
+      if (sections.count(name.text)) fail(name, fmt::format("subgraph {} is defined twice", name.text));
+      expect("=");
+      sections[name.text] = parseGraph("a subgraph section reads 'with name_N = graph(...): ... return (...)'");
+    }
+    if (peek().kind != TokKind::End)
+      fail(peek(), fmt::format("unexpected '{}' after the graph's return", peek().text),
+           "a graph ends with its 'return (...)' line; only 'with name_N = graph...' sections may follow");
+    for (auto& [name, uses] : pendingSubgraphs_) {
+      auto it = sections.find(name);
+      if (it == sections.end())
+        fail(uses.second, fmt::format("{} has no 'with {} = graph(...)' section", name, name));
+      uses.first->setSubgraph(it->second);
+    }
+    return main;
+  }
+
+  // One graph: 'graph(' params '):' body 'return (' values ')'. Value names are local to it.
+  std::unique_ptr<Graph> parseGraph(const char* hint) {
+    auto saveScopes = std::move(scopes_);
+    auto saveDefined = std::move(defined_);
+    auto saveGraph = std::move(g_);
+    scopes_.clear();
+    defined_.clear();
     g_ = std::make_unique<Graph>();
-    expectIdent("graph", "IR text starts with 'graph(' followed by the graph's inputs");
+    expectIdent("graph", hint);
     expect("(");
     scopes_.emplace_back();
     if (!peekIs(")")) {
@@ -171,10 +203,11 @@ class Parser {
     expect("(");
     for (Value* v : parseValueList()) g_->registerOutput(v);
     expect(")");
-    if (peek().kind != TokKind::End)
-      fail(peek(), fmt::format("unexpected '{}' after the graph's return", peek().text),
-           "a graph ends with its 'return (...)' line");
-    return std::move(g_);
+    auto out = std::move(g_);
+    scopes_ = std::move(saveScopes);
+    defined_ = std::move(saveDefined);
+    g_ = std::move(saveGraph);
+    return out;
   }
 
  private:
@@ -359,11 +392,30 @@ class Parser {
     std::vector<Value*> ins = parseValueList();
     expect(")");
     const OpInfo* info = lookupOp(opTok.text, static_cast<int>(ins.size()));
+    std::string subgraphName;
+    if (!info) {
+      // name_N: a subgraph node whose body follows in a with-section.
+      size_t us = opTok.text.rfind('_');
+      if (us != std::string::npos && us + 1 < opTok.text.size() &&
+          opTok.text.find_first_not_of("0123456789", us + 1) == std::string::npos) {
+        info = lookupOp(opTok.text.substr(0, us), static_cast<int>(ins.size()));
+        if (info && !opHasSubgraph(info->kind)) info = nullptr;
+        if (info) subgraphName = opTok.text;
+      }
+    }
     if (!info) fail(opTok, fmt::format("unknown op '{}'", opTok.text), suggestOp(opTok.text));
+    if (opHasSubgraph(info->kind) && subgraphName.empty())
+      fail(opTok, fmt::format("{} needs a numbered name such as {}_0 and a with-section for its body", opTok.text,
+                              opTok.text));
     if (info->kind == OpKind::Param || info->kind == OpKind::Return)
       fail(opTok, fmt::format("{} cannot be written as a node", opTok.text), "use the block header or '-> (...)'");
     Node* n = g_->create(info->kind, ins, 0);
     n->setLoc(loc(opTok));
+    if (!subgraphName.empty()) {
+      if (pendingSubgraphs_.count(subgraphName))
+        fail(opTok, fmt::format("{} is used by two nodes", subgraphName), "number each subgraph node differently");
+      pendingSubgraphs_.emplace(subgraphName, std::pair{n, opTok});
+    }
     b->append(n);
     if (value) {
       if (info->kind != OpKind::Constant) fail(*valueTok, "only prim::Constant takes a value attribute");
@@ -471,6 +523,7 @@ class Parser {
   std::unique_ptr<Graph> g_;
   std::vector<std::unordered_map<std::string, Value*>> scopes_;
   std::unordered_map<std::string, SourceLoc> defined_;
+  std::unordered_map<std::string, std::pair<Node*, Token>> pendingSubgraphs_;
 };
 
 }  // namespace

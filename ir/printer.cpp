@@ -60,9 +60,27 @@ class Namer {
   std::unordered_map<const Value*, std::string> names_;
 };
 
+// Subgraphs are numbered in the order they are met and printed after the graph that uses them:
+//   %y : Tensor = prim::DifferentiableGraph_0(%x)
+//   ...
+// with prim::DifferentiableGraph_0 = graph(%a : Tensor):
+//   ...
+struct SubgraphNames {
+  std::vector<std::pair<std::string, const Graph*>> order;
+  std::unordered_map<const Graph*, std::string> names;
+  const std::string& nameOf(const Node* n) {
+    const Graph* g = n->subgraph().get();
+    auto it = names.find(g);
+    if (it != names.end()) return it->second;
+    std::string name = fmt::format("{}_{}", n->info().name, order.size());
+    order.emplace_back(name, g);
+    return names[g] = name;
+  }
+};
+
 class Printer {
  public:
-  Printer(std::ostream& os, const Graph& g) : os_(os), name_(g) {}
+  Printer(std::ostream& os, const Graph& g, SubgraphNames* subs = nullptr) : os_(os), name_(g), subs_(subs) {}
 
   void graph(const Graph& g) {
     os_ << "graph(";
@@ -78,7 +96,10 @@ class Printer {
     for (size_t i = 0; i < n->outputs().size(); ++i)
       os_ << (i ? ", " : "") << "%" << name_(n->output(i)) << " : " << n->output(i)->type().str();
     if (!n->outputs().empty()) os_ << " = ";
-    os_ << n->info().name;
+    if (n->subgraph() && subs_)
+      os_ << subs_->nameOf(n);
+    else
+      os_ << n->info().name;
     if (n->kind() == OpKind::Constant && n->constant().index() != 0) os_ << "[value=" << constantStr(n->constant()) << "]";
     os_ << "(" << values(n->inputs()) << ")\n";
     for (size_t b = 0; b < n->blocks().size(); ++b) {
@@ -109,10 +130,19 @@ class Printer {
 
   std::ostream& os_;
   Namer name_;
+  SubgraphNames* subs_;
 };
 }  // namespace
 
-void printIR(std::ostream& os, const Graph& g) { Printer(os, g).graph(g); }
+void printIR(std::ostream& os, const Graph& g) {
+  SubgraphNames subs;
+  Printer(os, g, &subs).graph(g);
+  for (size_t i = 0; i < subs.order.size(); ++i) {  // grows while printing nested subgraphs
+    auto [name, sub] = subs.order[i];
+    os << "with " << name << " = ";
+    Printer(os, *sub, &subs).graph(*sub);
+  }
+}
 
 std::string printIR(const Graph& g) {
   std::ostringstream os;

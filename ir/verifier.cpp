@@ -120,6 +120,9 @@ class Verifier {
       case OpKind::Return:
         report(n, "param/return nodes cannot appear inside a block's node list");
         return;
+      case OpKind::DifferentiableGraph:
+        subgraph(n, nin, nout);
+        return;
       case OpKind::Constant: case OpKind::ListConstruct: case OpKind::ListUnpack: case OpKind::ListAppend:
       case OpKind::GetItem: case OpKind::Len: case OpKind::Size: case OpKind::Mm: case OpKind::Bmm:
       case OpKind::Matmul: case OpKind::Addmm: case OpKind::Linear: case OpKind::T: case OpKind::Transpose:
@@ -130,8 +133,29 @@ class Verifier {
       case OpKind::Log: case OpKind::Sqrt: case OpKind::Sum: case OpKind::SumDim: case OpKind::Mean:
       case OpKind::MeanDim: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::NllLoss:
       case OpKind::CrossEntropy: case OpKind::Embedding: case OpKind::Cat: case OpKind::Stack: case OpKind::Conv2d:
+      case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder:
+      case OpKind::Sizes: case OpKind::ZerosLike: case OpKind::SumToSize: case OpKind::SigmoidBackward:
+      case OpKind::TanhBackward: case OpKind::ThresholdBackward: case OpKind::SelectBackward:
+      case OpKind::SliceBackward: case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward:
+      case OpKind::LogSoftmaxBackward: case OpKind::NllLossBackward: case OpKind::ConvolutionBackward:
+      case OpKind::SplitWithSizes: case OpKind::SumBackward: case OpKind::MeanBackward: case OpKind::AutogradAdd:
         if (!n->blocks().empty()) report(n, fmt::format("{} cannot have blocks", n->info().name));
         return;
+    }
+  }
+
+  void subgraph(const Node* n, int nin, int nout) {
+    const Graph* sub = n->subgraph().get();
+    if (!sub) {
+      report(n, fmt::format("{} has no subgraph", n->info().name));
+      return;
+    }
+    if (static_cast<int>(sub->inputs().size()) != nin || static_cast<int>(sub->outputs().size()) != nout)
+      report(n, fmt::format("{} has {} inputs and {} outputs but its subgraph {} and {}", n->info().name, nin, nout,
+                            sub->inputs().size(), sub->outputs().size()));
+    for (Diagnostic& d : Verifier().run(*sub)) {
+      d.message = "in subgraph: " + d.message;
+      diags_.push_back(std::move(d));
     }
   }
 

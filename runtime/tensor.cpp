@@ -163,6 +163,7 @@ double Tensor::item(int64_t flatIndex) const {
 
 Tensor Tensor::asStrided(Shape sizes, Shape strides, int64_t offset) const {
   Tensor t = *this;
+  t.gradEdge_.reset();
   t.sizes_ = std::move(sizes);
   t.strides_ = std::move(strides);
   t.offset_ = offset;
@@ -234,6 +235,7 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
   d0 = wrapDim(d0, dim());
   d1 = wrapDim(d1, dim());
   Tensor t = *this;
+  t.gradEdge_.reset();
   if (dim() == 0) return t;
   std::swap(t.sizes_[d0], t.sizes_[d1]);
   std::swap(t.strides_[d0], t.strides_[d1]);

@@ -14,6 +14,9 @@ namespace gj {
 
 using Shape = std::vector<int64_t>;
 
+/// Where a tensor's gradient goes under autodiff. Defined by the executors (the runtime only carries it).
+struct GradEdge;
+
 /// A block of device memory. CPU storage is 64-byte aligned (see allocator.h).
 class Storage {
  public:
@@ -100,11 +103,22 @@ class Tensor {
 
   std::string toString(int64_t maxElements = 20) const;
 
+  /// The autodiff edge attached to this tensor, or null. Copies and views made from it do not keep it
+  /// unless they are copies of the Tensor object itself.
+  const std::shared_ptr<const GradEdge>& gradEdge() const { return gradEdge_; }
+  /// The same tensor (same storage and view) with `edge` attached; null detaches.
+  Tensor withGradEdge(std::shared_ptr<const GradEdge> edge) const {
+    Tensor t = *this;
+    t.gradEdge_ = std::move(edge);
+    return t;
+  }
+
  private:
   std::shared_ptr<Storage> storage_;
   int64_t offset_ = 0;
   Shape sizes_, strides_;
   DType dtype_ = DType::Float32;
+  std::shared_ptr<const GradEdge> gradEdge_;
 };
 
 /// Normalizes a possibly negative dimension index against `rank`; throws gj::Error if out of range.

@@ -53,4 +53,29 @@ struct Conv2dParams {
 /// x [N, Cin, H, W], w [Cout, Cin/groups, kH, kW], bias [Cout] or undefined.
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p);
 
+// ---- gradient kernels (the ops that autodiff's formulas emit) ----
+/// Sums `g` over its broadcast dimensions so that it has `sizes` (the inverse of expand).
+Tensor sumToSize(const Tensor& g, std::span<const int64_t> sizes);
+Tensor sigmoidBackward(const Tensor& g, const Tensor& y);            ///< g * y * (1 - y)
+Tensor tanhBackward(const Tensor& g, const Tensor& y);               ///< g * (1 - y^2)
+Tensor thresholdBackward(const Tensor& g, const Tensor& x, double threshold);  ///< x > threshold ? g : 0
+Tensor selectBackward(const Tensor& g, std::span<const int64_t> sizes, int64_t dim, int64_t index);
+/// Zeros of `sizes` with g in the slice; g itself (no copy) when the slice covers the whole dimension.
+Tensor sliceBackward(const Tensor& g, std::span<const int64_t> sizes, int64_t dim, int64_t start, int64_t end,
+                     int64_t step);
+Tensor embeddingBackward(const Tensor& g, const Tensor& indices, int64_t numWeights);
+Tensor softmaxBackward(const Tensor& g, const Tensor& y, int64_t dim);     ///< y * (g - sum(g * y))
+Tensor logSoftmaxBackward(const Tensor& g, const Tensor& y, int64_t dim);  ///< g - exp(y) * sum(g)
+Tensor nllLossBackward(const Tensor& g, const Tensor& logp, const Tensor& target);
+struct Conv2dGrads {
+  Tensor input, weight, bias;
+};
+Conv2dGrads conv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const Conv2dParams& p);
+std::vector<Tensor> splitWithSizes(const Tensor& x, std::span<const int64_t> sizes, int64_t dim);
+/// Broadcasts g back over the reduced `dims` (all when empty) of an input of `sizes`; mean divides by the count.
+Tensor sumBackward(const Tensor& g, std::span<const int64_t> sizes, std::span<const int64_t> dims, bool keepdim);
+Tensor meanBackward(const Tensor& g, std::span<const int64_t> sizes, std::span<const int64_t> dims, bool keepdim);
+/// a + b where an undefined tensor counts as zero (gradient accumulation).
+Tensor autogradAdd(const Tensor& a, const Tensor& b);
+
 }  // namespace gj::cpu

@@ -1,0 +1,120 @@
+#include "executors/autograd.h"
+
+#include "executors/interpreter.h"
+#include "passes/create_autodiff_subgraphs.h"
+#include "passes/requires_grad.h"
+#include "passes/util.h"
+#include "runtime/cpu/ops.h"
+
+namespace gj {
+
+std::shared_ptr<const GradEdge> leafEdge(size_t index) {
+  auto e = std::make_shared<GradEdge>();
+  e->slot = index;
+  return e;
+}
+
+IValue detach(const IValue& v) {
+  if (v.isTensor()) return v.toTensor().withGradEdge(nullptr);
+  if (v.isTensorList()) {
+    TensorList xs;
+    for (const Tensor& t : v.toTensorList()) xs.push_back(t.withGradEdge(nullptr));
+    return IValue(std::move(xs));
+  }
+  return v;
+}
+
+void Tape::accumulate(const GradEdge& e, const Tensor& g) {
+  if (!g.defined()) return;
+  Tensor& slot = e.step ? e.step->grads[e.slot][std::max<int64_t>(e.element, 0)] : leafGrads_[e.slot];
+  slot = cpu::autogradAdd(slot, g);
+}
+
+static Tensor orZeros(const Tensor& g, const Tensor& like) {
+  return g.defined() ? g : Tensor::zeros(like.sizes(), like.dtype());
+}
+
+std::vector<Tensor> Tape::backward(const std::vector<IValue>& outputs, const std::vector<Tensor>& gradOutputs) {
+  USER_CHECK(outputs.size() == gradOutputs.size(), "backward: {} gradients for {} outputs", gradOutputs.size(),
+             outputs.size());
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (!outputs[k].isTensor() || !gradOutputs[k].defined()) continue;
+    const Tensor& out = outputs[k].toTensor();
+    USER_CHECK(gradOutputs[k].sizes() == out.sizes(), "backward: gradient {} has shape {} but output {} has {}", k,
+               shapeStr(gradOutputs[k].sizes()), k, shapeStr(out.sizes()));
+    if (out.gradEdge()) accumulate(*out.gradEdge(), gradOutputs[k].to(out.dtype()));
+  }
+  for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
+    TapeStep& s = **it;
+    bool any = false;
+    for (const auto& gs : s.grads)
+      for (const Tensor& g : gs) any = any || g.defined();
+    if (!any) continue;
+    std::vector<IValue> in;
+    for (size_t k = 0; k < s.grads.size(); ++k) {
+      if (s.outputIsList[k]) {
+        TensorList xs;
+        for (size_t e = 0; e < s.grads[k].size(); ++e) xs.push_back(orZeros(s.grads[k][e], s.outputs[k][e]));
+        in.push_back(IValue(std::move(xs)));
+      } else {
+        in.push_back(orZeros(s.grads[k][0], s.outputs[k][0]));
+      }
+    }
+    for (IValue& v : s.saved) in.push_back(std::move(v));
+    auto grads = Interpreter(*s.gradient->backward).run(std::move(in));
+    for (size_t j = 0; j < grads.size(); ++j) {
+      const auto& edges = s.inputEdges[j];
+      if (s.inputIsList[j]) {
+        const TensorList& gl = grads[j].toTensorList("backward list gradient");
+        for (size_t e = 0; e < edges.size() && e < gl.size(); ++e)
+          if (edges[e]) accumulate(*edges[e], gl[e]);
+      } else if (!edges.empty() && edges[0]) {
+        accumulate(*edges[0], grads[j].toTensor("backward gradient"));
+      }
+    }
+    it->reset();  // frees saved values and gradients as soon as the step is done
+  }
+  steps_.clear();
+  return std::move(leafGrads_);
+}
+
+static void differentiateBlock(const Block* b, GradientTable& table) {
+  for (const Node* n : *b) {
+    for (const Block* inner : n->blocks()) differentiateBlock(inner, table);
+    if (n->kind() == OpKind::DifferentiableGraph)
+      table[n] = std::make_shared<const Gradient>(differentiate(*n->subgraph()));
+  }
+}
+
+GradientTable differentiateSubgraphs(const Graph& g) {
+  GradientTable table;
+  differentiateBlock(g.block(), table);
+  return table;
+}
+
+AutodiffGraph prepareAutodiff(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad) {
+  USER_CHECK(requiresGrad.size() == g->inputs().size(), "autodiff: {} requires_grad flags for {} inputs",
+             requiresGrad.size(), g->inputs().size());
+  for (size_t i = 0; i < requiresGrad.size(); ++i) {
+    Value* in = g->inputs()[i];
+    if (!in->type().isTensor() && in->type().kind != TypeKind::TensorList) continue;
+    Type t = in->type();
+    t.requiresGrad = requiresGrad[i];
+    in->setType(t);
+  }
+  propagateRequiresGrad(*g);
+  createAutodiffSubgraphs(*g);
+  // Every op left outside a DifferentiableGraph that sees a value requiring grad must only move it.
+  forEachNode(g->block(), [](Node* n) {
+    if (isPlumbing(n->kind())) return;
+    for (const Value* v : n->inputs())
+      if (v->type().requiresGrad.value_or(false))
+        throw Error(fmt::format("autodiff: no gradient formula for {}", n->info().name), n->describe(),
+                    "the op is not in the formula table (passes/gradient_formulas.cpp); keep it off the gradient "
+                    "path or add a formula");
+  });
+  AutodiffGraph ag{g, differentiateSubgraphs(*g)};
+  return ag;
+}
+
+}  // namespace gj

@@ -1,0 +1,98 @@
+#include "passes/autodiff.h"
+
+#include "passes/gradient_context.h"
+#include "passes/requires_grad.h"
+#include "passes/util.h"
+
+#include <ranges>
+
+namespace gj {
+
+Value* GradientContext::F(Value* v) {
+  if (auto it = fwdMap_.find(v); it != fwdMap_.end()) return it->second;
+  Value* m;
+  if (v->node()->kind() == OpKind::Constant) {
+    m = b_.constant(v->node()->constant());
+  } else {
+    m = bwd_.addInput(v->type(), v->name().empty() ? "" : v->name());
+    saved_.push_back(v);
+  }
+  fwdMap_[v] = m;
+  return m;
+}
+
+Value* GradientContext::gradOf(Value* v) {
+  if (auto it = grads_.find(v); it != grads_.end()) return it->second;
+  if (v->type().isTensor()) return b_.op(OpKind::ZerosLike, {F(v)}, v->type());
+  return nullptr;
+}
+
+void GradientContext::accumulate(Value* v, Value* g) {
+  if (!g || !requiresGrad(v)) return;
+  auto it = grads_.find(v);
+  if (it == grads_.end()) {
+    grads_[v] = g;
+    return;
+  }
+  USER_CHECK(v->type().isTensor(), "autodiff: the Tensor[] %{} gets gradients from two uses; build one list per use",
+             v->name());
+  it->second = b_.op(OpKind::Add, {it->second, g, b_.i(1)}, v->type());
+}
+
+Value* GradientContext::sizesOf(Value* v) {
+  if (auto s = staticSizes(v)) return b_.ints(*s);
+  return b_.op(OpKind::Sizes, {F(v)}, Type::of(TypeKind::IntList));
+}
+
+Value* GradientContext::reduceTo(Value* g, Value* v, Value* result) {
+  if (!v->type().isTensor()) return nullptr;
+  auto sv = staticSizes(v), sr = staticSizes(result);
+  if (sv && sr && *sv == *sr) return g;
+  return b_.op(OpKind::SumToSize, {g, sizesOf(v)}, v->type());
+}
+
+Gradient differentiate(const Graph& original) {
+  Gradient grad;
+  grad.forward = original.clone();
+  Graph& f = *grad.forward;
+  propagateRequiresGrad(f);
+  grad.backward = std::make_shared<Graph>();
+  Graph& bw = *grad.backward;
+  GraphBuilder b(bw);
+  GradientContext ctx(bw, b);
+
+  // One gradient input per forward output, seeded into the outputs' gradients.
+  grad.numOutputs = f.outputs().size();
+  std::vector<Value*> gradInputs;
+  for (size_t k = 0; k < f.outputs().size(); ++k) {
+    Value* out = f.outputs()[k];
+    Type t = out->type();
+    t.requiresGrad.reset();
+    gradInputs.push_back(bw.addInput(t, fmt::format("grad_{}", out->name().empty() ? std::to_string(k) : out->name())));
+  }
+  for (size_t k = 0; k < f.outputs().size(); ++k) ctx.accumulate(f.outputs()[k], gradInputs[k]);
+
+  for (Node* n : f.block()->nodesList() | std::views::reverse) {
+    IR_CHECK(n->blocks().empty() && !n->subgraph()) << "differentiate: " << n->describe() << " has blocks";
+    bool anyGrad = false, anyInput = false;
+    for (Value* v : n->outputs()) anyGrad = anyGrad || ctx.hasGrad(v);
+    for (Value* v : n->inputs()) anyInput = anyInput || GradientContext::requiresGrad(v);
+    if (anyGrad && anyInput) emitGradient(ctx, n);
+  }
+
+  for (size_t i = 0; i < f.inputs().size(); ++i) {
+    Value* in = f.inputs()[i];
+    if (!GradientContext::requiresGrad(in)) continue;
+    Value* g = ctx.gradEntry(in);
+    if (!g) {
+      USER_CHECK(in->type().isTensor(), "autodiff: no gradient reaches the Tensor[] input %{}", in->name());
+      g = b.op(OpKind::ZerosLike, {ctx.F(in)}, in->type());
+    }
+    bw.registerOutput(g);
+    grad.gradInputs.push_back(i);
+  }
+  for (Value* v : ctx.saved()) f.registerOutput(v);
+  return grad;
+}
+
+}  // namespace gj

@@ -1,0 +1,14 @@
+#pragma once
+#include "ir/graph.h"
+
+namespace gj {
+
+/// Folds what is known before running: aten::size / aten::len of statically sized values, int
+/// arithmetic on constants, int lists of constants, list indexing by constants, prim::If on a constant
+/// condition (the taken branch is inlined) and loops that run zero times. Returns true if g changed.
+///
+/// Given:  %x : Float(7, 3) ; %n : int = aten::size(%x, %zero)
+/// Result: %n : int = prim::Constant[value=7]()
+bool propagateConstants(Graph& g);
+
+}  // namespace gj

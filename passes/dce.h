@@ -1,0 +1,13 @@
+#pragma once
+#include "ir/graph.h"
+
+namespace gj {
+
+/// Removes nodes whose outputs are unused (every op is free of side effects), also in nested blocks
+/// and subgraphs. Pre: verify(g). Post: verify(g). Returns true if g changed.
+///
+/// Given:  %a = aten::sigmoid(%x) ; %b = aten::tanh(%a) ; return (%a)
+/// Result: %a = aten::sigmoid(%x) ; return (%a)
+bool eliminateDeadCode(Graph& g);
+
+}  // namespace gj

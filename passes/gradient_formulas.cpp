@@ -1,0 +1,242 @@
+// The table of gradient formulas: one case per differentiable op. Each formula reads the gradients of
+// the node's outputs and adds the gradients of its inputs (ctx.accumulate ignores inputs that do not
+// require grad). `F(v)` is forward value v in the backward graph (saved or a copied constant).
+#include "passes/autodiff.h"
+#include "passes/gradient_context.h"
+#include "passes/util.h"
+
+namespace gj {
+
+namespace {
+
+Type tensorType() { return Type::tensor(); }
+Type listType() { return Type::of(TypeKind::TensorList); }
+
+// Matmul's right operand transposed: [K, N] -> [N, K].
+void matmulGrad(GradientContext& c, Node* n, Value* gy) {
+  GraphBuilder& b = c.b();
+  Value* a = n->input(0);
+  Value* w = n->input(1);
+  auto ra = a->type().sizes ? std::optional<size_t>(a->type().sizes->size()) : std::nullopt;
+  auto rw = w->type().sizes ? std::optional<size_t>(w->type().sizes->size()) : std::nullopt;
+  USER_CHECK(rw && *rw == 2 && (!ra || *ra >= 1),
+             "autodiff: the aten::matmul gradient handles [..., K] x [K, N] (a right operand of known rank 2); {} "
+             "has {} x {}",
+             n->describe(), a->type().str(), w->type().str());
+  if (GradientContext::requiresGrad(a)) c.accumulate(a, b.op(OpKind::Matmul, {gy, b.op(OpKind::T, {c.F(w)})}));
+  if (!GradientContext::requiresGrad(w)) return;
+  Value* k = b.op(OpKind::Size, {c.F(w), b.i(0)}, Type::of(TypeKind::Int));
+  Value* nOut = b.op(OpKind::Size, {c.F(w), b.i(1)}, Type::of(TypeKind::Int));
+  if (auto sw = staticSizes(w)) {
+    k = b.i((*sw)[0]);
+    nOut = b.i((*sw)[1]);
+  }
+  Value* a2 = b.op(OpKind::Reshape, {c.F(a), b.list({b.i(-1), k}, TypeKind::IntList)});
+  Value* g2 = b.op(OpKind::Reshape, {gy, b.list({b.i(-1), nOut}, TypeKind::IntList)});
+  c.accumulate(w, b.op(OpKind::Mm, {b.op(OpKind::T, {a2}), g2}));
+}
+
+Value* scaled(GraphBuilder& b, Value* g, Value* factor) {
+  if (isConstantEqual(factor, 1.0)) return g;
+  return b.op(OpKind::Mul, {g, factor});
+}
+
+}  // namespace
+
+bool hasGradientFormula(OpKind k) {
+  switch (k) {
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::AutogradAdd:
+    case OpKind::Neg: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Relu: case OpKind::Exp:
+    case OpKind::Log: case OpKind::Sqrt: case OpKind::Mm: case OpKind::Bmm: case OpKind::Matmul:
+    case OpKind::Addmm: case OpKind::Linear: case OpKind::T: case OpKind::Transpose: case OpKind::Permute:
+    case OpKind::Select: case OpKind::Slice: case OpKind::View: case OpKind::Reshape: case OpKind::Squeeze:
+    case OpKind::Unsqueeze: case OpKind::Expand: case OpKind::Contiguous: case OpKind::Chunk:
+    case OpKind::Unbind: case OpKind::SplitWithSizes: case OpKind::Cat: case OpKind::Stack:
+    case OpKind::ListConstruct: case OpKind::ListUnpack: case OpKind::Sum: case OpKind::SumDim:
+    case OpKind::Mean: case OpKind::MeanDim: case OpKind::Softmax: case OpKind::LogSoftmax:
+    case OpKind::NllLoss: case OpKind::CrossEntropy: case OpKind::Embedding: case OpKind::Conv2d:
+    case OpKind::SumToSize:
+      return true;
+    case OpKind::Param: case OpKind::Return: case OpKind::Constant: case OpKind::ListAppend:
+    case OpKind::DifferentiableGraph: case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len:
+    case OpKind::Size: case OpKind::Sizes: case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder:
+    case OpKind::ZerosLike: case OpKind::SigmoidBackward: case OpKind::TanhBackward:
+    case OpKind::ThresholdBackward: case OpKind::SelectBackward: case OpKind::SliceBackward:
+    case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
+    case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SumBackward:
+    case OpKind::MeanBackward:
+      return false;
+  }
+  return false;
+}
+
+void emitGradient(GradientContext& c, Node* n) {
+  GraphBuilder& b = c.b();
+  auto in = [&](size_t i) { return n->input(i); };
+  auto F = [&](Value* v) { return c.F(v); };
+  Value* out = n->outputs().empty() ? nullptr : n->output(0);
+  Value* gy = out && (out->type().isTensor() || c.hasGrad(out)) ? c.gradOf(out) : nullptr;
+  auto acc = [&](Value* v, Value* g) { c.accumulate(v, g); };
+  auto needs = [&](size_t i) { return GradientContext::requiresGrad(in(i)); };
+  switch (n->kind()) {
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::AutogradAdd: {
+      if (needs(0)) acc(in(0), c.reduceTo(gy, in(0), out));
+      if (n->inputs().size() > 1 && needs(1)) {
+        Value* g = n->kind() == OpKind::AutogradAdd ? gy : scaled(b, gy, in(2));
+        if (n->kind() == OpKind::Sub) g = b.op(OpKind::Neg, {g});
+        acc(in(1), c.reduceTo(g, in(1), out));
+      }
+      return;
+    }
+    case OpKind::Mul:
+      if (needs(0)) acc(in(0), c.reduceTo(b.op(OpKind::Mul, {gy, F(in(1))}), in(0), out));
+      if (needs(1)) acc(in(1), c.reduceTo(b.op(OpKind::Mul, {gy, F(in(0))}), in(1), out));
+      return;
+    case OpKind::Div:
+      if (needs(0)) acc(in(0), c.reduceTo(b.op(OpKind::Div, {gy, F(in(1))}), in(0), out));
+      if (needs(1)) {
+        Value* g = b.op(OpKind::Neg, {b.op(OpKind::Div, {b.op(OpKind::Mul, {gy, F(out)}), F(in(1))})});
+        acc(in(1), c.reduceTo(g, in(1), out));
+      }
+      return;
+    case OpKind::Neg: acc(in(0), b.op(OpKind::Neg, {gy})); return;
+    case OpKind::Sigmoid: acc(in(0), b.op(OpKind::SigmoidBackward, {gy, F(out)})); return;
+    case OpKind::Tanh: acc(in(0), b.op(OpKind::TanhBackward, {gy, F(out)})); return;
+    case OpKind::Relu: acc(in(0), b.op(OpKind::ThresholdBackward, {gy, F(out), b.f(0.0)})); return;
+    case OpKind::Exp: acc(in(0), b.op(OpKind::Mul, {gy, F(out)})); return;
+    case OpKind::Log: acc(in(0), b.op(OpKind::Div, {gy, F(in(0))})); return;
+    case OpKind::Sqrt: acc(in(0), b.op(OpKind::Div, {gy, b.op(OpKind::Mul, {F(out), b.f(2.0)})})); return;
+    case OpKind::Mm:
+      if (needs(0)) acc(in(0), b.op(OpKind::Mm, {gy, b.op(OpKind::T, {F(in(1))})}));
+      if (needs(1)) acc(in(1), b.op(OpKind::Mm, {b.op(OpKind::T, {F(in(0))}), gy}));
+      return;
+    case OpKind::Bmm: {
+      Value* one = b.i(1);
+      Value* two = b.i(2);
+      if (needs(0)) acc(in(0), b.op(OpKind::Bmm, {gy, b.op(OpKind::Transpose, {F(in(1)), one, two})}));
+      if (needs(1)) acc(in(1), b.op(OpKind::Bmm, {b.op(OpKind::Transpose, {F(in(0)), one, two}), gy}));
+      return;
+    }
+    case OpKind::Matmul: return matmulGrad(c, n, gy);
+    case OpKind::Addmm:
+      if (needs(0)) acc(in(0), c.reduceTo(scaled(b, gy, F(in(3))), in(0), out));
+      if (needs(1)) acc(in(1), scaled(b, b.op(OpKind::Mm, {gy, b.op(OpKind::T, {F(in(2))})}), F(in(4))));
+      if (needs(2)) acc(in(2), scaled(b, b.op(OpKind::Mm, {b.op(OpKind::T, {F(in(1))}), gy}), F(in(4))));
+      return;
+    case OpKind::Linear: {
+      if (needs(0)) acc(in(0), b.op(OpKind::Matmul, {gy, F(in(1))}));
+      if (needs(1)) {
+        Value* outF = b.op(OpKind::Size, {F(in(1)), b.i(0)}, Type::of(TypeKind::Int));
+        Value* inF = b.op(OpKind::Size, {F(in(1)), b.i(1)}, Type::of(TypeKind::Int));
+        if (auto sw = staticSizes(in(1))) outF = b.i((*sw)[0]), inF = b.i((*sw)[1]);
+        Value* g2 = b.op(OpKind::Reshape, {gy, b.list({b.i(-1), outF}, TypeKind::IntList)});
+        Value* x2 = b.op(OpKind::Reshape, {F(in(0)), b.list({b.i(-1), inF}, TypeKind::IntList)});
+        acc(in(1), b.op(OpKind::Mm, {b.op(OpKind::T, {g2}), x2}));
+      }
+      if (in(2)->type().isTensor() && needs(2)) acc(in(2), b.op(OpKind::SumToSize, {gy, c.sizesOf(in(2))}));
+      return;
+    }
+    case OpKind::T: acc(in(0), b.op(OpKind::T, {gy})); return;
+    case OpKind::Transpose: acc(in(0), b.op(OpKind::Transpose, {gy, F(in(1)), F(in(2))})); return;
+    case OpKind::Permute: {
+      auto dims = constantInts(in(1));
+      USER_CHECK(dims.has_value(), "autodiff: {} needs constant dims", n->describe());
+      std::vector<int64_t> inverse(dims->size());
+      for (size_t i = 0; i < dims->size(); ++i) {
+        int64_t d = (*dims)[i] < 0 ? (*dims)[i] + static_cast<int64_t>(dims->size()) : (*dims)[i];
+        inverse[d] = static_cast<int64_t>(i);
+      }
+      acc(in(0), b.op(OpKind::Permute, {gy, b.ints(inverse)}));
+      return;
+    }
+    case OpKind::Select: acc(in(0), b.op(OpKind::SelectBackward, {gy, c.sizesOf(in(0)), F(in(1)), F(in(2))})); return;
+    case OpKind::Slice:
+      acc(in(0), b.op(OpKind::SliceBackward, {gy, c.sizesOf(in(0)), F(in(1)), F(in(2)), F(in(3)), F(in(4))}));
+      return;
+    case OpKind::View: case OpKind::Reshape: case OpKind::Squeeze:
+      acc(in(0), b.op(OpKind::Reshape, {gy, c.sizesOf(in(0))}));
+      return;
+    case OpKind::Unsqueeze: acc(in(0), b.op(OpKind::Squeeze, {gy, F(in(1))})); return;
+    case OpKind::Expand: case OpKind::SumToSize: {
+      Value* g = n->kind() == OpKind::Expand ? b.op(OpKind::SumToSize, {gy, c.sizesOf(in(0))})
+                                              : b.op(OpKind::Expand, {gy, c.sizesOf(in(0))});
+      acc(in(0), g);
+      return;
+    }
+    case OpKind::Contiguous: acc(in(0), gy); return;
+    case OpKind::Chunk: case OpKind::SplitWithSizes:
+      acc(in(0), b.op(OpKind::Cat, {c.gradOf(out), F(in(2))}));
+      return;
+    case OpKind::Unbind: acc(in(0), b.op(OpKind::Stack, {c.gradOf(out), F(in(1))})); return;
+    case OpKind::Stack: acc(in(0), b.op(OpKind::Unbind, {gy, F(in(1))}, listType())); return;
+    case OpKind::Cat: {
+      Node* list = in(0)->node();
+      USER_CHECK(list->kind() == OpKind::ListConstruct,
+                 "autodiff: {} concatenates a list built elsewhere; its gradient needs the list's elements",
+                 n->describe());
+      std::vector<Value*> sizes;
+      for (Value* e : list->inputs())
+        sizes.push_back(b.op(OpKind::Size, {F(e), F(in(1))}, Type::of(TypeKind::Int)));
+      acc(in(0), b.op(OpKind::SplitWithSizes, {gy, b.list(sizes, TypeKind::IntList), F(in(1))}, listType()));
+      return;
+    }
+    case OpKind::ListConstruct: {
+      if (out->type().kind != TypeKind::TensorList) return;
+      auto parts = b.unpack(c.gradOf(out), n->inputs().size());
+      for (size_t i = 0; i < parts.size(); ++i) acc(in(i), parts[i]);
+      return;
+    }
+    case OpKind::ListUnpack: {
+      std::vector<Value*> parts;
+      for (Value* o : n->outputs()) parts.push_back(c.gradOf(o));
+      acc(in(0), b.list(parts));
+      return;
+    }
+    case OpKind::Sum: case OpKind::Mean:
+      acc(in(0), b.op(n->kind() == OpKind::Sum ? OpKind::SumBackward : OpKind::MeanBackward,
+                      {gy, c.sizesOf(in(0)), b.ints({}), b.b(false)}));
+      return;
+    case OpKind::SumDim: case OpKind::MeanDim:
+      acc(in(0), b.op(n->kind() == OpKind::SumDim ? OpKind::SumBackward : OpKind::MeanBackward,
+                      {gy, c.sizesOf(in(0)), F(in(1)), F(in(2))}));
+      return;
+    case OpKind::Softmax: acc(in(0), b.op(OpKind::SoftmaxBackward, {gy, F(out), F(in(1))})); return;
+    case OpKind::LogSoftmax: acc(in(0), b.op(OpKind::LogSoftmaxBackward, {gy, F(out), F(in(1))})); return;
+    case OpKind::NllLoss: acc(in(0), b.op(OpKind::NllLossBackward, {gy, F(in(0)), F(in(1))})); return;
+    case OpKind::CrossEntropy: {
+      Value* ls = b.op(OpKind::LogSoftmax, {F(in(0)), b.i(1)});
+      Value* g = b.op(OpKind::NllLossBackward, {gy, ls, F(in(1))});
+      acc(in(0), b.op(OpKind::LogSoftmaxBackward, {g, ls, b.i(1)}));
+      return;
+    }
+    case OpKind::Embedding: {
+      Value* rows = b.op(OpKind::Size, {F(in(0)), b.i(0)}, Type::of(TypeKind::Int));
+      if (auto s = staticSizes(in(0))) rows = b.i((*s)[0]);
+      acc(in(0), b.op(OpKind::EmbeddingBackward, {gy, F(in(1)), rows}));
+      return;
+    }
+    case OpKind::Conv2d: {
+      Node* g = b.node(OpKind::ConvolutionBackward, {gy, F(in(0)), F(in(1)), F(in(3)), F(in(4)), F(in(5)), F(in(6))}, 3);
+      acc(in(0), g->output(0));
+      acc(in(1), g->output(1));
+      if (in(2)->type().isTensor()) acc(in(2), g->output(2));
+      return;
+    }
+    case OpKind::Param: case OpKind::Return: case OpKind::Constant: case OpKind::ListAppend:
+    case OpKind::DifferentiableGraph: case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len:
+    case OpKind::Size: case OpKind::Sizes: case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder:
+    case OpKind::ZerosLike: case OpKind::SigmoidBackward: case OpKind::TanhBackward:
+    case OpKind::ThresholdBackward: case OpKind::SelectBackward: case OpKind::SliceBackward:
+    case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
+    case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SumBackward:
+    case OpKind::MeanBackward:
+      break;
+  }
+  throw Error(fmt::format("autodiff: no gradient formula for {}", n->info().name), n->describe(),
+              "the op is not in the formula table (passes/gradient_formulas.cpp); keep it off the gradient path "
+              "or add a formula");
+}
+
+}  // namespace gj

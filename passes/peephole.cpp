@@ -1,0 +1,118 @@
+#include "passes/peephole.h"
+
+#include "passes/util.h"
+
+namespace gj {
+
+namespace {
+
+// Each rewrite returns the value that replaces n's single output, or nullptr when it does not apply.
+// Rewrites that replace several outputs (ListUnpack) do it themselves and return n's first output.
+
+Value* identityArithmetic(Node* n) {
+  switch (n->kind()) {
+    case OpKind::Mul:
+    case OpKind::Div:
+      if (!n->input(1)->type().isTensor() && isConstantEqual(n->input(1), 1.0)) return n->input(0);
+      return nullptr;
+    case OpKind::Add:
+    case OpKind::Sub:
+      if (!n->input(1)->type().isTensor() && isConstantEqual(n->input(1), 0.0)) return n->input(0);
+      return nullptr;
+    default:
+      return nullptr;
+  }
+}
+
+Value* doubleTranspose(Node* n) {
+  if (n->kind() != OpKind::T && n->kind() != OpKind::Transpose) return nullptr;
+  Node* p = n->input(0)->node();
+  if (n->kind() == OpKind::T && p->kind() == OpKind::T) return p->input(0);
+  if (n->kind() == OpKind::Transpose && p->kind() == OpKind::Transpose) {
+    auto a = constantInt(n->input(1)), b = constantInt(n->input(2));
+    auto c = constantInt(p->input(1)), d = constantInt(p->input(2));
+    if (a && b && c && d && ((*a == *c && *b == *d) || (*a == *d && *b == *c))) return p->input(0);
+  }
+  return nullptr;
+}
+
+Value* sameShapeView(Node* n) {
+  if (n->kind() != OpKind::Expand && n->kind() != OpKind::View && n->kind() != OpKind::Reshape) return nullptr;
+  auto from = staticSizes(n->input(0));
+  auto to = constantInts(n->input(1));
+  if (from && to && *from == *to) return n->input(0);
+  return nullptr;
+}
+
+Value* listAccess(Node* n) {
+  Graph* g = n->graph();
+  if (n->kind() == OpKind::GetItem) {
+    Node* src = n->input(0)->node();
+    auto k = constantInt(n->input(1));
+    if (src->kind() == OpKind::ListConstruct && k) {
+      int64_t sz = static_cast<int64_t>(src->inputs().size());
+      if (*k >= -sz && *k < sz) return src->input(*k < 0 ? *k + sz : *k);
+    }
+    if (src->kind() == OpKind::Unbind && n->output()->type().isTensor()) {
+      Node* sel = g->create(OpKind::Select, {src->input(0), src->input(1), n->input(1)});
+      sel->output()->setType(n->output()->type());
+      sel->insertBefore(n);
+      return sel->output();
+    }
+    return nullptr;
+  }
+  if (n->kind() == OpKind::ListUnpack) {
+    Node* src = n->input(0)->node();
+    if (src->kind() != OpKind::ListConstruct || src->inputs().size() != n->outputs().size()) return nullptr;
+    for (size_t i = 0; i < n->outputs().size(); ++i) g->replaceAllUsesWith(n->output(i), src->input(i));
+    return n->output(0);
+  }
+  if (n->kind() == OpKind::ListAppend) {
+    Node* src = n->input(0)->node();
+    if (src->kind() != OpKind::ListConstruct || n->input(0)->uses().size() != 1) return nullptr;
+    std::vector<Value*> xs(src->inputs().begin(), src->inputs().end());
+    xs.push_back(n->input(1));
+    Node* l = g->create(OpKind::ListConstruct, xs);
+    l->output()->setType(n->output()->type());
+    l->insertBefore(n);
+    return l->output();
+  }
+  return nullptr;
+}
+
+bool peepholeBlock(Block* b) {
+  bool changed = false;
+  for (Node* n : b->nodesList()) {
+    for (Block* inner : n->blocks()) changed |= peepholeBlock(inner);
+    if (n->subgraph()) changed |= peephole(*n->subgraph());
+    if (n->outputs().empty()) continue;
+    Value* r = identityArithmetic(n);
+    if (!r) r = doubleTranspose(n);
+    if (!r) r = sameShapeView(n);
+    if (!r) r = listAccess(n);
+    if (!r) continue;
+    if (r != n->output(0)) {
+      if (r->name().empty() && !n->output()->name().empty() && r->node()->owningBlock() == b) {
+        std::string name = n->output()->name();
+        n->output()->setName("");
+        r->setName(name);
+      }
+      b->graph()->replaceAllUsesWith(n->output(0), r);
+    }
+    bool used = false;
+    for (Value* v : n->outputs()) used |= v->hasUses();
+    if (!used) b->graph()->erase(n);
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace
+
+bool peephole(Graph& g) {
+  bool any = false;
+  while (peepholeBlock(g.block())) any = true;
+  return any;
+}
+
+}  // namespace gj

@@ -1,0 +1,466 @@
+#include "passes/shape_propagation.h"
+
+#include "passes/util.h"
+
+#include <algorithm>
+
+namespace gj {
+
+namespace {
+
+using Sizes = std::vector<int64_t>;
+
+// ---- type helpers ----
+
+Type tensorLike(const Type& in, std::optional<Sizes> sizes) {
+  Type t = Type::tensor();
+  t.dtype = in.dtype;
+  t.device = in.device;
+  t.sizes = std::move(sizes);
+  return t;
+}
+
+std::optional<Sizes> sizesOf(const Value* v) {
+  if (!v->type().isTensor()) return Sizes{};  // scalars broadcast as 0-dim
+  return v->type().sizes;
+}
+
+std::optional<int64_t> rankOf(const Value* v) {
+  auto s = sizesOf(v);
+  if (!s) return std::nullopt;
+  return static_cast<int64_t>(s->size());
+}
+
+std::optional<int64_t> normDim(std::optional<int64_t> d, std::optional<int64_t> rank) {
+  if (!d || !rank) return std::nullopt;
+  int64_t r = std::max<int64_t>(*rank, 1);
+  if (*d < -r || *d >= r) return std::nullopt;
+  return *d < 0 ? *d + r : *d;
+}
+
+/// Two types of one value seen on different paths (loop iterations, if branches).
+Type merge(const Type& a, const Type& b) {
+  if (a.kind != b.kind) return Type::of(a.kind);
+  Type t = a;
+  if (a.dtype != b.dtype) t.dtype.reset();
+  if (a.device != b.device) t.device.reset();
+  if (!a.sizes || !b.sizes || a.sizes->size() != b.sizes->size()) {
+    t.sizes.reset();
+  } else {
+    for (size_t i = 0; i < a.sizes->size(); ++i)
+      if ((*a.sizes)[i] != (*b.sizes)[i]) (*t.sizes)[i] = kUnknownDim;
+  }
+  return t;
+}
+
+std::optional<Sizes> broadcast(std::optional<Sizes> a, std::optional<Sizes> b) {
+  if (!a || !b) return std::nullopt;
+  size_t rank = std::max(a->size(), b->size());
+  Sizes out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a->size() ? 1 : (*a)[i - (rank - a->size())];
+    int64_t db = i < rank - b->size() ? 1 : (*b)[i - (rank - b->size())];
+    if (da == 1) out[i] = db;
+    else if (db == 1) out[i] = da;
+    else if (da == kUnknownDim || db == kUnknownDim) out[i] = da == kUnknownDim ? db : da;
+    else out[i] = da;  // equal, or an error the run will report
+  }
+  return out;
+}
+
+Sizes dropDim(Sizes s, int64_t d) {
+  s.erase(s.begin() + d);
+  return s;
+}
+
+// Sizes of the reshape target `shape` (with one -1 inferred when the input is static).
+std::optional<Sizes> reshapeSizes(const Value* x, const Value* shapeValue) {
+  auto shape = constantInts(shapeValue);
+  if (!shape) return std::nullopt;
+  auto in = staticSizes(x);
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < shape->size(); ++i) {
+    if ((*shape)[i] == -1) infer = static_cast<int64_t>(i);
+    else known *= (*shape)[i];
+  }
+  if (infer >= 0) {
+    if (!in || known == 0) {
+      (*shape)[infer] = kUnknownDim;
+    } else {
+      int64_t n = 1;
+      for (int64_t d : *in) n *= d;
+      (*shape)[infer] = n / known;
+    }
+  }
+  return shape;
+}
+
+// The sizes of element k of a list produced by chunk / unbind / split_with_sizes, when known.
+std::optional<Type> listElement(const Value* list, int64_t k) {
+  const Node* src = list->node();
+  const Value* x = src->inputs().empty() ? nullptr : src->input(0);
+  switch (src->kind()) {
+    case OpKind::ListConstruct: {
+      int64_t n = static_cast<int64_t>(src->inputs().size());
+      if (k < -n || k >= n) return std::nullopt;
+      return src->input(k < 0 ? k + n : k)->type();
+    }
+    case OpKind::Unbind: {
+      auto s = sizesOf(x);
+      auto d = normDim(constantInt(src->input(1)), rankOf(x));
+      if (!s || !d) return tensorLike(x->type(), std::nullopt);
+      return tensorLike(x->type(), dropDim(*s, *d));
+    }
+    case OpKind::Chunk: {
+      auto s = sizesOf(x);
+      auto chunks = constantInt(src->input(1));
+      auto d = normDim(constantInt(src->input(2)), rankOf(x));
+      if (!s || !d || !chunks || (*s)[*d] == kUnknownDim || *chunks <= 0) return tensorLike(x->type(), std::nullopt);
+      int64_t each = ((*s)[*d] + *chunks - 1) / *chunks;
+      Sizes out = *s;
+      out[*d] = std::max<int64_t>(0, std::min(each, (*s)[*d] - k * each));
+      return tensorLike(x->type(), out);
+    }
+    case OpKind::SplitWithSizes: {
+      auto s = sizesOf(x);
+      auto parts = constantInts(src->input(1));
+      auto d = normDim(constantInt(src->input(2)), rankOf(x));
+      if (!s || !parts || !d || k < 0 || k >= static_cast<int64_t>(parts->size()))
+        return tensorLike(x->type(), std::nullopt);
+      Sizes out = *s;
+      out[*d] = (*parts)[k];
+      return tensorLike(x->type(), out);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// The type of the elements appended to a list built by prim::ListAppend, possibly across a loop.
+std::optional<Type> appendedElement(const Value* list, int depth = 0) {
+  const Node* src = list->node();
+  if (depth > 8) return std::nullopt;
+  if (src->kind() == OpKind::ListAppend) return src->input(1)->type();
+  if (src->kind() == OpKind::Loop) return appendedElement(src->block(0)->outputs()[list->offset() + 1], depth + 1);
+  return std::nullopt;
+}
+
+// Output types of the tensors stacked or concatenated from `list` along d.
+std::optional<Sizes> stackCat(const Value* list, std::optional<int64_t> dim, bool stack) {
+  const Node* src = list->node();
+  if (stack && src->kind() != OpKind::ListConstruct && dim) {
+    // A list grown by appends: the element's sizes with an unknown count.
+    auto elem = appendedElement(list);
+    if (!elem || !elem->sizes) return std::nullopt;
+    auto d = normDim(dim, static_cast<int64_t>(elem->sizes->size()) + 1);
+    if (!d) return std::nullopt;
+    Sizes out = *elem->sizes;
+    out.insert(out.begin() + *d, kUnknownDim);
+    return out;
+  }
+  if (src->kind() != OpKind::ListConstruct || src->inputs().empty() || !dim) return std::nullopt;
+  auto first = sizesOf(src->input(0));
+  if (!first) return std::nullopt;
+  auto d = normDim(dim, static_cast<int64_t>(first->size()) + (stack ? 1 : 0));
+  if (!d) return std::nullopt;
+  Sizes out = *first;
+  if (stack) {
+    out.insert(out.begin() + *d, static_cast<int64_t>(src->inputs().size()));
+    return out;
+  }
+  out[*d] = 0;
+  for (const Value* v : src->inputs()) {
+    auto s = sizesOf(v);
+    if (!s || s->size() != first->size() || (*s)[*d] == kUnknownDim) {
+      out[*d] = kUnknownDim;
+      break;
+    }
+    out[*d] += (*s)[*d];
+  }
+  return out;
+}
+
+std::optional<Sizes> matmulSizes(const Value* a, const Value* b, OpKind k) {
+  auto sa = sizesOf(a), sb = sizesOf(b);
+  if (!sa || !sb) return std::nullopt;
+  if (k == OpKind::Mm && sa->size() == 2 && sb->size() == 2) return Sizes{(*sa)[0], (*sb)[1]};
+  if (k == OpKind::Bmm && sa->size() == 3 && sb->size() == 3) return Sizes{(*sa)[0], (*sa)[1], (*sb)[2]};
+  if (k != OpKind::Matmul || sa->empty() || sb->empty()) return std::nullopt;
+  if (sa->size() == 1 && sb->size() == 1) return Sizes{};
+  if (sb->size() == 1) return Sizes(sa->begin(), sa->end() - 1);
+  if (sa->size() == 1) {
+    Sizes out(sb->begin(), sb->end() - 2);
+    out.push_back(sb->back());
+    return out;
+  }
+  Sizes ba(sa->begin(), sa->end() - 2), bb(sb->begin(), sb->end() - 2);
+  auto batch = broadcast(ba, bb);
+  batch->push_back((*sa)[sa->size() - 2]);
+  batch->push_back(sb->back());
+  return batch;
+}
+
+std::optional<Sizes> reduceSizes(const Value* x, const Value* dims, const Value* keepdim) {
+  auto s = sizesOf(x);
+  auto ds = constantInts(dims);
+  auto keep = constantBool(keepdim);
+  if (!s || !ds || !keep) return std::nullopt;
+  std::vector<bool> reduced(s->size(), ds->empty());
+  for (int64_t d : *ds) {
+    auto nd = normDim(d, static_cast<int64_t>(s->size()));
+    if (!nd) return std::nullopt;
+    reduced[*nd] = true;
+  }
+  Sizes out;
+  for (size_t i = 0; i < s->size(); ++i) {
+    if (!reduced[i]) out.push_back((*s)[i]);
+    else if (*keep) out.push_back(1);
+  }
+  return out;
+}
+
+std::optional<Sizes> conv2dSizes(const Node* n) {
+  auto x = staticSizes(n->input(1 - (n->kind() == OpKind::Conv2d ? 1 : 0)));
+  auto w = staticSizes(n->input(n->kind() == OpKind::Conv2d ? 1 : 2));
+  auto stride = constantInts(n->input(3)), pad = constantInts(n->input(4)), dil = constantInts(n->input(5));
+  if (!x || !w || !stride || !pad || !dil || x->size() != 4 || w->size() != 4) return std::nullopt;
+  auto at = [](const std::vector<int64_t>& v, size_t i) { return v.size() == 1 ? v[0] : v[i]; };
+  Sizes out = {(*x)[0], (*w)[0], 0, 0};
+  for (size_t i = 0; i < 2; ++i)
+    out[2 + i] = ((*x)[2 + i] + 2 * at(*pad, i) - at(*dil, i) * ((*w)[2 + i] - 1) - 1) / at(*stride, i) + 1;
+  return out;
+}
+
+// The type of output `k` of n from its inputs' types.
+Type outputType(const Node* n, size_t k);
+
+class ShapePropagator {
+ public:
+  bool changed = false;
+
+  void block(Block* b) {
+    for (Node* n : *b) node(n);
+  }
+
+ private:
+  void set(Value* v, Type t) {
+    t.requiresGrad = v->type().requiresGrad;  // owned by the requires-grad pass
+    if (v->type() != t) {
+      v->setType(std::move(t));
+      changed = true;
+    }
+  }
+
+  void node(Node* n) {
+    switch (n->kind()) {
+      case OpKind::Loop: return loop(n);
+      case OpKind::If: return ifNode(n);
+      case OpKind::DifferentiableGraph: return subgraph(n);
+      default:
+        for (size_t k = 0; k < n->outputs().size(); ++k) set(n->output(k), outputType(n, k));
+    }
+  }
+
+  void loop(Node* n) {
+    Block* body = n->block(0);
+    size_t carried = n->inputs().size() - 2;
+    std::vector<Type> types;
+    for (size_t k = 0; k < carried; ++k) types.push_back(n->input(k + 2)->type());
+    // Merging only loses information, so this reaches a fixed point in a few rounds.
+    for (int round = 0; round < 8; ++round) {
+      for (size_t k = 0; k < carried; ++k) set(body->inputs()[k + 1], types[k]);
+      block(body);
+      bool stable = true;
+      for (size_t k = 0; k < carried; ++k) {
+        Type m = merge(types[k], body->outputs()[k + 1]->type());
+        if (m != types[k]) stable = false;
+        types[k] = m;
+      }
+      if (stable) break;
+    }
+    for (size_t k = 0; k < carried; ++k) set(n->output(k), types[k]);
+  }
+
+  void ifNode(Node* n) {
+    block(n->block(0));
+    block(n->block(1));
+    for (size_t k = 0; k < n->outputs().size(); ++k)
+      set(n->output(k), merge(n->block(0)->outputs()[k]->type(), n->block(1)->outputs()[k]->type()));
+  }
+
+  void subgraph(Node* n) {
+    Graph& sub = *n->subgraph();
+    for (size_t i = 0; i < sub.inputs().size(); ++i) {
+      Type t = n->input(i)->type();
+      t.requiresGrad = sub.inputs()[i]->type().requiresGrad;
+      if (sub.inputs()[i]->type() != t) sub.inputs()[i]->setType(t);
+    }
+    changed |= propagateShapes(sub);
+    for (size_t k = 0; k < n->outputs().size(); ++k) set(n->output(k), sub.outputs()[k]->type());
+  }
+};
+
+Type outputType(const Node* n, size_t k) {
+  auto in = [&](size_t i) { return n->input(i); };
+  auto like = [&](size_t i, std::optional<Sizes> s) { return tensorLike(in(i)->type(), std::move(s)); };
+  auto same = [&](size_t i) { return like(i, sizesOf(in(i))); };
+  switch (n->kind()) {
+    case OpKind::Param: case OpKind::Return: case OpKind::Loop: case OpKind::If: case OpKind::DifferentiableGraph:
+      return n->output(k)->type();
+    case OpKind::Constant: return constantType(n->constant());
+    case OpKind::ListConstruct:
+      if (!n->inputs().empty() && in(0)->type().kind == TypeKind::Int) return Type::of(TypeKind::IntList);
+      return n->output()->type().kind == TypeKind::IntList ? Type::of(TypeKind::IntList) : Type::of(TypeKind::TensorList);
+    case OpKind::ListUnpack:
+      if (auto t = listElement(in(0), static_cast<int64_t>(k))) return *t;
+      return n->output(k)->type().isTensor() ? Type::tensor() : n->output(k)->type();
+    case OpKind::ListAppend: return Type::of(TypeKind::TensorList);
+    case OpKind::GetItem: {
+      if (in(0)->type().kind == TypeKind::IntList) return Type::of(TypeKind::Int);
+      auto idx = constantInt(in(1));
+      if (idx)
+        if (auto t = listElement(in(0), *idx)) return *t;
+      if (in(0)->node()->kind() == OpKind::Unbind) return *listElement(in(0), 0);
+      return Type::tensor();
+    }
+    case OpKind::Len: case OpKind::Size: case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder:
+      return Type::of(TypeKind::Int);
+    case OpKind::Sizes: return Type::of(TypeKind::IntList);
+    case OpKind::Mm: case OpKind::Bmm: case OpKind::Matmul: return like(0, matmulSizes(in(0), in(1), n->kind()));
+    case OpKind::Addmm: return like(1, matmulSizes(in(1), in(2), OpKind::Mm));
+    case OpKind::Linear: {
+      auto s = sizesOf(in(0));
+      auto w = sizesOf(in(1));
+      if (s && w && !s->empty() && w->size() == 2) s->back() = (*w)[0];
+      else s.reset();
+      return like(0, s);
+    }
+    case OpKind::T: {
+      auto s = sizesOf(in(0));
+      if (s && s->size() == 2) std::swap((*s)[0], (*s)[1]);
+      return like(0, s);
+    }
+    case OpKind::Transpose: {
+      auto s = sizesOf(in(0));
+      auto a = normDim(constantInt(in(1)), rankOf(in(0))), b = normDim(constantInt(in(2)), rankOf(in(0)));
+      if (!s || !a || !b) return like(0, std::nullopt);
+      if (!s->empty()) std::swap((*s)[*a], (*s)[*b]);
+      return like(0, s);
+    }
+    case OpKind::Permute: {
+      auto s = sizesOf(in(0));
+      auto dims = constantInts(in(1));
+      if (!s || !dims || dims->size() != s->size()) return like(0, std::nullopt);
+      Sizes out;
+      for (int64_t d : *dims) {
+        auto nd = normDim(d, static_cast<int64_t>(s->size()));
+        if (!nd) return like(0, std::nullopt);
+        out.push_back((*s)[*nd]);
+      }
+      return like(0, out);
+    }
+    case OpKind::Select: {
+      auto s = sizesOf(in(0));
+      auto d = normDim(constantInt(in(1)), rankOf(in(0)));
+      if (!s || !d || s->empty()) return like(0, std::nullopt);
+      return like(0, dropDim(*s, *d));
+    }
+    case OpKind::Slice: {
+      auto s = sizesOf(in(0));
+      auto d = normDim(constantInt(in(1)), rankOf(in(0)));
+      auto start = constantInt(in(2)), end = constantInt(in(3)), step = constantInt(in(4));
+      if (!s || !d) return like(0, std::nullopt);
+      int64_t n0 = (*s)[*d];
+      if (!start || !end || !step || n0 == kUnknownDim || *step <= 0) {
+        (*s)[*d] = kUnknownDim;
+        return like(0, s);
+      }
+      int64_t a = *start < 0 ? *start + n0 : *start, e = *end < 0 ? *end + n0 : *end;
+      a = std::clamp<int64_t>(a, 0, n0);
+      e = std::clamp<int64_t>(e, a, n0);
+      (*s)[*d] = (e - a + *step - 1) / *step;
+      return like(0, s);
+    }
+    case OpKind::View: case OpKind::Reshape: return like(0, reshapeSizes(in(0), in(1)));
+    case OpKind::Unsqueeze: {
+      auto s = sizesOf(in(0));
+      auto d = normDim(constantInt(in(1)), s ? std::optional<int64_t>(s->size() + 1) : std::nullopt);
+      if (!s || !d) return like(0, std::nullopt);
+      s->insert(s->begin() + *d, 1);
+      return like(0, s);
+    }
+    case OpKind::Squeeze: {
+      auto s = sizesOf(in(0));
+      auto d = normDim(constantInt(in(1)), rankOf(in(0)));
+      if (!s || !d || s->empty()) return like(0, s && s->empty() ? s : std::nullopt);
+      if ((*s)[*d] == 1) return like(0, dropDim(*s, *d));
+      if ((*s)[*d] == kUnknownDim) return like(0, std::nullopt);
+      return like(0, s);
+    }
+    case OpKind::Expand: {
+      auto to = constantInts(in(1));
+      auto s = sizesOf(in(0));
+      if (!to) return like(0, std::nullopt);
+      for (size_t i = 0; i < to->size(); ++i)
+        if ((*to)[i] == -1) {
+          size_t j = i + (s ? s->size() : 0) - to->size();
+          (*to)[i] = s && j < s->size() ? (*s)[j] : kUnknownDim;
+        }
+      return like(0, to);
+    }
+    case OpKind::Chunk: case OpKind::Unbind: case OpKind::SplitWithSizes: return Type::of(TypeKind::TensorList);
+    case OpKind::Contiguous: case OpKind::Neg: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Relu:
+    case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Softmax: case OpKind::LogSoftmax:
+    case OpKind::ZerosLike: case OpKind::SigmoidBackward: case OpKind::TanhBackward: case OpKind::ThresholdBackward:
+    case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
+      return same(0);
+    case OpKind::NllLossBackward: return same(1);
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
+      return like(0, broadcast(sizesOf(in(0)), sizesOf(in(1))));
+    case OpKind::AutogradAdd: return like(0, broadcast(sizesOf(in(0)), sizesOf(in(1))));
+    case OpKind::Sum: case OpKind::Mean: case OpKind::NllLoss: case OpKind::CrossEntropy: return like(0, Sizes{});
+    case OpKind::SumDim: case OpKind::MeanDim: return like(0, reduceSizes(in(0), in(1), in(2)));
+    case OpKind::Embedding: {
+      auto idx = sizesOf(in(1));
+      auto w = sizesOf(in(0));
+      if (!idx || !w || w->size() != 2) return like(0, std::nullopt);
+      idx->push_back((*w)[1]);
+      return like(0, idx);
+    }
+    case OpKind::Cat: case OpKind::Stack: {
+      const Value* list = in(0);
+      Type t = list->node()->kind() == OpKind::ListConstruct && !list->node()->inputs().empty()
+                   ? list->node()->input(0)->type()
+                   : appendedElement(list).value_or(Type::tensor());
+      return tensorLike(t, stackCat(list, constantInt(in(1)), n->kind() == OpKind::Stack));
+    }
+    case OpKind::Conv2d: return like(0, conv2dSizes(n));
+    case OpKind::ConvolutionBackward:
+      if (k == 0) return same(1);
+      if (k == 1) return same(2);
+      {
+        auto w = sizesOf(in(2));
+        return like(2, w && !w->empty() ? std::optional<Sizes>(Sizes{(*w)[0]}) : std::nullopt);
+      }
+    case OpKind::SumToSize: case OpKind::SelectBackward: case OpKind::SliceBackward: case OpKind::SumBackward:
+    case OpKind::MeanBackward:
+      return like(0, constantInts(in(1)));
+    case OpKind::EmbeddingBackward: {
+      auto g = sizesOf(in(0));
+      auto nw = constantInt(in(2));
+      if (!g || g->empty() || !nw) return like(0, std::nullopt);
+      return like(0, Sizes{*nw, g->back()});
+    }
+  }
+  return n->output(k)->type();
+}
+
+}  // namespace
+
+bool propagateShapes(Graph& g) {
+  ShapePropagator p;
+  p.block(g.block());
+  return p.changed;
+}
+
+}  // namespace gj

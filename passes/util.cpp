@@ -1,0 +1,119 @@
+#include "passes/util.h"
+
+namespace gj {
+
+static const ConstantValue* constantOf(const Value* v) {
+  if (v->node()->kind() != OpKind::Constant) return nullptr;
+  return &v->node()->constant();
+}
+
+std::optional<int64_t> constantInt(const Value* v) {
+  const ConstantValue* c = constantOf(v);
+  if (!c || c->index() != 1) return std::nullopt;
+  return std::get<int64_t>(*c);
+}
+
+std::optional<double> constantDouble(const Value* v) {
+  const ConstantValue* c = constantOf(v);
+  if (!c) return std::nullopt;
+  if (c->index() == 1) return static_cast<double>(std::get<int64_t>(*c));
+  if (c->index() == 2) return std::get<double>(*c);
+  return std::nullopt;
+}
+
+std::optional<bool> constantBool(const Value* v) {
+  const ConstantValue* c = constantOf(v);
+  if (!c || c->index() != 3) return std::nullopt;
+  return std::get<bool>(*c);
+}
+
+std::optional<std::vector<int64_t>> constantInts(const Value* v) {
+  const ConstantValue* c = constantOf(v);
+  if (!c || c->index() != 4) return std::nullopt;
+  return std::get<std::vector<int64_t>>(*c);
+}
+
+bool isConstant(const Value* v) { return v->node()->kind() == OpKind::Constant; }
+
+bool isConstantEqual(const Value* v, double x) {
+  if (auto d = constantDouble(v)) return *d == x;
+  return false;
+}
+
+void forEachNode(const Block* b, const std::function<void(Node*)>& f) {
+  for (Node* n : b->nodesList()) {
+    f(n);
+    for (const Block* inner : n->blocks()) forEachNode(inner, f);
+  }
+}
+
+static void collectFree(const Block* b, const Node* owner, std::unordered_set<const Value*>& defined,
+                        std::vector<Value*>& out, std::unordered_set<Value*>& seen) {
+  for (Value* v : b->inputs()) defined.insert(v);
+  auto use = [&](Value* v) {
+    if (!defined.count(v) && seen.insert(v).second) out.push_back(v);
+  };
+  for (Node* n : *b) {
+    for (Value* v : n->inputs()) use(v);
+    for (const Block* inner : n->blocks()) collectFree(inner, owner, defined, out, seen);
+    for (Value* v : n->outputs()) defined.insert(v);
+  }
+  for (Value* v : b->outputs()) use(v);
+}
+
+std::vector<Value*> freeVariables(const Node* n) {
+  std::unordered_set<const Value*> defined;
+  std::vector<Value*> out;
+  std::unordered_set<Value*> seen;
+  for (const Block* b : n->blocks()) collectFree(b, n, defined, out, seen);
+  return out;
+}
+
+std::vector<Value*> allUses(const Node* n) {
+  std::vector<Value*> vs(n->inputs().begin(), n->inputs().end());
+  for (Value* v : freeVariables(n)) vs.push_back(v);
+  return vs;
+}
+
+Node* ancestorIn(Node* n, const Block* b) {
+  while (n && n->owningBlock() != b) {
+    Block* ob = n->owningBlock();
+    n = ob ? ob->owningNode() : nullptr;
+  }
+  return n;
+}
+
+std::optional<std::vector<int64_t>> staticSizes(const Value* v) {
+  const Type& t = v->type();
+  if (!t.isTensor() || !t.sizes) return std::nullopt;
+  for (int64_t d : *t.sizes)
+    if (d == kUnknownDim) return std::nullopt;
+  return *t.sizes;
+}
+
+bool isPlumbing(OpKind k) {
+  switch (k) {
+    case OpKind::Param: case OpKind::Return: case OpKind::Constant: case OpKind::ListConstruct:
+    case OpKind::ListUnpack: case OpKind::ListAppend: case OpKind::DifferentiableGraph: case OpKind::Loop:
+    case OpKind::If: case OpKind::GetItem: case OpKind::Len: case OpKind::Size: case OpKind::Sizes:
+    case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder:
+      return true;
+    case OpKind::Mm: case OpKind::Bmm: case OpKind::Matmul: case OpKind::Addmm: case OpKind::Linear: case OpKind::T:
+    case OpKind::Transpose: case OpKind::Permute: case OpKind::Select: case OpKind::Slice: case OpKind::View:
+    case OpKind::Reshape: case OpKind::Unsqueeze: case OpKind::Squeeze: case OpKind::Expand: case OpKind::Chunk:
+    case OpKind::Unbind: case OpKind::Contiguous: case OpKind::Add: case OpKind::Sub: case OpKind::Mul:
+    case OpKind::Div: case OpKind::Neg: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Relu:
+    case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Sum: case OpKind::SumDim:
+    case OpKind::Mean: case OpKind::MeanDim: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::NllLoss:
+    case OpKind::CrossEntropy: case OpKind::Embedding: case OpKind::Cat: case OpKind::Stack: case OpKind::Conv2d:
+    case OpKind::ZerosLike: case OpKind::SumToSize: case OpKind::SigmoidBackward: case OpKind::TanhBackward:
+    case OpKind::ThresholdBackward: case OpKind::SelectBackward: case OpKind::SliceBackward:
+    case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
+    case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SplitWithSizes:
+    case OpKind::SumBackward: case OpKind::MeanBackward: case OpKind::AutogradAdd:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace gj

@@ -1,0 +1,37 @@
+#pragma once
+// Small queries shared by the passes.
+#include "ir/graph.h"
+
+#include <functional>
+#include <optional>
+#include <unordered_set>
+#include <vector>
+
+namespace gj {
+
+/// The value of a prim::Constant output, or nullopt for anything else.
+std::optional<int64_t> constantInt(const Value* v);
+std::optional<double> constantDouble(const Value* v);  ///< int constants convert
+std::optional<bool> constantBool(const Value* v);
+std::optional<std::vector<int64_t>> constantInts(const Value* v);
+bool isConstant(const Value* v);
+/// True for a prim::Constant that equals `x` (int, float or bool).
+bool isConstantEqual(const Value* v, double x);
+
+/// Calls f on every node of `b` and of the blocks nested in it (pre-order). Not into subgraphs.
+void forEachNode(const Block* b, const std::function<void(Node*)>& f);
+/// Values used inside n's blocks but defined outside n.
+std::vector<Value*> freeVariables(const Node* n);
+/// n's inputs and its free variables.
+std::vector<Value*> allUses(const Node* n);
+/// The ancestor of `n` (n itself or an enclosing node) whose owning block is `b`; nullptr if none.
+Node* ancestorIn(Node* n, const Block* b);
+
+/// Static sizes of a tensor value when every dimension is known.
+std::optional<std::vector<int64_t>> staticSizes(const Value* v);
+
+/// Ops that only move values around without computing on tensors: list construction and access,
+/// control flow, subgraph calls, constants, size queries.
+bool isPlumbing(OpKind k);
+
+}  // namespace gj
