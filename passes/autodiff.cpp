@@ -1,5 +1,7 @@
 #include "passes/autodiff.h"
 
+#include "ir/verifier.h"
+
 #include "passes/gradient_context.h"
 #include "passes/requires_grad.h"
 #include "passes/util.h"
@@ -92,6 +94,8 @@ Gradient differentiate(const Graph& original) {
     grad.gradInputs.push_back(i);
   }
   for (Value* v : ctx.saved()) f.registerOutput(v);
+  verifyOrThrow(f, "differentiate (forward)");
+  verifyOrThrow(bw, "differentiate (backward)");
   return grad;
 }
 

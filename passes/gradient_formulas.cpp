@@ -84,7 +84,7 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::AutogradAdd: {
       if (needs(0)) acc(in(0), c.reduceTo(gy, in(0), out));
       if (n->inputs().size() > 1 && needs(1)) {
-        Value* g = n->kind() == OpKind::AutogradAdd ? gy : scaled(b, gy, in(2));
+        Value* g = n->kind() == OpKind::AutogradAdd ? gy : scaled(b, gy, F(in(2)));
         if (n->kind() == OpKind::Sub) g = b.op(OpKind::Neg, {g});
         acc(in(1), c.reduceTo(g, in(1), out));
       }

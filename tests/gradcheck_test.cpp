@@ -1,0 +1,232 @@
+// Every gradient formula against central finite differences in float64.
+#include "executors/autograd.h"
+#include "executors/interpreter.h"
+#include "ir/parser.h"
+#include "passes/util.h"
+#include "runtime/cpu/ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+namespace gj {
+namespace {
+
+struct GradCase {
+  const char* name;
+  const char* ir;
+  std::vector<std::pair<std::string, std::vector<double>>> longs;  // int64 inputs: name -> values
+};
+
+const GradCase kCases[] = {
+    {"AddSubBroadcastAndAlpha", R"IR(graph(%x : Double(3, 4), %y : Double(4), %z : Double(3, 1)):
+  %two : float = prim::Constant[value=2.]()
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::add(%x, %y, %two)
+  %b : Tensor = aten::sub(%a, %z, %one)
+  %c : Tensor = prim::AutogradAdd(%b, %x)
+  return (%c)
+)IR", {}},
+    {"MulDivBroadcastAndScalars", R"IR(graph(%x : Double(3, 4), %y : Double(1, 4), %z : Double(3, 4)):
+  %h : float = prim::Constant[value=0.5]()
+  %a : Tensor = aten::mul(%x, %y)
+  %b : Tensor = aten::div(%a, %z)
+  %c : Tensor = aten::mul(%b, %h)
+  %d : Tensor = aten::div(%c, %h)
+  return (%d)
+)IR", {}},
+    {"UnaryFunctions", R"IR(graph(%x : Double(2, 3)):
+  %c : float = prim::Constant[value=0.7]()
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::neg(%x)
+  %b : Tensor = aten::sigmoid(%x)
+  %t : Tensor = aten::tanh(%x)
+  %e : Tensor = aten::exp(%x)
+  %l : Tensor = aten::log(%x)
+  %s : Tensor = aten::sqrt(%x)
+  %shift : Tensor = aten::sub(%x, %c, %one)
+  %r : Tensor = aten::relu(%shift)
+  return (%a, %b, %t, %e, %l, %s, %r)
+)IR", {}},
+    {"MatrixProducts", R"IR(graph(%a : Double(3, 4), %b : Double(4, 5), %p : Double(2, 3, 4), %q : Double(2, 4, 5), %bias : Double(5)):
+  %beta : float = prim::Constant[value=0.5]()
+  %alpha : float = prim::Constant[value=2.]()
+  %m : Tensor = aten::mm(%a, %b)
+  %bm : Tensor = aten::bmm(%p, %q)
+  %mm3 : Tensor = aten::matmul(%p, %b)
+  %mm2 : Tensor = aten::matmul(%a, %b)
+  %am : Tensor = aten::addmm(%bias, %a, %b, %beta, %alpha)
+  return (%m, %bm, %mm3, %mm2, %am)
+)IR", {}},
+    {"Linear", R"IR(graph(%x : Double(2, 3, 4), %w : Double(5, 4), %b : Double(5)):
+  %y : Tensor = aten::linear(%x, %w, %b)
+  return (%y)
+)IR", {}},
+    {"TransposesAndViews", R"IR(graph(%x : Double(2, 3, 4), %m : Double(3, 4), %c : Double(3, 1)):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %perm : int[] = prim::Constant[value=[2, 0, 1]]()
+  %v : int[] = prim::Constant[value=[2, 6]]()
+  %r : int[] = prim::Constant[value=[12]]()
+  %e : int[] = prim::Constant[value=[3, 4]]()
+  %t : Tensor = aten::t(%m)
+  %tr : Tensor = aten::transpose(%x, %zero, %two)
+  %p : Tensor = aten::permute(%x, %perm)
+  %vw : Tensor = aten::view(%m, %v)
+  %rs : Tensor = aten::reshape(%t, %r)
+  %us : Tensor = aten::unsqueeze(%m, %zero)
+  %sq : Tensor = aten::squeeze(%c, %one)
+  %ex : Tensor = aten::expand(%c, %e)
+  %ct : Tensor = aten::contiguous(%t)
+  return (%t, %tr, %p, %vw, %rs, %us, %sq, %ex, %ct)
+)IR", {}},
+    {"SelectAndSlice", R"IR(graph(%x : Double(5, 4)):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %four : int = prim::Constant[value=4]()
+  %s : Tensor = aten::select(%x, %one, %two)
+  %sl : Tensor = aten::slice(%x, %zero, %one, %four, %two)
+  return (%s, %sl)
+)IR", {}},
+    {"ChunkUnbindSplit", R"IR(graph(%x : Double(4, 6), %y : Double(3, 4), %z : Double(5, 4)):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %three : int = prim::Constant[value=3]()
+  %sizes : int[] = prim::Constant[value=[2, 3]]()
+  %c : Tensor[] = aten::chunk(%x, %three, %one)
+  %c0 : Tensor, %c1 : Tensor, %c2 : Tensor = prim::ListUnpack(%c)
+  %m : Tensor = aten::mul(%c0, %c1)
+  %u : Tensor[] = aten::unbind(%y, %zero)
+  %u0 : Tensor, %u1 : Tensor, %u2 : Tensor = prim::ListUnpack(%u)
+  %uu : Tensor = aten::mul(%u0, %u2)
+  %s : Tensor[] = aten::split_with_sizes(%z, %sizes, %zero)
+  %s0 : Tensor, %s1 : Tensor = prim::ListUnpack(%s)
+  %ss : Tensor = aten::sum(%s1)
+  return (%m, %c2, %uu, %s0, %ss)
+)IR", {}},
+    {"CatAndStack", R"IR(graph(%a : Double(2, 3), %b : Double(4, 3)):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %l : Tensor[] = prim::ListConstruct(%a, %b)
+  %c : Tensor = aten::cat(%l, %zero)
+  %ta : Tensor = aten::tanh(%a)
+  %l2 : Tensor[] = prim::ListConstruct(%a, %ta)
+  %s : Tensor = aten::stack(%l2, %one)
+  return (%c, %s)
+)IR", {}},
+    {"Reductions", R"IR(graph(%x : Double(3, 4)):
+  %d0 : int[] = prim::Constant[value=[0]]()
+  %d1 : int[] = prim::Constant[value=[-1]]()
+  %f : bool = prim::Constant[value=0]()
+  %t : bool = prim::Constant[value=1]()
+  %a : Tensor = aten::sum(%x)
+  %b : Tensor = aten::sum(%x, %d0, %f)
+  %c : Tensor = aten::mean(%x)
+  %d : Tensor = aten::mean(%x, %d1, %t)
+  %sizes : int[] = prim::Constant[value=[1, 4]]()
+  %e : Tensor = aten::sum_to_size(%x, %sizes)
+  return (%a, %b, %c, %d, %e)
+)IR", {}},
+    {"SoftmaxFamilyAndLosses", R"IR(graph(%x : Double(4, 5), %t : Long(4)):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %s : Tensor = aten::softmax(%x, %one)
+  %ls0 : Tensor = aten::log_softmax(%x, %zero)
+  %ls : Tensor = aten::log_softmax(%x, %one)
+  %n : Tensor = aten::nll_loss(%ls, %t)
+  %ce : Tensor = aten::cross_entropy(%x, %t)
+  return (%s, %ls0, %n, %ce)
+)IR", {{"t", {4, 0, 2, 4}}}},
+    {"Embedding", R"IR(graph(%w : Double(5, 3), %idx : Long(2, 3)):
+  %e : Tensor = aten::embedding(%w, %idx)
+  return (%e)
+)IR", {{"idx", {4, 0, 4, 1, 2, 4}}}},
+    {"Conv2dStridePaddingDilation", R"IR(graph(%x : Double(2, 2, 6, 5), %w : Double(3, 2, 3, 2), %b : Double(3)):
+  %stride : int[] = prim::Constant[value=[2, 1]]()
+  %pad : int[] = prim::Constant[value=[1, 0]]()
+  %dil : int[] = prim::Constant[value=[1, 2]]()
+  %g : int = prim::Constant[value=1]()
+  %y : Tensor = aten::conv2d(%x, %w, %b, %stride, %pad, %dil, %g)
+  return (%y)
+)IR", {}},
+    {"Conv2dGroups", R"IR(graph(%x : Double(1, 4, 4, 4), %w : Double(2, 2, 3, 3)):
+  %one : int[] = prim::Constant[value=[1, 1]]()
+  %none : NoneType = prim::Constant()
+  %g : int = prim::Constant[value=2]()
+  %y : Tensor = aten::conv2d(%x, %w, %none, %one, %one, %one, %g)
+  return (%y)
+)IR", {}},
+};
+
+// sum_k sum(out_k * w_k)
+double weightedLoss(const std::vector<IValue>& outs, const std::vector<Tensor>& w) {
+  double s = 0;
+  for (size_t k = 0; k < outs.size(); ++k) s += cpu::sum(cpu::mul(outs[k].toTensor(), w[k])).item();
+  return s;
+}
+
+class FiniteDifferences : public testing::TestWithParam<GradCase> {};
+
+TEST_P(FiniteDifferences, AnalyticGradientsMatch) {
+  const GradCase& c = GetParam();
+  auto g = std::shared_ptr<Graph>(parseIR(c.ir, std::string(c.name) + ".ir"));
+  std::vector<IValue> inputs;
+  std::vector<bool> rg;
+  uint64_t seed = 11;
+  for (const Value* in : g->inputs()) {
+    auto fixed = std::find_if(c.longs.begin(), c.longs.end(), [&](const auto& p) { return p.first == in->name(); });
+    if (fixed != c.longs.end()) {
+      inputs.push_back(Tensor::fromVector(*in->type().sizes, fixed->second, DType::Int64));
+      rg.push_back(false);
+    } else {
+      inputs.push_back(Tensor::rand(*in->type().sizes, DType::Float64, seed++, 0.2, 1.2));
+      rg.push_back(true);
+    }
+  }
+  auto plain = Interpreter(*g).run(inputs);
+  std::vector<Tensor> weights;
+  for (const IValue& o : plain) weights.push_back(Tensor::rand(o.toTensor().sizes(), DType::Float64, seed++, -1, 1));
+
+  AutodiffGraph ag = prepareAutodiff(g, rg);
+  Tape tape(inputs.size());
+  auto outs = Interpreter(*ag.graph, &ag.gradients).runWithTape(inputs, rg, tape);
+  auto grads = tape.backward(outs, weights);
+
+  const double eps = 1e-6;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!rg[i]) continue;
+    const Tensor& x = inputs[i].toTensor();
+    ASSERT_TRUE(grads[i].defined()) << "no gradient for input " << i;
+    ASSERT_EQ(grads[i].sizes(), x.sizes());
+    for (int64_t j = 0; j < x.numel(); ++j) {
+      double orig = x.data<double>()[j];
+      x.data<double>()[j] = orig + eps;
+      double up = weightedLoss(Interpreter(*g).run(inputs), weights);
+      x.data<double>()[j] = orig - eps;
+      double down = weightedLoss(Interpreter(*g).run(inputs), weights);
+      x.data<double>()[j] = orig;
+      double fd = (up - down) / (2 * eps);
+      EXPECT_NEAR(grads[i].item(j), fd, 1e-6 * std::max(1.0, std::abs(fd)))
+          << c.name << ": d/d" << g->inputs()[i]->name() << "[" << j << "]";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formulas, FiniteDifferences, testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(FiniteDifferences, EveryFormulaInTheTableIsChecked) {
+  std::set<OpKind> covered;
+  for (const GradCase& c : kCases) {
+    auto g = parseIR(c.ir);
+    forEachNode(g->block(), [&](Node* n) { covered.insert(n->kind()); });
+  }
+  for (const OpInfo& op : allOps())
+    if (hasGradientFormula(op.kind)) EXPECT_TRUE(covered.count(op.kind)) << op.name << " has no finite-difference case";
+}
+
+}  // namespace
+}  // namespace gj

@@ -1,0 +1,454 @@
+// Golden tests, one behaviour each: parse IR, run one pass, FileCheck the printed result, and check
+// that the interpreter computes the same before and after on random inputs.
+#include "executors/interpreter.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/pass_manager.h"
+#include "passes/canonicalize.h"
+#include "passes/create_autodiff_subgraphs.h"
+#include "passes/requires_grad.h"
+#include "passes/unroll_loops.h"
+#include "models/lstm.h"
+#include "tests/support/filecheck.h"
+#include "tests/support/reference.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace gj {
+namespace {
+
+// Random values for the graph's inputs: tensors from their (complete) types; ints from `ints` in order.
+std::vector<IValue> randomFor(const Graph& g, uint64_t seed, std::vector<int64_t> ints = {}) {
+  std::vector<IValue> in;
+  size_t nextInt = 0;
+  for (const Value* v : g.inputs()) {
+    const Type& t = v->type();
+    if (t.kind == TypeKind::Int) {
+      in.push_back(ints.at(nextInt++));
+    } else {
+      in.push_back(Tensor::rand(*t.sizes, t.dtype.value_or(DType::Float64), seed++, 0.1, 1.0));
+    }
+  }
+  return in;
+}
+
+// Runs `pass` on the IR, checks the printed result, and compares interpreter results before and after.
+std::unique_ptr<Graph> checkPass(const std::string& ir, const std::string& pass, const std::string& checks,
+                                 bool expectChange = true, std::vector<int64_t> ints = {}) {
+  auto before = parseIR(ir);
+  auto after = before->clone();
+  PassOptions opts;
+  opts.verifyEach = true;
+  auto rec = runPasses(*after, std::vector<std::string>{pass}, opts);
+  EXPECT_EQ(rec[0].changed, expectChange) << pass;
+  std::string text = printIR(*after);
+  EXPECT_FILECHECK(text, checks);
+  auto in = randomFor(*before, 7, ints);
+  auto a = Interpreter(*before).run(in);
+  auto b = Interpreter(*after).run(in);
+  EXPECT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    if (a[i].isTensor()) EXPECT_LE(test::relError(b[i].toTensor(), a[i].toTensor()), 1e-12) << "output " << i;
+  return after;
+}
+
+TEST(FileCheck, MatchesInOrderAndRejectsWhatIsAbsent) {
+  std::string text = "%a = tanh(%x)\n%b = sigmoid(%a)\nreturn (%b)\n";
+  EXPECT_TRUE(test::fileCheck(text, "CHECK: %[[A:.*]] = tanh\nCHECK-NEXT: sigmoid(%[[A]])\nCHECK-NOT: relu"));
+  EXPECT_FALSE(test::fileCheck(text, "CHECK: sigmoid\nCHECK: tanh"));        // order matters
+  EXPECT_FALSE(test::fileCheck(text, "CHECK: tanh\nCHECK-NEXT: return"));    // not the next line
+  EXPECT_FALSE(test::fileCheck(text, "CHECK: tanh\nCHECK-NOT: sigmoid\nCHECK: return"));
+  EXPECT_FALSE(test::fileCheck(text, "CHECK: %[[A:.*]] = tanh\nCHECK: relu(%[[A]])"));
+  EXPECT_TRUE(test::fileCheck(text, "CHECK: %b = {{[a-z]+}}(%a)"));
+  EXPECT_THROW(test::fileCheck(text, "CHECK-COUNT: tanh"), std::runtime_error);
+}
+
+TEST(DeadCodeElimination, RemovesUnusedChain) {
+  checkPass(R"IR(graph(%x : Double(4, 8)):
+  %a : Tensor = aten::sigmoid(%x)
+  %b : Tensor = aten::tanh(%a)
+  %c : Tensor = aten::exp(%b)
+  return (%a)
+)IR",
+            "dce", R"(
+    CHECK: %[[A:.*]] : Tensor = aten::sigmoid(%x)
+    CHECK-NOT: aten::tanh
+    CHECK-NOT: aten::exp
+    CHECK: return (%[[A]])
+  )");
+}
+
+TEST(DeadCodeElimination, RemovesUnusedLoop) {
+  checkPass(R"IR(graph(%x : Double(3)):
+  %n : int = prim::Constant[value=4]()
+  %t : bool = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %t, %x)
+    block0(%i : int, %a : Tensor):
+      %b : Tensor = aten::tanh(%a)
+      -> (%t, %b)
+  return (%x)
+)IR",
+            "dce", "CHECK-NOT: prim::Loop\nCHECK: return (%x)");
+}
+
+TEST(CommonSubexpressionElimination, MergesIdenticalNodes) {
+  checkPass(R"IR(graph(%x : Double(3)):
+  %a : Tensor = aten::tanh(%x)
+  %b : Tensor = aten::tanh(%x)
+  %c : Tensor = aten::mul(%a, %b)
+  return (%c)
+)IR",
+            "cse", R"(
+    CHECK: %[[A:.*]] : Tensor = aten::tanh(%x)
+    CHECK-NOT: aten::tanh
+    CHECK: aten::mul(%[[A]], %[[A]])
+  )");
+}
+
+TEST(CommonSubexpressionElimination, LoopBodyReusesAnOuterValue) {
+  checkPass(R"IR(graph(%x : Double(3), %w : Double(3)):
+  %n : int = prim::Constant[value=2]()
+  %t : bool = prim::Constant[value=1]()
+  %o : Tensor = aten::exp(%w)
+  %y : Tensor = prim::Loop(%n, %t, %x)
+    block0(%i : int, %a : Tensor):
+      %e : Tensor = aten::exp(%w)
+      %b : Tensor = aten::mul(%a, %e)
+      -> (%t, %b)
+  %z : Tensor = aten::add(%y, %o, %n)
+  return (%z)
+)IR",
+            "cse", R"(
+    CHECK: %o : Tensor = aten::exp(%w)
+    CHECK: block0
+    CHECK-NOT: aten::exp
+    CHECK: aten::mul(%a, %o)
+  )");
+}
+
+TEST(ConstantPropagation, FoldsStaticSizesAndLengths) {
+  checkPass(R"IR(graph(%x : Double(7, 3)):
+  %zero : int = prim::Constant[value=0]()
+  %n : int = aten::size(%x, %zero)
+  %l : Tensor[] = aten::unbind(%x, %zero)
+  %m : int = aten::len(%l)
+  %s : int = aten::add(%n, %m)
+  %y : Tensor = aten::mul(%x, %s)
+  return (%y)
+)IR",
+            "constant-propagation", R"(
+    CHECK: %[[S:.*]] : int = prim::Constant[value=14]()
+    CHECK-NOT: aten::size
+    CHECK: aten::mul(%x, %[[S]])
+  )");
+}
+
+TEST(ConstantPropagation, InlinesTheTakenBranchOfAConstantIf) {
+  checkPass(R"IR(graph(%x : Double(3)):
+  %c : bool = prim::Constant[value=0]()
+  %y : Tensor = prim::If(%c)
+    block0():
+      %a : Tensor = aten::tanh(%x)
+      -> (%a)
+    block1():
+      %b : Tensor = aten::sigmoid(%x)
+      -> (%b)
+  return (%y)
+)IR",
+            "constant-propagation", "CHECK-NOT: prim::If\nCHECK-NOT: aten::tanh\nCHECK: aten::sigmoid(%x)");
+}
+
+TEST(Canonicalize, HoistsSortsAndDeduplicatesConstants) {
+  checkPass(R"IR(graph(%x : Double(3)):
+  %a : Tensor = aten::tanh(%x)
+  %two : int = prim::Constant[value=2]()
+  %b : Tensor = aten::mul(%a, %two)
+  %one : int = prim::Constant[value=1]()
+  %two.1 : int = prim::Constant[value=2]()
+  %c : Tensor = aten::add(%b, %two.1, %one)
+  return (%c)
+)IR",
+            "canonicalize", R"(
+    CHECK: graph(%x
+    CHECK-NEXT: %0 : int = prim::Constant[value=1]()
+    CHECK-NEXT: %1 : int = prim::Constant[value=2]()
+    CHECK-NEXT: %2 : Tensor = aten::tanh(%x)
+    CHECK-NEXT: %3 : Tensor = aten::mul(%2, %1)
+    CHECK-NEXT: %c : Tensor = aten::add(%3, %1, %0)
+  )");
+}
+
+TEST(Canonicalize, EqualGraphsPrintEqual) {
+  auto a = parseIR("graph(%x : Double(3)):\n  %p : Tensor = aten::tanh(%x)\n  return (%p)\n");
+  auto b = parseIR("graph(%x : Double(3)):\n  %q.7 : Tensor = aten::tanh(%x)\n  return (%q.7)\n");
+  a->outputs()[0]->setName("");
+  b->outputs()[0]->setName("");
+  canonicalize(*a);
+  canonicalize(*b);
+  EXPECT_EQ(printIR(*a), printIR(*b));
+}
+
+TEST(Peephole, RemovesIdentityArithmeticAndDoubleTranspose) {
+  checkPass(R"IR(graph(%x : Double(3, 4)):
+  %one : int = prim::Constant[value=1]()
+  %zero : float = prim::Constant[value=0.]()
+  %a : Tensor = aten::mul(%x, %one)
+  %b : Tensor = aten::add(%a, %zero, %one)
+  %c : Tensor = aten::t(%b)
+  %d : Tensor = aten::t(%c)
+  %e : Tensor = aten::tanh(%d)
+  return (%e)
+)IR",
+            "peephole", "CHECK-NOT: aten::mul\nCHECK-NOT: aten::add\nCHECK: aten::tanh(%x)");
+}
+
+TEST(Peephole, ResolvesListAccess) {
+  checkPass(R"IR(graph(%x : Double(4, 3), %y : Double(3)):
+  %zero : int = prim::Constant[value=0]()
+  %two : int = prim::Constant[value=2]()
+  %seq : Tensor[] = aten::unbind(%x, %zero)
+  %r : Tensor = aten::__getitem__(%seq, %two)
+  %l0 : Tensor[] = prim::ListConstruct(%r)
+  %l1 : Tensor[] = prim::ListAppend(%l0, %y)
+  %s : Tensor = aten::stack(%l1, %zero)
+  return (%s)
+)IR",
+            "peephole", R"(
+    CHECK: %[[R:.*]] : Tensor = aten::select(%x, %zero, %two)
+    CHECK: %[[L:.*]] : Tensor[] = prim::ListConstruct(%[[R]], %y)
+    CHECK-NOT: prim::ListAppend
+    CHECK: aten::stack(%[[L]], %zero)
+  )");
+}
+
+TEST(ShapePropagation, ComputesSizesThroughGemmAndChunk) {
+  checkPass(R"IR(graph(%x : Double(3, 4), %w : Double(8, 4)):
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %wt : Tensor = aten::t(%w)
+  %y : Tensor = aten::mm(%x, %wt)
+  %c : Tensor[] = aten::chunk(%y, %two, %one)
+  %a : Tensor, %b : Tensor = prim::ListUnpack(%c)
+  %s : Tensor = aten::sum(%a)
+  return (%b, %s)
+)IR",
+            "shape-propagation", R"(
+    CHECK: %wt : Double(4, 8) = aten::t(%w)
+    CHECK: %y : Double(3, 8) = aten::mm(%x, %wt)
+    CHECK: %a : Double(3, 4), %b : Double(3, 4) = prim::ListUnpack(%c)
+    CHECK: %s : Double() = aten::sum(%a)
+  )");
+}
+
+TEST(ShapePropagation, LoopCarriedSizesMergeToAFixedPoint) {
+  checkPass(R"IR(graph(%x : Double(2, 3), %n : int):
+  %t : bool = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %y : Tensor = prim::Loop(%n, %t, %x)
+    block0(%i : int, %a : Tensor):
+      %l : Tensor[] = prim::ListConstruct(%a, %a)
+      %b : Tensor = aten::cat(%l, %zero)
+      -> (%t, %b)
+  return (%y)
+)IR",
+            "shape-propagation", R"(
+    CHECK: %y : Double(*, 3) = prim::Loop
+    CHECK: block0(%i : int, %a : Double(*, 3))
+  )",
+            true, {2});
+}
+
+TEST(Inline, ReplacesADifferentiableGraphByItsBody) {
+  checkPass(R"IR(graph(%x : Double(3)):
+  %y : Tensor = prim::DifferentiableGraph_0(%x)
+  return (%y)
+with prim::DifferentiableGraph_0 = graph(%a : Tensor):
+  %b : Tensor = aten::tanh(%a)
+  return (%b)
+)IR",
+            "inline", "CHECK-NOT: DifferentiableGraph\nCHECK: aten::tanh(%x)\nCHECK: return");
+}
+
+TEST(UnrollLoops, UnrollsAConstantTripCountCompletely) {
+  checkPass(R"IR(graph(%x : Double(3)):
+  %n : int = prim::Constant[value=3]()
+  %t : bool = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %t, %x)
+    block0(%i : int, %a : Tensor):
+      %b : Tensor = aten::tanh(%a)
+      -> (%t, %b)
+  return (%y)
+)IR",
+            "unroll-loops", R"(
+    CHECK-NOT: prim::Loop
+    CHECK: %[[B1:.*]] : Tensor = aten::tanh(%x)
+    CHECK: %[[B2:.*]] : Tensor = aten::tanh(%[[B1]])
+    CHECK: %[[B3:.*]] : Tensor = aten::tanh(%[[B2]])
+    CHECK: return (%[[B3]])
+  )");
+}
+
+TEST(UnrollLoops, UnrollsADynamicTripCountByAFactor) {
+  const char* ir = R"IR(graph(%x : Double(3), %s : Double(11, 2)):
+  %zero : int = prim::Constant[value=0]()
+  %t : bool = prim::Constant[value=1]()
+  %n : int = aten::size(%s, %zero)
+  %y : Tensor = prim::Loop(%n, %t, %x)
+    block0(%i : int, %a : Tensor):
+      %b : Tensor = aten::tanh(%a)
+      -> (%t, %b)
+  return (%y)
+)IR";
+  auto after = checkPass(ir, "unroll-loops", R"(
+    CHECK: aten::floordiv(%n
+    CHECK: aten::remainder(%n
+    CHECK: prim::Loop
+    CHECK: aten::tanh
+    CHECK: prim::Loop
+  )");
+  std::string text = printIR(*after);
+  size_t tanhs = 0;
+  for (size_t p = text.find("aten::tanh"); p != std::string::npos; p = text.find("aten::tanh", p + 1)) ++tanhs;
+  EXPECT_EQ(tanhs, 9u);  // 8 copies in the main loop, 1 in the remainder loop
+}
+
+TEST(LoopInvariantCodeMotion, HoistsTheTransposedWeight) {
+  checkPass(R"IR(graph(%x : Double(2, 3), %w : Double(3, 3)):
+  %n : int = prim::Constant[value=3]()
+  %t : bool = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %t, %x)
+    block0(%i : int, %a : Tensor):
+      %wt : Tensor = aten::t(%w)
+      %b : Tensor = aten::mm(%a, %wt)
+      -> (%t, %b)
+  return (%y)
+)IR",
+            "licm", R"(
+    CHECK: %wt : Tensor = aten::t(%w)
+    CHECK-NEXT: prim::Loop
+    CHECK: aten::mm(%a, %wt)
+  )");
+}
+
+TEST(BatchMM, MergesIndependentMatmulsSharingTheRightOperand) {
+  checkPass(R"IR(graph(%x1 : Double(2, 4), %x2 : Double(3, 4), %w : Double(4, 5)):
+  %a : Double(2, 5) = aten::mm(%x1, %w)
+  %b : Double(3, 5) = aten::mm(%x2, %w)
+  %one : int = prim::Constant[value=1]()
+  %c : Tensor = aten::sum(%a)
+  %d : Tensor = aten::add(%b, %c, %one)
+  return (%a, %d)
+)IR",
+            "batch-mm", R"(
+    CHECK: aten::cat
+    CHECK: %[[P:.*]] : Tensor = aten::mm({{.*}}, %w)
+    CHECK: aten::split_with_sizes(%[[P]]
+    CHECK-NOT: aten::mm
+  )");
+}
+
+TEST(BatchMM, TurnsAnAddOfMatmulsIntoOneMatmul) {
+  checkPass(R"IR(graph(%x : Double(2, 4), %h : Double(2, 3), %wi : Double(4, 5), %wh : Double(3, 5)):
+  %one : int = prim::Constant[value=1]()
+  %a : Double(2, 5) = aten::mm(%x, %wi)
+  %b : Double(2, 5) = aten::mm(%h, %wh)
+  %c : Tensor = aten::add(%a, %b, %one)
+  return (%c)
+)IR",
+            "batch-mm", R"(
+    CHECK: %[[L:.*]] : Tensor = aten::cat({{.*}}, %{{.*}})
+    CHECK: %[[R:.*]] : Tensor = aten::cat
+    CHECK: %c : Tensor = aten::mm(%[[L]], %[[R]])
+    CHECK-NOT: aten::add
+  )");
+}
+
+TEST(RequiresGrad, FollowsFloatDataflowOnly) {
+  checkPass(R"IR(graph(%w : Double(5, 3, requires_grad=1), %idx : Long(4), %x : Double(4, 3)):
+  %e : Tensor = aten::embedding(%w, %idx)
+  %y : Tensor = aten::mul(%x, %x)
+  %one : int = prim::Constant[value=1]()
+  %z : Tensor = aten::add(%e, %y, %one)
+  return (%z, %y)
+)IR",
+            "requires-grad", R"(
+    CHECK: %e : Tensor(..., requires_grad=1) = aten::embedding
+    CHECK: %y : Tensor(..., requires_grad=0) = aten::mul
+  )",
+            true);
+}
+
+TEST(CreateAutodiffSubgraphs, WrapsTheLoopBodyAndTheCodeAround) {
+  const char* ir = R"IR(graph(%x : Double(2, 3, requires_grad=1), %w : Double(3, 3, requires_grad=1)):
+  %n : int = prim::Constant[value=3]()
+  %t : bool = prim::Constant[value=1]()
+  %x2 : Tensor = aten::tanh(%x)
+  %y : Tensor = prim::Loop(%n, %t, %x2)
+    block0(%i : int, %a : Tensor):
+      %wt : Tensor = aten::t(%w)
+      %b : Tensor = aten::mm(%a, %wt)
+      %c : Tensor = aten::sigmoid(%b)
+      -> (%t, %c)
+  %z : Tensor = aten::exp(%y)
+  return (%z)
+)IR";
+  auto g = parseIR(ir);
+  propagateRequiresGrad(*g);
+  EXPECT_TRUE(createAutodiffSubgraphs(*g));
+  verifyOrThrow(*g);
+  EXPECT_FILECHECK(printIR(*g), R"(
+    CHECK: %x2 : Tensor(..., requires_grad=1) = prim::DifferentiableGraph_0(%x)
+    CHECK: prim::Loop
+    CHECK: prim::DifferentiableGraph_1(%w, %a)
+    CHECK: prim::DifferentiableGraph_2(%y)
+    CHECK: with prim::DifferentiableGraph_0 = graph
+    CHECK: aten::tanh
+    CHECK: with prim::DifferentiableGraph_1 = graph
+    CHECK: aten::mm
+    CHECK: aten::sigmoid
+  )");
+  auto in = randomFor(*g, 3);
+  auto ref = Interpreter(*parseIR(ir)).run(in);
+  EXPECT_EQ(test::relError(Interpreter(*g).run(in)[0].toTensor(), ref[0].toTensor()), 0.0);
+}
+
+TEST(PassManager, RunsByNameVerifiesAndLogs) {
+  auto g = parseIR("graph(%x : Double(3)):\n  %a : Tensor = aten::tanh(%x)\n  %b : Tensor = aten::tanh(%x)\n"
+                   "  return (%a)\n");
+  std::ostringstream log;
+  PassOptions opts;
+  opts.verifyEach = true;
+  opts.log = &log;
+  opts.logAfter = {"dce"};
+  auto records = runPasses(*g, parsePassList("dce, cse"), opts);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_TRUE(records[0].changed);
+  EXPECT_FALSE(records[1].changed);
+  EXPECT_NE(log.str().find("IR after dce (changed"), std::string::npos) << log.str();
+  EXPECT_EQ(log.str().find("IR after cse"), std::string::npos);
+  EXPECT_THROW(parsePassList("dce,cse,dcee"), Error);
+}
+
+TEST(PassManager, EveryRegisteredPassKeepsAnLstmCorrect) {
+  auto c = test::loadCase("lstm_1layer");
+  for (const PassInfo& p : allPasses()) {
+    SCOPED_TRACE(std::string(p.name));
+    Model m = buildLstm(LstmVariantKind::Jit, {3, 2, 4, 5, 1});
+    auto g = m.graph->clone();
+    std::vector<std::string> pipeline = {"shape-propagation", "constant-propagation", std::string(p.name)};
+    PassOptions opts;
+    opts.verifyEach = true;
+    runPasses(*g, pipeline, opts);
+    auto inputs = randomInputs(m, 5);
+    std::vector<IValue> in(inputs.begin(), inputs.end());
+    auto a = Interpreter(*m.graph).run(in);
+    auto b = Interpreter(*g).run(in);
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_LE(test::relError(b[i].toTensor(), a[i].toTensor()), 1e-6);
+  }
+}
+
+}  // namespace
+}  // namespace gj
