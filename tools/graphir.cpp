@@ -3,6 +3,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "models/model.h"
+#include "passes/pass_manager.h"
 #include "runtime/npy.h"
 #include "support/error.h"
 
@@ -31,6 +32,21 @@ void writeText(const std::string& path, const std::string& text) {
 int cmdDump(const std::string& file) {
   auto g = parseIRFile(file);
   std::cout << printIR(*g);
+  return 0;
+}
+
+int cmdPasses(const std::string& file, const std::string& passList, bool printAfterAll, bool time) {
+  auto g = parseIRFile(file);
+  PassOptions opts = PassOptions::fromEnvironment();
+  opts.verifyEach = true;
+  opts.log = &std::cout;
+  if (printAfterAll) opts.logAfter = {"all"};
+  auto records = runPasses(*g, parsePassList(passList), opts);
+  if (!printAfterAll) std::cout << printIR(*g);
+  if (time) {
+    std::cerr << fmt::format("{:<28} {:>9} {:>10}\n", "pass", "changed", "ms");
+    for (const PassRecord& r : records) std::cerr << fmt::format("{:<28} {:>9} {:>10.3f}\n", r.name, r.changed, r.ms);
+  }
   return 0;
 }
 
@@ -97,6 +113,15 @@ int main(int argc, char** argv) {
   auto* dump = app.add_subcommand("dump", "parse and verify an IR file, then print it");
   dump->add_option("file", file, "IR file")->required();
   auto* ops = app.add_subcommand("ops", "list every op of the IR with its group and schema");
+  std::string passList;
+  bool printAfterAll = false, timePasses = false;
+  auto* passes = app.add_subcommand("passes", "run passes by name on an IR file and print the result");
+  passes->add_option("file", file, "IR file")->required();
+  passes->add_option("--passes", passList, "comma-separated pass names (graphir passes --list)");
+  passes->add_flag("--print-after-all", printAfterAll, "print the graph after every pass");
+  passes->add_flag("--time", timePasses, "print each pass's time to standard error");
+  bool listPasses = false;
+  passes->add_flag("--list", listPasses, "list the passes and exit");
   auto* model = app.add_subcommand("model", "print the IR of a built-in model");
   model->add_option("name", modelName, "lstm_cell, lstm, lstm_lm, lstm_classifier, linear, softmax, conv2d, "
                                        "multihead_attention")->required();
@@ -111,6 +136,11 @@ int main(int argc, char** argv) {
   try {
     if (*dump) return cmdDump(file);
     if (*ops) return cmdOps();
+    if (*passes && listPasses) {
+      for (const gj::PassInfo& p : gj::allPasses()) std::cout << fmt::format("{:<28} {}\n", p.name, p.description);
+      return 0;
+    }
+    if (*passes) return cmdPasses(file, passList, printAfterAll, timePasses);
     if (*model) return cmdModel(modelName, cfg, out);
     if (*run) return cmdRun(file, inputsDir, outDir);
   } catch (const gj::Error& e) {
