@@ -83,6 +83,7 @@ static void differentiateBlock(const Block* b, GradientTable& table) {
     for (const Block* inner : n->blocks()) differentiateBlock(inner, table);
     if (n->kind() == OpKind::DifferentiableGraph)
       table[n] = std::make_shared<const Gradient>(differentiate(*n->subgraph()));
+    if (n->kind() == OpKind::FallbackGraph) differentiateBlock(n->subgraph()->block(), table);
   }
 }
 
@@ -92,7 +93,8 @@ GradientTable differentiateSubgraphs(const Graph& g) {
   return table;
 }
 
-AutodiffGraph prepareAutodiff(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad) {
+void createSubgraphsForAutodiff(Graph& graph, const std::vector<bool>& requiresGrad) {
+  Graph* g = &graph;
   USER_CHECK(requiresGrad.size() == g->inputs().size(), "autodiff: {} requires_grad flags for {} inputs",
              requiresGrad.size(), g->inputs().size());
   for (size_t i = 0; i < requiresGrad.size(); ++i) {
@@ -113,6 +115,10 @@ AutodiffGraph prepareAutodiff(std::shared_ptr<Graph> g, const std::vector<bool>&
                     "the op is not in the formula table (passes/gradient_formulas.cpp); keep it off the gradient "
                     "path or add a formula");
   });
+}
+
+AutodiffGraph prepareAutodiff(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad) {
+  createSubgraphsForAutodiff(*g, requiresGrad);
   AutodiffGraph ag{g, differentiateSubgraphs(*g)};
   return ag;
 }

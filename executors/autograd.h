@@ -65,8 +65,10 @@ struct AutodiffGraph {
   GradientTable gradients;
 };
 
-/// Marks the inputs in `requiresGrad` (one flag per graph input), propagates requires_grad, creates the
-/// autodiff subgraphs and differentiates each one. `g` is changed in place.
+/// Marks the inputs in `requiresGrad` (one flag per graph input), propagates requires_grad and creates
+/// the autodiff subgraphs; a node on the gradient path without a formula is a gj::Error. In place.
+void createSubgraphsForAutodiff(Graph& g, const std::vector<bool>& requiresGrad);
+/// createSubgraphsForAutodiff, then differentiates each subgraph.
 AutodiffGraph prepareAutodiff(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad);
 
 /// The differentiated Gradient of every DifferentiableGraph node in g (which already has them).

@@ -63,8 +63,8 @@ bool hasEdge(const IValue& v) {
 
 class Frame {
  public:
-  Frame(const Graph& g, const GradientTable* gradients, Tape* tape)
-      : env_(g.numValueIds()), gradients_(gradients), tape_(tape) {}
+  Frame(const Graph& g, const GradientTable* gradients, Tape* tape, RunObserver* observer)
+      : env_(g.numValueIds()), gradients_(gradients), tape_(tape), observer_(observer) {}
 
   void runBlock(const Block* b) {
     for (const Node* n : *b) {
@@ -117,6 +117,15 @@ class Frame {
   void runListAppend(const Node* n);
   void runSubgraph(const Node* n, const std::vector<IValue>& in) {
     if (tape_ && n->kind() == OpKind::DifferentiableGraph) return recordStep(n, in);
+    if (n->kind() == OpKind::FallbackGraph) {
+      // Same tape and observer: values keep their grad edges across the call.
+      const Graph& sub = *n->subgraph();
+      Frame f(sub, gradients_, tape_, observer_);
+      for (size_t i = 0; i < in.size(); ++i) f.at(sub.inputs()[i]) = in[i];
+      f.runBlock(sub.block());
+      for (size_t k = 0; k < n->outputs().size(); ++k) at(n->output(k)) = f.at(sub.outputs()[k]);
+      return;
+    }
     auto outs = Interpreter(*n->subgraph(), gradients_).run(in);
     for (size_t k = 0; k < outs.size(); ++k) at(n->output(k)) = std::move(outs[k]);
   }
@@ -126,6 +135,7 @@ class Frame {
   std::vector<IValue> env_;
   const GradientTable* gradients_;
   Tape* tape_;
+  RunObserver* observer_;
 };
 
 // Runs the forward graph of n's Gradient on detached inputs, records a tape step, and gives the
@@ -263,7 +273,26 @@ void Frame::runNode(const Node* n) {
       set(n, IValue(r));
       return;
     }
-    case OpKind::DifferentiableGraph: return runSubgraph(n, in);
+    case OpKind::DifferentiableGraph:
+    case OpKind::FallbackGraph:
+      return runSubgraph(n, in);
+    case OpKind::Profile:
+      if (observer_) observer_->profiled(n, in[0]);
+      set(n, in[0]);
+      return;
+    case OpKind::TypeCheck: {
+      bool ok = true;
+      for (size_t i = 0; i < in.size(); ++i) {
+        at(n->output(i)) = in[i];
+        if (!ok) continue;
+        std::string why = typeMismatch(n->output(i)->type(), in[i]);
+        if (why.empty()) continue;
+        ok = false;
+        if (observer_) observer_->guardFailed(n, fmt::format("input %{}: {}", n->input(i)->name(), why));
+      }
+      at(n->outputs().back()) = IValue(ok);
+      return;
+    }
     case OpKind::Mm: set(n, cpu::mm(T(0), T(1))); return;
     case OpKind::Bmm: set(n, cpu::bmm(T(0), T(1))); return;
     case OpKind::Matmul: set(n, cpu::matmul(T(0), T(1))); return;
@@ -340,6 +369,25 @@ void Frame::runNode(const Node* n) {
 
 }  // namespace
 
+std::string typeMismatch(const Type& t, const IValue& v) {
+  if (!t.isTensor()) return {};
+  if (!v.isTensor()) return fmt::format("expected a tensor, got {}", v.describe());
+  const Tensor& x = v.toTensor();
+  if (t.dtype && *t.dtype != x.dtype())
+    return fmt::format("dtype {} where {} was expected", dtypeName(x.dtype()), dtypeName(*t.dtype));
+  if (t.device && *t.device != x.device())
+    return fmt::format("device {} where {} was expected", deviceName(x.device()), deviceName(*t.device));
+  if (!t.sizes) return {};
+  if (static_cast<int64_t>(t.sizes->size()) != x.dim())
+    return fmt::format("rank {} where {} was expected ({} vs {})", x.dim(), t.sizes->size(), shapeStr(x.sizes()),
+                       t.str());
+  for (size_t d = 0; d < t.sizes->size(); ++d)
+    if ((*t.sizes)[d] != kUnknownDim && (*t.sizes)[d] != x.size(static_cast<int64_t>(d)))
+      return fmt::format("size {} in dimension {} where {} was expected ({} vs {})", x.size(static_cast<int64_t>(d)),
+                         d, (*t.sizes)[d], shapeStr(x.sizes()), t.str());
+  return {};
+}
+
 static std::vector<IValue> runFrame(const Graph& g, Frame& f, std::vector<IValue> inputs) {
   USER_CHECK(inputs.size() == g.inputs().size(), "the graph takes {} inputs but {} were given", g.inputs().size(),
              inputs.size());
@@ -353,20 +401,26 @@ static std::vector<IValue> runFrame(const Graph& g, Frame& f, std::vector<IValue
   return out;
 }
 
-std::vector<IValue> Interpreter::run(std::vector<IValue> inputs) const {
-  Frame f(g_, gradients_, nullptr);
-  return runFrame(g_, f, std::move(inputs));
-}
+std::vector<IValue> Interpreter::run(std::vector<IValue> inputs) const { return run(std::move(inputs), RunOptions{}); }
 
 std::vector<IValue> Interpreter::runWithTape(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad,
                                              Tape& tape) const {
-  USER_CHECK(requiresGrad.size() == inputs.size(), "{} requires_grad flags for {} inputs", requiresGrad.size(),
-             inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    inputs[i] = detach(inputs[i]);
-    if (requiresGrad[i] && inputs[i].isTensor()) inputs[i] = inputs[i].toTensor().withGradEdge(leafEdge(i));
+  RunOptions opts;
+  opts.tape = &tape;
+  opts.requiresGrad = requiresGrad;
+  return run(std::move(inputs), opts);
+}
+
+std::vector<IValue> Interpreter::run(std::vector<IValue> inputs, const RunOptions& opts) const {
+  if (opts.tape) {
+    USER_CHECK(opts.requiresGrad.size() == inputs.size(), "{} requires_grad flags for {} inputs",
+               opts.requiresGrad.size(), inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      inputs[i] = detach(inputs[i]);
+      if (opts.requiresGrad[i] && inputs[i].isTensor()) inputs[i] = inputs[i].toTensor().withGradEdge(leafEdge(i));
+    }
   }
-  Frame f(g_, gradients_, &tape);
+  Frame f(g_, gradients_, opts.tape, opts.observer);
   return runFrame(g_, f, std::move(inputs));
 }
 

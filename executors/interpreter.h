@@ -9,6 +9,25 @@
 
 namespace gj {
 
+/// Hooks the executors use to watch a run: the profiling executor's type records and guard failures.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  /// A prim::profile node saw `v`.
+  virtual void profiled(const Node* n, const IValue& v) {}
+  /// A prim::TypeCheck failed; `reason` names the input and the property that differed.
+  virtual void guardFailed(const Node* n, const std::string& reason) {}
+};
+
+struct RunOptions {
+  Tape* tape = nullptr;               ///< record DifferentiableGraph steps (see runWithTape)
+  std::vector<bool> requiresGrad;     ///< with a tape: the inputs that become leaves
+  RunObserver* observer = nullptr;
+};
+
+/// Why `v` does not match `expected` ("" when it does): dtype, rank, a size (* matches any) or device.
+std::string typeMismatch(const Type& expected, const IValue& v);
+
 class Interpreter {
  public:
   /// Pre: verify(g) passes. The graph (and the gradient table, for runs with a tape) must outlive the
@@ -23,6 +42,8 @@ class Interpreter {
   /// the outputs carry grad edges. A tensor that requires grad reaching an op outside a
   /// DifferentiableGraph is a gj::Error (its gradient would be lost).
   std::vector<IValue> runWithTape(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad, Tape& tape) const;
+  /// The general form of run and runWithTape.
+  std::vector<IValue> run(std::vector<IValue> inputs, const RunOptions& opts) const;
 
  private:
   const Graph& g_;

@@ -16,7 +16,7 @@ Type constantType(const ConstantValue& v) {
   }
 }
 
-bool opHasSubgraph(OpKind k) { return k == OpKind::DifferentiableGraph; }
+bool opHasSubgraph(OpKind k) { return k == OpKind::DifferentiableGraph || k == OpKind::FallbackGraph; }
 
 // ---- Value ----
 

@@ -47,4 +47,19 @@ std::string Type::str() const {
   return fmt::format("{}({})", s, fmt::join(parts, ", "));
 }
 
+Type mergeTypes(const Type& a, const Type& b) {
+  if (a.kind != b.kind) return Type::of(a.kind);
+  Type t = a;
+  if (a.dtype != b.dtype) t.dtype.reset();
+  if (a.device != b.device) t.device.reset();
+  if (a.requiresGrad != b.requiresGrad) t.requiresGrad.reset();
+  if (!a.sizes || !b.sizes || a.sizes->size() != b.sizes->size()) {
+    t.sizes.reset();
+  } else {
+    for (size_t i = 0; i < a.sizes->size(); ++i)
+      if ((*a.sizes)[i] != (*b.sizes)[i]) (*t.sizes)[i] = kUnknownDim;
+  }
+  return t;
+}
+
 }  // namespace gj

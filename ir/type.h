@@ -38,4 +38,8 @@ struct Type {
   bool operator==(const Type&) const = default;
 };
 
+/// One value's type seen on two paths (loop iterations, if branches, profiled runs): what they agree on.
+/// Differing dimensions become kUnknownDim; a differing rank, dtype or device becomes unknown.
+Type mergeTypes(const Type& a, const Type& b);
+
 }  // namespace gj

@@ -121,7 +121,12 @@ class Verifier {
         report(n, "param/return nodes cannot appear inside a block's node list");
         return;
       case OpKind::DifferentiableGraph:
+      case OpKind::FallbackGraph:
         subgraph(n, nin, nout);
+        return;
+      case OpKind::TypeCheck:
+        if (nout != nin + 1 || nout == 0 || n->outputs().back()->type().kind != TypeKind::Bool)
+          report(n, "prim::TypeCheck returns its inputs (with the expected types) and then a bool");
         return;
       case OpKind::Constant: case OpKind::ListConstruct: case OpKind::ListUnpack: case OpKind::ListAppend:
       case OpKind::GetItem: case OpKind::Len: case OpKind::Size: case OpKind::Mm: case OpKind::Bmm:
@@ -133,7 +138,7 @@ class Verifier {
       case OpKind::Log: case OpKind::Sqrt: case OpKind::Sum: case OpKind::SumDim: case OpKind::Mean:
       case OpKind::MeanDim: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::NllLoss:
       case OpKind::CrossEntropy: case OpKind::Embedding: case OpKind::Cat: case OpKind::Stack: case OpKind::Conv2d:
-      case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder:
+      case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder: case OpKind::Profile:
       case OpKind::Sizes: case OpKind::ZerosLike: case OpKind::SumToSize: case OpKind::SigmoidBackward:
       case OpKind::TanhBackward: case OpKind::ThresholdBackward: case OpKind::SelectBackward:
       case OpKind::SliceBackward: case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward:

@@ -87,8 +87,9 @@ Gradient differentiate(const Graph& original) {
     if (!GradientContext::requiresGrad(in)) continue;
     Value* g = ctx.gradEntry(in);
     if (!g) {
-      USER_CHECK(in->type().isTensor(), "autodiff: no gradient reaches the Tensor[] input %{}", in->name());
-      g = b.op(OpKind::ZerosLike, {ctx.F(in)}, in->type());
+      // Nothing flows back: zeros for a tensor; an empty list for a list (the tape adds nothing then).
+      g = in->type().isTensor() ? b.op(OpKind::ZerosLike, {ctx.F(in)}, in->type())
+                                : b.list({}, TypeKind::TensorList);
     }
     bw.registerOutput(g);
     grad.gradInputs.push_back(i);

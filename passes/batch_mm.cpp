@@ -162,7 +162,7 @@ bool batchBlock(Block* b) {
 bool batchMatmuls(Graph& g) {
   bool changed = batchBlock(g.block());
   forEachNode(g.block(), [&](Node* n) {
-    if (n->subgraph()) changed |= batchMatmuls(*n->subgraph());
+    if (optimizesInto(n)) changed |= batchMatmuls(*n->subgraph());
   });
   return changed;
 }

@@ -109,7 +109,7 @@ bool propagateBlock(Block* b) {
   bool changed = false;
   for (Node* n : b->nodesList()) {
     for (Block* inner : n->blocks()) changed |= propagateBlock(inner);
-    if (n->subgraph()) changed |= propagateConstants(*n->subgraph());
+    if (optimizesInto(n)) changed |= propagateConstants(*n->subgraph());
     if (foldControl(n)) {
       changed = true;
       continue;

@@ -73,7 +73,7 @@ class Cse {
 bool eliminateCommonSubexpressions(Graph& g) {
   bool changed = Cse().run(g.block());
   forEachNode(g.block(), [&](Node* n) {
-    if (n->subgraph()) changed |= eliminateCommonSubexpressions(*n->subgraph());
+    if (optimizesInto(n)) changed |= eliminateCommonSubexpressions(*n->subgraph());
   });
   return changed;
 }

@@ -1,5 +1,7 @@
 #include "passes/dce.h"
 
+#include "passes/util.h"
+
 #include <ranges>
 
 namespace gj {
@@ -8,7 +10,7 @@ static bool dceBlock(Block* b) {
   bool changed = false;
   for (Node* n : b->nodesList() | std::views::reverse) {
     for (Block* inner : n->blocks()) changed |= dceBlock(inner);
-    if (n->subgraph()) changed |= eliminateDeadCode(*n->subgraph());
+    if (optimizesInto(n)) changed |= eliminateDeadCode(*n->subgraph());
     bool used = false;
     for (Value* v : n->outputs()) used |= v->hasUses();
     if (used) continue;

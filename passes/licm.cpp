@@ -28,7 +28,7 @@ static bool licmBlock(Block* b) {
   bool changed = false;
   for (Node* n : b->nodesList()) {
     for (Block* inner : n->blocks()) changed |= licmBlock(inner);
-    if (n->subgraph()) changed |= hoistLoopInvariants(*n->subgraph());
+    if (optimizesInto(n)) changed |= hoistLoopInvariants(*n->subgraph());
     if (n->kind() == OpKind::Loop) changed |= hoist(n);
   }
   return changed;

@@ -84,7 +84,7 @@ bool peepholeBlock(Block* b) {
   bool changed = false;
   for (Node* n : b->nodesList()) {
     for (Block* inner : n->blocks()) changed |= peepholeBlock(inner);
-    if (n->subgraph()) changed |= peephole(*n->subgraph());
+    if (optimizesInto(n)) changed |= peephole(*n->subgraph());
     if (n->outputs().empty()) continue;
     Value* r = identityArithmetic(n);
     if (!r) r = doubleTranspose(n);

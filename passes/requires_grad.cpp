@@ -71,6 +71,10 @@ class RequiresGrad {
         for (size_t k = 0; k < n->outputs().size(); ++k) set(n->output(k), rg(sub.outputs()[k]));
         return;
       }
+      case OpKind::TypeCheck:
+      case OpKind::Profile:
+        for (size_t k = 0; k < n->inputs().size(); ++k) set(n->output(k), rg(n->input(k)));
+        return;
       default: {
         bool any = false;
         for (Value* v : n->inputs()) any = any || rg(v);

@@ -38,21 +38,6 @@ std::optional<int64_t> normDim(std::optional<int64_t> d, std::optional<int64_t> 
   return *d < 0 ? *d + r : *d;
 }
 
-/// Two types of one value seen on different paths (loop iterations, if branches).
-Type merge(const Type& a, const Type& b) {
-  if (a.kind != b.kind) return Type::of(a.kind);
-  Type t = a;
-  if (a.dtype != b.dtype) t.dtype.reset();
-  if (a.device != b.device) t.device.reset();
-  if (!a.sizes || !b.sizes || a.sizes->size() != b.sizes->size()) {
-    t.sizes.reset();
-  } else {
-    for (size_t i = 0; i < a.sizes->size(); ++i)
-      if ((*a.sizes)[i] != (*b.sizes)[i]) (*t.sizes)[i] = kUnknownDim;
-  }
-  return t;
-}
-
 std::optional<Sizes> broadcast(std::optional<Sizes> a, std::optional<Sizes> b) {
   if (!a || !b) return std::nullopt;
   size_t rank = std::max(a->size(), b->size());
@@ -272,7 +257,7 @@ class ShapePropagator {
       block(body);
       bool stable = true;
       for (size_t k = 0; k < carried; ++k) {
-        Type m = merge(types[k], body->outputs()[k + 1]->type());
+        Type m = mergeTypes(types[k], body->outputs()[k + 1]->type());
         if (m != types[k]) stable = false;
         types[k] = m;
       }
@@ -285,7 +270,7 @@ class ShapePropagator {
     block(n->block(0));
     block(n->block(1));
     for (size_t k = 0; k < n->outputs().size(); ++k)
-      set(n->output(k), merge(n->block(0)->outputs()[k]->type(), n->block(1)->outputs()[k]->type()));
+      set(n->output(k), mergeTypes(n->block(0)->outputs()[k]->type(), n->block(1)->outputs()[k]->type()));
   }
 
   void subgraph(Node* n) {
@@ -306,7 +291,9 @@ Type outputType(const Node* n, size_t k) {
   auto same = [&](size_t i) { return like(i, sizesOf(in(i))); };
   switch (n->kind()) {
     case OpKind::Param: case OpKind::Return: case OpKind::Loop: case OpKind::If: case OpKind::DifferentiableGraph:
+    case OpKind::TypeCheck: case OpKind::FallbackGraph:
       return n->output(k)->type();
+    case OpKind::Profile: return in(0)->type();
     case OpKind::Constant: return constantType(n->constant());
     case OpKind::ListConstruct:
       if (!n->inputs().empty() && in(0)->type().kind == TypeKind::Int) return Type::of(TypeKind::IntList);

@@ -108,7 +108,7 @@ bool unrollBlock(Block* b, const UnrollOptions& opts) {
   bool changed = false;
   for (Node* n : b->nodesList()) {
     for (Block* inner : n->blocks()) changed |= unrollBlock(inner, opts);
-    if (n->subgraph()) changed |= unrollLoops(*n->subgraph(), opts);
+    if (optimizesInto(n)) changed |= unrollLoops(*n->subgraph(), opts);
     if (n->kind() != OpKind::Loop || !alwaysContinues(n)) continue;
     // A loop made by partial unrolling carries its counter last; do not unroll it again.
     if (n->block(0)->outputs().back()->node()->kind() == OpKind::IntAdd) continue;

@@ -30,6 +30,10 @@ Node* ancestorIn(Node* n, const Block* b);
 /// Static sizes of a tensor value when every dimension is known.
 std::optional<std::vector<int64_t>> staticSizes(const Value* v);
 
+/// True for subgraph nodes whose bodies the optimizing passes also optimize: prim::DifferentiableGraph.
+/// A prim::FallbackGraph keeps the unoptimized graph on purpose.
+inline bool optimizesInto(const Node* n) { return n->kind() == OpKind::DifferentiableGraph; }
+
 /// Ops that only move values around without computing on tensors: list construction and access,
 /// control flow, subgraph calls, constants, size queries.
 bool isPlumbing(OpKind k);

@@ -1,0 +1,300 @@
+#include "executors/function.h"
+
+#include "executors/executor.h"
+#include "ir/printer.h"
+#include "passes/shape_propagation.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace gj {
+
+std::string FunctionStats::str() const {
+  std::string s = fmt::format(
+      "calls {}, specializations {}, profiled runs {}, guard failures {}, re-profiles {}, fallback runs {}, "
+      "fusion groups {}, kernels {}, compile {:.1f} ms, passes {:.1f} ms",
+      calls, specializations, profiledRuns, guardFailures, reprofiles, fallbackRuns, fusionGroups, kernelsCompiled,
+      compileMs, passMs);
+  for (const auto& [reason, n] : guardFailureReasons) s += fmt::format("\n  guard failed {}x: {}", n, reason);
+  return s;
+}
+
+// ---- Executor ----
+
+PipelineOptions Executor::pipelineOptions() const {
+  PipelineOptions o;
+  o.fuser = opts_.fuser;
+  o.unrollLoops = opts_.unrollLoops;
+  o.passes = PassOptions::fromEnvironment();
+  o.passes.verifyEach = opts_.verifyEach;
+  return o;
+}
+
+void Executor::noteBuilt(const Plan& p) {
+  ++stats_.specializations;
+  stats_.passMs += p.passMs();
+  lastOptimized_ = printIR(*p.graph);
+}
+
+// ---- legacy ----
+
+std::shared_ptr<const Plan> LegacyExecutor::planFor(const ArgumentSpec& spec, const std::vector<bool>& requiresGrad) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.calls;
+  if (auto it = cache_.find(spec); it != cache_.end()) return it->second;
+  auto g = std::shared_ptr<Graph>(graph_->clone());
+  spec.applyTo(*g);
+  auto plan = std::make_shared<const Plan>(optimizeSpecialized(g, requiresGrad, pipelineOptions()));
+  noteBuilt(*plan);
+  cache_.emplace(spec, plan);
+  order_.push_back(spec);
+  if (order_.size() > opts_.maxSpecializations) {
+    cache_.erase(order_.front());
+    order_.pop_front();
+  }
+  return plan;
+}
+
+std::vector<IValue> LegacyExecutor::run(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad, Tape* tape) {
+  for (size_t i = 0; i < inputs.size() && i < graph_->inputs().size(); ++i) checkInputType(graph_->inputs()[i], inputs[i]);
+  USER_CHECK(inputs.size() == graph_->inputs().size(), "the graph takes {} inputs but {} were given",
+             graph_->inputs().size(), inputs.size());
+  auto plan = planFor(ArgumentSpec::of(inputs, requiresGrad), requiresGrad);
+  RunOptions ro;
+  ro.tape = tape;
+  ro.requiresGrad = requiresGrad;
+  return Interpreter(*plan->graph, &plan->gradients).run(std::move(inputs), ro);
+}
+
+// ---- profiling ----
+
+namespace {
+
+Type typeOf(const IValue& v, const Type& declared) {
+  if (!v.isTensor()) return declared;
+  const Tensor& t = v.toTensor();
+  return Type::tensor(t.dtype(), t.sizes(), t.device());
+}
+
+class ProfileRecorder final : public RunObserver {
+ public:
+  explicit ProfileRecorder(size_t n) : seen(n) {}
+  void profiled(const Node* n, const IValue& v) override {
+    size_t i = n->input(0)->offset();  // profile nodes sit on graph inputs
+    Type t = typeOf(v, n->input(0)->type());
+    seen[i] = seen[i] ? mergeTypes(*seen[i], t) : t;
+  }
+  std::vector<std::optional<Type>> seen;
+};
+
+class GuardRecorder final : public RunObserver {
+ public:
+  void guardFailed(const Node*, const std::string& reason) override { failures.push_back(reason); }
+  std::vector<std::string> failures;
+};
+
+}  // namespace
+
+ProfilingExecutor::ProfilingExecutor(std::shared_ptr<const Graph> g, FunctionOptions o)
+    : Executor(std::move(g), std::move(o)), observed_(graph_->inputs().size()) {
+  USER_CHECK(opts_.profilingRuns >= 1, "profilingRuns must be at least 1, got {}", opts_.profilingRuns);
+  USER_CHECK(opts_.maxGuardFailures >= 1, "maxGuardFailures must be at least 1, got {}", opts_.maxGuardFailures);
+}
+
+ProfilingExecutor::Mode& ProfilingExecutor::modeFor(const std::vector<bool>& requiresGrad) {
+  return modes_[requiresGrad];
+}
+
+// The graph with a prim::profile node on every tensor input.
+std::shared_ptr<Graph> ProfilingExecutor::profilingGraph() const {
+  auto g = std::shared_ptr<Graph>(graph_->clone());
+  Node* first = g->block()->paramNode()->next();
+  for (Value* in : g->inputs()) {
+    if (!in->type().isTensor()) continue;
+    Node* p = g->create(OpKind::Profile, {in});
+    p->output()->setType(in->type());
+    p->insertBefore(first);
+    g->replaceAllUsesWith(in, p->output());
+    p->replaceInput(0, in);
+  }
+  return g;
+}
+
+std::vector<IValue> ProfilingExecutor::profile(Mode& m, std::vector<IValue> inputs,
+                                               const std::vector<bool>& requiresGrad, Tape* tape,
+                                               std::unique_lock<std::mutex>& lock) {
+  if (!m.profiling)
+    m.profiling = std::make_shared<const Plan>(unoptimizedPlan(profilingGraph(), requiresGrad, pipelineOptions()));
+  auto plan = m.profiling;
+  lock.unlock();
+  ProfileRecorder rec(graph_->inputs().size());
+  RunOptions ro;
+  ro.tape = tape;
+  ro.requiresGrad = requiresGrad;
+  ro.observer = &rec;
+  auto out = Interpreter(*plan->graph, &plan->gradients).run(std::move(inputs), ro);
+  lock.lock();
+  for (size_t i = 0; i < observed_.size(); ++i)
+    if (rec.seen[i]) observed_[i] = observed_[i] ? mergeTypes(*observed_[i], *rec.seen[i]) : rec.seen[i];
+  ++m.profiledRuns;
+  ++stats_.profiledRuns;
+  return out;
+}
+
+// graph(inputs):
+//   %checked..., %ok = prim::TypeCheck(inputs)      (types: what profiling saw)
+//   %outs = prim::If(%ok)
+//     block0(): the graph on %checked, optimized for those types
+//     block1(): prim::FallbackGraph_0(inputs)       (the graph as written)
+std::shared_ptr<const Plan> ProfilingExecutor::buildGuardedPlan(const std::vector<bool>& requiresGrad) {
+  auto fallback = std::shared_ptr<Graph>(graph_->clone());
+  bool withGrad = std::find(requiresGrad.begin(), requiresGrad.end(), true) != requiresGrad.end();
+  if (withGrad) {
+    propagateShapes(*fallback);  // ranks and dtypes only: graph_'s input sizes are open
+    createSubgraphsForAutodiff(*fallback, requiresGrad);
+  }
+  auto w = std::make_shared<Graph>();
+  std::vector<Value*> ins;
+  for (Value* in : graph_->inputs()) ins.push_back(w->addInput(in->type(), in->name()));
+  Node* check = w->create(OpKind::TypeCheck, ins, 0);
+  for (size_t i = 0; i < ins.size(); ++i) {
+    Type t = observed_[i] ? *observed_[i] : ins[i]->type();
+    check->addOutput(t);
+  }
+  check->addOutput(Type::of(TypeKind::Bool));
+  w->block()->append(check);
+  Node* branch = w->create(OpKind::If, {check->outputs().back()}, 0);
+  w->block()->append(branch);
+  Block* fast = branch->addBlock();
+  Block* slow = branch->addBlock();
+  ValueMap env;
+  for (size_t i = 0; i < ins.size(); ++i) env[graph_->inputs()[i]] = check->output(i);
+  for (const Node* n : *graph_->block()) fast->append(cloneNode(n, *w, env));
+  for (Value* out : graph_->outputs()) {
+    auto it = env.find(out);
+    fast->registerOutput(it == env.end() ? out : it->second);
+  }
+  Node* fb = w->create(OpKind::FallbackGraph, ins, graph_->outputs().size());
+  fb->setSubgraph(fallback);
+  slow->append(fb);
+  for (Value* v : fb->outputs()) slow->registerOutput(v);
+  for (size_t k = 0; k < graph_->outputs().size(); ++k) {
+    Value* o = branch->addOutput(graph_->outputs()[k]->type());
+    if (!graph_->outputs()[k]->name().empty()) o->setName(graph_->outputs()[k]->name());
+    w->registerOutput(o);
+  }
+  return std::make_shared<const Plan>(optimizeSpecialized(w, requiresGrad, pipelineOptions()));
+}
+
+void ProfilingExecutor::noteGuardResult(Mode& m, const std::vector<std::string>& failures) {
+  if (failures.empty()) {
+    m.consecutiveFailures = 0;
+    return;
+  }
+  ++stats_.guardFailures;
+  ++stats_.fallbackRuns;
+  for (const std::string& r : failures) ++stats_.guardFailureReasons[r];
+  if (++m.consecutiveFailures < opts_.maxGuardFailures) return;
+  // Re-profile: the next runs add what they see to the types seen so far, so a plan built after them
+  // accepts every shape seen (a dimension that varied becomes *); recompilations stay bounded.
+  m.optimized.reset();
+  m.profiledRuns = 0;
+  m.consecutiveFailures = 0;
+  ++stats_.reprofiles;
+}
+
+std::vector<IValue> ProfilingExecutor::run(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad,
+                                           Tape* tape) {
+  std::unique_lock<std::mutex> lock(mu_);
+  ++stats_.calls;
+  Mode& m = modeFor(requiresGrad);
+  if (!m.optimized && m.profiledRuns < opts_.profilingRuns)
+    return profile(m, std::move(inputs), requiresGrad, tape, lock);
+  if (!m.optimized) {
+    m.optimized = buildGuardedPlan(requiresGrad);
+    noteBuilt(*m.optimized);
+  }
+  auto plan = m.optimized;
+  lock.unlock();
+  GuardRecorder guards;
+  RunOptions ro;
+  ro.tape = tape;
+  ro.requiresGrad = requiresGrad;
+  ro.observer = &guards;
+  auto out = Interpreter(*plan->graph, &plan->gradients).run(std::move(inputs), ro);
+  lock.lock();
+  noteGuardResult(modeFor(requiresGrad), guards.failures);
+  return out;
+}
+
+// ---- Function ----
+
+namespace {
+// Each thread's last forward with gradients, per Function.
+struct PendingBackward {
+  std::vector<IValue> outputs;
+  std::shared_ptr<Tape> tape;
+};
+std::mutex gPendingMu;
+std::map<std::pair<const Function*, std::thread::id>, PendingBackward>& pending() {
+  static std::map<std::pair<const Function*, std::thread::id>, PendingBackward> m;
+  return m;
+}
+}  // namespace
+
+// The graph a Function runs: the given one with every input's sizes left open (dtype and rank stay), so
+// that calls may bring other sizes; the executors specialize on what comes.
+static std::shared_ptr<const Graph> generalized(const Graph& graph) {
+  std::shared_ptr<Graph> g = graph.clone();
+  for (Value* in : g->inputs()) {
+    Type t = in->type();
+    if (t.isTensor() && t.sizes) std::fill(t.sizes->begin(), t.sizes->end(), kUnknownDim);
+    in->setType(t);
+  }
+  return g;
+}
+
+Function::Function(const Graph& graph, FunctionOptions options)
+    : graph_(generalized(graph)), options_(std::move(options)) {
+  USER_CHECK(options_.device == DeviceKind::Cpu, "no CUDA device: this build has no CUDA runtime; use device cpu");
+  if (options_.executor == ExecutorKind::Legacy)
+    executor_ = std::make_unique<LegacyExecutor>(graph_, options_);
+  else
+    executor_ = std::make_unique<ProfilingExecutor>(graph_, options_);
+}
+
+Function::~Function() {
+  std::lock_guard<std::mutex> lock(gPendingMu);
+  auto& m = pending();
+  for (auto it = m.begin(); it != m.end();) it = it->first.first == this ? m.erase(it) : std::next(it);
+}
+
+std::vector<IValue> Function::forward(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad) {
+  bool withGrad = std::find(requiresGrad.begin(), requiresGrad.end(), true) != requiresGrad.end();
+  if (!withGrad) return executor_->run(std::move(inputs), {}, nullptr);
+  USER_CHECK(requiresGrad.size() == inputs.size(), "forward: {} requires_grad flags for {} inputs",
+             requiresGrad.size(), inputs.size());
+  auto tape = std::make_shared<Tape>(inputs.size());
+  auto outs = executor_->run(std::move(inputs), requiresGrad, tape.get());
+  std::lock_guard<std::mutex> lock(gPendingMu);
+  pending()[{this, std::this_thread::get_id()}] = {outs, tape};
+  return outs;
+}
+
+std::vector<Tensor> Function::backward(const std::vector<Tensor>& gradOutputs) {
+  PendingBackward p;
+  {
+    std::lock_guard<std::mutex> lock(gPendingMu);
+    auto it = pending().find({this, std::this_thread::get_id()});
+    USER_CHECK(it != pending().end(),
+               "backward: no forward with gradients on in this thread; call forward(inputs, requiresGrad) first");
+    p = std::move(it->second);
+    pending().erase(it);
+  }
+  return p.tape->backward(p.outputs, gradOutputs);
+}
+
+FunctionStats Function::stats() const { return executor_->stats(); }
+std::string Function::optimizedGraph() const { return executor_->optimizedGraph(); }
+
+}  // namespace gj

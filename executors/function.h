@@ -1,0 +1,77 @@
+#pragma once
+// The public API: a Function compiles a graph with the chosen executor and fuser and runs it forward
+// and backward.
+//
+//   gj::Function f(graph, {.fuser = gj::FuserKind::None, .executor = gj::ExecutorKind::Profiling});
+//   auto outputs = f.forward(inputs, requiresGrad);
+//   auto grads = f.backward(gradOutputs);   // for the inputs that require grad
+//
+// No process-wide state: Functions with different options live side by side, and one Function may be
+// called from several threads at once (each thread's backward() pairs with its own last forward()).
+#include "executors/pipeline.h"
+#include "ir/graph.h"
+#include "runtime/ivalue.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gj {
+
+struct FunctionOptions {
+  FuserKind fuser = FuserKind::None;
+  ExecutorKind executor = ExecutorKind::Profiling;
+  DeviceKind device = DeviceKind::Cpu;
+  int profilingRuns = 1;           ///< profiling: interpreted runs before optimizing
+  int maxGuardFailures = 3;        ///< profiling: consecutive guard failures before re-profiling
+  size_t maxSpecializations = 64;  ///< legacy: cached specializations (least recently built dropped first)
+  bool unrollLoops = true;         ///< unroll loops whose trip count the specialization fixes
+  bool verifyEach = kDebugBuild;   ///< verify the graph after every pass
+};
+
+struct FunctionStats {
+  int64_t calls = 0;
+  int64_t specializations = 0;     ///< optimized plans built
+  int64_t profiledRuns = 0;
+  int64_t guardFailures = 0;
+  std::map<std::string, int64_t> guardFailureReasons;  ///< "input %x: size 3 in dimension 0 where 7 ..." -> count
+  int64_t reprofiles = 0;
+  int64_t fallbackRuns = 0;        ///< calls that ran the unoptimized graph (failed guards)
+  int64_t fusionGroups = 0;
+  int64_t kernelsCompiled = 0;
+  double compileMs = 0;            ///< kernel compilation
+  double passMs = 0;               ///< optimizing passes and differentiation
+  std::string str() const;
+};
+
+class Executor;
+
+class Function {
+ public:
+  /// The graph is copied; `options.device` must be available (cuda fails with "no CUDA device").
+  Function(const Graph& graph, FunctionOptions options = {});
+  ~Function();
+  Function(const Function&) = delete;
+  Function& operator=(const Function&) = delete;
+
+  /// Runs the graph. `requiresGrad` (one flag per input, or empty for none) selects the inputs whose
+  /// gradients backward() will return; with any flag set the run records what backward needs.
+  std::vector<IValue> forward(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad = {});
+  /// Gradients of this thread's last forward() with gradients on: one per input (undefined for inputs
+  /// that do not require grad). An undefined gradOutput counts as zero. Consumes that forward.
+  std::vector<Tensor> backward(const std::vector<Tensor>& gradOutputs);
+
+  FunctionStats stats() const;
+  const FunctionOptions& options() const { return options_; }
+  const Graph& graph() const { return *graph_; }
+  /// The most recently built optimized graph, printed (empty before the first optimization).
+  std::string optimizedGraph() const;
+
+ private:
+  std::shared_ptr<const Graph> graph_;
+  FunctionOptions options_;
+  std::unique_ptr<Executor> executor_;
+};
+
+}  // namespace gj

@@ -1,0 +1,110 @@
+#include "executors/pipeline.h"
+
+#include "ir/verifier.h"
+#include "passes/unroll_loops.h"
+#include "support/error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+namespace gj {
+
+std::string_view fuserName(FuserKind k) {
+  switch (k) {
+    case FuserKind::None: return "none";
+    case FuserKind::Legacy: return "old";
+    case FuserKind::Te: return "te";
+  }
+  return "?";
+}
+
+std::string_view executorName(ExecutorKind k) {
+  switch (k) {
+    case ExecutorKind::Legacy: return "legacy";
+    case ExecutorKind::Profiling: return "profiling";
+  }
+  return "?";
+}
+
+FuserKind fuserFromName(std::string_view name) {
+  for (FuserKind k : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
+    if (fuserName(k) == name) return k;
+  throw Error(fmt::format("unknown fuser '{}'", name), "", "fusers: none, old, te");
+}
+
+ExecutorKind executorFromName(std::string_view name) {
+  for (ExecutorKind k : {ExecutorKind::Legacy, ExecutorKind::Profiling})
+    if (executorName(k) == name) return k;
+  throw Error(fmt::format("unknown executor '{}'", name), "", "executors: legacy, profiling");
+}
+
+double Plan::passMs() const {
+  double ms = 0;
+  for (const PassRecord& r : passes) ms += r.ms;
+  return ms;
+}
+
+static void run(Plan& p, Graph& g, std::initializer_list<const char*> names, const PipelineOptions& o) {
+  std::vector<std::string> list(names.begin(), names.end());
+  auto recs = runPasses(g, list, o.passes);
+  p.passes.insert(p.passes.end(), recs.begin(), recs.end());
+}
+
+static void timed(Plan& p, const char* name, const std::function<bool()>& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  bool changed = f();
+  p.passes.push_back({name, changed, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()});
+}
+
+static bool anyTrue(const std::vector<bool>& v) { return std::find(v.begin(), v.end(), true) != v.end(); }
+
+// Differentiates every DifferentiableGraph and simplifies its forward and backward graphs.
+static void differentiateAll(Plan& p, const PipelineOptions& o) {
+  GradientTable raw;
+  timed(p, "differentiate", [&] {
+    raw = differentiateSubgraphs(*p.graph);
+    return !raw.empty();
+  });
+  for (auto& [node, grad] : raw) {
+    auto g = std::make_shared<Gradient>(*grad);
+    for (Graph* sub : {g->forward.get(), g->backward.get()})
+      run(p, *sub, {"shape-propagation", "constant-propagation", "peephole", "cse", "dce"}, o);
+    p.gradients[node] = g;
+  }
+}
+
+Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o) {
+  USER_CHECK(o.fuser == FuserKind::None, "fuser '{}' is not available in this build", fuserName(o.fuser));
+  Plan p{g, {}, anyTrue(requiresGrad), {}};
+  run(p, *g, {"shape-propagation", "constant-propagation", "peephole"}, o);
+  if (o.unrollLoops) {
+    timed(p, "unroll-loops", [&] { return unrollLoops(*g, UnrollOptions{o.maxFullUnroll, 8}); });
+    run(p, *g, {"peephole", "constant-propagation", "shape-propagation"}, o);
+  }
+  run(p, *g, {"cse", "batch-mm", "licm", "cse", "dce", "shape-propagation"}, o);
+  if (p.withGrad) {
+    timed(p, "create-autodiff-subgraphs", [&] {
+      createSubgraphsForAutodiff(*g, requiresGrad);
+      return true;
+    });
+    if (o.passes.verifyEach) verifyOrThrow(*g, "create-autodiff-subgraphs");
+    differentiateAll(p, o);
+  }
+  return p;
+}
+
+Plan unoptimizedPlan(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o) {
+  Plan p{g, {}, anyTrue(requiresGrad), {}};
+  if (!p.withGrad) return p;
+  // Ranks and dtypes (not sizes: this plan serves every shape) for the gradient formulas that need them.
+  run(p, *g, {"shape-propagation"}, o);
+  timed(p, "prepare-autodiff", [&] {
+    AutodiffGraph ag = prepareAutodiff(g, requiresGrad);
+    p.gradients = std::move(ag.gradients);
+    return true;
+  });
+  return p;
+}
+
+}  // namespace gj

@@ -1,0 +1,45 @@
+#pragma once
+// The optimizing pipelines, one per executor flavour, as straight-line code (STYLE.md, rule 5).
+#include "executors/autograd.h"
+#include "passes/pass_manager.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gj {
+
+enum class FuserKind : uint8_t { None, Legacy, Te };
+enum class ExecutorKind : uint8_t { Legacy, Profiling };
+
+std::string_view fuserName(FuserKind k);         ///< "none", "old", "te"
+std::string_view executorName(ExecutorKind k);   ///< "legacy", "profiling"
+/// Parse the command-line names; a gj::Error lists the choices.
+FuserKind fuserFromName(std::string_view name);
+ExecutorKind executorFromName(std::string_view name);
+
+struct PipelineOptions {
+  FuserKind fuser = FuserKind::None;
+  bool unrollLoops = true;        ///< unroll loops whose trip count the specialization makes constant
+  int64_t maxFullUnroll = 512;    ///< longer loops are unrolled by 8 and kept
+  PassOptions passes;             ///< verification and GJ_LOG printing
+};
+
+/// What the interpreter runs: an optimized graph and the Gradient of each of its DifferentiableGraphs.
+struct Plan {
+  std::shared_ptr<Graph> graph;
+  GradientTable gradients;
+  bool withGrad = false;
+  std::vector<PassRecord> passes;  ///< every pass run, in order, with its time
+  double passMs() const;
+};
+
+/// The optimizing pipeline for a graph whose inputs have complete types (a specialization): simplify,
+/// unroll, batch GEMMs, then, when an input requires grad, autodiff subgraphs (each differentiated and
+/// optimized), then fusion. `g` is changed in place.
+Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o);
+
+/// The unoptimized graph, prepared for autodiff when an input requires grad (loops kept).
+Plan unoptimizedPlan(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o);
+
+}  // namespace gj

@@ -1,0 +1,240 @@
+// The legacy and profiling executors behind Function: every reference case forward and backward,
+// re-specialization on new shapes, guard failures and fallback, threads.
+#include "executors/function.h"
+#include "models/lstm.h"
+#include "tests/support/reference.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace gj {
+namespace {
+
+std::vector<bool> floatInputs(const std::vector<Tensor>& xs) {
+  std::vector<bool> rg;
+  for (const Tensor& t : xs) rg.push_back(isFloating(t.dtype()));
+  return rg;
+}
+
+struct CaseRun {
+  std::vector<Tensor> outputs, grads;
+};
+
+CaseRun runCase(Function& f, const Model& m, const std::vector<Tensor>& inputs, const test::ReferenceCase& c) {
+  auto outs = f.forward(std::vector<IValue>(inputs.begin(), inputs.end()), floatInputs(inputs));
+  std::vector<Tensor> gradOutputs;
+  for (const auto& name : m.outputs) gradOutputs.push_back(c.gradOutputs.at(name));
+  CaseRun r;
+  for (const IValue& v : outs) r.outputs.push_back(v.toTensor());
+  r.grads = f.backward(gradOutputs);
+  return r;
+}
+
+void expectMatchesReference(const Model& m, const CaseRun& r, const test::ReferenceCase& c) {
+  for (size_t i = 0; i < m.outputs.size(); ++i)
+    EXPECT_LE(test::relError(r.outputs[i], c.outputs.at(m.outputs[i])), 1e-5) << "output " << m.outputs[i];
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    auto it = c.grads.find(m.inputs[i].name);
+    if (it == c.grads.end()) continue;
+    ASSERT_TRUE(r.grads[i].defined()) << m.inputs[i].name;
+    EXPECT_LE(test::relError(r.grads[i], it->second), 1e-4) << "gradient of " << m.inputs[i].name;
+  }
+}
+
+struct Param {
+  std::string caseName;
+  std::string variant;  // LSTM cases
+  ExecutorKind executor;
+  bool unroll;
+};
+
+std::string paramName(const testing::TestParamInfo<Param>& info) {
+  const Param& p = info.param;
+  return p.caseName + (p.variant.empty() ? "" : "_" + p.variant) + "_" + std::string(executorName(p.executor)) +
+         (p.unroll ? "_unrolled" : "_kept");
+}
+
+class EveryCase : public testing::TestWithParam<Param> {};
+
+TEST_P(EveryCase, ForwardAndBackwardMatchPyTorch) {
+  const Param& p = GetParam();
+  auto c = test::loadCase(p.caseName);
+  ModelConfig cfg = c.config;
+  if (!p.variant.empty()) cfg.variant = p.variant;
+  Model m = buildModel(c.model, cfg);
+  FunctionOptions opts;
+  opts.executor = p.executor;
+  opts.unrollLoops = p.unroll;
+  opts.verifyEach = true;
+  Function f(*m.graph, opts);
+  auto inputs = test::inputsFor(m, c);
+  // Run three times: profiling, then optimized (twice: the cached plan).
+  for (int call = 0; call < 3; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    expectMatchesReference(m, runCase(f, m, inputs, c), c);
+  }
+  FunctionStats s = f.stats();
+  EXPECT_EQ(s.specializations, 1) << s.str();
+  EXPECT_EQ(s.guardFailures, 0) << s.str();
+  if (p.executor == ExecutorKind::Profiling) EXPECT_EQ(s.profiledRuns, 1) << s.str();
+}
+
+std::vector<Param> everyCase() {
+  std::vector<Param> ps;
+  for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling})
+    for (bool unroll : {true, false}) {
+      for (const char* c : {"lstm_1layer", "lstm_3layer"})
+        for (const char* v : {"jit", "jit_premul", "jit_premul_bias", "jit_multilayer"}) ps.push_back({c, v, e, unroll});
+      for (const char* c : {"lstm_cell", "lstm_lm", "lstm_classifier", "linear", "softmax", "conv2d",
+                            "multihead_attention"})
+        ps.push_back({c, "", e, unroll});
+    }
+  return ps;
+}
+
+INSTANTIATE_TEST_SUITE_P(Executors, EveryCase, testing::ValuesIn(everyCase()), paramName);
+
+Model smallLstm(int64_t seq, int64_t batch) { return buildLstm(LstmVariantKind::Jit, {seq, batch, 4, 5, 1}); }
+
+// The same inputs through the plain interpreter (no executor) as the reference.
+std::vector<Tensor> eagerOutputs(const Model& m, const std::vector<Tensor>& in) { return m.eager(in); }
+
+TEST(LegacyExecutor, NewShapesMakeNewSpecializations) {
+  Model m = smallLstm(3, 2);
+  Function f(*m.graph, {.executor = ExecutorKind::Legacy});
+  for (int64_t seq : {3, 5, 3}) {
+    Model shaped = smallLstm(seq, 2);
+    auto in = randomInputs(shaped, static_cast<uint64_t>(seq));
+    auto out = f.forward(std::vector<IValue>(in.begin(), in.end()));
+    auto ref = eagerOutputs(shaped, in);
+    for (size_t i = 0; i < ref.size(); ++i) EXPECT_LE(test::relError(out[i].toTensor(), ref[i]), 1e-6);
+  }
+  EXPECT_EQ(f.stats().specializations, 2) << f.stats().str();
+}
+
+TEST(ProfilingExecutor, ShapeChangeTakesTheFallbackThenReprofiles) {
+  Model m = smallLstm(3, 2);
+  FunctionOptions opts;
+  opts.executor = ExecutorKind::Profiling;
+  opts.maxGuardFailures = 2;
+  Function f(*m.graph, opts);
+  auto call = [&](int64_t seq) {
+    Model shaped = smallLstm(seq, 2);
+    auto in = randomInputs(shaped, static_cast<uint64_t>(seq) + 100);
+    auto out = f.forward(std::vector<IValue>(in.begin(), in.end()));
+    auto ref = eagerOutputs(shaped, in);
+    for (size_t i = 0; i < ref.size(); ++i) EXPECT_LE(test::relError(out[i].toTensor(), ref[i]), 1e-6) << seq;
+  };
+  call(3);  // profiled
+  call(3);  // optimized for seq 3
+  EXPECT_EQ(f.stats().specializations, 1);
+  call(6);  // guard fails: fallback
+  FunctionStats s = f.stats();
+  EXPECT_EQ(s.guardFailures, 1) << s.str();
+  EXPECT_EQ(s.fallbackRuns, 1);
+  ASSERT_EQ(s.guardFailureReasons.size(), 1u) << s.str();
+  EXPECT_NE(s.guardFailureReasons.begin()->first.find("input %input: size 6 in dimension 0 where 3 was expected"),
+            std::string::npos)
+      << s.str();
+  call(6);  // second consecutive failure: re-profile next
+  EXPECT_EQ(f.stats().reprofiles, 1);
+  call(6);  // profiled again
+  call(6);  // a new plan that accepts both lengths
+  call(3);
+  s = f.stats();
+  EXPECT_EQ(s.specializations, 2) << s.str();
+  EXPECT_EQ(s.guardFailures, 2) << s.str();
+  EXPECT_NE(f.optimizedGraph().find(": Float(*, 2, 4, device=cpu), "), std::string::npos) << f.optimizedGraph();
+}
+
+TEST(ProfilingExecutor, GuardedPlanHasTypeCheckAndFallback) {
+  Model m = smallLstm(3, 2);
+  Function f(*m.graph, {.executor = ExecutorKind::Profiling});
+  auto in = randomInputs(m, 1);
+  for (int i = 0; i < 2; ++i) f.forward(std::vector<IValue>(in.begin(), in.end()));
+  std::string ir = f.optimizedGraph();
+  EXPECT_NE(ir.find("prim::TypeCheck"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("prim::FallbackGraph_0"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("prim::Loop(", ir.find("block0")), ir.find("prim::Loop(", ir.find("block1"))) << ir;
+}
+
+TEST(Function, ThreadsCallingAtOnceMatchSerialCalls) {
+  for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+    Model m = smallLstm(4, 3);
+    Function f(*m.graph, {.executor = e});
+    std::vector<std::vector<Tensor>> inputs;
+    for (int t = 0; t < 4; ++t) inputs.push_back(randomInputs(m, 50 + static_cast<uint64_t>(t)));
+    std::vector<bool> rg(m.inputs.size(), true);
+    auto gradOutputsFor = [&](const std::vector<IValue>& outs) {
+      std::vector<Tensor> g;
+      for (const IValue& o : outs) g.push_back(Tensor::full(o.toTensor().sizes(), DType::Float32, 0.5));
+      return g;
+    };
+    // Profiling: the first call is interpreted, the next ones run the optimized plan.
+    f.backward(gradOutputsFor(f.forward(std::vector<IValue>(inputs[0].begin(), inputs[0].end()), rg)));
+    std::vector<std::vector<Tensor>> serial(4);
+    for (int t = 0; t < 4; ++t) {
+      auto outs = f.forward(std::vector<IValue>(inputs[t].begin(), inputs[t].end()), rg);
+      serial[t] = f.backward(gradOutputsFor(outs));
+    }
+    std::vector<std::vector<Tensor>> parallel(4);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        for (int rep = 0; rep < 3; ++rep) {
+          auto outs = f.forward(std::vector<IValue>(inputs[t].begin(), inputs[t].end()), rg);
+          parallel[t] = f.backward(gradOutputsFor(outs));
+        }
+      });
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < 4; ++t)
+      for (size_t i = 0; i < serial[t].size(); ++i)
+        EXPECT_EQ(test::relError(parallel[t][i], serial[t][i]), 0.0) << executorName(e) << " thread " << t;
+  }
+}
+
+TEST(Function, KeptAndUnrolledLoopsAgree) {
+  Model m = buildLstm(LstmVariantKind::JitPremul, {6, 3, 5, 7, 2});
+  auto in = randomInputs(m, 9);
+  std::vector<bool> rg(m.inputs.size(), true);
+  std::vector<std::vector<Tensor>> grads;
+  std::vector<std::vector<IValue>> outs;
+  for (bool unroll : {true, false}) {
+    Function f(*m.graph, {.executor = ExecutorKind::Legacy, .unrollLoops = unroll});
+    outs.push_back(f.forward(std::vector<IValue>(in.begin(), in.end()), rg));
+    std::vector<Tensor> g;
+    for (const IValue& o : outs.back()) g.push_back(Tensor::rand(o.toTensor().sizes(), DType::Float32, 3));
+    grads.push_back(f.backward(g));
+  }
+  for (size_t i = 0; i < outs[0].size(); ++i)
+    EXPECT_LE(test::relError(outs[0][i].toTensor(), outs[1][i].toTensor()), 1e-6);
+  for (size_t i = 0; i < grads[0].size(); ++i) EXPECT_LE(test::relError(grads[0][i], grads[1][i]), 1e-5) << i;
+}
+
+TEST(Function, TwoFunctionsWithDifferentOptionsLiveSideBySide) {
+  Model m = smallLstm(3, 2);
+  Function legacy(*m.graph, {.executor = ExecutorKind::Legacy});
+  Function profiling(*m.graph, {.executor = ExecutorKind::Profiling, .profilingRuns = 2});
+  auto in = randomInputs(m, 4);
+  for (int i = 0; i < 3; ++i) {
+    auto a = legacy.forward(std::vector<IValue>(in.begin(), in.end()));
+    auto b = profiling.forward(std::vector<IValue>(in.begin(), in.end()));
+    EXPECT_LE(test::relError(a[0].toTensor(), b[0].toTensor()), 1e-6);
+  }
+  EXPECT_EQ(profiling.stats().profiledRuns, 2);
+  EXPECT_EQ(legacy.stats().profiledRuns, 0);
+}
+
+TEST(Function, MisuseIsAClearError) {
+  Model m = smallLstm(3, 2);
+  Function f(*m.graph);
+  EXPECT_THROW(f.backward({}), Error);
+  EXPECT_THROW(Function(*m.graph, {.device = DeviceKind::Cuda}), Error);
+  auto in = randomInputs(m, 4);
+  in.pop_back();
+  EXPECT_THROW(f.forward(std::vector<IValue>(in.begin(), in.end())), Error);
+}
+
+}  // namespace
+}  // namespace gj
