@@ -1,10 +1,12 @@
 // graphbench: the fastrnns benchmark table for graphjit's models.
 //
-//   build/bin/graphbench --fuser=none --executor=none --device=cpu --group=rnns
+//   build/bin/graphbench --fuser=none --executor=profiling --device=cpu --group=rnns
 //
-// Each row builds a model, warms it up, then times `nloops` forward runs; the table reports the median
-// and the standard deviation in milliseconds (on every device). See docs/graphbench.md.
+// Each row builds a model and warms it up (compilation happens there), then times `nloops` forward runs
+// (gradients on) and, separately, the backward run after each; the table reports the median and the
+// standard deviation in milliseconds (on every device). See docs/graphbench.md.
 #include "bench/timing.h"
+#include "executors/function.h"
 #include "executors/interpreter.h"
 #include "models/lstm.h"
 #include "runtime/threading.h"
@@ -24,24 +26,80 @@ namespace gj::bench {
 namespace {
 
 struct Options {
-  std::string fuser = "none", executor = "none", device = "cpu";
+  std::string fuser = "none", executor = "profiling", device = "cpu";
   std::vector<std::string> groups = {"rnns"};
   std::vector<std::string> rnns;
   int64_t seqLength = 100, numLayers = 1, inputSize = 512, hiddenSize = 512, miniBatch = 64;
-  int nloops = 20, warmup = 3, threads = 0;
+  int nloops = 20, warmup = 3, threads = 0, profilingRuns = 1;
   uint64_t seed = 0;
   std::string sep = " ", jsonPath;
 };
 
-// A row: a name and a forward closure that returns when its outputs are ready.
+// A row: forward and (optionally) backward closures. backward() runs after forward() with gradients on.
 struct Row {
   std::string name;
   std::function<void()> forward;
-  std::string info;
+  std::function<void()> backward;  // empty: no backward for this row
+  std::function<std::string()> info;
 };
 
 const std::vector<std::string> kRnnRows = {"aten", "py", "jit", "jit_premul", "jit_premul_bias", "jit_simple",
                                            "jit_multilayer"};
+
+// Forward with gradients on every float input, backward with gradients of ones.
+struct GradRunner {
+  std::function<std::vector<IValue>(const std::vector<IValue>&, const std::vector<bool>&)> forward;
+  std::function<std::vector<Tensor>(const std::vector<Tensor>&)> backward;
+  std::vector<IValue> inputs;
+  std::vector<bool> requiresGrad;
+  std::vector<Tensor> gradOutputs;
+  void runForward() {
+    auto outs = forward(inputs, requiresGrad);
+    if (gradOutputs.empty())
+      for (const IValue& o : outs) gradOutputs.push_back(Tensor::full(o.toTensor().sizes(), DType::Float32, 1.0));
+  }
+  void runBackward() { backward(gradOutputs); }
+};
+
+Row functionRow(const std::string& name, const Model& m, const Options& o) {
+  FunctionOptions fo;
+  fo.fuser = fuserFromName(o.fuser);
+  fo.executor = executorFromName(o.executor);
+  fo.profilingRuns = o.profilingRuns;
+  fo.verifyEach = false;
+  auto f = std::make_shared<Function>(*m.graph, fo);
+  auto r = std::make_shared<GradRunner>();
+  for (const Tensor& t : randomInputs(m, o.seed)) {
+    r->inputs.push_back(t);
+    r->requiresGrad.push_back(isFloating(t.dtype()));
+  }
+  r->forward = [f](const std::vector<IValue>& in, const std::vector<bool>& rg) { return f->forward(in, rg); };
+  r->backward = [f](const std::vector<Tensor>& g) { return f->backward(g); };
+  return {name, [r] { r->runForward(); }, [r] { r->runBackward(); }, [f] {
+            FunctionStats s = f->stats();
+            return fmt::format("passes {:.0f}ms", s.passMs);
+          }};
+}
+
+// The graph interpreted as written (loops kept, no optimization), with the autodiff tape: the overhead
+// baseline.
+Row interpretedRow(const std::string& name, const Model& m, const Options& o) {
+  auto r = std::make_shared<GradRunner>();
+  for (const Tensor& t : randomInputs(m, o.seed)) {
+    r->inputs.push_back(t);
+    r->requiresGrad.push_back(isFloating(t.dtype()));
+  }
+  auto ag = std::make_shared<AutodiffGraph>(prepareAutodiff(std::shared_ptr<Graph>(m.graph->clone()), r->requiresGrad));
+  auto tape = std::make_shared<std::shared_ptr<Tape>>();
+  auto outs = std::make_shared<std::vector<IValue>>();
+  r->forward = [ag, tape, outs](const std::vector<IValue>& in, const std::vector<bool>& rg) {
+    *tape = std::make_shared<Tape>(in.size());
+    *outs = Interpreter(*ag->graph, &ag->gradients).runWithTape(in, rg, **tape);
+    return *outs;
+  };
+  r->backward = [tape, outs](const std::vector<Tensor>& g) { return (*tape)->backward(*outs, g); };
+  return {name, [r] { r->runForward(); }, [r] { r->runBackward(); }, [] { return std::string("interpreted"); }};
+}
 
 std::vector<Row> rnnRows(const Options& o) {
   LstmParams p{o.seqLength, o.miniBatch, o.inputSize, o.hiddenSize, o.numLayers};
@@ -51,24 +109,20 @@ std::vector<Row> rnnRows(const Options& o) {
     if (name == "aten") {
       auto m = std::make_shared<Model>(buildLstm(LstmVariantKind::Jit, p));
       auto in = std::make_shared<std::vector<Tensor>>(randomInputs(*m, o.seed));
-      rows.push_back({name, [m, in] { m->eager(*in); }, "eager kernels"});
+      rows.push_back({name, [m, in] { m->eager(*in); }, {}, [] { return std::string("eager kernels"); }});
       continue;
     }
-    // py: the jit graph interpreted with no optimization (the overhead baseline). Until the executors
-    // exist, the jit rows run the same way, so they differ only in graph structure.
-    LstmVariantKind v = lstmVariantFromName(name == "py" ? "jit" : name);
-    auto m = std::make_shared<Model>(buildLstm(v, p));
-    auto in = std::make_shared<std::vector<IValue>>();
-    for (const Tensor& t : randomInputs(*m, o.seed)) in->push_back(t);
-    auto interp = std::make_shared<Interpreter>(*m->graph);
-    rows.push_back({name, [m, interp, in] { interp->run(*in); }, "interpreted"});
+    if (name == "py") {
+      rows.push_back(interpretedRow(name, buildLstm(LstmVariantKind::Jit, p), o));
+      continue;
+    }
+    rows.push_back(functionRow(name, buildLstm(lstmVariantFromName(name), p), o));
   }
   return rows;
 }
 
 void validate(const Options& o) {
-  USER_CHECK(o.fuser == "none", "--fuser={}: this build has no fuser yet; use --fuser=none", o.fuser);
-  USER_CHECK(o.executor == "none", "--executor={}: this build has no executor yet; use --executor=none", o.executor);
+  USER_CHECK(o.fuser == "none", "--fuser={}: this fuser is not built yet; use --fuser=none", o.fuser);
   USER_CHECK(o.device == "cpu", "--device=cuda: no CUDA device: this build has no CUDA runtime yet");
   for (const auto& g : o.groups)
     USER_CHECK(g == "rnns", "--group={}: only the rnns group exists in this build", g);
@@ -81,10 +135,10 @@ void validate(const Options& o) {
 std::string settingsLine(const Options& o) {
   return fmt::format(
       "Namespace(fuser='{}', executor='{}', device='{}', group={}, rnns={}, seqLength={}, numLayers={}, "
-      "inputSize={}, hiddenSize={}, miniBatch={}, nloops={}, warmup={}, threads={}, seed={}) | {}",
+      "inputSize={}, hiddenSize={}, miniBatch={}, nloops={}, warmup={}, profiling_runs={}, threads={}, seed={}) | {}",
       o.fuser, o.executor, o.device, fmt::join(o.groups, ","), o.rnns.empty() ? "all" : fmt::format("{}", fmt::join(o.rnns, ",")),
-      o.seqLength, o.numLayers, o.inputSize, o.hiddenSize, o.miniBatch, o.nloops, o.warmup, numThreads(), o.seed,
-      runtimeVersions());
+      o.seqLength, o.numLayers, o.inputSize, o.hiddenSize, o.miniBatch, o.nloops, o.warmup, o.profilingRuns,
+      numThreads(), o.seed, runtimeVersions());
 }
 
 int run(const Options& o) {
@@ -101,16 +155,22 @@ int run(const Options& o) {
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       if (tty) std::cerr << fmt::format("\r[{}/{}] {}...", i + 1, rows.size(), r.name) << std::flush;
-      Stats fwd = timeIt(r.forward, o.warmup, o.nloops);
+      auto [fwd, bwd] = timeRow(r.forward, r.backward, o.warmup, o.nloops);
       if (tty) std::cerr << "\r\033[K" << std::flush;
-      std::cout << formatRow({r.name, fmt::format("{:.3f}", fwd.medianMs), fmt::format("{:.3f}", fwd.stdMs), r.info,
-                              "n/a", "n/a", "no autodiff yet"},
+      std::string info = r.info();
+      bool hasBwd = static_cast<bool>(r.backward);
+      std::cout << formatRow({r.name, fmt::format("{:.3f}", fwd.medianMs), fmt::format("{:.3f}", fwd.stdMs), info,
+                              hasBwd ? fmt::format("{:.3f}", bwd.medianMs) : "n/a",
+                              hasBwd ? fmt::format("{:.3f}", bwd.stdMs) : "n/a", hasBwd ? info : "no autograd"},
                              o.sep)
                 << "\n";
-      json["rows"].push_back({{"group", group},
-                              {"name", r.name},
-                              {"fwd", {{"median_ms", fwd.medianMs}, {"std_ms", fwd.stdMs}, {"samples_ms", fwd.samplesMs}}},
-                              {"info_fwd", r.info}});
+      nlohmann::json row = {{"group", group},
+                            {"name", r.name},
+                            {"fwd", {{"median_ms", fwd.medianMs}, {"std_ms", fwd.stdMs}, {"samples_ms", fwd.samplesMs}}},
+                            {"info", info}};
+      if (hasBwd)
+        row["bwd"] = {{"median_ms", bwd.medianMs}, {"std_ms", bwd.stdMs}, {"samples_ms", bwd.samplesMs}};
+      json["rows"].push_back(row);
     }
   }
   if (!o.jsonPath.empty()) {
@@ -129,8 +189,10 @@ int main(int argc, char** argv) {
   CLI::App app{"graphbench: forward and backward time of graphjit's models (the fastrnns table)"};
   app.add_option("--fuser", o.fuser, "fuser: none (old and te come with the fusers)")
       ->check(CLI::IsMember({"none", "old", "te"}));
-  app.add_option("--executor", o.executor, "executor: none = the plain interpreter (legacy and profiling come later)")
-      ->check(CLI::IsMember({"none", "legacy", "profiling"}));
+  app.add_option("--executor", o.executor, "executor of the jit rows: legacy or profiling")
+      ->check(CLI::IsMember({"legacy", "profiling"}));
+  app.add_option("--profiling-runs", o.profilingRuns, "profiling executor: profiled runs before optimizing")
+      ->check(CLI::PositiveNumber);
   app.add_option("--device", o.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--group", o.groups, "benchmark groups (rnns)")->delimiter(',');
   app.add_option("--rnns", o.rnns, "rows of the rnns group to run (default: all)")->delimiter(',');

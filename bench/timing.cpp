@@ -37,6 +37,26 @@ Stats timeIt(const std::function<void()>& f, int warmup, int loops) {
   return summarize(std::move(samples));
 }
 
+std::pair<Stats, Stats> timeRow(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup,
+                                int loops) {
+  auto ms = [](auto t0, auto t1) { return std::chrono::duration<double, std::milli>(t1 - t0).count(); };
+  for (int i = 0; i < warmup; ++i) {
+    fwd();
+    if (bwd) bwd();
+  }
+  std::vector<double> f, b;
+  for (int i = 0; i < loops; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    fwd();
+    auto t1 = std::chrono::steady_clock::now();
+    f.push_back(ms(t0, t1));
+    if (!bwd) continue;
+    bwd();
+    b.push_back(ms(t1, std::chrono::steady_clock::now()));
+  }
+  return {summarize(std::move(f)), summarize(std::move(b))};
+}
+
 std::string formatRow(const std::vector<std::string>& cells, const std::string& sep) {
   std::string out;
   for (size_t i = 0; i < cells.size(); ++i) out += (i ? sep : "") + fmt::format("{:>16}", cells[i]);

@@ -13,6 +13,9 @@ struct Stats {
 
 /// Runs `f` `warmup` times untimed, then `loops` times timed with a steady clock.
 Stats timeIt(const std::function<void()>& f, int warmup, int loops);
+/// Runs fwd then bwd (when given) `warmup` times untimed, then `loops` times, timing each separately.
+std::pair<Stats, Stats> timeRow(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup,
+                                int loops);
 /// Summary of samples (ms): median and population standard deviation.
 Stats summarize(std::vector<double> samplesMs);
 /// Right-aligns each cell to 16 characters (the fastrnns layout) and joins them with `sep`.

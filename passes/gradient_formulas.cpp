@@ -9,7 +9,6 @@ namespace gj {
 
 namespace {
 
-Type tensorType() { return Type::tensor(); }
 Type listType() { return Type::of(TypeKind::TensorList); }
 
 // Matmul's right operand transposed: [K, N] -> [N, K].
