@@ -24,19 +24,6 @@ Stats summarize(std::vector<double> samples) {
   return s;
 }
 
-Stats timeIt(const std::function<void()>& f, int warmup, int loops) {
-  for (int i = 0; i < warmup; ++i) f();
-  std::vector<double> samples;
-  samples.reserve(loops);
-  for (int i = 0; i < loops; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    auto t1 = std::chrono::steady_clock::now();
-    samples.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-  }
-  return summarize(std::move(samples));
-}
-
 std::pair<Stats, Stats> timeRow(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup,
                                 int loops) {
   auto ms = [](auto t0, auto t1) { return std::chrono::duration<double, std::milli>(t1 - t0).count(); };

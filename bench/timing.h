@@ -11,8 +11,6 @@ struct Stats {
   std::vector<double> samplesMs;
 };
 
-/// Runs `f` `warmup` times untimed, then `loops` times timed with a steady clock.
-Stats timeIt(const std::function<void()>& f, int warmup, int loops);
 /// Runs fwd then bwd (when given) `warmup` times untimed, then `loops` times, timing each separately.
 std::pair<Stats, Stats> timeRow(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup,
                                 int loops);
