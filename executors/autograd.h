@@ -7,6 +7,7 @@
 // them at run time; a kept loop records one step per iteration, and backward replays them in reverse.
 // Note [Autodiff at run time]: the symbolic part (passes/autodiff) differentiates each subgraph once;
 // the tape only routes tensors between those precomputed backward graphs.
+#include "fusers/fuser.h"
 #include "passes/autodiff.h"
 #include "runtime/ivalue.h"
 
@@ -31,6 +32,8 @@ using GradientTable = std::unordered_map<const Node*, std::shared_ptr<const Grad
 /// and the gradients accumulated for its outputs.
 struct TapeStep {
   std::shared_ptr<const Gradient> gradient;
+  const KernelTable* kernels = nullptr;     ///< compiled fusion groups of the backward graph, if any
+  std::shared_ptr<const void> keepAlive;    ///< the plan that owns `kernels`
   std::vector<IValue> saved;
   /// For each of gradient->gradInputs: the edges of that input (one for a tensor, one per list element).
   std::vector<std::vector<std::shared_ptr<const GradEdge>>> inputEdges;

@@ -5,6 +5,8 @@
 #include "passes/shape_propagation.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 namespace gj {
@@ -15,6 +17,7 @@ std::string FunctionStats::str() const {
       "fusion groups {}, kernels {}, compile {:.1f} ms, passes {:.1f} ms",
       calls, specializations, profiledRuns, guardFailures, reprofiles, fallbackRuns, fusionGroups, kernelsCompiled,
       compileMs, passMs);
+  for (const std::string& w : warnings) s += "\n  warning: " + w;
   for (const auto& [reason, n] : guardFailureReasons) s += fmt::format("\n  guard failed {}x: {}", n, reason);
   return s;
 }
@@ -24,6 +27,11 @@ std::string FunctionStats::str() const {
 PipelineOptions Executor::pipelineOptions() const {
   PipelineOptions o;
   o.fuser = opts_.fuser;
+  o.fuserOptions.device = opts_.device;
+  o.fuserOptions.injectCompileFailure = opts_.injectCompileFailure;
+  o.fuserOptions.dumpDir = opts_.dumpKernels;
+  if (o.fuserOptions.dumpDir.empty())
+    if (const char* env = std::getenv("GJ_DUMP_KERNELS")) o.fuserOptions.dumpDir = env;
   o.unrollLoops = opts_.unrollLoops;
   o.passes = PassOptions::fromEnvironment();
   o.passes.verifyEach = opts_.verifyEach;
@@ -33,6 +41,13 @@ PipelineOptions Executor::pipelineOptions() const {
 void Executor::noteBuilt(const Plan& p) {
   ++stats_.specializations;
   stats_.passMs += p.passMs();
+  stats_.fusionGroups += p.fusion.groups;
+  stats_.kernelsCompiled += p.fusion.kernelsCompiled;
+  stats_.compileMs += p.fusion.compileMs;
+  for (const std::string& w : p.fusion.warnings) {
+    std::fprintf(stderr, "graphjit: warning: %s\n", w.c_str());
+    stats_.warnings.push_back(w);
+  }
   lastOptimized_ = printIR(*p.graph);
 }
 
@@ -63,7 +78,8 @@ std::vector<IValue> LegacyExecutor::run(std::vector<IValue> inputs, const std::v
   RunOptions ro;
   ro.tape = tape;
   ro.requiresGrad = requiresGrad;
-  return Interpreter(*plan->graph, &plan->gradients).run(std::move(inputs), ro);
+  ro.keepAlive = plan;
+  return Interpreter(*plan->graph, &plan->gradients, &plan->kernels).run(std::move(inputs), ro);
 }
 
 // ---- profiling ----
@@ -132,7 +148,8 @@ std::vector<IValue> ProfilingExecutor::profile(Mode& m, std::vector<IValue> inpu
   ro.tape = tape;
   ro.requiresGrad = requiresGrad;
   ro.observer = &rec;
-  auto out = Interpreter(*plan->graph, &plan->gradients).run(std::move(inputs), ro);
+  ro.keepAlive = plan;
+  auto out = Interpreter(*plan->graph, &plan->gradients, &plan->kernels).run(std::move(inputs), ro);
   lock.lock();
   for (size_t i = 0; i < observed_.size(); ++i)
     if (rec.seen[i]) observed_[i] = observed_[i] ? mergeTypes(*observed_[i], *rec.seen[i]) : rec.seen[i];
@@ -221,7 +238,8 @@ std::vector<IValue> ProfilingExecutor::run(std::vector<IValue> inputs, const std
   ro.tape = tape;
   ro.requiresGrad = requiresGrad;
   ro.observer = &guards;
-  auto out = Interpreter(*plan->graph, &plan->gradients).run(std::move(inputs), ro);
+  ro.keepAlive = plan;
+  auto out = Interpreter(*plan->graph, &plan->gradients, &plan->kernels).run(std::move(inputs), ro);
   lock.lock();
   noteGuardResult(modeFor(requiresGrad), guards.failures);
   return out;

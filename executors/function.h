@@ -20,7 +20,7 @@
 namespace gj {
 
 struct FunctionOptions {
-  FuserKind fuser = FuserKind::None;
+  FuserKind fuser = FuserKind::None;  ///< None, Legacy ("old") or Te
   ExecutorKind executor = ExecutorKind::Profiling;
   DeviceKind device = DeviceKind::Cpu;
   int profilingRuns = 1;           ///< profiling: interpreted runs before optimizing
@@ -28,6 +28,8 @@ struct FunctionOptions {
   size_t maxSpecializations = 64;  ///< legacy: cached specializations (least recently built dropped first)
   bool unrollLoops = true;         ///< unroll loops whose trip count the specialization fixes
   bool verifyEach = kDebugBuild;   ///< verify the graph after every pass
+  std::string dumpKernels;         ///< write every generated kernel here (default: $GJ_DUMP_KERNELS)
+  bool injectCompileFailure = false;  ///< tests: every kernel compilation fails (groups then run unfused)
 };
 
 struct FunctionStats {
@@ -42,6 +44,7 @@ struct FunctionStats {
   int64_t kernelsCompiled = 0;
   double compileMs = 0;            ///< kernel compilation
   double passMs = 0;               ///< optimizing passes and differentiation
+  std::vector<std::string> warnings;  ///< e.g. fusion groups that failed to compile and run unfused
   std::string str() const;
 };
 

@@ -63,8 +63,10 @@ bool hasEdge(const IValue& v) {
 
 class Frame {
  public:
-  Frame(const Graph& g, const GradientTable* gradients, Tape* tape, RunObserver* observer)
-      : env_(g.numValueIds()), gradients_(gradients), tape_(tape), observer_(observer) {}
+  Frame(const Graph& g, const GradientTable* gradients, const KernelTable* kernels, Tape* tape, RunObserver* observer,
+        std::shared_ptr<const void> keepAlive)
+      : env_(g.numValueIds()), gradients_(gradients), kernels_(kernels), tape_(tape), observer_(observer),
+        keepAlive_(std::move(keepAlive)) {}
 
   void runBlock(const Block* b) {
     for (const Node* n : *b) {
@@ -117,25 +119,46 @@ class Frame {
   void runListAppend(const Node* n);
   void runSubgraph(const Node* n, const std::vector<IValue>& in) {
     if (tape_ && n->kind() == OpKind::DifferentiableGraph) return recordStep(n, in);
+    if (n->kind() == OpKind::FusionGroup && kernels_) {
+      if (auto it = kernels_->find(n); it != kernels_->end() && runKernel(n, *it->second, in)) return;
+    }
     if (n->kind() == OpKind::FallbackGraph) {
       // Same tape and observer: values keep their grad edges across the call.
       const Graph& sub = *n->subgraph();
-      Frame f(sub, gradients_, tape_, observer_);
+      Frame f(sub, gradients_, kernels_, tape_, observer_, keepAlive_);
       for (size_t i = 0; i < in.size(); ++i) f.at(sub.inputs()[i]) = in[i];
       f.runBlock(sub.block());
       for (size_t k = 0; k < n->outputs().size(); ++k) at(n->output(k)) = f.at(sub.outputs()[k]);
       return;
     }
-    auto outs = Interpreter(*n->subgraph(), gradients_).run(in);
+    auto outs = Interpreter(*n->subgraph(), gradients_, kernels_).run(in);
     for (size_t k = 0; k < outs.size(); ++k) at(n->output(k)) = std::move(outs[k]);
+  }
+  // Runs a compiled fusion group; false (the caller runs the subgraph) when the kernel refuses.
+  bool runKernel(const Node* n, const CompiledKernel& k, const std::vector<IValue>& in) {
+    std::vector<Tensor> ts;
+    for (const IValue& v : in) {
+      if (!v.isTensor() || !v.toTensor().defined()) return false;
+      ts.push_back(v.toTensor());
+    }
+    std::vector<Tensor> outs;
+    try {
+      outs = k.run(ts);
+    } catch (const Error&) {
+      return false;
+    }
+    for (size_t i = 0; i < outs.size(); ++i) at(n->output(i)) = std::move(outs[i]);
+    return true;
   }
   void recordStep(const Node* n, const std::vector<IValue>& in);
   static bool definedIn(const Value* v, const Block* b) { return v->node()->owningBlock() == b; }
 
   std::vector<IValue> env_;
   const GradientTable* gradients_;
+  const KernelTable* kernels_;
   Tape* tape_;
   RunObserver* observer_;
+  std::shared_ptr<const void> keepAlive_;
 };
 
 // Runs the forward graph of n's Gradient on detached inputs, records a tape step, and gives the
@@ -144,10 +167,12 @@ void Frame::recordStep(const Node* n, const std::vector<IValue>& in) {
   IR_CHECK(gradients_ && gradients_->count(n)) << "no Gradient for " << n->describe();
   auto step = std::make_shared<TapeStep>();
   step->gradient = gradients_->at(n);
+  step->kernels = kernels_;
+  step->keepAlive = keepAlive_;
   const Gradient& grad = *step->gradient;
   std::vector<IValue> detached;
   for (const IValue& v : in) detached.push_back(detach(v));
-  auto outs = Interpreter(*grad.forward).run(std::move(detached));
+  auto outs = Interpreter(*grad.forward, nullptr, kernels_).run(std::move(detached));
   step->saved.assign(outs.begin() + grad.numOutputs, outs.end());
   for (size_t j : grad.gradInputs) {
     const IValue& v = in[j];
@@ -275,6 +300,7 @@ void Frame::runNode(const Node* n) {
     }
     case OpKind::DifferentiableGraph:
     case OpKind::FallbackGraph:
+    case OpKind::FusionGroup:
       return runSubgraph(n, in);
     case OpKind::Profile:
       if (observer_) observer_->profiled(n, in[0]);
@@ -420,7 +446,7 @@ std::vector<IValue> Interpreter::run(std::vector<IValue> inputs, const RunOption
       if (opts.requiresGrad[i] && inputs[i].isTensor()) inputs[i] = inputs[i].toTensor().withGradEdge(leafEdge(i));
     }
   }
-  Frame f(g_, gradients_, opts.tape, opts.observer);
+  Frame f(g_, gradients_, kernels_, opts.tape, opts.observer, opts.keepAlive);
   return runFrame(g_, f, std::move(inputs));
 }
 

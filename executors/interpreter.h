@@ -23,6 +23,7 @@ struct RunOptions {
   Tape* tape = nullptr;               ///< record DifferentiableGraph steps (see runWithTape)
   std::vector<bool> requiresGrad;     ///< with a tape: the inputs that become leaves
   RunObserver* observer = nullptr;
+  std::shared_ptr<const void> keepAlive;  ///< with a tape: kept by every step (the plan owning the tables)
 };
 
 /// Why `v` does not match `expected` ("" when it does): dtype, rank, a size (* matches any) or device.
@@ -32,14 +33,16 @@ class Interpreter {
  public:
   /// Pre: verify(g) passes. The graph (and the gradient table, for runs with a tape) must outlive the
   /// interpreter.
-  explicit Interpreter(const Graph& g, const GradientTable* gradients = nullptr) : g_(g), gradients_(gradients) {}
+  explicit Interpreter(const Graph& g, const GradientTable* gradients = nullptr, const KernelTable* kernels = nullptr)
+      : g_(g), gradients_(gradients), kernels_(kernels) {}
   /// Runs the graph on `inputs` (one per graph input, in order). Inputs whose graph type is known are
   /// checked against it (dtype, rank, sizes); a mismatch or a failing kernel is a gj::Error naming the
   /// input or node.
   std::vector<IValue> run(std::vector<IValue> inputs) const;
   /// Runs with autodiff: inputs flagged in `requiresGrad` become leaves, every DifferentiableGraph
   /// execution is recorded on `tape` (its Gradient comes from the table given at construction), and
-  /// the outputs carry grad edges. A tensor that requires grad reaching an op outside a
+  /// the outputs carry grad edges. Fusion groups run their compiled kernel from `kernels` (or their
+  /// subgraph when there is none, or when the kernel refuses the inputs). A tensor that requires grad reaching an op outside a
   /// DifferentiableGraph is a gj::Error (its gradient would be lost).
   std::vector<IValue> runWithTape(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad, Tape& tape) const;
   /// The general form of run and runWithTape.
@@ -48,6 +51,7 @@ class Interpreter {
  private:
   const Graph& g_;
   const GradientTable* gradients_;
+  const KernelTable* kernels_;
 };
 
 /// Checks `v` against a graph input's declared type; throws gj::Error naming the input.

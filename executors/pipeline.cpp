@@ -59,24 +59,52 @@ static void timed(Plan& p, const char* name, const std::function<bool()>& f) {
 
 static bool anyTrue(const std::vector<bool>& v) { return std::find(v.begin(), v.end(), true) != v.end(); }
 
+std::unique_ptr<Fuser> makeFuser(FuserKind kind, const FuserOptions& opts) {
+  switch (kind) {
+    case FuserKind::None: return nullptr;
+    case FuserKind::Legacy: return makeLegacyFuser(opts);
+    case FuserKind::Te: throw Error("fuser 'te' is not available in this build", "", "use --fuser=old or none");
+  }
+  return nullptr;
+}
+
 // Differentiates every DifferentiableGraph and simplifies its forward and backward graphs.
-static void differentiateAll(Plan& p, const PipelineOptions& o) {
+static std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> differentiateAll(Plan& p,
+                                                                                     const PipelineOptions& o) {
   GradientTable raw;
   timed(p, "differentiate", [&] {
     raw = differentiateSubgraphs(*p.graph);
     return !raw.empty();
   });
+  std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> out;
   for (auto& [node, grad] : raw) {
     auto g = std::make_shared<Gradient>(*grad);
     for (Graph* sub : {g->forward.get(), g->backward.get()})
       run(p, *sub, {"shape-propagation", "constant-propagation", "peephole", "cse", "dce"}, o);
-    p.gradients[node] = g;
+    out.emplace_back(node, g);
   }
+  return out;
+}
+
+// Fuses and compiles the graphs the plan runs: the top graph and every forward and backward graph.
+static void fuseAll(Plan& p, std::vector<Graph*> graphs, const PipelineOptions& o) {
+  std::unique_ptr<Fuser> fuser = makeFuser(o.fuser, o.fuserOptions);
+  if (!fuser) return;
+  timed(p, "fuse", [&] {
+    int64_t groups = 0;
+    for (Graph* g : graphs) {
+      groups += fuser->fuse(*g);
+      if (o.passes.verifyEach) verifyOrThrow(*g, "fuse");
+    }
+    return groups > 0;
+  });
+  for (Graph* g : graphs) fuser->compile(*g, p.kernels, p.fusion);
 }
 
 Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o) {
-  USER_CHECK(o.fuser == FuserKind::None, "fuser '{}' is not available in this build", fuserName(o.fuser));
-  Plan p{g, {}, anyTrue(requiresGrad), {}};
+  Plan p;
+  p.graph = g;
+  p.withGrad = anyTrue(requiresGrad);
   run(p, *g, {"shape-propagation", "constant-propagation", "peephole"}, o);
   if (o.unrollLoops) {
     timed(p, "unroll-loops", [&] { return unrollLoops(*g, UnrollOptions{o.maxFullUnroll, 8}); });
@@ -89,13 +117,19 @@ Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requ
       return true;
     });
     if (o.passes.verifyEach) verifyOrThrow(*g, "create-autodiff-subgraphs");
-    differentiateAll(p, o);
   }
+  std::vector<Graph*> graphs = {g.get()};
+  auto grads = p.withGrad ? differentiateAll(p, o) : decltype(differentiateAll(p, o)){};
+  for (auto& [node, grad] : grads) graphs.insert(graphs.end(), {grad->forward.get(), grad->backward.get()});
+  fuseAll(p, graphs, o);
+  for (auto& [node, grad] : grads) p.gradients[node] = grad;
   return p;
 }
 
 Plan unoptimizedPlan(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o) {
-  Plan p{g, {}, anyTrue(requiresGrad), {}};
+  Plan p;
+  p.graph = g;
+  p.withGrad = anyTrue(requiresGrad);
   if (!p.withGrad) return p;
   // Ranks and dtypes (not sizes: this plan serves every shape) for the gradient formulas that need them.
   run(p, *g, {"shape-propagation"}, o);

@@ -20,6 +20,7 @@ ExecutorKind executorFromName(std::string_view name);
 
 struct PipelineOptions {
   FuserKind fuser = FuserKind::None;
+  FuserOptions fuserOptions;      ///< device, kernel dumps, fault injection
   bool unrollLoops = true;        ///< unroll loops whose trip count the specialization makes constant
   int64_t maxFullUnroll = 512;    ///< longer loops are unrolled by 8 and kept
   PassOptions passes;             ///< verification and GJ_LOG printing
@@ -30,6 +31,8 @@ struct Plan {
   std::shared_ptr<Graph> graph;
   GradientTable gradients;
   bool withGrad = false;
+  KernelTable kernels;             ///< compiled fusion groups (top graph and every forward/backward graph)
+  FusionReport fusion;
   std::vector<PassRecord> passes;  ///< every pass run, in order, with its time
   double passMs() const;
 };
@@ -38,6 +41,9 @@ struct Plan {
 /// unroll, batch GEMMs, then, when an input requires grad, autodiff subgraphs (each differentiated and
 /// optimized), then fusion. `g` is changed in place.
 Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o);
+
+/// The fuser of `kind` (nullptr for FuserKind::None).
+std::unique_ptr<Fuser> makeFuser(FuserKind kind, const FuserOptions& opts);
 
 /// The unoptimized graph, prepared for autodiff when an input requires grad (loops kept).
 Plan unoptimizedPlan(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o);

@@ -16,7 +16,9 @@ Type constantType(const ConstantValue& v) {
   }
 }
 
-bool opHasSubgraph(OpKind k) { return k == OpKind::DifferentiableGraph || k == OpKind::FallbackGraph; }
+bool opHasSubgraph(OpKind k) {
+  return k == OpKind::DifferentiableGraph || k == OpKind::FallbackGraph || k == OpKind::FusionGroup;
+}
 
 // ---- Value ----
 

@@ -122,6 +122,7 @@ class Verifier {
         return;
       case OpKind::DifferentiableGraph:
       case OpKind::FallbackGraph:
+      case OpKind::FusionGroup:
         subgraph(n, nin, nout);
         return;
       case OpKind::TypeCheck:

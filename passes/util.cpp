@@ -97,7 +97,7 @@ bool isPlumbing(OpKind k) {
     case OpKind::ListUnpack: case OpKind::ListAppend: case OpKind::DifferentiableGraph: case OpKind::Loop:
     case OpKind::If: case OpKind::GetItem: case OpKind::Len: case OpKind::Size: case OpKind::Sizes:
     case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder: case OpKind::Profile:
-    case OpKind::TypeCheck: case OpKind::FallbackGraph:
+    case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup:
       return true;
     case OpKind::Mm: case OpKind::Bmm: case OpKind::Matmul: case OpKind::Addmm: case OpKind::Linear: case OpKind::T:
     case OpKind::Transpose: case OpKind::Permute: case OpKind::Select: case OpKind::Slice: case OpKind::View:

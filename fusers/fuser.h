@@ -1,0 +1,53 @@
+#pragma once
+// The interface both fusers implement (STYLE.md, rule 14): find groups in a graph and replace them by
+// fusion nodes; compile each fusion node for a device into a kernel the interpreter calls.
+#include "ir/graph.h"
+#include "runtime/tensor.h"
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace gj {
+
+/// A compiled fusion group.
+class CompiledKernel {
+ public:
+  virtual ~CompiledKernel();
+  /// Runs on the fusion node's inputs (tensors, in order) and returns its outputs. Throws gj::Error
+  /// when the inputs do not fit what the kernel was compiled for; the caller then runs the subgraph.
+  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) const = 0;
+};
+
+/// The compiled kernel of each fusion node of a plan (nodes of nested blocks and subgraphs included).
+using KernelTable = std::unordered_map<const Node*, std::shared_ptr<const CompiledKernel>>;
+
+struct FuserOptions {
+  DeviceKind device = DeviceKind::Cpu;
+  std::string dumpDir;               ///< GJ_DUMP_KERNELS: write every generated kernel here
+  bool injectCompileFailure = false;  ///< tests: make every compilation fail
+};
+
+struct FusionReport {
+  int64_t groups = 0;
+  int64_t kernelsCompiled = 0;  ///< new compilations (cache misses)
+  int64_t cacheHits = 0;
+  double compileMs = 0;
+  std::vector<std::string> warnings;  ///< one per group that failed to compile (it runs unfused)
+};
+
+class Fuser {
+ public:
+  virtual ~Fuser();
+  virtual std::string_view name() const = 0;
+  /// Replaces fusible groups of g, in every block, by fusion nodes. Returns how many it made.
+  virtual int64_t fuse(Graph& g) = 0;
+  /// Compiles every fusion node of g (nested blocks included) into `kernels`. A group that fails to
+  /// compile gets no kernel and a warning in the report; the interpreter then runs its subgraph.
+  virtual void compile(const Graph& g, KernelTable& kernels, FusionReport& report) = 0;
+};
+
+std::unique_ptr<Fuser> makeLegacyFuser(const FuserOptions& opts);
+
+}  // namespace gj

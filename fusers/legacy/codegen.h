@@ -1,0 +1,23 @@
+#pragma once
+// The legacy fuser's two code generators over one KernelSpec.
+#include "fusers/legacy/kernel_spec.h"
+#include "runtime/llvm_jit.h"
+#include "support/result.h"
+
+#include <string>
+
+namespace gj::legacy {
+
+/// The CPU kernel: void NAME(void** args, int64_t rowBegin, int64_t rowEnd), where args holds the
+/// inputs' then the outputs' data pointers (all contiguous) and rows are the iteration shape without
+/// its last dimension. One loop per row over the last dimension, which LLVM vectorizes.
+using CpuKernelFn = void (*)(void** args, int64_t rowBegin, int64_t rowEnd);
+
+/// Emits LLVM IR for `spec` and JIT-compiles it (O3, host CPU). Errors carry LLVM's message.
+Result<CpuKernelFn> compileCpuKernel(const KernelSpec& spec, const std::string& name, const JitOptions& opts);
+
+/// The CUDA C source of `spec`: extern "C" __global__ void NAME(const T* in0, ..., T* out0, ..., long long n),
+/// a grid-stride loop over the n = spec.numel() output elements.
+std::string emitCudaKernel(const KernelSpec& spec, const std::string& name);
+
+}  // namespace gj::legacy

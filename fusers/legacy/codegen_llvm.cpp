@@ -1,0 +1,219 @@
+// LLVM IR for a legacy fusion group: a loop over rows, an inner loop over the last dimension.
+#include "fusers/legacy/codegen.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+namespace gj::legacy {
+
+namespace {
+
+class Emitter {
+ public:
+  Emitter(const KernelSpec& spec, llvm::LLVMContext& ctx, llvm::Module& m)
+      : spec_(spec), ctx_(ctx), m_(m), b_(ctx),
+        t_(spec.dtype == DType::Float64 ? llvm::Type::getDoubleTy(ctx) : llvm::Type::getFloatTy(ctx)),
+        i64_(llvm::Type::getInt64Ty(ctx)), ptr_(llvm::PointerType::getUnqual(ctx)) {}
+
+  // NAME_body(ptr noalias arg0, ..., i64 rowBegin, i64 rowEnd) holds the loops; NAME(ptr args, i64, i64)
+  // unpacks the argument array and calls it (inlined, so the noalias facts become alias scopes).
+  void emit(const std::string& name) {
+    const size_t nargs = spec_.argSizes.size() + spec_.outputs.size();
+    std::vector<llvm::Type*> params(nargs, ptr_);
+    params.push_back(i64_);
+    params.push_back(i64_);
+    auto* bodyTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), params, false);
+    auto* body = llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage, name + "_body", m_);
+    body->addFnAttr(llvm::Attribute::AlwaysInline);
+    for (size_t i = 0; i < nargs; ++i) body->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
+    emitBody(body, nargs);
+
+    auto* entryTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), {ptr_, i64_, i64_}, false);
+    auto* entry = llvm::Function::Create(entryTy, llvm::Function::ExternalLinkage, name, m_);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry));
+    std::vector<llvm::Value*> args;
+    for (size_t i = 0; i < nargs; ++i)
+      args.push_back(b_.CreateLoad(ptr_, b_.CreateConstGEP1_64(ptr_, entry->getArg(0), i)));
+    args.push_back(entry->getArg(1));
+    args.push_back(entry->getArg(2));
+    b_.CreateCall(body, args);
+    b_.CreateRetVoid();
+  }
+
+ private:
+  int64_t rank() const { return static_cast<int64_t>(spec_.shape.size()); }
+  int64_t rowLength() const { return spec_.shape.empty() ? 1 : spec_.shape.back(); }
+  llvm::Value* c64(int64_t v) { return llvm::ConstantInt::get(i64_, v); }
+  llvm::Value* cf(double v) { return llvm::ConstantFP::get(t_, v); }
+
+  void emitBody(llvm::Function* f, size_t nargs) {
+    auto* entry = llvm::BasicBlock::Create(ctx_, "entry", f);
+    auto* rowHead = llvm::BasicBlock::Create(ctx_, "row", f);
+    auto* colHead = llvm::BasicBlock::Create(ctx_, "col", f);
+    auto* rowLatch = llvm::BasicBlock::Create(ctx_, "row.next", f);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "exit", f);
+    llvm::Value* rowBegin = f->getArg(static_cast<unsigned>(nargs));
+    llvm::Value* rowEnd = f->getArg(static_cast<unsigned>(nargs + 1));
+    b_.SetInsertPoint(entry);
+    b_.CreateCondBr(b_.CreateICmpSLT(rowBegin, rowEnd), rowHead, exit);
+
+    // Row loop: the row's offset into every load, and into the outputs.
+    b_.SetInsertPoint(rowHead);
+    llvm::PHINode* row = b_.CreatePHI(i64_, 2, "row");
+    row->addIncoming(rowBegin, entry);
+    std::vector<llvm::Value*> rowOffset = rowOffsets(row);
+    llvm::Value* outBase = b_.CreateMul(row, c64(rowLength()));
+    b_.CreateBr(colHead);
+
+    // Column loop: load, compute, store.
+    b_.SetInsertPoint(colHead);
+    llvm::PHINode* col = b_.CreatePHI(i64_, 2, "col");
+    col->addIncoming(c64(0), rowHead);
+    values_.assign(spec_.exprs.size(), nullptr);
+    for (size_t e = 0; e < spec_.exprs.size(); ++e) values_[e] = expr(spec_.exprs[e], f, rowOffset, col);
+    for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+      llvm::Value* out = f->getArg(static_cast<unsigned>(spec_.argSizes.size() + o));
+      b_.CreateStore(values_[spec_.outputs[o]], b_.CreateGEP(t_, out, b_.CreateAdd(outBase, col)));
+    }
+    llvm::Value* nextCol = b_.CreateAdd(col, c64(1));
+    col->addIncoming(nextCol, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(nextCol, c64(rowLength())), colHead, rowLatch);
+
+    b_.SetInsertPoint(rowLatch);
+    llvm::Value* nextRow = b_.CreateAdd(row, c64(1));
+    row->addIncoming(nextRow, rowLatch);
+    b_.CreateCondBr(b_.CreateICmpSLT(nextRow, rowEnd), rowHead, exit);
+
+    b_.SetInsertPoint(exit);
+    b_.CreateRetVoid();
+  }
+
+  // For each load: offset + sum over all but the last dimension of index[d] * stride[d], for `row`.
+  std::vector<llvm::Value*> rowOffsets(llvm::Value* row) {
+    std::vector<llvm::Value*> index(std::max<int64_t>(rank() - 1, 0));
+    llvm::Value* rest = row;
+    for (int64_t d = rank() - 2; d >= 0; --d) {
+      index[d] = d == 0 ? rest : b_.CreateURem(rest, c64(spec_.shape[d]));
+      if (d > 0) rest = b_.CreateUDiv(rest, c64(spec_.shape[d]));
+    }
+    std::vector<llvm::Value*> offsets;
+    for (const KernelSpec::Load& l : spec_.loads) {
+      llvm::Value* off = c64(l.offset);
+      for (int64_t d = 0; d + 1 < rank(); ++d)
+        if (l.strides[d] != 0) off = b_.CreateAdd(off, b_.CreateMul(index[d], c64(l.strides[d])));
+      offsets.push_back(off);
+    }
+    return offsets;
+  }
+
+  llvm::Value* expr(const KernelSpec::Expr& e, llvm::Function* f, const std::vector<llvm::Value*>& rowOffset,
+                    llvm::Value* col) {
+    switch (e.kind) {
+      case KernelSpec::ExprKind::Scalar: return cf(e.scalar);
+      case KernelSpec::ExprKind::Load: {
+        const KernelSpec::Load& l = spec_.loads[e.load];
+        llvm::Value* inner = rank() == 0 || l.strides.back() == 0 ? c64(0) : b_.CreateMul(col, c64(l.strides.back()));
+        llvm::Value* p = f->getArg(static_cast<unsigned>(l.arg));
+        return b_.CreateLoad(t_, b_.CreateGEP(t_, p, b_.CreateAdd(rowOffset[e.load], inner)));
+      }
+      case KernelSpec::ExprKind::Op: return op(e);
+    }
+    return nullptr;
+  }
+
+  bool isScalar(int arg, double v) const {
+    const auto& e = spec_.exprs[arg];
+    return e.kind == KernelSpec::ExprKind::Scalar && e.scalar == v;
+  }
+
+  llvm::Value* op(const KernelSpec::Expr& e) {
+    auto a = [&](size_t i) { return values_[e.args[i]]; };
+    llvm::Value* one = cf(1.0);
+    switch (e.op) {
+      case OpKind::Add:
+        return isScalar(e.args[2], 1.0) ? b_.CreateFAdd(a(0), a(1)) : b_.CreateFAdd(a(0), b_.CreateFMul(a(2), a(1)));
+      case OpKind::Sub:
+        return isScalar(e.args[2], 1.0) ? b_.CreateFSub(a(0), a(1)) : b_.CreateFSub(a(0), b_.CreateFMul(a(2), a(1)));
+      case OpKind::AutogradAdd: return b_.CreateFAdd(a(0), a(1));
+      case OpKind::Mul: return b_.CreateFMul(a(0), a(1));
+      case OpKind::Div: return b_.CreateFDiv(a(0), a(1));
+      case OpKind::Neg: return b_.CreateFNeg(a(0));
+      case OpKind::Exp: return exp(a(0));
+      case OpKind::Log: return libm("log", a(0));
+      case OpKind::Sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a(0));
+      case OpKind::Sigmoid: return b_.CreateFDiv(one, b_.CreateFAdd(one, exp(b_.CreateFNeg(a(0)))));
+      case OpKind::Tanh: return tanh(a(0));
+      case OpKind::Relu: return b_.CreateSelect(b_.CreateFCmpOLT(a(0), cf(0.0)), cf(0.0), a(0));
+      case OpKind::SigmoidBackward: return b_.CreateFMul(b_.CreateFMul(a(0), a(1)), b_.CreateFSub(one, a(1)));
+      case OpKind::TanhBackward: return b_.CreateFMul(a(0), b_.CreateFSub(one, b_.CreateFMul(a(1), a(1))));
+      case OpKind::ThresholdBackward: return b_.CreateSelect(b_.CreateFCmpOGT(a(1), a(2)), a(0), cf(0.0));
+      default: break;
+    }
+    throw Error(fmt::format("LLVM codegen: no emitter for {}", opInfo(e.op).name));
+  }
+
+  llvm::Value* libm(const char* base, llvm::Value* x) {
+    std::string fn = spec_.dtype == DType::Float64 ? base : std::string(base) + "f";
+    llvm::FunctionCallee callee = m_.getOrInsertFunction(fn, llvm::FunctionType::get(t_, {t_}, false));
+    return b_.CreateCall(callee, {x});
+  }
+
+  // float: Cephes' expf (range reduction by ln 2, degree-6 polynomial, scale by 2^n through the
+  // exponent bits), relative error about 1e-7 and vectorizable; NaN passes through. double: libm.
+  llvm::Value* exp(llvm::Value* x) {
+    if (spec_.dtype == DType::Float64) return libm("exp", x);
+    llvm::Value* hi = cf(88.3762626647949);
+    llvm::Value* lo = cf(-87.3365478515625);
+    llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOGT(x, hi), hi, x);
+    xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, lo), lo, xc);
+    llvm::Value* n = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFAdd(b_.CreateFMul(xc, cf(1.44269504088896341)), cf(0.5)));
+    llvm::Value* r = b_.CreateFSub(xc, b_.CreateFMul(n, cf(0.693359375)));
+    r = b_.CreateFSub(r, b_.CreateFMul(n, cf(-2.12194440e-4)));
+    llvm::Value* p = cf(1.9875691500e-4);
+    for (double c : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1})
+      p = b_.CreateFAdd(b_.CreateFMul(p, r), cf(c));
+    p = b_.CreateFAdd(b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r), cf(1.0));
+    llvm::Type* i32 = llvm::Type::getInt32Ty(ctx_);
+    llvm::Value* bits = b_.CreateShl(b_.CreateAdd(b_.CreateFPToSI(n, i32), llvm::ConstantInt::get(i32, 127)), 23);
+    llvm::Value* scaled = b_.CreateFMul(p, b_.CreateBitCast(bits, t_));
+    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, scaled);
+  }
+
+  // tanh(x) = sign(x) (1 - t) / (1 + t) with t = exp(-2|x|); double: libm.
+  llvm::Value* tanh(llvm::Value* x) {
+    if (spec_.dtype == DType::Float64) return libm("tanh", x);
+    llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    llvm::Value* t = exp(b_.CreateFMul(ax, cf(-2.0)));
+    llvm::Value* r = b_.CreateFDiv(b_.CreateFSub(cf(1.0), t), b_.CreateFAdd(cf(1.0), t));
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
+  }
+
+  const KernelSpec& spec_;
+  llvm::LLVMContext& ctx_;
+  llvm::Module& m_;
+  llvm::IRBuilder<> b_;
+  llvm::Type* t_;
+  llvm::Type* i64_;
+  llvm::PointerType* ptr_;
+  std::vector<llvm::Value*> values_;
+};
+
+}  // namespace
+
+Result<CpuKernelFn> compileCpuKernel(const KernelSpec& spec, const std::string& name, const JitOptions& opts) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto m = std::make_unique<llvm::Module>(name, *ctx);
+  prepareModuleForHost(*m);
+  try {
+    Emitter(spec, *ctx, *m).emit(name);
+  } catch (const Error& e) {
+    return e;
+  }
+  auto addr = jitCompile(std::move(ctx), std::move(m), name, opts);
+  if (!addr) return addr.error();
+  return reinterpret_cast<CpuKernelFn>(addr.value());
+}
+
+}  // namespace gj::legacy

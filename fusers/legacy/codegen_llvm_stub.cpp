@@ -1,0 +1,8 @@
+// Builds without LLVM: CPU kernels cannot be compiled, so fusion groups run unfused.
+#include "fusers/legacy/codegen.h"
+
+namespace gj::legacy {
+Result<CpuKernelFn> compileCpuKernel(const KernelSpec&, const std::string& name, const JitOptions&) {
+  return Error("LLVM is not in this build (configured with GJ_WITH_LLVM=OFF); cannot compile " + name);
+}
+}  // namespace gj::legacy

@@ -1,0 +1,44 @@
+#pragma once
+// KernelSpec: a fusion group's subgraph as a flat expression list over one static iteration shape,
+// which both code generators (LLVM IR, CUDA C) walk.
+#include "ir/graph.h"
+
+#include <string>
+#include <vector>
+
+namespace gj::legacy {
+
+struct KernelSpec {
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;                 ///< the iteration shape: every output's
+  std::vector<std::vector<int64_t>> argSizes;  ///< static sizes of each input (the kernel reads them contiguous)
+
+  /// A read of input `arg` at the iteration index: element offset = offset + sum_d index[d] * strides[d]
+  /// (strides per iteration dimension; 0 where the input broadcasts). Chunks of an input are such views.
+  struct Load {
+    size_t arg;
+    int64_t offset;
+    std::vector<int64_t> strides;
+  };
+  enum class ExprKind : uint8_t { Load, Scalar, Op };
+  struct Expr {
+    ExprKind kind;
+    OpKind op = OpKind::Add;   ///< for Op
+    std::vector<int> args;     ///< for Op: indices of earlier exprs
+    size_t load = 0;           ///< for Load
+    double scalar = 0;         ///< for Scalar
+  };
+  std::vector<Load> loads;
+  std::vector<Expr> exprs;    ///< in evaluation order
+  std::vector<int> outputs;   ///< the expr each output stores
+
+  int64_t numel() const;
+  /// Canonical text of everything the generated code depends on: the kernel cache key.
+  std::string key() const;
+};
+
+/// Builds the spec of a prim::FusionGroup's subgraph. Throws gj::Error for anything the legacy fuser
+/// cannot compile (the caller then leaves the group to the interpreter).
+KernelSpec buildKernelSpec(const Graph& sub);
+
+}  // namespace gj::legacy

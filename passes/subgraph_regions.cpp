@@ -1,0 +1,94 @@
+#include "passes/subgraph_regions.h"
+
+#include "passes/util.h"
+
+#include <unordered_set>
+
+namespace gj {
+
+void growRegions(Block* b, const std::function<bool(const Node*, const std::vector<Node*>&)>& canJoin,
+                 const std::function<void(std::vector<Node*>&, std::vector<Node*>&)>& close) {
+  std::vector<Node*> region, dependents;
+  std::unordered_set<const Value*> produced, tainted;
+  auto finish = [&] {
+    if (!region.empty()) close(region, dependents);
+    region.clear();
+    dependents.clear();
+    produced.clear();
+    tainted.clear();
+  };
+  for (Node* n : b->nodesList()) {
+    bool usesRegion = false, usesTainted = false;
+    for (Value* v : allUses(n)) {
+      usesRegion = usesRegion || produced.count(v) || tainted.count(v);
+      usesTainted = usesTainted || tainted.count(v);
+    }
+    if (canJoin(n, region)) {
+      if (usesTainted) finish();
+      region.push_back(n);
+      for (Value* v : n->outputs()) produced.insert(v);
+    } else if (usesRegion) {
+      for (Value* v : n->outputs()) tainted.insert(v);
+      dependents.push_back(n);
+    }
+  }
+  finish();
+}
+
+std::vector<Value*> regionOutputs(const std::vector<Node*>& region) {
+  std::unordered_set<const Node*> in(region.begin(), region.end());
+  std::vector<Value*> outputs;
+  for (Node* n : region)
+    for (Value* v : n->outputs()) {
+      bool outside = false;
+      for (const Use& u : v->uses()) outside = outside || !in.count(u.user);
+      if (outside) outputs.push_back(v);
+    }
+  return outputs;
+}
+
+Node* mergeIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std::vector<Node*>& dependents) {
+  Graph* g = region.front()->graph();
+  std::unordered_set<const Value*> produced;
+  for (Node* n : region)
+    for (Value* v : n->outputs()) produced.insert(v);
+  auto sub = std::make_shared<Graph>();
+  ValueMap env;
+  std::vector<Value*> inputs;
+  for (Node* n : region) {
+    for (Value* v : n->inputs()) {
+      if (produced.count(v) || env.count(v)) continue;
+      if (v->node()->kind() == OpKind::Constant) {
+        env[v] = sub->block()->append(cloneNode(v->node(), *sub, env))->output();
+        continue;
+      }
+      env[v] = sub->addInput(v->type(), v->name());
+      inputs.push_back(v);
+    }
+    sub->block()->append(cloneNode(n, *sub, env));
+  }
+  std::vector<Value*> outputs = regionOutputs(region);
+  for (Value* v : outputs) sub->registerOutput(env.at(v));
+  Node* node = g->create(kind, inputs, 0);
+  node->setSubgraph(sub);
+  node->insertAfter(region.back());
+  for (Value* v : outputs) {
+    Value* o = node->addOutput(v->type());
+    std::string name = v->name();
+    g->replaceAllUsesWith(v, o);
+    if (!name.empty()) {
+      v->setName("");
+      o->setName(name);
+    }
+  }
+  Node* cursor = node;
+  for (Node* t : dependents) {
+    if (node->isBefore(t)) break;  // this one and the rest already follow the new node
+    t->moveBefore(cursor->next());
+    cursor = t;
+  }
+  for (auto it = region.rbegin(); it != region.rend(); ++it) g->erase(*it);
+  return node;
+}
+
+}  // namespace gj

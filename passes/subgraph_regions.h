@@ -1,0 +1,27 @@
+#pragma once
+// Growing regions of nodes into subgraph nodes: shared by create-autodiff-subgraphs and the fusers.
+#include "ir/graph.h"
+
+#include <functional>
+#include <vector>
+
+namespace gj {
+
+/// Scans `b` in order and grows one region at a time: a node joins the current region when
+/// `canJoin(node, region)` says so and it uses no value that was computed outside the region from the
+/// region's outputs (which would need the region finished first); otherwise the region is closed.
+/// `close(region, dependents)` is called with the region's nodes and the nodes between them that depend
+/// on them; it may build a subgraph node from them (mergeIntoSubgraph) or leave them. Nested blocks are
+/// not entered: call again for them.
+void growRegions(Block* b, const std::function<bool(const Node*, const std::vector<Node*>&)>& canJoin,
+                 const std::function<void(std::vector<Node*>&, std::vector<Node*>&)>& close);
+
+/// Replaces `region` (nodes of one block, in order) by one node of `kind` whose subgraph holds them,
+/// placed after the last of them: values they use become its inputs (constants are copied in instead),
+/// values used after them become its outputs, and `dependents` move after it. Returns the new node.
+Node* mergeIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std::vector<Node*>& dependents);
+
+/// The values `region` computes that are used outside it.
+std::vector<Value*> regionOutputs(const std::vector<Node*>& region);
+
+}  // namespace gj

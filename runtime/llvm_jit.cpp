@@ -1,0 +1,124 @@
+#include "runtime/llvm_jit.h"
+
+#include <fmt/format.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <mutex>
+
+namespace gj {
+
+namespace {
+
+// One LLJIT for the process, made on first use.
+struct Session {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::string cpu;
+  std::string error;
+  std::mutex optimizeMu;  // the pass pipeline shares the TargetMachine
+
+  Session() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) {
+      error = llvm::toString(jtmb.takeError());
+      return;
+    }
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    cpu = jtmb->getCPU();
+    auto machine = jtmb->createTargetMachine();
+    if (!machine) {
+      error = llvm::toString(machine.takeError());
+      return;
+    }
+    tm = std::move(*machine);
+    auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+    if (!built) {
+      error = llvm::toString(built.takeError());
+      return;
+    }
+    jit = std::move(*built);
+    auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        jit->getDataLayout().getGlobalPrefix());
+    if (!gen) {
+      error = llvm::toString(gen.takeError());
+      return;
+    }
+    jit->getMainJITDylib().addGenerator(std::move(*gen));
+  }
+};
+
+Session& session() {
+  static Session s;
+  return s;
+}
+
+void dump(const llvm::Module& m, const std::string& path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+  if (!ec) m.print(os, nullptr);
+}
+
+}  // namespace
+
+void prepareModuleForHost(llvm::Module& m) {
+  Session& s = session();
+  if (!s.tm) return;
+  m.setTargetTriple(s.tm->getTargetTriple().str());
+  m.setDataLayout(s.tm->createDataLayout());
+}
+
+Result<void*> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr<llvm::Module> m,
+                         const std::string& symbol, const JitOptions& opts) {
+  Session& s = session();
+  if (!s.jit) return Error("LLVM JIT unavailable: " + s.error);
+  prepareModuleForHost(*m);
+  std::string verifyLog;
+  llvm::raw_string_ostream vos(verifyLog);
+  if (llvm::verifyModule(*m, &vos)) return Error("generated LLVM IR does not verify: " + verifyLog);
+  if (!opts.dumpDir.empty()) dump(*m, opts.dumpDir + "/" + opts.dumpName + ".ll");
+  {
+    std::lock_guard<std::mutex> lock(s.optimizeMu);
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PipelineTuningOptions pto;
+    pto.LoopVectorization = true;
+    pto.SLPVectorization = true;
+    llvm::PassBuilder pb(s.tm.get(), pto);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(*m, mam);
+  }
+  if (!opts.dumpDir.empty()) dump(*m, opts.dumpDir + "/" + opts.dumpName + ".opt.ll");
+  if (auto err = s.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+    return Error("adding a module to the LLVM JIT failed: " + llvm::toString(std::move(err)));
+  auto addr = s.jit->lookup(symbol);
+  if (!addr) return Error(fmt::format("LLVM JIT: symbol {} not found: {}", symbol, llvm::toString(addr.takeError())));
+  return addr->toPtr<void*>();
+}
+
+std::string llvmDescription() {
+  Session& s = session();
+  return fmt::format("LLVM {} (cpu: {})", LLVM_VERSION_STRING, s.cpu.empty() ? "unknown" : s.cpu);
+}
+
+}  // namespace gj

@@ -1,0 +1,32 @@
+#pragma once
+// The process's LLVM ORC JIT, shared by both fusers' CPU backends. LLVM types appear only as forward
+// declarations here; only backend .cpp files include LLVM headers.
+#include "support/result.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace gj {
+
+struct JitOptions {
+  std::string dumpDir;   ///< when set, write NAME.ll (before optimization) and NAME.opt.ll (after)
+  std::string dumpName;  ///< file name stem for dumps
+};
+
+/// Sets the host's target triple and data layout on `m` (call before emitting code that depends on them).
+void prepareModuleForHost(llvm::Module& m);
+
+/// Verifies `m`, optimizes it at O3 for the host CPU (AVX-512 where present), adds it to the shared
+/// LLJIT and returns the address of `symbol`. Calls to libm resolve against the process.
+Result<void*> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr<llvm::Module> m,
+                         const std::string& symbol, const JitOptions& opts = {});
+
+/// "LLVM 19.1.7 (cpu: sapphirerapids)"
+std::string llvmDescription();
+
+}  // namespace gj

@@ -1,0 +1,16 @@
+// The LLVM JIT entry points for builds without LLVM (GJ_WITH_LLVM=OFF): CPU kernels then fail to
+// compile, and fusion groups run unfused.
+#include "runtime/llvm_jit.h"
+
+namespace gj {
+
+void prepareModuleForHost(llvm::Module&) {}
+
+Result<void*> jitCompile(std::unique_ptr<llvm::LLVMContext>, std::unique_ptr<llvm::Module>, const std::string& symbol,
+                         const JitOptions&) {
+  return Error("LLVM is not in this build (configured with GJ_WITH_LLVM=OFF); cannot compile " + symbol);
+}
+
+std::string llvmDescription() { return "LLVM: not in this build"; }
+
+}  // namespace gj

@@ -1,0 +1,37 @@
+#include "runtime/nvrtc.h"
+
+#include <fmt/format.h>
+#include <nvrtc.h>
+
+#include <vector>
+
+namespace gj {
+
+bool haveNvrtc() { return true; }
+
+Result<NvrtcOutput> nvrtcCompile(const std::string& source, const std::string& name, const std::string& arch) {
+  nvrtcProgram prog;
+  nvrtcResult r = nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr);
+  if (r != NVRTC_SUCCESS) return Error(fmt::format("nvrtcCreateProgram: {}", nvrtcGetErrorString(r)));
+  std::string archOpt = "--gpu-architecture=" + arch;
+  // No --use_fast_math: IEEE expf/tanhf, so results match the CPU paths.
+  std::vector<const char*> opts = {archOpt.c_str(), "--std=c++17"};
+  r = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
+  size_t logSize = 0;
+  nvrtcGetProgramLogSize(prog, &logSize);
+  std::string log(logSize, '\0');
+  if (logSize) nvrtcGetProgramLog(prog, log.data());
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  if (r != NVRTC_SUCCESS) {
+    nvrtcDestroyProgram(&prog);
+    return Error(fmt::format("NVRTC failed to compile {} for {}: {}\n{}", name, arch, nvrtcGetErrorString(r), log));
+  }
+  size_t ptxSize = 0;
+  nvrtcGetPTXSize(prog, &ptxSize);
+  std::string ptx(ptxSize, '\0');
+  nvrtcGetPTX(prog, ptx.data());
+  nvrtcDestroyProgram(&prog);
+  return NvrtcOutput{ptx, log};
+}
+
+}  // namespace gj

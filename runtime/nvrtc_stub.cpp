@@ -1,0 +1,12 @@
+// NVRTC entry points for builds without CUDA (GJ_WITH_CUDA=OFF).
+#include "runtime/nvrtc.h"
+
+namespace gj {
+
+bool haveNvrtc() { return false; }
+
+Result<NvrtcOutput> nvrtcCompile(const std::string&, const std::string& name, const std::string&) {
+  return Error("NVRTC is not in this build (configured with GJ_WITH_CUDA=OFF); cannot compile " + name);
+}
+
+}  // namespace gj
