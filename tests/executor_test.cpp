@@ -47,12 +47,13 @@ struct Param {
   std::string variant;  // LSTM cases
   ExecutorKind executor;
   bool unroll;
+  FuserKind fuser;
 };
 
 std::string paramName(const testing::TestParamInfo<Param>& info) {
   const Param& p = info.param;
   return p.caseName + (p.variant.empty() ? "" : "_" + p.variant) + "_" + std::string(executorName(p.executor)) +
-         (p.unroll ? "_unrolled" : "_kept");
+         (p.unroll ? "_unrolled" : "_kept") + "_fuser_" + std::string(fuserName(p.fuser));
 }
 
 class EveryCase : public testing::TestWithParam<Param> {};
@@ -66,6 +67,7 @@ TEST_P(EveryCase, ForwardAndBackwardMatchPyTorch) {
   FunctionOptions opts;
   opts.executor = p.executor;
   opts.unrollLoops = p.unroll;
+  opts.fuser = p.fuser;
   opts.verifyEach = true;
   Function f(*m.graph, opts);
   auto inputs = test::inputsFor(m, c);
@@ -77,19 +79,22 @@ TEST_P(EveryCase, ForwardAndBackwardMatchPyTorch) {
   FunctionStats s = f.stats();
   EXPECT_EQ(s.specializations, 1) << s.str();
   EXPECT_EQ(s.guardFailures, 0) << s.str();
+  EXPECT_TRUE(s.warnings.empty()) << s.str();
   if (p.executor == ExecutorKind::Profiling) EXPECT_EQ(s.profiledRuns, 1) << s.str();
 }
 
 std::vector<Param> everyCase() {
   std::vector<Param> ps;
-  for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling})
-    for (bool unroll : {true, false}) {
-      for (const char* c : {"lstm_1layer", "lstm_3layer"})
-        for (const char* v : {"jit", "jit_premul", "jit_premul_bias", "jit_multilayer"}) ps.push_back({c, v, e, unroll});
-      for (const char* c : {"lstm_cell", "lstm_lm", "lstm_classifier", "linear", "softmax", "conv2d",
-                            "multihead_attention"})
-        ps.push_back({c, "", e, unroll});
-    }
+  for (FuserKind f : {FuserKind::None, FuserKind::Legacy})
+    for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling})
+      for (bool unroll : {true, false}) {
+        for (const char* c : {"lstm_1layer", "lstm_3layer"})
+          for (const char* v : {"jit", "jit_premul", "jit_premul_bias", "jit_multilayer"})
+            ps.push_back({c, v, e, unroll, f});
+        for (const char* c : {"lstm_cell", "lstm_lm", "lstm_classifier", "linear", "softmax", "conv2d",
+                              "multihead_attention"})
+          ps.push_back({c, "", e, unroll, f});
+      }
   return ps;
 }
 

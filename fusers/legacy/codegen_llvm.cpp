@@ -6,6 +6,8 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <cmath>
+
 namespace gj::legacy {
 
 namespace {
@@ -161,7 +163,8 @@ class Emitter {
   }
 
   // float: Cephes' expf (range reduction by ln 2, degree-6 polynomial, scale by 2^n through the
-  // exponent bits), relative error about 1e-7 and vectorizable; NaN passes through. double: libm.
+  // exponent bits), relative error about 1e-7 and vectorizable; NaN passes through, overflow gives inf,
+  // results below the normal range are 0. double: libm.
   llvm::Value* exp(llvm::Value* x) {
     if (spec_.dtype == DType::Float64) return libm("exp", x);
     llvm::Value* hi = cf(88.3762626647949);
@@ -178,6 +181,9 @@ class Emitter {
     llvm::Type* i32 = llvm::Type::getInt32Ty(ctx_);
     llvm::Value* bits = b_.CreateShl(b_.CreateAdd(b_.CreateFPToSI(n, i32), llvm::ConstantInt::get(i32, 127)), 23);
     llvm::Value* scaled = b_.CreateFMul(p, b_.CreateBitCast(bits, t_));
+    // Beyond the float range: +inf above, 0 below (flushing exp(x) < 1.2e-38, as denormals would be).
+    scaled = b_.CreateSelect(b_.CreateFCmpOGT(x, cf(88.72283935546875)), cf(INFINITY), scaled);
+    scaled = b_.CreateSelect(b_.CreateFCmpOLT(x, lo), cf(0.0), scaled);
     return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, scaled);
   }
 

@@ -1,0 +1,239 @@
+// The legacy fuser: group structure, fused vs unfused numerics, the kernel cache, kernel dumps,
+// compile-failure fallback, and NVRTC compiles of every CUDA kernel the models produce.
+#include "executors/function.h"
+#include "executors/interpreter.h"
+#include "ir/parser.h"
+#include "executors/pipeline.h"
+#include "fusers/legacy/codegen.h"
+#include "fusers/legacy/kernel_spec.h"
+#include "ir/printer.h"
+#include "models/lstm.h"
+#include "passes/util.h"
+#include "runtime/nvrtc.h"
+#include "tests/support/cuda.h"
+#include "tests/support/reference.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+namespace gj {
+namespace {
+
+// A specialized plan (complete input types, as the executors make) with the legacy fuser.
+Plan fusedPlan(const Model& m, bool withGrad, bool unroll = true) {
+  auto g = std::shared_ptr<Graph>(m.graph->clone());
+  std::vector<bool> rg;
+  for (Value* in : g->inputs()) rg.push_back(withGrad && isFloating(*in->type().dtype));
+  PipelineOptions o;
+  o.fuser = FuserKind::Legacy;
+  o.unrollLoops = unroll;
+  o.passes.verifyEach = true;
+  return optimizeSpecialized(g, rg, o);
+}
+
+size_t countGroups(const Graph& g) {
+  size_t n = 0;
+  forEachNode(g.block(), [&](Node* node) { n += node->kind() == OpKind::FusionGroup; });
+  return n;
+}
+
+std::vector<const Graph*> planGraphs(const Plan& p) {
+  std::vector<const Graph*> gs = {p.graph.get()};
+  for (const auto& [node, grad] : p.gradients) gs.insert(gs.end(), {grad->forward.get(), grad->backward.get()});
+  return gs;
+}
+
+TEST(LegacyFuser, LstmCellForwardIsOneGroup) {
+  Plan p = fusedPlan(buildLstmCell(3, 4, 5), false);
+  EXPECT_EQ(countGroups(*p.graph), 1u) << printIR(*p.graph);
+  std::string text = printIR(*p.graph);
+  // Nothing pointwise is left outside the group.
+  for (const char* op : {"aten::sigmoid", "aten::tanh("}) {
+    size_t group = text.find("with prim::FusionGroup_0");
+    EXPECT_GT(text.find(op), group) << op << " outside the group:\n" << text;
+  }
+  EXPECT_EQ(p.fusion.warnings.size(), 0u);
+  EXPECT_EQ(p.kernels.size(), 1u);
+}
+
+TEST(LegacyFuser, LstmCellBackwardHasAtMostTwoGroups) {
+  Plan p = fusedPlan(buildLstmCell(3, 4, 5), true);
+  ASSERT_EQ(p.gradients.size(), 1u);
+  const Gradient& g = *p.gradients.begin()->second;
+  EXPECT_EQ(countGroups(*g.forward), 1u) << printIR(*g.forward);
+  size_t backward = countGroups(*g.backward);
+  EXPECT_GE(backward, 1u) << printIR(*g.backward);
+  EXPECT_LE(backward, 2u) << printIR(*g.backward);
+}
+
+TEST(LegacyFuser, UnrolledLstmHasOneGroupPerStep) {
+  Plan p = fusedPlan(buildLstm(LstmVariantKind::Jit, {5, 3, 4, 6, 1}), false);
+  EXPECT_EQ(countGroups(*p.graph), 5u) << printIR(*p.graph);
+}
+
+// Fused and unfused runs agree on random inputs, at odd sizes (tails of the vector loops, size-1 dims).
+TEST(LegacyFuser, FusedMatchesUnfusedAtOddSizes) {
+  for (LstmParams lp : {LstmParams{3, 1, 3, 1, 1}, LstmParams{4, 3, 7, 17, 2}, LstmParams{2, 5, 33, 67, 1}}) {
+    Model m = buildLstm(LstmVariantKind::JitPremul, lp);
+    auto in = randomInputs(m, 21);
+    std::vector<bool> rg(in.size(), true);
+    std::vector<std::vector<Tensor>> grads;
+    std::vector<std::vector<IValue>> outs;
+    for (FuserKind f : {FuserKind::None, FuserKind::Legacy}) {
+      Function fn(*m.graph, {.fuser = f, .executor = ExecutorKind::Legacy});
+      outs.push_back(fn.forward(std::vector<IValue>(in.begin(), in.end()), rg));
+      std::vector<Tensor> go;
+      for (const IValue& o : outs.back()) go.push_back(Tensor::rand(o.toTensor().sizes(), DType::Float32, 5));
+      grads.push_back(fn.backward(go));
+      if (f == FuserKind::Legacy) EXPECT_GT(fn.stats().fusionGroups, 0) << fn.stats().str();
+    }
+    for (size_t i = 0; i < outs[0].size(); ++i)
+      EXPECT_LE(test::relError(outs[1][i].toTensor(), outs[0][i].toTensor()), 1e-6) << "output " << i;
+    for (size_t i = 0; i < grads[0].size(); ++i) EXPECT_LE(test::relError(grads[1][i], grads[0][i]), 1e-5) << i;
+  }
+}
+
+TEST(LegacyFuser, Float64KernelsMatchTheInterpreter) {
+  const char* ir = R"IR(graph(%x : Double(3, 7), %y : Double(7)):
+  %one : int = prim::Constant[value=1]()
+  %h : float = prim::Constant[value=0.5]()
+  %a : Tensor = aten::add(%x, %y, %h)
+  %b : Tensor = aten::sigmoid(%a)
+  %c : Tensor = aten::tanh(%b)
+  %d : Tensor = aten::exp(%c)
+  %e : Tensor = aten::log(%d)
+  %f : Tensor = aten::sqrt(%e)
+  %r : Tensor = aten::relu(%f)
+  %o : Tensor = aten::sub(%r, %x, %one)
+  return (%o)
+)IR";
+  auto g = parseIR(ir);
+  Function f(*g, {.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy});
+  std::vector<IValue> in = {Tensor::rand({3, 7}, DType::Float64, 1, 0.1, 2), Tensor::rand({7}, DType::Float64, 2)};
+  auto fused = f.forward(in);
+  auto ref = Interpreter(*g).run(in);
+  EXPECT_EQ(f.stats().fusionGroups, 1) << f.stats().str();
+  EXPECT_LE(test::relError(fused[0].toTensor(), ref[0].toTensor()), 1e-14);
+}
+
+TEST(LegacyFuser, NanAndInfPropagateAsUnfused) {
+  const char* ir = R"IR(graph(%x : Float(2, 4)):
+  %a : Tensor = aten::sigmoid(%x)
+  %b : Tensor = aten::tanh(%x)
+  %c : Tensor = aten::exp(%x)
+  %d : Tensor = aten::relu(%x)
+  return (%a, %b, %c, %d)
+)IR";
+  auto g = parseIR(ir);
+  Function f(*g, {.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy});
+  double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  Tensor x = Tensor::fromVector({2, 4}, {nan, inf, -inf, 0.0, 100.0, -100.0, 1e-6, -3.0});
+  auto fused = f.forward({x});
+  auto ref = Interpreter(*g).run({x});
+  EXPECT_EQ(f.stats().fusionGroups, 1);
+  for (size_t k = 0; k < ref.size(); ++k)
+    for (int64_t i = 0; i < 8; ++i) {
+      double a = fused[k].toTensor().item(i), b = ref[k].toTensor().item(i);
+      if (std::isnan(b)) {
+        EXPECT_TRUE(std::isnan(a)) << "output " << k << " element " << i;
+      } else if (std::isinf(b)) {
+        EXPECT_EQ(a, b) << "output " << k << " element " << i;
+      } else {
+        EXPECT_NEAR(a, b, 1e-6 * std::max(1.0, std::abs(b))) << "output " << k << " element " << i;
+      }
+    }
+}
+
+TEST(LegacyFuser, InjectedCompileFailureFallsBackWithCorrectResults) {
+  auto c = test::loadCase("lstm_1layer");
+  Model m = buildModel(c.model, c.config);
+  Function f(*m.graph, {.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy, .injectCompileFailure = true});
+  auto in = test::inputsFor(m, c);
+  auto outs = f.forward(std::vector<IValue>(in.begin(), in.end()));
+  for (size_t i = 0; i < m.outputs.size(); ++i)
+    EXPECT_LE(test::relError(outs[i].toTensor(), c.outputs.at(m.outputs[i])), 1e-5);
+  FunctionStats s = f.stats();
+  EXPECT_GT(s.fusionGroups, 0);
+  EXPECT_EQ(s.kernelsCompiled, 0);
+  ASSERT_FALSE(s.warnings.empty());
+  EXPECT_NE(s.warnings[0].find("runs unfused: compile failure injected"), std::string::npos) << s.warnings[0];
+}
+
+TEST(LegacyFuser, KernelCacheIsSharedAcrossFunctions) {
+  Model m = buildLstm(LstmVariantKind::Jit, {3, 2, 4, 9, 1});
+  auto in = randomInputs(m, 3);
+  Function a(*m.graph, {.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy});
+  a.forward(std::vector<IValue>(in.begin(), in.end()));
+  Function b(*m.graph, {.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy});
+  b.forward(std::vector<IValue>(in.begin(), in.end()));
+  EXPECT_GT(b.stats().fusionGroups, 0);
+  EXPECT_EQ(b.stats().kernelsCompiled, 0) << "the second Function should reuse the first one's kernels";
+}
+
+TEST(LegacyFuser, DumpsEveryKernel) {
+  auto dir = std::filesystem::temp_directory_path() / "gj_dump_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Model m = buildLstmCell(2, 3, 11);  // a size no other test compiles, so nothing comes from the cache
+  Function f(*m.graph, {.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy, .dumpKernels = dir.string()});
+  auto in = randomInputs(m, 8);
+  f.forward(std::vector<IValue>(in.begin(), in.end()));
+  size_t ll = 0, opt = 0, cu = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    opt += name.ends_with(".opt.ll");
+    ll += name.ends_with(".ll") && !name.ends_with(".opt.ll");
+    cu += name.ends_with(".cu");
+  }
+  EXPECT_EQ(ll, 1u);
+  EXPECT_EQ(opt, 1u);
+  EXPECT_EQ(cu, 1u);
+  std::filesystem::remove_all(dir);
+}
+
+// Every CUDA kernel the models of tests/data produce (forward and backward, every LSTM variant)
+// compiles with NVRTC for sm_80 and sm_90 without a warning. Needs NVRTC, not a GPU.
+TEST(LegacyFuserCuda, EveryModelKernelCompilesWithNvrtc) {
+  if (!haveNvrtc()) GTEST_SKIP() << "built without CUDA (GJ_WITH_CUDA=OFF)";
+  std::vector<Model> models;
+  for (LstmVariantKind v : allLstmVariants()) models.push_back(buildLstm(v, {3, 2, 4, 5, 2}));
+  for (const char* name : {"lstm_cell", "lstm_lm", "lstm_classifier", "linear", "softmax", "conv2d",
+                           "multihead_attention"}) {
+    auto c = test::loadCase(name);
+    models.push_back(buildModel(c.model, c.config));
+  }
+  std::set<std::string> sources;  // the same group at the same sizes gives the same kernel: compile it once
+  for (const Model& m : models)
+    for (bool grad : {false, true}) {
+      Plan p = fusedPlan(m, grad);
+      for (const Graph* g : planGraphs(p))
+        forEachNode(g->block(), [&](Node* n) {
+          if (n->kind() != OpKind::FusionGroup) return;
+          std::string src = legacy::emitCudaKernel(legacy::buildKernelSpec(*n->subgraph()), "k");
+          if (!sources.insert(src).second) return;
+          for (const char* arch : {"sm_80", "sm_90"}) {
+            auto r = nvrtcCompile(src, "k", arch);
+            ASSERT_TRUE(r.ok()) << m.name << ": " << r.error().what() << "\n" << src;
+            EXPECT_TRUE(r.value().log.empty()) << m.name << " " << arch << ": " << r.value().log << "\n" << src;
+            EXPECT_NE(r.value().ptx.find(".entry k"), std::string::npos);
+          }
+        });
+    }
+  EXPECT_GE(sources.size(), 10u);
+}
+
+TEST(LegacyFuserCuda, NvrtcReportsErrorsWithTheLog) {
+  if (!haveNvrtc()) GTEST_SKIP() << "built without CUDA (GJ_WITH_CUDA=OFF)";
+  auto r = nvrtcCompile("extern \"C\" __global__ void k() { undefined_thing(); }", "bad", "sm_80");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(std::string(r.error().what()).find("undefined_thing"), std::string::npos) << r.error().what();
+}
+
+TEST(LegacyFuserCuda, LstmRunsOnTheGpu) {
+  SKIP_UNLESS_CUDA();
+}
+
+}  // namespace
+}  // namespace gj
