@@ -23,7 +23,47 @@ Value* GradientContext::F(Value* v) {
   return m;
 }
 
+void GradientContext::accumulateSelect(Value* v, Value* g, Value* dim, Value* index) {
+  if (!g || !requiresGrad(v)) return;
+  auto sizes = staticSizes(v);
+  auto d = constantInt(dim), i = constantInt(index);
+  if (sizes && d && i) {
+    int64_t rank = static_cast<int64_t>(sizes->size());
+    int64_t dd = *d < 0 ? *d + rank : *d;
+    int64_t n = dd >= 0 && dd < rank ? (*sizes)[dd] : 0;
+    int64_t ii = *i < 0 ? *i + n : *i;
+    auto it = slices_.find(v);
+    if (ii >= 0 && ii < n && (it == slices_.end() || it->second.dim == dd)) {
+      if (it == slices_.end()) it = slices_.emplace(v, SliceGrads{dd, std::vector<Value*>(n, nullptr)}).first;
+      Value*& slot = it->second.byIndex[ii];
+      slot = slot ? b_.op(OpKind::Add, {slot, g, b_.i(1)}) : g;
+      return;
+    }
+  }
+  accumulate(v, b_.op(OpKind::SelectBackward, {g, sizesOf(v), F(dim), F(index)}));
+}
+
+// Stacks the collected slice gradients of v (zeros for slices nothing reached) into its gradient.
+void GradientContext::materialize(const Value* v) {
+  auto it = slices_.find(v);
+  if (it == slices_.end()) return;
+  SliceGrads sg = std::move(it->second);
+  slices_.erase(it);
+  Value* any = nullptr;
+  for (Value* g : sg.byIndex) any = any ? any : g;
+  std::vector<Value*> parts;
+  for (Value* g : sg.byIndex) parts.push_back(g ? g : b_.op(OpKind::ZerosLike, {any}));
+  Value* stacked = b_.op(OpKind::Stack, {b_.list(parts), b_.i(sg.dim)}, v->type());
+  accumulate(const_cast<Value*>(v), stacked);
+}
+
+Value* GradientContext::gradEntry(const Value* v) {
+  materialize(v);
+  return grads_.count(v) ? grads_.at(v) : nullptr;
+}
+
 Value* GradientContext::gradOf(Value* v) {
+  materialize(v);
   if (auto it = grads_.find(v); it != grads_.end()) return it->second;
   if (v->type().isTensor()) return b_.op(OpKind::ZerosLike, {F(v)}, v->type());
   return nullptr;

@@ -18,7 +18,7 @@ class GradientContext {
   /// The gradient flowing into forward value `v` (an output of the node being differentiated);
   /// zeros when nothing reached it. nullptr when v cannot carry a gradient.
   Value* gradOf(Value* v);
-  bool hasGrad(const Value* v) const { return grads_.count(v) > 0; }
+  bool hasGrad(const Value* v) const { return grads_.count(v) > 0 || slices_.count(v) > 0; }
   /// Adds `g` to the gradient of forward value `v` when v requires grad.
   void accumulate(Value* v, Value* g);
   static bool requiresGrad(const Value* v) { return v->type().requiresGrad.value_or(false); }
@@ -29,9 +29,24 @@ class GradientContext {
   Value* reduceTo(Value* g, Value* v, Value* result);
 
   const std::vector<Value*>& saved() const { return saved_; }
-  Value* gradEntry(const Value* v) const { return grads_.count(v) ? grads_.at(v) : nullptr; }
+  /// The accumulated gradient of v, or nullptr when none reached it.
+  Value* gradEntry(const Value* v);
+
+  /// Adds g as the gradient of select(v, dim, index). Slices of one value along one dimension are
+  /// collected and stacked once (see Note [Gradients of many selects]); anything else falls back to
+  /// aten::select_backward.
+  void accumulateSelect(Value* v, Value* g, Value* dim, Value* index);
 
  private:
+  // Note [Gradients of many selects]: an unrolled loop reads step t of the input as select(x, 0, t).
+  // Summing a full-size select_backward per step costs O(T^2) memory traffic; collecting the T slice
+  // gradients and stacking them costs O(T).
+  struct SliceGrads {
+    int64_t dim;
+    std::vector<Value*> byIndex;
+  };
+  void materialize(const Value* v);
+  std::unordered_map<const Value*, SliceGrads> slices_;
   Graph& bwd_;
   GraphBuilder& b_;
   std::unordered_map<const Value*, Value*> grads_;

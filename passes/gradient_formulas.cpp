@@ -151,7 +151,7 @@ void emitGradient(GradientContext& c, Node* n) {
       acc(in(0), b.op(OpKind::Permute, {gy, b.ints(inverse)}));
       return;
     }
-    case OpKind::Select: acc(in(0), b.op(OpKind::SelectBackward, {gy, c.sizesOf(in(0)), F(in(1)), F(in(2))})); return;
+    case OpKind::Select: c.accumulateSelect(in(0), gy, in(1), in(2)); return;
     case OpKind::Slice:
       acc(in(0), b.op(OpKind::SliceBackward, {gy, c.sizesOf(in(0)), F(in(1)), F(in(2)), F(in(3)), F(in(4))}));
       return;
