@@ -2,7 +2,6 @@
 
 #include "executors/executor.h"
 #include "ir/printer.h"
-#include "passes/shape_propagation.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -158,48 +157,8 @@ std::vector<IValue> ProfilingExecutor::profile(Mode& m, std::vector<IValue> inpu
   return out;
 }
 
-// graph(inputs):
-//   %checked..., %ok = prim::TypeCheck(inputs)      (types: what profiling saw)
-//   %outs = prim::If(%ok)
-//     block0(): the graph on %checked, optimized for those types
-//     block1(): prim::FallbackGraph_0(inputs)       (the graph as written)
 std::shared_ptr<const Plan> ProfilingExecutor::buildGuardedPlan(const std::vector<bool>& requiresGrad) {
-  auto fallback = std::shared_ptr<Graph>(graph_->clone());
-  bool withGrad = std::find(requiresGrad.begin(), requiresGrad.end(), true) != requiresGrad.end();
-  if (withGrad) {
-    propagateShapes(*fallback);  // ranks and dtypes only: graph_'s input sizes are open
-    createSubgraphsForAutodiff(*fallback, requiresGrad);
-  }
-  auto w = std::make_shared<Graph>();
-  std::vector<Value*> ins;
-  for (Value* in : graph_->inputs()) ins.push_back(w->addInput(in->type(), in->name()));
-  Node* check = w->create(OpKind::TypeCheck, ins, 0);
-  for (size_t i = 0; i < ins.size(); ++i) {
-    Type t = observed_[i] ? *observed_[i] : ins[i]->type();
-    check->addOutput(t);
-  }
-  check->addOutput(Type::of(TypeKind::Bool));
-  w->block()->append(check);
-  Node* branch = w->create(OpKind::If, {check->outputs().back()}, 0);
-  w->block()->append(branch);
-  Block* fast = branch->addBlock();
-  Block* slow = branch->addBlock();
-  ValueMap env;
-  for (size_t i = 0; i < ins.size(); ++i) env[graph_->inputs()[i]] = check->output(i);
-  for (const Node* n : *graph_->block()) fast->append(cloneNode(n, *w, env));
-  for (Value* out : graph_->outputs()) {
-    auto it = env.find(out);
-    fast->registerOutput(it == env.end() ? out : it->second);
-  }
-  Node* fb = w->create(OpKind::FallbackGraph, ins, graph_->outputs().size());
-  fb->setSubgraph(fallback);
-  slow->append(fb);
-  for (Value* v : fb->outputs()) slow->registerOutput(v);
-  for (size_t k = 0; k < graph_->outputs().size(); ++k) {
-    Value* o = branch->addOutput(graph_->outputs()[k]->type());
-    if (!graph_->outputs()[k]->name().empty()) o->setName(graph_->outputs()[k]->name());
-    w->registerOutput(o);
-  }
+  auto w = buildGuardedGraph(*graph_, observed_, requiresGrad);
   return std::make_shared<const Plan>(optimizeSpecialized(w, requiresGrad, pipelineOptions()));
 }
 

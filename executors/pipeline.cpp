@@ -1,6 +1,7 @@
 #include "executors/pipeline.h"
 
 #include "ir/verifier.h"
+#include "passes/shape_propagation.h"
 #include "passes/unroll_loops.h"
 #include "support/error.h"
 
@@ -124,6 +125,53 @@ Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requ
   fuseAll(p, graphs, o);
   for (auto& [node, grad] : grads) p.gradients[node] = grad;
   return p;
+}
+
+// graph(inputs):
+//   %checked..., %ok = prim::TypeCheck(inputs)      (types: what profiling saw)
+//   %outs = prim::If(%ok)
+//     block0(): the graph on %checked, optimized for those types
+//     block1(): prim::FallbackGraph_0(inputs)       (the graph as written)
+std::shared_ptr<Graph> buildGuardedGraph(const Graph& original, const std::vector<std::optional<Type>>& observed,
+                                         const std::vector<bool>& requiresGrad) {
+  const Graph* g = &original;
+  auto fallback = std::shared_ptr<Graph>(g->clone());
+  bool withGrad = std::find(requiresGrad.begin(), requiresGrad.end(), true) != requiresGrad.end();
+  if (withGrad) {
+    propagateShapes(*fallback);  // ranks and dtypes only: graph_'s input sizes are open
+    createSubgraphsForAutodiff(*fallback, requiresGrad);
+  }
+  auto w = std::make_shared<Graph>();
+  std::vector<Value*> ins;
+  for (Value* in : g->inputs()) ins.push_back(w->addInput(in->type(), in->name()));
+  Node* check = w->create(OpKind::TypeCheck, ins, 0);
+  for (size_t i = 0; i < ins.size(); ++i) {
+    Type t = i < observed.size() && observed[i] ? *observed[i] : ins[i]->type();
+    check->addOutput(t);
+  }
+  check->addOutput(Type::of(TypeKind::Bool));
+  w->block()->append(check);
+  Node* branch = w->create(OpKind::If, {check->outputs().back()}, 0);
+  w->block()->append(branch);
+  Block* fast = branch->addBlock();
+  Block* slow = branch->addBlock();
+  ValueMap env;
+  for (size_t i = 0; i < ins.size(); ++i) env[g->inputs()[i]] = check->output(i);
+  for (const Node* n : *g->block()) fast->append(cloneNode(n, *w, env));
+  for (Value* out : g->outputs()) {
+    auto it = env.find(out);
+    fast->registerOutput(it == env.end() ? out : it->second);
+  }
+  Node* fb = w->create(OpKind::FallbackGraph, ins, g->outputs().size());
+  fb->setSubgraph(fallback);
+  slow->append(fb);
+  for (Value* v : fb->outputs()) slow->registerOutput(v);
+  for (size_t k = 0; k < g->outputs().size(); ++k) {
+    Value* o = branch->addOutput(g->outputs()[k]->type());
+    if (!g->outputs()[k]->name().empty()) o->setName(g->outputs()[k]->name());
+    w->registerOutput(o);
+  }
+  return w;
 }
 
 Plan unoptimizedPlan(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o) {

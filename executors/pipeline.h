@@ -4,6 +4,7 @@
 #include "passes/pass_manager.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,14 @@ struct Plan {
 /// unroll, batch GEMMs, then, when an input requires grad, autodiff subgraphs (each differentiated and
 /// optimized), then fusion. `g` is changed in place.
 Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o);
+
+/// The profiling executor's plan graph, before optimization:
+///   %checked..., %ok = prim::TypeCheck(inputs)      (types: `observed`, or the declared ones)
+///   %outs = prim::If(%ok)
+///     block0(): the graph on %checked (optimizeSpecialized then specializes it to those types)
+///     block1(): prim::FallbackGraph_0(inputs)       (the graph as written, ready for autodiff)
+std::shared_ptr<Graph> buildGuardedGraph(const Graph& original, const std::vector<std::optional<Type>>& observed,
+                                         const std::vector<bool>& requiresGrad);
 
 /// The fuser of `kind` (nullptr for FuserKind::None).
 std::unique_ptr<Fuser> makeFuser(FuserKind kind, const FuserOptions& opts);

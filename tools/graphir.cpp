@@ -1,148 +1,114 @@
-// graphir: dump, build, inspect and run graphjit IR. `graphir --help` and `graphir SUB --help`.
-#include "executors/interpreter.h"
-#include "ir/parser.h"
-#include "ir/printer.h"
-#include "models/model.h"
+// graphir: dump, build, transform, inspect and run graphjit IR. `graphir --help`, `graphir SUB --help`.
 #include "passes/pass_manager.h"
-#include "runtime/npy.h"
 #include "support/error.h"
+#include "tools/graphir.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
-namespace fs = std::filesystem;
-
-namespace gj::tools {
 namespace {
 
-void writeText(const std::string& path, const std::string& text) {
-  if (path.empty() || path == "-") {
-    std::cout << text;
-    return;
-  }
-  std::ofstream out(path);
-  USER_CHECK(out.good(), "cannot write '{}'", path);
-  out << text;
-}
-
-int cmdDump(const std::string& file) {
-  auto g = parseIRFile(file);
-  std::cout << printIR(*g);
-  return 0;
-}
-
-int cmdPasses(const std::string& file, const std::string& passList, bool printAfterAll, bool time) {
-  auto g = parseIRFile(file);
-  PassOptions opts = PassOptions::fromEnvironment();
-  opts.verifyEach = true;
-  opts.log = &std::cout;
-  if (printAfterAll) opts.logAfter = {"all"};
-  auto records = runPasses(*g, parsePassList(passList), opts);
-  if (!printAfterAll) std::cout << printIR(*g);
-  if (time) {
-    std::cerr << fmt::format("{:<28} {:>9} {:>10}\n", "pass", "changed", "ms");
-    for (const PassRecord& r : records) std::cerr << fmt::format("{:<28} {:>9} {:>10.3f}\n", r.name, r.changed, r.ms);
-  }
-  return 0;
-}
-
-int cmdOps() {
-  for (const OpInfo& op : allOps())
-    std::cout << fmt::format("{:<22} {:<10} {}\n", op.name, opGroupName(op.group), op.schema);
-  return 0;
-}
-
-int cmdModel(const std::string& name, const ModelConfig& cfg, const std::string& out) {
-  Model m = buildModel(name, cfg);
-  writeText(out, printIR(*m.graph));
-  return 0;
-}
-
-std::string outputName(const Value* v, size_t i) { return v->name().empty() ? fmt::format("output{}", i) : v->name(); }
-
-int cmdRun(const std::string& file, const std::string& inputsDir, const std::string& outDir) {
-  auto g = parseIRFile(file);
-  std::vector<IValue> inputs;
-  for (const Value* in : g->inputs()) {
-    USER_CHECK(in->type().isTensor(), "graph input %{} is {}: graphir run reads only tensor inputs from .npy files",
-               in->name(), in->type().str());
-    std::string path = (fs::path(inputsDir) / (in->name() + ".npy")).string();
-    USER_CHECK(fs::exists(path), "missing input: graph input %{} needs {}", in->name(), path);
-    inputs.push_back(readNpy(path));
-  }
-  auto outputs = Interpreter(*g).run(std::move(inputs));
-  fs::create_directories(fs::path(outDir) / "outputs");
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string name = outputName(g->outputs()[i], i);
-    USER_CHECK(outputs[i].isTensor(), "output %{} is {}, not a tensor", name, outputs[i].describe());
-    std::string path = (fs::path(outDir) / "outputs" / (name + ".npy")).string();
-    writeNpy(path, outputs[i].toTensor());
-    std::cout << fmt::format("wrote {} {}\n", path, shapeStr(outputs[i].toTensor().sizes()));
-  }
-  return 0;
-}
-
-void addModelOptions(CLI::App* sub, ModelConfig& c) {
+void addModelOptions(CLI::App* sub, gj::ModelConfig& c) {
   sub->add_option("--variant", c.variant, "LSTM variant: jit, jit_premul, jit_premul_bias, jit_simple, jit_multilayer");
-  sub->add_option("--seqLength", c.seqLength)->check(CLI::PositiveNumber);
-  sub->add_option("--miniBatch", c.miniBatch)->check(CLI::PositiveNumber);
-  sub->add_option("--inputSize", c.inputSize)->check(CLI::PositiveNumber);
-  sub->add_option("--hiddenSize", c.hiddenSize)->check(CLI::PositiveNumber);
-  sub->add_option("--numLayers", c.numLayers)->check(CLI::PositiveNumber);
-  sub->add_option("--vocab", c.vocab)->check(CLI::PositiveNumber);
-  sub->add_option("--embedding", c.embedding)->check(CLI::PositiveNumber);
-  sub->add_option("--classes", c.classes)->check(CLI::PositiveNumber);
-  sub->add_option("--embedDim", c.embedDim)->check(CLI::PositiveNumber);
-  sub->add_option("--numHeads", c.numHeads)->check(CLI::PositiveNumber);
+  for (auto [flag, field] : std::initializer_list<std::pair<const char*, int64_t*>>{
+           {"--seqLength", &c.seqLength}, {"--miniBatch", &c.miniBatch}, {"--inputSize", &c.inputSize},
+           {"--hiddenSize", &c.hiddenSize}, {"--numLayers", &c.numLayers}, {"--vocab", &c.vocab},
+           {"--embedding", &c.embedding}, {"--classes", &c.classes}, {"--embedDim", &c.embedDim},
+           {"--numHeads", &c.numHeads}, {"--channels", &c.channels}, {"--outChannels", &c.outChannels},
+           {"--height", &c.height}, {"--width", &c.width}, {"--kernel", &c.kernel}, {"--stride", &c.stride},
+           {"--rows", &c.rows}, {"--features", &c.features}, {"--outFeatures", &c.outFeatures}})
+    sub->add_option(flag, *field)->check(CLI::PositiveNumber);
+  sub->add_option("--padding", c.padding)->check(CLI::NonNegativeNumber);
+  sub->add_option("--dim", c.dim, "softmax dimension");
+}
+
+void addRunOptions(CLI::App* sub, gj::tools::RunSettings& s) {
+  sub->add_option("--fuser", s.fuser, "none, old or te")->check(CLI::IsMember({"none", "old", "te"}));
+  sub->add_option("--executor", s.executor, "legacy or profiling")->check(CLI::IsMember({"legacy", "profiling"}));
+  sub->add_option("--device", s.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
 }
 
 }  // namespace
-}  // namespace gj::tools
 
 int main(int argc, char** argv) {
   using namespace gj::tools;
-  CLI::App app{"graphir: dump, build, inspect and run graphjit IR"};
+  CLI::App app{"graphir: dump, build, transform, inspect and run graphjit IR"};
   app.require_subcommand(1);
-  std::string file, out, inputsDir, outDir, modelName;
+  std::string file, out, inputsDir, outDir, gradDir, modelName, passList, pipeline, fuser, target = "cpu";
+  bool types = false, printAfterAll = false, timePasses = false, listPasses = false, backward = false;
   gj::ModelConfig cfg;
+  RunSettings run;
 
   auto* dump = app.add_subcommand("dump", "parse and verify an IR file, then print it");
   dump->add_option("file", file, "IR file")->required();
+  dump->add_flag("--types", types, "complete every type by shape propagation first");
   auto* ops = app.add_subcommand("ops", "list every op of the IR with its group and schema");
-  std::string passList;
-  bool printAfterAll = false, timePasses = false;
-  auto* passes = app.add_subcommand("passes", "run passes by name on an IR file and print the result");
-  passes->add_option("file", file, "IR file")->required();
-  passes->add_option("--passes", passList, "comma-separated pass names (graphir passes --list)");
-  passes->add_flag("--print-after-all", printAfterAll, "print the graph after every pass");
-  passes->add_flag("--time", timePasses, "print each pass's time to standard error");
-  bool listPasses = false;
-  passes->add_flag("--list", listPasses, "list the passes and exit");
   auto* model = app.add_subcommand("model", "print the IR of a built-in model");
-  model->add_option("name", modelName, "lstm_cell, lstm, lstm_lm, lstm_classifier, linear, softmax, conv2d, "
-                                       "multihead_attention")->required();
+  model->add_option("name", modelName,
+                    "lstm_cell, lstm, lstm_lm, lstm_classifier, linear, softmax, conv2d, multihead_attention")
+      ->required();
   model->add_option("-o,--output", out, "write to FILE instead of standard output");
   addModelOptions(model, cfg);
-  auto* run = app.add_subcommand("run", "run an IR file on .npy inputs with the interpreter");
-  run->add_option("file", file, "IR file")->required();
-  run->add_option("--inputs", inputsDir, "folder holding NAME.npy for every graph input")->required();
-  run->add_option("--out", outDir, "folder for outputs/NAME.npy")->required();
+  auto* passes = app.add_subcommand("passes", "run passes by name, or an executor's pipeline, and print the result");
+  passes->add_option("file", file, "IR file");
+  passes->add_option("--passes", passList, "comma-separated pass names (see --list)");
+  passes->add_option("--pipeline", pipeline, "an executor's whole pipeline: legacy or profiling")
+      ->check(CLI::IsMember({"legacy", "profiling"}));
+  passes->add_flag("--print-after-all", printAfterAll, "print the graph after every pass");
+  passes->add_flag("--time", timePasses, "print each pass's time to standard error");
+  passes->add_flag("--list", listPasses, "list the passes and exit");
+  auto* fuse = app.add_subcommand("fuse", "the graph after the legacy pipeline with a fuser: groups and their subgraphs");
+  fuse->add_option("file", file, "IR file with complete input types")->required();
+  fuse->add_option("--fuser", fuser, "old or te")->required()->check(CLI::IsMember({"old", "te"}));
+  auto* codegen = app.add_subcommand("codegen", "the code generated for every fusion group");
+  codegen->add_option("file", file, "IR file with complete input types")->required();
+  codegen->add_option("--fuser", fuser, "old or te")->required()->check(CLI::IsMember({"old", "te"}));
+  codegen->add_option("--target", target, "cpu (LLVM IR) or cuda (CUDA C)")->check(CLI::IsMember({"cpu", "cuda"}));
+  codegen->add_option("-o,--output", outDir, "write one file per group into DIR");
+  auto* explain = app.add_subcommand("explain", "why each op outside a fusion group was not fused");
+  explain->add_option("file", file, "IR file with complete input types")->required();
+  explain->add_option("--fuser", fuser, "old or te")->required()->check(CLI::IsMember({"old", "te"}));
+  auto* dot = app.add_subcommand("dot", "the graph for Graphviz, fusion groups as clusters");
+  dot->add_option("file", file, "IR file")->required();
+  dot->add_option("--fuser", fuser, "fuse first with this fuser (old)")->check(CLI::IsMember({"none", "old", "te"}));
+  dot->add_option("-o,--output", out, "FILE.dot, FILE.svg or FILE.png (svg and png need Graphviz's dot)");
+  auto* stats = app.add_subcommand("stats", "counts of nodes by op, loops, blocks");
+  stats->add_option("file", file, "IR file")->required();
+  auto* runCmd = app.add_subcommand("run", "run an IR file on .npy inputs (DIR/NAME.npy per graph input)");
+  runCmd->add_option("file", file, "IR file")->required();
+  runCmd->add_option("--inputs", inputsDir, "folder holding NAME.npy for every graph input")->required();
+  runCmd->add_option("--out", outDir, "folder for outputs/NAME.npy (and grads/NAME.npy)")->required();
+  runCmd->add_flag("--backward", backward, "also run backward and write the inputs' gradients");
+  runCmd->add_option("--grad-outputs", gradDir, "folder holding NAME.npy, the gradient of every output");
+  addRunOptions(runCmd, run);
+  auto* check = app.add_subcommand("check", "compare a model with a reference case (tests/data layout)");
+  check->add_option("case", file, "case folder with manifest.json, inputs/, outputs/, grad_outputs/, grads/")
+      ->required();
+  addRunOptions(check, run);
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*dump) return cmdDump(file);
+    if (*dump) return cmdDump(file, types);
     if (*ops) return cmdOps();
-    if (*passes && listPasses) {
-      for (const gj::PassInfo& p : gj::allPasses()) std::cout << fmt::format("{:<28} {}\n", p.name, p.description);
-      return 0;
-    }
-    if (*passes) return cmdPasses(file, passList, printAfterAll, timePasses);
     if (*model) return cmdModel(modelName, cfg, out);
-    if (*run) return cmdRun(file, inputsDir, outDir);
+    if (*passes) {
+      if (listPasses) {
+        for (const gj::PassInfo& p : gj::allPasses()) std::cout << fmt::format("{:<28} {}\n", p.name, p.description);
+        return 0;
+      }
+      USER_CHECK(!file.empty(), "graphir passes needs an IR file (or --list)");
+      USER_CHECK(!passList.empty() || !pipeline.empty(), "graphir passes needs --passes=a,b,... or --pipeline=...");
+      return cmdPasses(file, passList, pipeline, printAfterAll, timePasses);
+    }
+    if (*fuse) return cmdFuse(file, fuser);
+    if (*codegen) return cmdCodegen(file, fuser, target, outDir);
+    if (*explain) return cmdExplain(file, fuser);
+    if (*dot) return cmdDot(file, fuser, out);
+    if (*stats) return cmdStats(file);
+    if (*runCmd) return cmdRun(file, inputsDir, outDir, backward, gradDir, run);
+    if (*check) return cmdCheck(file, run);
   } catch (const gj::Error& e) {
     std::cerr << "graphir: error: " << e.what() << "\n";
     return 2;

@@ -16,6 +16,9 @@ using CpuKernelFn = void (*)(void** args, int64_t rowBegin, int64_t rowEnd);
 /// Emits LLVM IR for `spec` and JIT-compiles it (O3, host CPU). Errors carry LLVM's message.
 Result<CpuKernelFn> compileCpuKernel(const KernelSpec& spec, const std::string& name, const JitOptions& opts);
 
+/// The LLVM IR (before optimization) that compileCpuKernel would compile, as text.
+Result<std::string> emitCpuKernelIR(const KernelSpec& spec, const std::string& name);
+
 /// The CUDA C source of `spec`: extern "C" __global__ void NAME(const T* in0, ..., T* out0, ..., long long n),
 /// a grid-stride loop over the n = spec.numel() output elements.
 std::string emitCudaKernel(const KernelSpec& spec, const std::string& name);

@@ -5,6 +5,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
 
 #include <cmath>
 
@@ -207,6 +208,21 @@ class Emitter {
 };
 
 }  // namespace
+
+Result<std::string> emitCpuKernelIR(const KernelSpec& spec, const std::string& name) {
+  llvm::LLVMContext ctx;
+  llvm::Module m(name, ctx);
+  prepareModuleForHost(m);
+  try {
+    Emitter(spec, ctx, m).emit(name);
+  } catch (const Error& e) {
+    return e;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m.print(os, nullptr);
+  return os.str();
+}
 
 Result<CpuKernelFn> compileCpuKernel(const KernelSpec& spec, const std::string& name, const JitOptions& opts) {
   auto ctx = std::make_unique<llvm::LLVMContext>();

@@ -5,4 +5,7 @@ namespace gj::legacy {
 Result<CpuKernelFn> compileCpuKernel(const KernelSpec&, const std::string& name, const JitOptions&) {
   return Error("LLVM is not in this build (configured with GJ_WITH_LLVM=OFF); cannot compile " + name);
 }
+Result<std::string> emitCpuKernelIR(const KernelSpec&, const std::string& name) {
+  return Error("LLVM is not in this build (configured with GJ_WITH_LLVM=OFF); cannot emit " + name);
+}
 }  // namespace gj::legacy

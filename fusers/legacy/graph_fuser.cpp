@@ -4,6 +4,8 @@
 #include "passes/subgraph_regions.h"
 #include "passes/util.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -227,6 +229,27 @@ int64_t fuseInBlock(Block* b) {
 }
 
 }  // namespace
+
+std::string fusionBlocker(const Node* n) {
+  if (n->kind() == OpKind::Chunk) return fusibleChunk(n) ? "" : "a chunk needs constant arguments, an evenly divisible static input and one unpack";
+  if (n->kind() == OpKind::ListUnpack) return "";
+  if (!isPointwise(n))
+    return fmt::format("not pointwise (a {} op; the legacy fuser fuses pointwise ops and chunks of their inputs)",
+                       opGroupName(n->info().group));
+  if (n->outputs().size() != 1 || !floatTensor(n->output()))
+    return "the output has no static sizes or is not float (run shape propagation on a specialized graph)";
+  auto out = *staticSizes(n->output());
+  for (const Value* v : n->inputs()) {
+    if (!v->type().isTensor()) {
+      if (!isConstant(v)) return fmt::format("scalar operand %{} is not a constant", v->name());
+      continue;
+    }
+    if (!floatTensor(v)) return fmt::format("input %{} has no static sizes or is not float", v->name());
+    if (v->type().dtype != n->output()->type().dtype) return fmt::format("input %{} has another dtype", v->name());
+    if (!broadcastsTo(*staticSizes(v), out)) return fmt::format("input %{} does not broadcast to the output", v->name());
+  }
+  return "";
+}
 
 bool moveChunksUp(Graph& g) {
   bool changed = false;

@@ -20,4 +20,7 @@ bool moveChunksUp(Graph& g);
 /// groups made.
 int64_t fusePointwiseGroups(Graph& g);
 
+/// Why the legacy fuser leaves `n` out of every group ("" when n could be fused), for graphir explain.
+std::string fusionBlocker(const Node* n);
+
 }  // namespace gj::legacy

@@ -1,31 +1,17 @@
 #pragma once
-// The reference cases of tests/data (PyTorch results, see tests/data/README.md) and comparisons.
-#include "models/model.h"
-#include "runtime/tensor.h"
+// The reference cases of tests/data (PyTorch results, see tests/data/README.md).
+#include "models/reference_case.h"
 
-#include <map>
 #include <string>
-#include <vector>
 
 namespace gj::test {
 
-struct ReferenceCase {
-  std::string dir;
-  std::string model;                        ///< manifest "model"
-  ModelConfig config;                       ///< manifest "params" mapped onto ModelConfig
-  double sgdLr = 0;                         ///< manifest params.sgd_lr, when present
-  std::vector<std::string> inputNames, outputNames, gradNames;
-  std::map<std::string, Tensor> inputs, outputs, gradOutputs, grads;
-};
+using ReferenceCase = gj::ReferenceCase;
 
 /// Loads tests/data/<name>.
-ReferenceCase loadCase(const std::string& name);
-std::string dataDir();
-
-/// ||out - ref|| / ||ref|| in float64 (ref may be float64, out float32). Shapes must match.
-double relError(const Tensor& out, const Tensor& ref);
-
-/// The case's inputs in the order of the model's input specs.
-std::vector<Tensor> inputsFor(const Model& m, const ReferenceCase& c);
+inline ReferenceCase loadCase(const std::string& name) { return readReferenceCase(std::string(GJ_TEST_DATA_DIR) + "/" + name); }
+inline std::string dataDir() { return GJ_TEST_DATA_DIR; }
+inline double relError(const Tensor& out, const Tensor& ref) { return relativeError(out, ref); }
+inline std::vector<Tensor> inputsFor(const Model& m, const ReferenceCase& c) { return caseInputs(m, c); }
 
 }  // namespace gj::test

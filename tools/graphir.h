@@ -1,0 +1,33 @@
+#pragma once
+// graphir's subcommands (internal to the tool). Each returns the process exit code; bad input throws
+// gj::Error, which main prints.
+#include "executors/function.h"
+#include "models/model.h"
+
+#include <string>
+
+namespace gj::tools {
+
+struct RunSettings {
+  std::string fuser = "none", executor = "profiling", device = "cpu";
+  FunctionOptions options() const;
+};
+
+int cmdDump(const std::string& file, bool types);
+int cmdOps();
+int cmdModel(const std::string& name, const ModelConfig& cfg, const std::string& out);
+int cmdPasses(const std::string& file, const std::string& passList, const std::string& pipeline, bool printAfterAll,
+              bool time);
+int cmdFuse(const std::string& file, const std::string& fuser);
+int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir);
+int cmdExplain(const std::string& file, const std::string& fuser);
+int cmdDot(const std::string& file, const std::string& fuser, const std::string& out);
+int cmdStats(const std::string& file);
+int cmdRun(const std::string& file, const std::string& inputsDir, const std::string& outDir, bool backward,
+           const std::string& gradOutputsDir, const RunSettings& s);
+int cmdCheck(const std::string& caseDir, const RunSettings& s);
+
+/// Writes `text` to `path`, or to standard output for "" or "-".
+void writeText(const std::string& path, const std::string& text);
+
+}  // namespace gj::tools

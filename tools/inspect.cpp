@@ -1,0 +1,259 @@
+// graphir: the commands that show what the compiler does to a graph.
+#include "executors/pipeline.h"
+#include "fusers/legacy/codegen.h"
+#include "fusers/legacy/graph_fuser.h"
+#include "fusers/legacy/kernel_spec.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "passes/shape_propagation.h"
+#include "passes/util.h"
+#include "tools/graphir.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+namespace fs = std::filesystem;
+
+namespace gj::tools {
+
+void writeText(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return;
+  }
+  std::ofstream out(path);
+  USER_CHECK(out.good(), "cannot write '{}'", path);
+  out << text;
+}
+
+int cmdDump(const std::string& file, bool types) {
+  auto g = parseIRFile(file);
+  if (types) propagateShapes(*g);
+  std::cout << printIR(*g);
+  return 0;
+}
+
+int cmdOps() {
+  for (const OpInfo& op : allOps())
+    std::cout << fmt::format("{:<32} {:<10} {}\n", op.name, opGroupName(op.group), op.schema);
+  return 0;
+}
+
+int cmdModel(const std::string& name, const ModelConfig& cfg, const std::string& out) {
+  writeText(out, printIR(*buildModel(name, cfg).graph));
+  return 0;
+}
+
+static PipelineOptions pipelineOptions(const std::string& fuser, bool printAfterAll) {
+  PipelineOptions o;
+  o.fuser = fuserFromName(fuser);
+  o.passes = PassOptions::fromEnvironment();
+  o.passes.verifyEach = true;
+  if (printAfterAll) {
+    o.passes.logAfter = {"all"};
+    o.passes.log = &std::cout;
+  }
+  return o;
+}
+
+// The file's graph through an executor's pipeline (no gradients), specialized to its declared types.
+static Plan optimizedPlan(const std::string& file, const std::string& pipeline, const std::string& fuser,
+                          bool printAfterAll = false) {
+  std::shared_ptr<Graph> g = parseIRFile(file);
+  for (Value* in : g->inputs())
+    USER_CHECK(!in->type().isTensor() || in->type().isComplete(),
+               "{}: input %{} has type {}; the pipelines specialize on complete types such as Float(3, 4)", file,
+               in->name(), in->type().str());
+  std::vector<bool> rg(g->inputs().size(), false);
+  if (pipeline == "profiling") g = buildGuardedGraph(*g, {}, rg);
+  else USER_CHECK(pipeline == "legacy", "unknown pipeline '{}'; pipelines: legacy, profiling", pipeline);
+  return optimizeSpecialized(g, rg, pipelineOptions(fuser, printAfterAll));
+}
+
+int cmdPasses(const std::string& file, const std::string& passList, const std::string& pipeline, bool printAfterAll,
+              bool time) {
+  std::vector<PassRecord> records;
+  std::string result;
+  if (!pipeline.empty()) {
+    USER_CHECK(passList.empty(), "give --passes or --pipeline, not both");
+    Plan p = optimizedPlan(file, pipeline, "none", printAfterAll);
+    records = p.passes;
+    result = printIR(*p.graph);
+  } else {
+    auto g = parseIRFile(file);
+    PassOptions opts = PassOptions::fromEnvironment();
+    opts.verifyEach = true;
+    opts.log = &std::cout;
+    if (printAfterAll) opts.logAfter = {"all"};
+    records = runPasses(*g, parsePassList(passList), opts);
+    result = printIR(*g);
+  }
+  if (!printAfterAll || !pipeline.empty()) std::cout << result;
+  if (time) {
+    std::cerr << fmt::format("{:<28} {:>9} {:>10}\n", "pass", "changed", "ms");
+    for (const PassRecord& r : records) std::cerr << fmt::format("{:<28} {:>9} {:>10.3f}\n", r.name, r.changed, r.ms);
+  }
+  return 0;
+}
+
+int cmdFuse(const std::string& file, const std::string& fuser) {
+  USER_CHECK(fuser != "none", "graphir fuse needs --fuser=old or te");
+  Plan p = optimizedPlan(file, "legacy", fuser);
+  std::cout << printIR(*p.graph);
+  size_t groups = 0;
+  forEachNode(p.graph->block(), [&](Node* n) { groups += n->kind() == OpKind::FusionGroup; });
+  std::cerr << fmt::format("{} fusion group(s), {} compiled, {:.1f} ms\n", groups, p.fusion.kernelsCompiled,
+                           p.fusion.compileMs);
+  for (const std::string& w : p.fusion.warnings) std::cerr << "warning: " << w << "\n";
+  return 0;
+}
+
+int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir) {
+  USER_CHECK(fuser == "old", "graphir codegen: --fuser={} has no code generator in this build; use --fuser=old", fuser);
+  USER_CHECK(target == "cpu" || target == "cuda", "unknown target '{}'; targets: cpu, cuda", target);
+  Plan p = optimizedPlan(file, "legacy", fuser);
+  if (!outDir.empty()) fs::create_directories(outDir);
+  int k = 0;
+  forEachNode(p.graph->block(), [&](Node* n) {
+    if (n->kind() != OpKind::FusionGroup) return;
+    std::string name = fmt::format("fusion_group_{}", k++);
+    legacy::KernelSpec spec = legacy::buildKernelSpec(*n->subgraph());
+    std::string code;
+    if (target == "cuda") {
+      code = legacy::emitCudaKernel(spec, name);
+    } else {
+      auto ir = legacy::emitCpuKernelIR(spec, name);
+      if (!ir) throw ir.error();
+      code = ir.value();
+    }
+    if (outDir.empty()) {
+      std::cout << "// " << name << "\n" << code << "\n";
+    } else {
+      std::string path = (fs::path(outDir) / (name + (target == "cuda" ? ".cu" : ".ll"))).string();
+      writeText(path, code);
+      std::cout << "wrote " << path << "\n";
+    }
+  });
+  if (k == 0) std::cerr << "no fusion groups in " << file << "\n";
+  return 0;
+}
+
+int cmdExplain(const std::string& file, const std::string& fuser) {
+  USER_CHECK(fuser == "old", "graphir explain: --fuser={} is not explained in this build; use --fuser=old", fuser);
+  Plan p = optimizedPlan(file, "legacy", fuser);
+  int outside = 0;
+  forEachNode(p.graph->block(), [&](Node* n) {
+    if (n->kind() == OpKind::FusionGroup || isPlumbing(n->kind())) return;
+    std::string why = legacy::fusionBlocker(n);
+    if (why.empty()) why = "fusible, but no other fusible op shares its shape next to it (groups need two ops)";
+    std::cout << fmt::format("{}\n    {}\n", printNode(n), why);
+    ++outside;
+  });
+  std::cerr << fmt::format("{} op(s) outside fusion groups\n", outside);
+  return 0;
+}
+
+// Graphviz: one box per op, fusion groups as clusters of their ops.
+static std::string dotText(const Graph& g) {
+  std::string s = "digraph graphjit {\n  rankdir=TB;\n  node [shape=box, fontname=monospace, fontsize=10];\n";
+  std::map<const Value*, std::string> src;
+  for (const Value* in : g.inputs()) {
+    std::string id = fmt::format("in_{}", in->id());
+    s += fmt::format("  {} [label=\"%{}\\n{}\", shape=ellipse];\n", id, in->name(), in->type().str());
+    src[in] = id;
+  }
+  int cluster = 0;
+  auto nodeLine = [&](const Node* n, const std::string& id, const std::string& indent) {
+    s += fmt::format("{}{} [label=\"{}\"];\n", indent, id, n->info().name);
+    for (const Value* v : n->outputs()) src[v] = id;
+  };
+  auto edges = [&](const Node* n, const std::string& id, const std::map<const Value*, std::string>& from) {
+    for (const Value* v : n->inputs())
+      if (auto it = from.find(v); it != from.end() && v->type().kind != TypeKind::Int && !isConstant(v))
+        s += fmt::format("  {} -> {};\n", it->second, id);
+  };
+  for (const Node* n : *g.block()) {
+    if (n->kind() == OpKind::Constant) continue;
+    std::string id = fmt::format("n{}", n->outputs().empty() ? 0 : n->output()->id());
+    if (n->kind() != OpKind::FusionGroup || !n->subgraph()) {
+      nodeLine(n, id, "  ");
+      edges(n, id, src);
+      continue;
+    }
+    // A cluster with the group's ops; the group's inputs feed its first ops, its outputs leave its last.
+    s += fmt::format("  subgraph cluster_{} {{\n    label=\"{}_{}\"; style=filled; color=lightblue;\n",
+                     cluster, n->info().name, cluster);
+    const Graph& sub = *n->subgraph();
+    std::map<const Value*, std::string> inner;
+    for (size_t i = 0; i < sub.inputs().size(); ++i) inner[sub.inputs()[i]] = src.at(n->input(i));
+    int k = 0;
+    for (const Node* m : *sub.block()) {
+      if (m->kind() == OpKind::Constant) continue;
+      std::string mid = fmt::format("g{}_{}", cluster, k++);
+      s += fmt::format("    {} [label=\"{}\"];\n", mid, m->info().name);
+      for (const Value* v : m->outputs()) inner[v] = mid;
+      edges(m, mid, inner);
+    }
+    s += "  }\n";
+    for (size_t i = 0; i < n->outputs().size(); ++i) src[n->output(i)] = inner.at(sub.outputs()[i]);
+    ++cluster;
+  }
+  for (size_t i = 0; i < g.outputs().size(); ++i)
+    if (auto it = src.find(g.outputs()[i]); it != src.end())
+      s += fmt::format("  out_{} [label=\"return {}\", shape=ellipse];\n  {} -> out_{};\n", i, i, it->second, i);
+  return s + "}\n";
+}
+
+int cmdDot(const std::string& file, const std::string& fuser, const std::string& out) {
+  std::shared_ptr<Graph> g;
+  if (fuser.empty() || fuser == "none") {
+    g = parseIRFile(file);
+  } else {
+    g = optimizedPlan(file, "legacy", fuser).graph;
+  }
+  std::string text = dotText(*g);
+  std::string ext = fs::path(out).extension().string();
+  if (out.empty() || ext == ".dot" || out == "-") {
+    writeText(out, text);
+    return 0;
+  }
+  USER_CHECK(ext == ".svg" || ext == ".png", "graphir dot writes .dot, .svg or .png, not '{}'", ext);
+  std::string dotFile = out + ".dot";
+  writeText(dotFile, text);
+  std::string cmd = fmt::format("dot -T{} '{}' -o '{}' 2>/dev/null", ext.substr(1), dotFile, out);
+  int rc = std::system(cmd.c_str());
+  fs::remove(dotFile);
+  USER_CHECK(rc == 0, "rendering {} needs Graphviz's dot (apt-get install graphviz); or write a .dot file", out);
+  return 0;
+}
+
+int cmdStats(const std::string& file) {
+  auto g = parseIRFile(file);
+  std::map<std::string, int> byOp;
+  int nodes = 0, loops = 0, blocks = 0, depth = 0;
+  std::function<void(const Block*, int)> walk = [&](const Block* b, int d) {
+    depth = std::max(depth, d);
+    for (const Node* n : *b) {
+      ++nodes;
+      ++byOp[std::string(n->info().name)];
+      loops += n->kind() == OpKind::Loop;
+      for (const Block* inner : n->blocks()) {
+        ++blocks;
+        walk(inner, d + 1);
+      }
+    }
+  };
+  walk(g->block(), 0);
+  std::cout << fmt::format("inputs {}, outputs {}, nodes {}, values {}, loops {}, nested blocks {}, depth {}\n",
+                           g->inputs().size(), g->outputs().size(), nodes, g->numValueIds(), loops, blocks, depth);
+  for (const auto& [op, n] : byOp) std::cout << fmt::format("  {:<32} {}\n", op, n);
+  return 0;
+}
+
+}  // namespace gj::tools
