@@ -1,5 +1,7 @@
 #include "fusers/legacy/graph_fuser.h"
 
+#include "fusers/group_rules.h"
+
 #include "passes/shape_propagation.h"
 #include "passes/subgraph_regions.h"
 #include "passes/util.h"
@@ -12,107 +14,9 @@
 
 namespace gj::legacy {
 
+using namespace gj::fusion;
+
 namespace {
-
-bool isPointwise(const Node* n) { return n->info().group == OpGroupKind::Pointwise; }
-
-bool floatTensor(const Value* v) {
-  const Type& t = v->type();
-  return t.isTensor() && t.dtype && isFloating(*t.dtype) && staticSizes(v).has_value();
-}
-
-bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
-  if (from.size() > to.size()) return false;
-  for (size_t i = 0; i < from.size(); ++i) {
-    int64_t f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
-    if (f != t && f != 1) return false;
-  }
-  return true;
-}
-
-// A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output.
-bool fusiblePointwise(const Node* n) {
-  if (!isPointwise(n) || n->outputs().size() != 1 || !floatTensor(n->output())) return false;
-  auto out = *staticSizes(n->output());
-  for (const Value* v : n->inputs()) {
-    if (!v->type().isTensor()) {
-      if (!isConstant(v)) return false;
-      continue;
-    }
-    if (!floatTensor(v) || v->type().dtype != n->output()->type().dtype) return false;
-    if (!broadcastsTo(*staticSizes(v), out)) return false;
-  }
-  return true;
-}
-
-// chunk(x, n, d) with constants, an evenly divisible static x, unpacked once.
-bool fusibleChunk(const Node* n) {
-  if (n->kind() != OpKind::Chunk) return false;
-  auto chunks = constantInt(n->input(1));
-  auto dim = constantInt(n->input(2));
-  auto sizes = staticSizes(n->input(0));
-  if (!chunks || !dim || !sizes || *chunks <= 0 || !floatTensor(n->input(0))) return false;
-  int64_t rank = static_cast<int64_t>(sizes->size());
-  if (*dim < -rank || *dim >= rank) return false;
-  int64_t d = *dim < 0 ? *dim + rank : *dim;
-  const auto& uses = n->output()->uses();
-  return (*sizes)[d] % *chunks == 0 && uses.size() == 1 && uses[0].user->kind() == OpKind::ListUnpack &&
-         static_cast<int64_t>(uses[0].user->outputs().size()) == *chunks;
-}
-
-// ---- moving chunks above pointwise producers ----
-
-bool moveOne(Node* unpack) {
-  Node* chunk = unpack->input(0)->node();
-  if (chunk->kind() != OpKind::Chunk || !fusibleChunk(chunk)) return false;
-  Node* p = chunk->input(0)->node();
-  if (!fusiblePointwise(p) || chunk->input(0)->uses().size() != 1) return false;
-  Graph* g = unpack->graph();
-  const int64_t n = *constantInt(chunk->input(1));
-  const int64_t rankY = static_cast<int64_t>(staticSizes(chunk->input(0))->size());
-  int64_t d = *constantInt(chunk->input(2));
-  if (d < 0) d += rankY;
-  // The k-th chunk of each tensor input (or the input itself where it broadcasts along d).
-  std::vector<std::vector<Value*>> parts(p->inputs().size());
-  for (size_t i = 0; i < p->inputs().size(); ++i) {
-    Value* a = p->input(i);
-    auto sa = staticSizes(a);
-    int64_t da = sa ? d - (rankY - static_cast<int64_t>(sa->size())) : -1;
-    if (!a->type().isTensor() || da < 0 || (*sa)[da] == 1) {
-      parts[i].assign(n, a);
-      continue;
-    }
-    Node* dim = g->createConstant(da);
-    dim->insertBefore(unpack);
-    Node* c = g->create(OpKind::Chunk, {a, chunk->input(1), dim->output()});
-    c->output()->setType(Type::of(TypeKind::TensorList));
-    c->insertBefore(unpack);
-    Node* u = g->create(OpKind::ListUnpack, {c->output()}, n);
-    u->insertBefore(unpack);
-    parts[i].assign(u->outputs().begin(), u->outputs().end());
-  }
-  for (int64_t k = 0; k < n; ++k) {
-    std::vector<Value*> ins;
-    for (auto& part : parts) ins.push_back(part[k]);
-    Node* copy = g->create(p->kind(), ins);
-    copy->output()->setType(unpack->output(k)->type());
-    copy->insertBefore(unpack);
-    g->replaceAllUsesWith(unpack->output(k), copy->output());
-  }
-  g->erase(unpack);
-  g->erase(chunk);
-  g->erase(p);
-  return true;
-}
-
-bool moveInBlock(Block* b) {
-  bool changed = false;
-  for (Node* n : b->nodesList()) {
-    for (Block* inner : n->blocks()) changed |= moveInBlock(inner);
-    if (n->kind() == OpKind::ListUnpack && n->inputs().size() == 1 && moveOne(n)) changed = true;
-  }
-  return changed;
-}
 
 // ---- grouping ----
 
@@ -164,56 +68,6 @@ bool worthFusing(const std::vector<Node*>& region) {
   return externalTensors(region) + outs.size() <= kMaxKernelArgs;
 }
 
-// Moves each chunk (and its unpack) down to just before the first use of its pieces, so that the scan
-// meets it next to its consumers rather than inside an earlier group. Chunks of later values go first:
-// a chunk of a value computed from the previous group (a recurrent h) then closes that group before
-// the chunks of older values (the input GEMM's rows) join the next one.
-void sinkChunks(Block* b) {
-  std::unordered_map<const Node*, size_t> pos;
-  std::vector<Node*> chunks;
-  for (Node* n : b->nodesList()) {
-    pos[n] = pos.size();
-    if (fusibleChunk(n)) chunks.push_back(n);
-  }
-  auto defined = [&](const Node* c) {
-    Node* def = ancestorIn(c->input(0)->node(), b);
-    return def && pos.count(def) ? static_cast<long>(pos.at(def)) : -1L;
-  };
-  std::stable_sort(chunks.begin(), chunks.end(), [&](Node* x, Node* y) { return defined(x) > defined(y); });
-  for (Node* n : chunks) {
-    Node* unpack = n->output()->uses()[0].user;
-    if (unpack->owningBlock() != b) continue;
-    Node* first = nullptr;
-    for (Value* piece : unpack->outputs())
-      for (const Use& u : piece->uses()) {
-        Node* user = ancestorIn(u.user, b);
-        if (user && user->kind() != OpKind::Return && (!first || user->isBefore(first))) first = user;
-      }
-    if (!first || first == unpack->next()) continue;
-    n->moveBefore(first);
-    unpack->moveBefore(first);
-  }
-}
-
-// Drops from the region every chunk whose pieces are also read outside it: the pieces stay ordinary
-// (strided) inputs then. A group hands out only pointwise results.
-void trimChunks(std::vector<Node*>& region) {
-  std::unordered_set<const Node*> in(region.begin(), region.end());
-  std::unordered_set<const Node*> drop;
-  for (const Node* n : region) {
-    if (n->kind() != OpKind::ListUnpack) continue;
-    for (const Value* piece : n->outputs())
-      for (const Use& u : piece->uses())
-        if (!in.count(u.user)) {
-          drop.insert(n);
-          drop.insert(n->input(0)->node());
-        }
-  }
-  if (drop.empty()) return;
-  region.erase(std::remove_if(region.begin(), region.end(), [&](Node* n) { return drop.count(n) > 0; }),
-               region.end());
-}
-
 int64_t fuseInBlock(Block* b) {
   int64_t groups = 0;
   for (Node* n : b->nodesList())
@@ -249,13 +103,6 @@ std::string fusionBlocker(const Node* n) {
     if (!broadcastsTo(*staticSizes(v), out)) return fmt::format("input %{} does not broadcast to the output", v->name());
   }
   return "";
-}
-
-bool moveChunksUp(Graph& g) {
-  bool changed = false;
-  while (moveInBlock(g.block())) changed = true;
-  if (changed) propagateShapes(g);
-  return changed;
 }
 
 int64_t fusePointwiseGroups(Graph& g) {

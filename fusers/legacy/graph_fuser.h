@@ -7,13 +7,6 @@ namespace gj::legacy {
 /// The most tensors one kernel takes (inputs and outputs together).
 constexpr size_t kMaxKernelArgs = 128;
 
-/// Moves aten::chunk above the pointwise ops that produce its input, so that chunks apply to tensors
-/// computed outside any group (and a group partitions them as it loads them):
-/// Given:  %g = aten::add(%a, %b, %one) ; %l = aten::chunk(%g, %4, %1) ; %x, %y = prim::ListUnpack(%l)
-/// Result: %x = aten::add(%a0, %b0, %one) ; %y = aten::add(%a1, %b1, %one)   (%a0, %a1 chunks of %a ...)
-/// An input that broadcasts along the chunked dimension is used whole. Returns true if g changed.
-bool moveChunksUp(Graph& g);
-
 /// Groups pointwise ops over tensors of one static shape and float dtype (inputs may broadcast to it,
 /// and may be chunks of an outside tensor) into prim::FusionGroup nodes, in every block. A group never
 /// takes more than kMaxKernelArgs tensors. Pre: complete types (shape propagation). Returns the number of

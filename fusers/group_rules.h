@@ -1,0 +1,32 @@
+#pragma once
+// Rules both fusers share for what a pointwise group may hold, and the graph rewrites around chunks.
+#include "ir/graph.h"
+
+#include <vector>
+
+namespace gj::fusion {
+
+bool isPointwise(const Node* n);
+/// A tensor of static sizes and float dtype.
+bool floatTensor(const Value* v);
+bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& to);
+/// A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output.
+bool fusiblePointwise(const Node* n);
+/// chunk(x, n, d) with constants, an evenly divisible static x, unpacked once.
+bool fusibleChunk(const Node* n);
+
+/// Moves aten::chunk above the pointwise ops that produce its input, so that chunks apply to tensors
+/// computed outside any group (and a group partitions them as it loads them):
+/// Given:  %g = aten::add(%a, %b, %one) ; %l = aten::chunk(%g, %4, %1) ; %x, %y = prim::ListUnpack(%l)
+/// Result: %x = aten::add(%a0, %b0, %one) ; %y = aten::add(%a1, %b1, %one)   (%a0, %a1 chunks of %a ...)
+/// An input that broadcasts along the chunked dimension is used whole. Returns true if g changed.
+bool moveChunksUp(Graph& g);
+
+/// Moves each chunk (and its unpack) down to just before the first use of its pieces, chunks of later
+/// values first, so a scan meets it next to its consumers.
+void sinkChunks(Block* b);
+
+/// Drops from a region every chunk whose pieces are also read outside it.
+void trimChunks(std::vector<Node*>& region);
+
+}  // namespace gj::fusion

@@ -1,0 +1,84 @@
+#include "fusers/te/ir.h"
+
+#include "support/error.h"
+
+namespace gj::te {
+
+NodeBase::~NodeBase() = default;
+
+ScalarKind scalarKindOf(DType t) {
+  switch (t) {
+    case DType::Float32: return ScalarKind::Float32;
+    case DType::Float64: return ScalarKind::Float64;
+    case DType::Int64: return ScalarKind::Int;
+    case DType::Bool: return ScalarKind::Bool;
+  }
+  return ScalarKind::Float32;
+}
+
+const char* scalarKindName(ScalarKind k) {
+  switch (k) {
+    case ScalarKind::Int: return "int";
+    case ScalarKind::Float32: return "float";
+    case ScalarKind::Float64: return "double";
+    case ScalarKind::Bool: return "bool";
+  }
+  return "?";
+}
+
+Buf makeBuf(std::string name, std::vector<int64_t> dims, ScalarKind type) {
+  return std::make_shared<const BufNode>(BufNode{std::move(name), std::move(dims), type});
+}
+
+Expr IntImm::make(int64_t v) { return Expr(std::make_shared<const IntImm>(v)); }
+Expr FloatImm::make(double v, ScalarKind t) { return Expr(std::make_shared<const FloatImm>(v, t)); }
+Expr Var::make(std::string name) { return Expr(std::make_shared<const Var>(std::move(name))); }
+
+Expr Binary::make(BinaryOpKind op, Expr a, Expr b) {
+  IR_CHECK(a->type == b->type) << "te::Binary operands of types " << scalarKindName(a->type) << " and "
+                               << scalarKindName(b->type);
+  return Expr(std::make_shared<const Binary>(op, std::move(a), std::move(b)));
+}
+Expr Compare::make(CompareOpKind op, Expr a, Expr b) {
+  IR_CHECK(a->type == b->type) << "te::Compare operands of different types";
+  return Expr(std::make_shared<const Compare>(op, std::move(a), std::move(b)));
+}
+Expr Select::make(Expr cond, Expr t, Expr f) {
+  IR_CHECK(cond->type == ScalarKind::Bool && t->type == f->type) << "te::Select wants a bool and equal types";
+  return Expr(std::make_shared<const Select>(std::move(cond), std::move(t), std::move(f)));
+}
+Expr Call::make(CallKind fn, Expr arg) { return Expr(std::make_shared<const Call>(fn, std::move(arg))); }
+Expr Load::make(Buf buf, std::vector<Expr> indices) {
+  IR_CHECK(indices.size() == buf->dims.size()) << "te::Load of " << buf->name << " with " << indices.size()
+                                               << " indices for " << buf->dims.size() << " dims";
+  return Expr(std::make_shared<const Load>(std::move(buf), std::move(indices)));
+}
+Expr Reduce::make(ReduceOpKind op, Expr body, std::vector<Expr> vars, std::vector<int64_t> extents) {
+  IR_CHECK(vars.size() == extents.size()) << "te::Reduce vars and extents differ in number";
+  return Expr(std::make_shared<const Reduce>(op, std::move(body), std::move(vars), std::move(extents)));
+}
+
+Stmt Block::make(std::vector<Stmt> stmts) { return Stmt(std::make_shared<const Block>(std::move(stmts))); }
+Stmt For::make(Expr var, Expr start, Expr stop, Stmt body, LoopOptions options) {
+  IR_CHECK(var.as<Var>()) << "te::For needs a Var";
+  return Stmt(std::make_shared<const For>(std::move(var), std::move(start), std::move(stop), std::move(body), options));
+}
+Stmt Store::make(Buf buf, std::vector<Expr> indices, Expr value) {
+  IR_CHECK(indices.size() == buf->dims.size()) << "te::Store to " << buf->name << " with " << indices.size()
+                                               << " indices for " << buf->dims.size() << " dims";
+  return Stmt(std::make_shared<const Store>(std::move(buf), std::move(indices), std::move(value)));
+}
+Stmt Allocate::make(Buf buf) { return Stmt(std::make_shared<const Allocate>(std::move(buf))); }
+Stmt Free::make(Buf buf) { return Stmt(std::make_shared<const Free>(std::move(buf))); }
+Stmt Cond::make(Expr cond, Stmt thenStmt, Stmt elseStmt) {
+  return Stmt(std::make_shared<const Cond>(std::move(cond), std::move(thenStmt), std::move(elseStmt)));
+}
+
+Expr operator+(const Expr& a, const Expr& b) { return Binary::make(BinaryOpKind::Add, a, b); }
+Expr operator-(const Expr& a, const Expr& b) { return Binary::make(BinaryOpKind::Sub, a, b); }
+Expr operator*(const Expr& a, const Expr& b) { return Binary::make(BinaryOpKind::Mul, a, b); }
+Expr operator/(const Expr& a, const Expr& b) { return Binary::make(BinaryOpKind::Div, a, b); }
+Expr operator%(const Expr& a, const Expr& b) { return Binary::make(BinaryOpKind::Mod, a, b); }
+Expr imm(int64_t v) { return IntImm::make(v); }
+
+}  // namespace gj::te

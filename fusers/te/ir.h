@@ -1,0 +1,230 @@
+#pragma once
+// Tensor expressions (TE IR): immutable, value-typed expression and statement nodes behind small
+// handles (STYLE.md, rule 3). A node is never changed after it is made; transforms build new nodes and
+// share the unchanged ones, so `same()` is a cheap "did anything change" test.
+//
+//   for (int i = 0; i < 64; i++) {
+//     for (int j = 0; j < 512; j++) {
+//       out0[i, j] = sigmoid(in0[i, j] + in1[j]);
+//     }
+//   }
+#include "support/dtype.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gj::te {
+
+enum class NodeKind : uint8_t {
+#define TE_EXPR(K) K,
+#define TE_STMT(K) K,
+#include "fusers/te/nodes.def"
+#undef TE_EXPR
+#undef TE_STMT
+};
+
+/// Element types of TE values. Index arithmetic is Int (int64).
+enum class ScalarKind : uint8_t { Int, Float32, Float64, Bool };
+ScalarKind scalarKindOf(DType t);
+const char* scalarKindName(ScalarKind k);
+
+struct NodeBase {
+  explicit NodeBase(NodeKind k) : kind(k) {}
+  virtual ~NodeBase();
+  const NodeKind kind;
+};
+
+struct ExprNode : NodeBase {
+  ExprNode(NodeKind k, ScalarKind t) : NodeBase(k), type(t) {}
+  const ScalarKind type;
+};
+struct StmtNode : NodeBase {
+  using NodeBase::NodeBase;
+};
+
+/// A handle to an immutable node. Typed access through as<T>() (a kind test, no RTTI).
+template <typename N>
+class Handle {
+ public:
+  Handle() = default;
+  Handle(std::shared_ptr<const N> p) : p_(std::move(p)) {}
+  template <typename T, typename = std::enable_if_t<std::is_base_of_v<N, T>>>
+  Handle(std::shared_ptr<const T> p) : p_(std::move(p)) {}
+  const N* get() const { return p_.get(); }
+  const N* operator->() const { return p_.get(); }
+  explicit operator bool() const { return p_ != nullptr; }
+  bool same(const Handle& o) const { return p_ == o.p_; }
+  NodeKind kind() const { return p_->kind; }
+  template <typename T>
+  const T* as() const {
+    return p_ && p_->kind == T::kKind ? static_cast<const T*>(p_.get()) : nullptr;
+  }
+  const std::shared_ptr<const N>& ptr() const { return p_; }
+
+ private:
+  std::shared_ptr<const N> p_;
+};
+
+using Expr = Handle<ExprNode>;
+using Stmt = Handle<StmtNode>;
+
+/// A buffer: a named, typed, row-major array. Buffers are compared by identity.
+struct BufNode {
+  std::string name;
+  std::vector<int64_t> dims;
+  ScalarKind type;
+};
+using Buf = std::shared_ptr<const BufNode>;
+Buf makeBuf(std::string name, std::vector<int64_t> dims, ScalarKind type);
+
+// ---- expressions ----
+
+struct IntImm : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::IntImm;
+  explicit IntImm(int64_t v) : ExprNode(kKind, ScalarKind::Int), value(v) {}
+  const int64_t value;
+  static Expr make(int64_t v);
+};
+
+struct FloatImm : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::FloatImm;
+  FloatImm(double v, ScalarKind t) : ExprNode(kKind, t), value(v) {}
+  const double value;
+  static Expr make(double v, ScalarKind t);
+};
+
+/// A loop or reduction variable (Int). Identity is the node: two Vars with one name are different.
+struct Var : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::Var;
+  explicit Var(std::string n) : ExprNode(kKind, ScalarKind::Int), name(std::move(n)) {}
+  const std::string name;
+  static Expr make(std::string name);
+};
+
+enum class BinaryOpKind : uint8_t { Add, Sub, Mul, Div, Mod, Min, Max };
+struct Binary : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::Binary;
+  Binary(BinaryOpKind o, Expr x, Expr y) : ExprNode(kKind, x->type), op(o), a(std::move(x)), b(std::move(y)) {}
+  const BinaryOpKind op;
+  const Expr a, b;
+  static Expr make(BinaryOpKind op, Expr a, Expr b);
+};
+
+enum class CompareOpKind : uint8_t { LT, LE, GT, GE, EQ, NE };
+struct Compare : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::Compare;
+  Compare(CompareOpKind o, Expr x, Expr y) : ExprNode(kKind, ScalarKind::Bool), op(o), a(std::move(x)), b(std::move(y)) {}
+  const CompareOpKind op;
+  const Expr a, b;
+  static Expr make(CompareOpKind op, Expr a, Expr b);
+};
+
+struct Select : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::Select;
+  Select(Expr c, Expr t, Expr f) : ExprNode(kKind, t->type), cond(std::move(c)), t(std::move(t)), f(std::move(f)) {}
+  const Expr cond, t, f;
+  static Expr make(Expr cond, Expr t, Expr f);
+};
+
+/// Math intrinsics on floats.
+enum class CallKind : uint8_t { Exp, Log, Tanh, Sigmoid, Sqrt, Neg };
+struct Call : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::Call;
+  Call(CallKind f, Expr x) : ExprNode(kKind, x->type), fn(f), arg(std::move(x)) {}
+  const CallKind fn;
+  const Expr arg;
+  static Expr make(CallKind fn, Expr arg);
+};
+
+struct Load : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::Load;
+  Load(Buf b, std::vector<Expr> idx) : ExprNode(kKind, b->type), buf(std::move(b)), indices(std::move(idx)) {}
+  const Buf buf;
+  const std::vector<Expr> indices;
+  static Expr make(Buf buf, std::vector<Expr> indices);
+};
+
+/// body reduced over vars[k] in [0, extents[k]), starting from the op's identity (0 for Sum, -inf for Max).
+/// Only as the value of a Store; LoopNest::lowerReductions turns it into loops.
+enum class ReduceOpKind : uint8_t { Sum, Max };
+struct Reduce : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::Reduce;
+  Reduce(ReduceOpKind o, Expr b, std::vector<Expr> v, std::vector<int64_t> e)
+      : ExprNode(kKind, b->type), op(o), body(std::move(b)), vars(std::move(v)), extents(std::move(e)) {}
+  const ReduceOpKind op;
+  const Expr body;
+  const std::vector<Expr> vars;  // Var nodes
+  const std::vector<int64_t> extents;
+  static Expr make(ReduceOpKind op, Expr body, std::vector<Expr> vars, std::vector<int64_t> extents);
+};
+
+// ---- statements ----
+
+struct Block : StmtNode {
+  static constexpr NodeKind kKind = NodeKind::Block;
+  explicit Block(std::vector<Stmt> s) : StmtNode(kKind), stmts(std::move(s)) {}
+  const std::vector<Stmt> stmts;
+  static Stmt make(std::vector<Stmt> stmts);
+};
+
+/// How a loop runs: a schedule's marks, honoured by the backends.
+struct LoopOptions {
+  bool vectorize = false;  ///< CPU: ask LLVM to vectorize (the inner loop)
+  bool parallel = false;   ///< CPU: split the iterations over the runtime's threads
+  int gpuBlock = -1;       ///< CUDA: bound to blockIdx.{x,y,z} (0..2), or -1
+  int gpuThread = -1;      ///< CUDA: bound to threadIdx.{x,y,z} (0..2), or -1
+  bool operator==(const LoopOptions&) const = default;
+};
+
+struct For : StmtNode {
+  static constexpr NodeKind kKind = NodeKind::For;
+  For(Expr v, Expr s, Expr e, Stmt b, LoopOptions o)
+      : StmtNode(kKind), var(std::move(v)), start(std::move(s)), stop(std::move(e)), body(std::move(b)), options(o) {}
+  const Expr var, start, stop;  // for (var = start; var < stop; ++var)
+  const Stmt body;
+  const LoopOptions options;
+  static Stmt make(Expr var, Expr start, Expr stop, Stmt body, LoopOptions options = {});
+};
+
+struct Store : StmtNode {
+  static constexpr NodeKind kKind = NodeKind::Store;
+  Store(Buf b, std::vector<Expr> idx, Expr v) : StmtNode(kKind), buf(std::move(b)), indices(std::move(idx)), value(std::move(v)) {}
+  const Buf buf;
+  const std::vector<Expr> indices;
+  const Expr value;
+  static Stmt make(Buf buf, std::vector<Expr> indices, Expr value);
+};
+
+struct Allocate : StmtNode {
+  static constexpr NodeKind kKind = NodeKind::Allocate;
+  explicit Allocate(Buf b) : StmtNode(kKind), buf(std::move(b)) {}
+  const Buf buf;
+  static Stmt make(Buf buf);
+};
+
+struct Free : StmtNode {
+  static constexpr NodeKind kKind = NodeKind::Free;
+  explicit Free(Buf b) : StmtNode(kKind), buf(std::move(b)) {}
+  const Buf buf;
+  static Stmt make(Buf buf);
+};
+
+struct Cond : StmtNode {
+  static constexpr NodeKind kKind = NodeKind::Cond;
+  Cond(Expr c, Stmt t, Stmt e) : StmtNode(kKind), cond(std::move(c)), thenStmt(std::move(t)), elseStmt(std::move(e)) {}
+  const Expr cond;
+  const Stmt thenStmt, elseStmt;  // elseStmt may be empty
+  static Stmt make(Expr cond, Stmt thenStmt, Stmt elseStmt = {});
+};
+
+// Arithmetic helpers for building expressions.
+Expr operator+(const Expr& a, const Expr& b);
+Expr operator-(const Expr& a, const Expr& b);
+Expr operator*(const Expr& a, const Expr& b);
+Expr operator/(const Expr& a, const Expr& b);
+Expr operator%(const Expr& a, const Expr& b);
+Expr imm(int64_t v);
+
+}  // namespace gj::te

@@ -1,0 +1,397 @@
+#include "fusers/te/loopnest.h"
+
+#include "fusers/te/mutator.h"
+#include "support/error.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <unordered_set>
+
+namespace gj::te {
+
+namespace {
+
+std::optional<int64_t> intValue(const Expr& e) {
+  if (auto i = e.as<IntImm>()) return i->value;
+  return std::nullopt;
+}
+
+// ---- simplifier ----
+
+class Simplifier final : public Mutator {
+ protected:
+  using Mutator::mutate;
+  Expr mutate(const Binary* op, const Expr& self) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    auto ia = intValue(a), ib = intValue(b);
+    if (ia && ib) {
+      switch (op->op) {
+        case BinaryOpKind::Add: return imm(*ia + *ib);
+        case BinaryOpKind::Sub: return imm(*ia - *ib);
+        case BinaryOpKind::Mul: return imm(*ia * *ib);
+        case BinaryOpKind::Div: if (*ib != 0) return imm(*ia / *ib); break;
+        case BinaryOpKind::Mod: if (*ib != 0) return imm(*ia % *ib); break;
+        case BinaryOpKind::Min: return imm(std::min(*ia, *ib));
+        case BinaryOpKind::Max: return imm(std::max(*ia, *ib));
+      }
+    }
+    if (a->type == ScalarKind::Int) {
+      if (op->op == BinaryOpKind::Add && ia == 0) return b;
+      if ((op->op == BinaryOpKind::Add || op->op == BinaryOpKind::Sub) && ib == 0) return a;
+      if (op->op == BinaryOpKind::Mul && (ia == 0 || ib == 0)) return imm(0);
+      if (op->op == BinaryOpKind::Mul && ia == 1) return b;
+      if ((op->op == BinaryOpKind::Mul || op->op == BinaryOpKind::Div) && ib == 1) return a;
+      if (op->op == BinaryOpKind::Mod && ib == 1) return imm(0);
+      // (x + c1) + c2 -> x + (c1 + c2)
+      if (op->op == BinaryOpKind::Add && ib) {
+        if (auto inner = a.as<Binary>(); inner && inner->op == BinaryOpKind::Add)
+          if (auto c1 = intValue(inner->b)) return mutate(inner->a + imm(*c1 + *ib));
+      }
+    } else if (op->op == BinaryOpKind::Mul) {
+      if (auto f = b.as<FloatImm>(); f && f->value == 1.0) return a;
+      if (auto f = a.as<FloatImm>(); f && f->value == 1.0) return b;
+    }
+    if (a.same(op->a) && b.same(op->b)) return self;
+    return Binary::make(op->op, a, b);
+  }
+  Expr mutate(const Select* op, const Expr& self) override {
+    Expr c = mutate(op->cond);
+    if (auto cmp = c.as<Compare>()) {
+      auto a = intValue(cmp->a), b = intValue(cmp->b);
+      if (a && b) {
+        bool v = false;
+        switch (cmp->op) {
+          case CompareOpKind::LT: v = *a < *b; break;
+          case CompareOpKind::LE: v = *a <= *b; break;
+          case CompareOpKind::GT: v = *a > *b; break;
+          case CompareOpKind::GE: v = *a >= *b; break;
+          case CompareOpKind::EQ: v = *a == *b; break;
+          case CompareOpKind::NE: v = *a != *b; break;
+        }
+        return mutate(v ? op->t : op->f);
+      }
+    }
+    Expr t = mutate(op->t), f = mutate(op->f);
+    if (c.same(op->cond) && t.same(op->t) && f.same(op->f)) return self;
+    return Select::make(c, t, f);
+  }
+  Stmt mutate(const For* op, const Stmt& self) override {
+    Expr s = mutate(op->start), e = mutate(op->stop);
+    auto is = intValue(s), ie = intValue(e);
+    if (is && ie && *ie <= *is) return Block::make({});
+    Stmt b = mutate(op->body);
+    if (s.same(op->start) && e.same(op->stop) && b.same(op->body)) return self;
+    return For::make(op->var, s, e, b, op->options);
+  }
+  Stmt mutate(const Block* op, const Stmt& self) override {
+    std::vector<Stmt> out;
+    bool same = true;
+    for (const Stmt& st : op->stmts) {
+      Stmt m = mutate(st);
+      same = same && m.same(st);
+      if (auto inner = m.as<Block>()) {  // flatten nested blocks
+        same = false;
+        out.insert(out.end(), inner->stmts.begin(), inner->stmts.end());
+      } else {
+        out.push_back(m);
+      }
+    }
+    return same ? self : Block::make(out);
+  }
+};
+
+// ---- finding and replacing one loop ----
+
+// Rebuilds the statement with the loop whose variable is `name` replaced by f(loop).
+class LoopRewriter final : public Mutator {
+ public:
+  LoopRewriter(std::string name, std::function<Stmt(const For*)> f) : name_(std::move(name)), f_(std::move(f)) {}
+  bool found = false;
+
+ protected:
+  using Mutator::mutate;
+  Stmt mutate(const For* op, const Stmt& self) override {
+    if (op->var.as<Var>()->name == name_) {
+      found = true;
+      return f_(op);
+    }
+    return Mutator::mutate(op, self);
+  }
+
+ private:
+  std::string name_;
+  std::function<Stmt(const For*)> f_;
+};
+
+int64_t constantTrips(const For* op, const std::string& what) {
+  auto s = intValue(op->start), e = intValue(op->stop);
+  USER_CHECK(s && e, "{}: loop {} needs constant bounds", what, op->var.as<Var>()->name);
+  return *e - *s;
+}
+
+Stmt withVar(const Stmt& body, const Expr& var, const Expr& value) {
+  return substitute(body, {{var.get(), value}});
+}
+
+}  // namespace
+
+Stmt simplify(const Stmt& s) { return Simplifier().mutate(s); }
+Expr simplify(const Expr& e) { return Simplifier().mutate(e); }
+
+LoopNest::LoopNest(Stmt root, std::vector<Buf> inputs, std::vector<Buf> outputs)
+    : root_(std::move(root)), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+
+std::vector<std::string> LoopNest::loopNames() const {
+  struct Collect : Visitor {
+    using Visitor::visit;
+    std::vector<std::string> names;
+    void visit(const For* op) override {
+      names.push_back(op->var.as<Var>()->name);
+      Visitor::visit(op);
+    }
+  } c;
+  c.visit(root_);
+  return c.names;
+}
+
+static Stmt rewriteLoop(const Stmt& root, const std::string& var, const char* what,
+                        std::function<Stmt(const For*)> f) {
+  LoopRewriter r(var, std::move(f));
+  Stmt out = r.mutate(root);
+  USER_CHECK(r.found, "{}: no loop named {}", what, var);
+  return out;
+}
+
+void LoopNest::splitWithTail(const std::string& var, int64_t factor) {
+  USER_CHECK(factor > 0, "splitWithTail: factor must be positive, got {}", factor);
+  root_ = rewriteLoop(root_, var, "splitWithTail", [&](const For* op) {
+    int64_t n = constantTrips(op, "splitWithTail");
+    int64_t start = *intValue(op->start);
+    Expr outer = Var::make(var + "_outer"), inner = Var::make(var + "_inner"), tail = Var::make(var + "_tail");
+    std::vector<Stmt> parts;
+    if (n / factor > 0) {
+      Stmt body = withVar(op->body, op->var, imm(start) + outer * imm(factor) + inner);
+      parts.push_back(For::make(outer, imm(0), imm(n / factor), For::make(inner, imm(0), imm(factor), body, op->options)));
+    }
+    if (n % factor)
+      parts.push_back(For::make(tail, imm(0), imm(n % factor),
+                                withVar(op->body, op->var, imm(start + (n / factor) * factor) + tail), op->options));
+    return simplify(Block::make(parts));
+  });
+}
+
+void LoopNest::splitWithMask(const std::string& var, int64_t factor) {
+  USER_CHECK(factor > 0, "splitWithMask: factor must be positive, got {}", factor);
+  root_ = rewriteLoop(root_, var, "splitWithMask", [&](const For* op) {
+    int64_t n = constantTrips(op, "splitWithMask");
+    int64_t start = *intValue(op->start);
+    Expr outer = Var::make(var + "_outer"), inner = Var::make(var + "_inner");
+    Expr index = imm(start) + outer * imm(factor) + inner;
+    Stmt body = withVar(op->body, op->var, index);
+    if (n % factor) body = Cond::make(Compare::make(CompareOpKind::LT, index, imm(start + n)), body);
+    return simplify(For::make(outer, imm(0), imm((n + factor - 1) / factor),
+                              For::make(inner, imm(0), imm(factor), body, op->options)));
+  });
+}
+
+void LoopNest::reorder(const std::string& outer, const std::string& inner) {
+  root_ = rewriteLoop(root_, outer, "reorder", [&](const For* a) {
+    const For* b = a->body.as<For>();
+    USER_CHECK(b && b->var.as<Var>()->name == inner, "reorder: loop {} must contain only loop {}", outer, inner);
+    return For::make(b->var, b->start, b->stop, For::make(a->var, a->start, a->stop, b->body, a->options),
+                     b->options);
+  });
+}
+
+void LoopNest::flatten(const std::vector<std::string>& vars) {
+  USER_CHECK(!vars.empty(), "flatten: no loops given");
+  root_ = rewriteLoop(root_, vars[0], "flatten", [&](const For* first) {
+    std::vector<const For*> chain = {first};
+    for (size_t k = 1; k < vars.size(); ++k) {
+      const For* next = chain.back()->body.as<For>();
+      USER_CHECK(next && next->var.as<Var>()->name == vars[k], "flatten: loop {} must contain only loop {}",
+                 vars[k - 1], vars[k]);
+      chain.push_back(next);
+    }
+    std::vector<int64_t> trips;
+    int64_t total = 1;
+    for (const For* f : chain) {
+      USER_CHECK(intValue(f->start) == 0, "flatten: loop {} must start at 0", f->var.as<Var>()->name);
+      trips.push_back(constantTrips(f, "flatten"));
+      total *= trips.back();
+    }
+    Expr flat = Var::make(vars[0] + "_flat");
+    std::unordered_map<const ExprNode*, Expr> map;
+    int64_t inner = 1;
+    for (int64_t k = static_cast<int64_t>(chain.size()) - 1; k >= 0; --k) {
+      Expr idx = inner == 1 ? flat : flat / imm(inner);
+      if (k > 0) idx = idx % imm(trips[k]);
+      map[chain[k]->var.get()] = idx;
+      inner *= trips[k];
+    }
+    return simplify(For::make(flat, imm(0), imm(total), substitute(chain.back()->body, map), chain.back()->options));
+  });
+}
+
+static void setOption(Stmt& root, const std::string& var, const char* what,
+                      const std::function<void(LoopOptions&)>& f) {
+  root = rewriteLoop(root, var, what, [&](const For* op) {
+    LoopOptions o = op->options;
+    f(o);
+    return For::make(op->var, op->start, op->stop, op->body, o);
+  });
+}
+
+void LoopNest::vectorize(const std::string& var) { setOption(root_, var, "vectorize", [](LoopOptions& o) { o.vectorize = true; }); }
+void LoopNest::parallelize(const std::string& var) {
+  setOption(root_, var, "parallelize", [](LoopOptions& o) { o.parallel = true; });
+}
+void LoopNest::bindGpu(const std::string& var, bool block, int axis) {
+  USER_CHECK(axis >= 0 && axis <= 2, "bindGpu: axis must be 0, 1 or 2, got {}", axis);
+  setOption(root_, var, "bindGpu", [&](LoopOptions& o) { (block ? o.gpuBlock : o.gpuThread) = axis; });
+}
+
+void LoopNest::unroll(const std::string& var) {
+  root_ = rewriteLoop(root_, var, "unroll", [&](const For* op) {
+    int64_t n = constantTrips(op, "unroll");
+    USER_CHECK(n <= 1024, "unroll: loop {} has {} iterations; unroll loops of at most 1024", var, n);
+    std::vector<Stmt> copies;
+    for (int64_t k = 0; k < n; ++k) copies.push_back(withVar(op->body, op->var, imm(*intValue(op->start) + k)));
+    return simplify(Block::make(copies));
+  });
+}
+
+void LoopNest::inlineBuffer(const Buf& buf) {
+  // Find the one store into buf and the loop variables it is indexed by.
+  struct Find : Visitor {
+    using Visitor::visit;
+    const Buf& buf;
+    const Store* store = nullptr;
+    int stores = 0;
+    explicit Find(const Buf& b) : buf(b) {}
+    void visit(const Store* op) override {
+      if (op->buf == buf) store = op, ++stores;
+      Visitor::visit(op);
+    }
+  } find(buf);
+  find.visit(root_);
+  USER_CHECK(find.stores == 1, "inlineBuffer: {} must be stored exactly once (found {})", buf->name, find.stores);
+  for (const Expr& i : find.store->indices)
+    USER_CHECK(i.as<Var>(), "inlineBuffer: {} must be indexed by its loops' variables", buf->name);
+  const Store* producer = find.store;
+  // Loads of buf become the stored value with the indices substituted; the producer nest goes away.
+  struct Inline : Mutator {
+    using Mutator::mutate;
+    const Buf& buf;
+    const Store* producer;
+    Inline(const Buf& b, const Store* p) : buf(b), producer(p) {}
+    Expr mutate(const Load* op, const Expr& self) override {
+      Expr m = Mutator::mutate(op, self);
+      const Load* l = m.as<Load>();
+      if (l->buf != buf) return m;
+      std::unordered_map<const ExprNode*, Expr> map;
+      for (size_t k = 0; k < l->indices.size(); ++k) map[producer->indices[k].get()] = l->indices[k];
+      return substitute(producer->value, map);
+    }
+    Stmt mutate(const For* op, const Stmt& self) override {
+      // A nest whose only content is the producer disappears.
+      struct Only : Visitor {
+        using Visitor::visit;
+        const Store* p;
+        bool other = false, has = false;
+        explicit Only(const Store* s) : p(s) {}
+        void visit(const Store* s) override { (s == p ? has : other) = true; }
+      } only(producer);
+      only.visit(self);
+      if (only.has && !only.other) return Block::make({});
+      return Mutator::mutate(op, self);
+    }
+    Stmt mutate(const Allocate* op, const Stmt& self) override { return op->buf == buf ? Block::make({}) : self; }
+    Stmt mutate(const Free* op, const Stmt& self) override { return op->buf == buf ? Block::make({}) : self; }
+  };
+  root_ = simplify(Inline(buf, producer).mutate(root_));
+}
+
+void LoopNest::lowerReductions() {
+  struct Lower : Mutator {
+    using Mutator::mutate;
+    Stmt mutate(const Store* op, const Stmt& self) override {
+      const Reduce* r = op->value.as<Reduce>();
+      if (!r) return self;
+      double init = r->op == ReduceOpKind::Sum ? 0.0 : -std::numeric_limits<double>::infinity();
+      Expr acc = Load::make(op->buf, op->indices);
+      Expr next = r->op == ReduceOpKind::Sum ? acc + r->body : Binary::make(BinaryOpKind::Max, acc, r->body);
+      Stmt body = Store::make(op->buf, op->indices, next);
+      for (int64_t k = static_cast<int64_t>(r->vars.size()) - 1; k >= 0; --k)
+        body = For::make(r->vars[k], imm(0), imm(r->extents[k]), body);
+      return Block::make({Store::make(op->buf, op->indices, FloatImm::make(init, op->buf->type)), body});
+    }
+  };
+  root_ = simplify(Lower().mutate(root_));
+}
+
+void LoopNest::simplify() { root_ = te::simplify(root_); }
+
+// Innermost loops of each top-level nest vectorize; the outermost loop of a nest parallelizes when the
+// nest is large.
+void LoopNest::scheduleCpu(int64_t parallelGrain) {
+  struct Mark : Mutator {
+    using Mutator::mutate;
+    int64_t grain;
+    int depth = 0;
+    explicit Mark(int64_t g) : grain(g) {}
+    static int64_t work(const Stmt& s) {
+      const For* f = s.as<For>();
+      if (!f) return 1;
+      auto a = intValue(f->start), b = intValue(f->stop);
+      return (a && b ? *b - *a : 1) * work(f->body);
+    }
+    Stmt mutate(const For* op, const Stmt& self) override {
+      ++depth;
+      Stmt body = mutate(op->body);
+      --depth;
+      LoopOptions o = op->options;
+      if (!body.as<For>() && !body.as<Block>()) o.vectorize = true;
+      if (depth == 0 && work(self) >= grain && body.as<For>()) o.parallel = true;
+      return For::make(op->var, op->start, op->stop, body, o);
+    }
+  } mark(parallelGrain);
+  root_ = mark.mutate(root_);
+}
+
+void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel) {
+  USER_CHECK(loopLevel == 2 || loopLevel == 3, "GPU loop level must be 2 or 3, got {}", loopLevel);
+  USER_CHECK(blockSize > 0 && blockCount > 0, "GPU block size and count must be positive");
+  // Each top-level nest: flatten, then split and bind.
+  const Block* top = root_.as<Block>();
+  std::vector<Stmt> nests = top ? top->stmts : std::vector<Stmt>{root_};
+  std::vector<Stmt> out;
+  for (const Stmt& nest : nests) {
+    const For* f = nest.as<For>();
+    if (!f) {
+      out.push_back(nest);
+      continue;
+    }
+    std::vector<std::string> chain;
+    for (const For* g = f; g; g = g->body.as<For>()) chain.push_back(g->var.as<Var>()->name);
+    LoopNest one(nest, inputs_, outputs_);
+    one.flatten(chain);
+    std::string flat = chain[0] + "_flat";
+    if (loopLevel == 2) {
+      one.splitWithMask(flat, blockSize);
+      one.bindGpu(flat + "_outer", true, 0);
+      one.bindGpu(flat + "_inner", false, 0);
+    } else {
+      one.splitWithMask(flat, blockCount * blockSize);
+      one.splitWithMask(flat + "_inner", blockSize);
+      one.bindGpu(flat + "_inner_outer", true, 0);
+      one.bindGpu(flat + "_inner_inner", false, 0);
+    }
+    out.push_back(one.root());
+  }
+  root_ = Block::make(out);
+}
+
+}  // namespace gj::te

@@ -1,0 +1,66 @@
+#pragma once
+// LoopNest: a kernel's statement with its input and output buffers, and the schedule transforms.
+// Each transform rebuilds the statement (nodes are immutable) and names loops by their variables.
+//
+// Before split("i", 4) on i < 10:          After (splitWithTail):
+//   for (i = 0; i < 10; i++) S(i)            for (i_outer = 0; i_outer < 2; i_outer++)
+//                                              for (i_inner = 0; i_inner < 4; i_inner++) S(i_outer * 4 + i_inner)
+//                                            for (i_tail = 0; i_tail < 2; i_tail++) S(8 + i_tail)
+#include "fusers/te/ir.h"
+
+#include <string>
+#include <vector>
+
+namespace gj::te {
+
+class LoopNest {
+ public:
+  LoopNest(Stmt root, std::vector<Buf> inputs, std::vector<Buf> outputs);
+  const Stmt& root() const { return root_; }
+  const std::vector<Buf>& inputs() const { return inputs_; }
+  const std::vector<Buf>& outputs() const { return outputs_; }
+  /// Every loop variable's name, outermost first (pre-order).
+  std::vector<std::string> loopNames() const;
+
+  // ---- transforms; each throws gj::Error naming the loop when it does not apply ----
+  /// Splits loop `var` (constant bounds) into var_outer x var_inner (`factor` iterations) and a
+  /// var_tail loop for the remainder (none when factor divides the trip count).
+  void splitWithTail(const std::string& var, int64_t factor);
+  /// Splits loop `var` into var_outer (rounded up) x var_inner, guarding the body with an if.
+  void splitWithMask(const std::string& var, int64_t factor);
+  /// Swaps two perfectly nested loops (`outer` directly contains only `inner`).
+  void reorder(const std::string& outer, const std::string& inner);
+  /// Replaces perfectly nested loops vars[0] (outermost) ... vars[n-1] by one loop named vars[0]_flat.
+  void flatten(const std::vector<std::string>& vars);
+  void vectorize(const std::string& var);
+  void parallelize(const std::string& var);
+  /// Replaces loop `var` (constant bounds) by copies of its body.
+  void unroll(const std::string& var);
+  /// Binds loop `var` to blockIdx (block) or threadIdx (!block) axis `axis` (0..2).
+  void bindGpu(const std::string& var, bool block, int axis);
+  /// Inlines an intermediate buffer: its loads become the expression stored into it, and its own loop
+  /// nest, Allocate and Free go away. Pre: one Store into buf, indexed by its loops' variables.
+  void inlineBuffer(const Buf& buf);
+  /// Store(b, i, Reduce(op, body, vars)) -> Store(b, i, identity); for vars: b[i] = b[i] op body.
+  void lowerReductions();
+  /// Folds constants and simple identities (see simplify()).
+  void simplify();
+
+  // ---- default schedules ----
+  /// CPU: innermost loops vectorized, the outermost loop of a large nest parallel.
+  void scheduleCpu(int64_t parallelGrain = 1 << 15);
+  /// GPU, with fastrnns' knobs. loopLevel 2: flatten, split by blockSize, bind (blocks, threads).
+  /// loopLevel 3: flatten, split by blockCount * blockSize, then by blockSize; bind the inner two and
+  /// keep the outermost as a loop.
+  void scheduleGpu(int64_t blockSize = 512, int64_t blockCount = 1280, int loopLevel = 2);
+
+ private:
+  Stmt root_;
+  std::vector<Buf> inputs_, outputs_;
+};
+
+/// Constant folding and identities on indices (x*1, x+0, x*0, (x+a)+b); loops of zero trips removed.
+Stmt simplify(const Stmt& s);
+Expr simplify(const Expr& e);
+
+}  // namespace gj::te

@@ -1,0 +1,40 @@
+#pragma once
+// The TE visitor and mutator. The mutator rebuilds a node only when a child changed, and returns the
+// input handle otherwise (STYLE.md, rule 3).
+#include "fusers/te/ir.h"
+
+#include <unordered_map>
+
+namespace gj::te {
+
+class Visitor {
+ public:
+  virtual ~Visitor() = default;
+  void visit(const Expr& e);
+  void visit(const Stmt& s);
+#define TE_EXPR(K) virtual void visit(const K* op);
+#define TE_STMT(K) virtual void visit(const K* op);
+#include "fusers/te/nodes.def"
+#undef TE_EXPR
+#undef TE_STMT
+};
+
+class Mutator {
+ public:
+  virtual ~Mutator() = default;
+  Expr mutate(const Expr& e);
+  Stmt mutate(const Stmt& s);
+
+ protected:
+#define TE_EXPR(K) virtual Expr mutate(const K* op, const Expr& self);
+#define TE_STMT(K) virtual Stmt mutate(const K* op, const Stmt& self);
+#include "fusers/te/nodes.def"
+#undef TE_EXPR
+#undef TE_STMT
+};
+
+/// Replaces Vars (by node identity) with expressions.
+Expr substitute(const Expr& e, const std::unordered_map<const ExprNode*, Expr>& map);
+Stmt substitute(const Stmt& s, const std::unordered_map<const ExprNode*, Expr>& map);
+
+}  // namespace gj::te

@@ -1,0 +1,334 @@
+#include "fusers/te/printer.h"
+
+#include <fmt/format.h>
+
+namespace gj::te {
+
+static const char* binarySymbol(BinaryOpKind op) {
+  switch (op) {
+    case BinaryOpKind::Add: return "+";
+    case BinaryOpKind::Sub: return "-";
+    case BinaryOpKind::Mul: return "*";
+    case BinaryOpKind::Div: return "/";
+    case BinaryOpKind::Mod: return "%";
+    case BinaryOpKind::Min: return "min";
+    case BinaryOpKind::Max: return "max";
+  }
+  return "?";
+}
+
+static const char* compareSymbol(CompareOpKind op) {
+  switch (op) {
+    case CompareOpKind::LT: return "<";
+    case CompareOpKind::LE: return "<=";
+    case CompareOpKind::GT: return ">";
+    case CompareOpKind::GE: return ">=";
+    case CompareOpKind::EQ: return "==";
+    case CompareOpKind::NE: return "!=";
+  }
+  return "?";
+}
+
+static const char* callName(CallKind k) {
+  switch (k) {
+    case CallKind::Exp: return "exp";
+    case CallKind::Log: return "log";
+    case CallKind::Tanh: return "tanh";
+    case CallKind::Sigmoid: return "sigmoid";
+    case CallKind::Sqrt: return "sqrt";
+    case CallKind::Neg: return "neg";
+  }
+  return "?";
+}
+
+std::string Printer::str(const Stmt& s) {
+  os_.str("");
+  visit(s);
+  return os_.str();
+}
+
+std::string Printer::str(const Expr& e) {
+  os_.str("");
+  visit(e);
+  return os_.str();
+}
+
+void Printer::visit(const IntImm* op) { os_ << op->value; }
+void Printer::visit(const FloatImm* op) {
+  std::string s = fmt::format("{}", op->value);
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  os_ << s << (op->type == ScalarKind::Float32 ? "f" : "");
+}
+void Printer::visit(const Var* op) { os_ << op->name; }
+void Printer::visit(const Binary* op) {
+  if (op->op == BinaryOpKind::Min || op->op == BinaryOpKind::Max) {
+    os_ << binarySymbol(op->op) << "(";
+    visit(op->a);
+    os_ << ", ";
+    visit(op->b);
+    os_ << ")";
+    return;
+  }
+  os_ << "(";
+  visit(op->a);
+  os_ << " " << binarySymbol(op->op) << " ";
+  visit(op->b);
+  os_ << ")";
+}
+void Printer::visit(const Compare* op) {
+  os_ << "(";
+  visit(op->a);
+  os_ << " " << compareSymbol(op->op) << " ";
+  visit(op->b);
+  os_ << ")";
+}
+void Printer::visit(const Select* op) {
+  os_ << "(";
+  visit(op->cond);
+  os_ << " ? ";
+  visit(op->t);
+  os_ << " : ";
+  visit(op->f);
+  os_ << ")";
+}
+void Printer::visit(const Call* op) {
+  os_ << callName(op->fn) << "(";
+  visit(op->arg);
+  os_ << ")";
+}
+void Printer::index(const Buf& buf, const std::vector<Expr>& indices) {
+  os_ << buf->name << "[";
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (i) os_ << ", ";
+    visit(indices[i]);
+  }
+  os_ << "]";
+}
+void Printer::visit(const Load* op) { index(op->buf, op->indices); }
+void Printer::visit(const Reduce* op) {
+  os_ << (op->op == ReduceOpKind::Sum ? "sum" : "max") << "(";
+  visit(op->body);
+  for (size_t i = 0; i < op->vars.size(); ++i) {
+    os_ << ", ";
+    visit(op->vars[i]);
+    os_ << " < " << op->extents[i];
+  }
+  os_ << ")";
+}
+void Printer::visit(const Block* op) {
+  for (const Stmt& s : op->stmts) visit(s);
+}
+std::string Printer::loopMarks(const LoopOptions& o) {
+  std::string m;
+  if (o.vectorize) m += " vectorize";
+  if (o.parallel) m += " parallel";
+  if (o.gpuBlock >= 0) m += fmt::format(" blockIdx.{}", "xyz"[o.gpuBlock]);
+  if (o.gpuThread >= 0) m += fmt::format(" threadIdx.{}", "xyz"[o.gpuThread]);
+  return m.empty() ? "" : " //" + m;
+}
+void Printer::visit(const For* op) {
+  indent();
+  os_ << "for (int64_t ";
+  visit(op->var);
+  os_ << " = ";
+  visit(op->start);
+  os_ << "; ";
+  visit(op->var);
+  os_ << " < ";
+  visit(op->stop);
+  os_ << "; ";
+  visit(op->var);
+  os_ << "++) {" << loopMarks(op->options) << "\n";
+  ++depth_;
+  visit(op->body);
+  --depth_;
+  indent();
+  os_ << "}\n";
+}
+void Printer::visit(const Store* op) {
+  indent();
+  index(op->buf, op->indices);
+  os_ << " = ";
+  visit(op->value);
+  os_ << ";\n";
+}
+void Printer::visit(const Allocate* op) {
+  indent();
+  os_ << "allocate " << op->buf->name << "[";
+  for (size_t i = 0; i < op->buf->dims.size(); ++i) os_ << (i ? ", " : "") << op->buf->dims[i];
+  os_ << "];\n";
+}
+void Printer::visit(const Free* op) {
+  indent();
+  os_ << "free " << op->buf->name << ";\n";
+}
+void Printer::visit(const Cond* op) {
+  indent();
+  os_ << "if ";
+  visit(op->cond);
+  os_ << " {\n";
+  ++depth_;
+  visit(op->thenStmt);
+  --depth_;
+  if (op->elseStmt) {
+    indent();
+    os_ << "} else {\n";
+    ++depth_;
+    visit(op->elseStmt);
+    --depth_;
+  }
+  indent();
+  os_ << "}\n";
+}
+
+std::string toString(const Stmt& s) { return Printer().str(s); }
+std::string toString(const Expr& e) { return Printer().str(e); }
+bool structurallyEqual(const Stmt& a, const Stmt& b) { return toString(a) == toString(b); }
+
+// ---- C ----
+
+void CPrinter::visit(const FloatImm* op) {
+  if (op->value != op->value) {
+    os_ << "NAN";
+    return;
+  }
+  Printer::visit(op);
+}
+void CPrinter::visit(const Binary* op) {
+  if (op->op == BinaryOpKind::Min || op->op == BinaryOpKind::Max) {
+    const char* cmp = op->op == BinaryOpKind::Min ? "<" : ">";
+    os_ << "((";
+    visit(op->a);
+    os_ << ") " << cmp << " (";
+    visit(op->b);
+    os_ << ") ? (";
+    visit(op->a);
+    os_ << ") : (";
+    visit(op->b);
+    os_ << "))";
+    return;
+  }
+  Printer::visit(op);
+}
+void CPrinter::visit(const Call* op) {
+  const char* f = isFloat64(op->arg) ? "" : "f";
+  const char* one = isFloat64(op->arg) ? "1.0" : "1.0f";
+  switch (op->fn) {
+    case CallKind::Sigmoid:
+      os_ << "(" << one << " / (" << one << " + exp" << f << "(-(";
+      visit(op->arg);
+      os_ << "))))";
+      return;
+    case CallKind::Neg:
+      os_ << "(-(";
+      visit(op->arg);
+      os_ << "))";
+      return;
+    case CallKind::Exp: os_ << "exp" << f; break;
+    case CallKind::Log: os_ << "log" << f; break;
+    case CallKind::Tanh: os_ << "tanh" << f; break;
+    case CallKind::Sqrt: os_ << "sqrt" << f; break;
+  }
+  os_ << "(";
+  visit(op->arg);
+  os_ << ")";
+}
+void CPrinter::index(const Buf& buf, const std::vector<Expr>& indices) {
+  // Row-major flat offset with constant strides.
+  os_ << buf->name << "[";
+  int64_t stride = 1;
+  std::vector<std::pair<const Expr*, int64_t>> terms;
+  for (int64_t d = static_cast<int64_t>(indices.size()) - 1; d >= 0; --d) {
+    terms.push_back({&indices[d], stride});
+    stride *= buf->dims[d];
+  }
+  if (terms.empty()) os_ << "0";
+  for (size_t t = 0; t < terms.size(); ++t) {
+    if (t) os_ << " + ";
+    os_ << "(";
+    visit(*terms[t].first);
+    os_ << ") * " << terms[t].second << "LL";
+  }
+  os_ << "]";
+}
+void CPrinter::visit(const For* op) {
+  indent();
+  os_ << "for (long long ";
+  visit(op->var);
+  os_ << " = ";
+  visit(op->start);
+  os_ << "; ";
+  visit(op->var);
+  os_ << " < ";
+  visit(op->stop);
+  os_ << "; ";
+  visit(op->var);
+  os_ << "++) {\n";
+  ++depth_;
+  visit(op->body);
+  --depth_;
+  indent();
+  os_ << "}\n";
+}
+void CPrinter::visit(const Allocate* op) {
+  int64_t n = 1;
+  for (int64_t d : op->buf->dims) n *= d;
+  indent();
+  os_ << scalarKindName(op->buf->type) << " " << op->buf->name << "[" << n << "];\n";
+}
+void CPrinter::visit(const Free*) {}
+
+// ---- CUDA ----
+
+void CudaPrinter::visit(const For* op) {
+  const LoopOptions& o = op->options;
+  if (o.gpuBlock < 0 && o.gpuThread < 0) return CPrinter::visit(op);
+  // One iteration per block (or thread): the index comes from the hardware, and a guard keeps it in range.
+  const char* axis = "xyz" + (o.gpuBlock >= 0 ? o.gpuBlock : o.gpuThread);
+  indent();
+  os_ << "{\n";
+  ++depth_;
+  indent();
+  os_ << "const long long ";
+  visit(op->var);
+  os_ << " = ";
+  visit(op->start);
+  os_ << " + (long long)" << (o.gpuBlock >= 0 ? "blockIdx." : "threadIdx.") << *axis << ";\n";
+  indent();
+  os_ << "if (";
+  visit(op->var);
+  os_ << " < ";
+  visit(op->stop);
+  os_ << ") {\n";
+  ++depth_;
+  visit(op->body);
+  --depth_;
+  indent();
+  os_ << "}\n";
+  --depth_;
+  indent();
+  os_ << "}\n";
+}
+
+std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>& inputs, const std::vector<Buf>& outputs,
+                                const Stmt& body) {
+  os_.str("");
+  os_ << "// generated by graphjit's TE fuser\nextern \"C\" __global__ void " << name << "(";
+  bool first = true;
+  for (const Buf& b : inputs) {
+    os_ << (first ? "" : ", ") << "const " << scalarKindName(b->type) << "* __restrict__ " << b->name;
+    first = false;
+  }
+  for (const Buf& b : outputs) {
+    os_ << (first ? "" : ", ") << scalarKindName(b->type) << "* __restrict__ " << b->name;
+    first = false;
+  }
+  os_ << ") {\n";
+  depth_ = 1;
+  visit(body);
+  depth_ = 0;
+  os_ << "}\n";
+  return os_.str();
+}
+
+}  // namespace gj::te

@@ -1,0 +1,74 @@
+#pragma once
+// Printers of TE IR (STYLE.md, rule 6): Printer writes the canonical text used in tests and dumps;
+// CPrinter writes valid C (flat indexing, declarations); CudaPrinter overrides only what differs
+// (bound loops become blockIdx/threadIdx, the kernel signature).
+#include "fusers/te/mutator.h"
+
+#include <sstream>
+#include <string>
+
+namespace gj::te {
+
+class Printer : public Visitor {
+ public:
+  std::string str(const Stmt& s);
+  std::string str(const Expr& e);
+
+ protected:
+  using Visitor::visit;
+  void visit(const IntImm* op) override;
+  void visit(const FloatImm* op) override;
+  void visit(const Var* op) override;
+  void visit(const Binary* op) override;
+  void visit(const Compare* op) override;
+  void visit(const Select* op) override;
+  void visit(const Call* op) override;
+  void visit(const Load* op) override;
+  void visit(const Reduce* op) override;
+  void visit(const Block* op) override;
+  void visit(const For* op) override;
+  void visit(const Store* op) override;
+  void visit(const Allocate* op) override;
+  void visit(const Free* op) override;
+  void visit(const Cond* op) override;
+
+  virtual void index(const Buf& buf, const std::vector<Expr>& indices);  // buf[i, j]
+  virtual std::string loopMarks(const LoopOptions& o);                     // " // vectorize"
+  void indent() { os_ << std::string(2 * depth_, ' '); }
+
+  std::ostringstream os_;
+  int depth_ = 0;
+};
+
+std::string toString(const Stmt& s);
+std::string toString(const Expr& e);
+/// Structural equality: same canonical text (variables by name).
+bool structurallyEqual(const Stmt& a, const Stmt& b);
+
+/// C: `buf[flat offset]`, typed declarations, libm calls.
+class CPrinter : public Printer {
+ protected:
+  using Printer::visit;
+  void visit(const FloatImm* op) override;
+  void visit(const Call* op) override;
+  void visit(const For* op) override;
+  void visit(const Allocate* op) override;
+  void visit(const Free* op) override;
+  void visit(const Binary* op) override;
+  void index(const Buf& buf, const std::vector<Expr>& indices) override;
+  std::string loopMarks(const LoopOptions&) override { return ""; }
+  bool isFloat64(const Expr& e) const { return e->type == ScalarKind::Float64; }
+};
+
+/// CUDA C: a __global__ kernel over the given buffers; loops bound to blocks and threads become indices.
+class CudaPrinter final : public CPrinter {
+ public:
+  std::string kernel(const std::string& name, const std::vector<Buf>& inputs, const std::vector<Buf>& outputs,
+                     const Stmt& body);
+
+ protected:
+  using CPrinter::visit;
+  void visit(const For* op) override;
+};
+
+}  // namespace gj::te
