@@ -119,7 +119,7 @@ class Frame {
   void runListAppend(const Node* n);
   void runSubgraph(const Node* n, const std::vector<IValue>& in) {
     if (tape_ && n->kind() == OpKind::DifferentiableGraph) return recordStep(n, in);
-    if (n->kind() == OpKind::FusionGroup && kernels_) {
+    if ((n->kind() == OpKind::FusionGroup || n->kind() == OpKind::TensorExprGroup) && kernels_) {
       if (auto it = kernels_->find(n); it != kernels_->end() && runKernel(n, *it->second, in)) return;
     }
     if (n->kind() == OpKind::FallbackGraph) {
@@ -301,6 +301,7 @@ void Frame::runNode(const Node* n) {
     case OpKind::DifferentiableGraph:
     case OpKind::FallbackGraph:
     case OpKind::FusionGroup:
+    case OpKind::TensorExprGroup:
       return runSubgraph(n, in);
     case OpKind::Profile:
       if (observer_) observer_->profiled(n, in[0]);

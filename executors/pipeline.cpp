@@ -64,7 +64,7 @@ std::unique_ptr<Fuser> makeFuser(FuserKind kind, const FuserOptions& opts) {
   switch (kind) {
     case FuserKind::None: return nullptr;
     case FuserKind::Legacy: return makeLegacyFuser(opts);
-    case FuserKind::Te: throw Error("fuser 'te' is not available in this build", "", "use --fuser=old or none");
+    case FuserKind::Te: return makeTeFuser(opts);
   }
   return nullptr;
 }

@@ -49,5 +49,6 @@ class Fuser {
 };
 
 std::unique_ptr<Fuser> makeLegacyFuser(const FuserOptions& opts);
+std::unique_ptr<Fuser> makeTeFuser(const FuserOptions& opts);
 
 }  // namespace gj

@@ -17,7 +17,8 @@ Type constantType(const ConstantValue& v) {
 }
 
 bool opHasSubgraph(OpKind k) {
-  return k == OpKind::DifferentiableGraph || k == OpKind::FallbackGraph || k == OpKind::FusionGroup;
+  return k == OpKind::DifferentiableGraph || k == OpKind::FallbackGraph || k == OpKind::FusionGroup ||
+         k == OpKind::TensorExprGroup;
 }
 
 // ---- Value ----

@@ -123,6 +123,7 @@ class Verifier {
       case OpKind::DifferentiableGraph:
       case OpKind::FallbackGraph:
       case OpKind::FusionGroup:
+      case OpKind::TensorExprGroup:
         subgraph(n, nin, nout);
         return;
       case OpKind::TypeCheck:

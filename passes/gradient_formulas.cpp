@@ -58,6 +58,7 @@ bool hasGradientFormula(OpKind k) {
       return true;
     case OpKind::Param: case OpKind::Return: case OpKind::Constant: case OpKind::ListAppend:
     case OpKind::Profile: case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup:
+    case OpKind::TensorExprGroup:
     case OpKind::DifferentiableGraph: case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len:
     case OpKind::Size: case OpKind::Sizes: case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder:
     case OpKind::ZerosLike: case OpKind::SigmoidBackward: case OpKind::TanhBackward:
@@ -226,6 +227,7 @@ void emitGradient(GradientContext& c, Node* n) {
     }
     case OpKind::Param: case OpKind::Return: case OpKind::Constant: case OpKind::ListAppend:
     case OpKind::Profile: case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup:
+    case OpKind::TensorExprGroup:
     case OpKind::DifferentiableGraph: case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len:
     case OpKind::Size: case OpKind::Sizes: case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder:
     case OpKind::ZerosLike: case OpKind::SigmoidBackward: case OpKind::TanhBackward:

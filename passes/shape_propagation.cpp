@@ -292,6 +292,7 @@ Type outputType(const Node* n, size_t k) {
   switch (n->kind()) {
     case OpKind::Param: case OpKind::Return: case OpKind::Loop: case OpKind::If: case OpKind::DifferentiableGraph:
     case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup:
+    case OpKind::TensorExprGroup:
       return n->output(k)->type();
     case OpKind::Profile: return in(0)->type();
     case OpKind::Constant: return constantType(n->constant());

@@ -98,6 +98,7 @@ bool isPlumbing(OpKind k) {
     case OpKind::If: case OpKind::GetItem: case OpKind::Len: case OpKind::Size: case OpKind::Sizes:
     case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder: case OpKind::Profile:
     case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup:
+    case OpKind::TensorExprGroup:
       return true;
     case OpKind::Mm: case OpKind::Bmm: case OpKind::Matmul: case OpKind::Addmm: case OpKind::Linear: case OpKind::T:
     case OpKind::Transpose: case OpKind::Permute: case OpKind::Select: case OpKind::Slice: case OpKind::View:

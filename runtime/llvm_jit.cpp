@@ -116,6 +116,14 @@ Result<void*> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr
   return addr->toPtr<void*>();
 }
 
+Result<void*> jitLookup(const std::string& symbol) {
+  Session& s = session();
+  if (!s.jit) return Error("LLVM JIT unavailable: " + s.error);
+  auto addr = s.jit->lookup(symbol);
+  if (!addr) return Error(fmt::format("LLVM JIT: symbol {} not found: {}", symbol, llvm::toString(addr.takeError())));
+  return addr->toPtr<void*>();
+}
+
 std::string llvmDescription() {
   Session& s = session();
   return fmt::format("LLVM {} (cpu: {})", LLVM_VERSION_STRING, s.cpu.empty() ? "unknown" : s.cpu);

@@ -26,6 +26,9 @@ void prepareModuleForHost(llvm::Module& m);
 Result<void*> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr<llvm::Module> m,
                          const std::string& symbol, const JitOptions& opts = {});
 
+/// The address of `symbol` from a module added earlier.
+Result<void*> jitLookup(const std::string& symbol);
+
 /// "LLVM 19.1.7 (cpu: sapphirerapids)"
 std::string llvmDescription();
 

@@ -11,6 +11,10 @@ Result<void*> jitCompile(std::unique_ptr<llvm::LLVMContext>, std::unique_ptr<llv
   return Error("LLVM is not in this build (configured with GJ_WITH_LLVM=OFF); cannot compile " + symbol);
 }
 
+Result<void*> jitLookup(const std::string& symbol) {
+  return Error("LLVM is not in this build (configured with GJ_WITH_LLVM=OFF); no symbol " + symbol);
+}
+
 std::string llvmDescription() { return "LLVM: not in this build"; }
 
 }  // namespace gj

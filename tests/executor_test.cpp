@@ -85,7 +85,7 @@ TEST_P(EveryCase, ForwardAndBackwardMatchPyTorch) {
 
 std::vector<Param> everyCase() {
   std::vector<Param> ps;
-  for (FuserKind f : {FuserKind::None, FuserKind::Legacy})
+  for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
     for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling})
       for (bool unroll : {true, false}) {
         for (const char* c : {"lstm_1layer", "lstm_3layer"})

@@ -107,7 +107,9 @@ int cmdFuse(const std::string& file, const std::string& fuser) {
   Plan p = optimizedPlan(file, "legacy", fuser);
   std::cout << printIR(*p.graph);
   size_t groups = 0;
-  forEachNode(p.graph->block(), [&](Node* n) { groups += n->kind() == OpKind::FusionGroup; });
+  forEachNode(p.graph->block(), [&](Node* n) {
+    groups += n->kind() == OpKind::FusionGroup || n->kind() == OpKind::TensorExprGroup;
+  });
   std::cerr << fmt::format("{} fusion group(s), {} compiled, {:.1f} ms\n", groups, p.fusion.kernelsCompiled,
                            p.fusion.compileMs);
   for (const std::string& w : p.fusion.warnings) std::cerr << "warning: " << w << "\n";

@@ -1,5 +1,6 @@
 // LLVM IR for a legacy fusion group: a loop over rows, an inner loop over the last dimension.
 #include "fusers/legacy/codegen.h"
+#include "fusers/llvm_math.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -7,7 +8,6 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include <cmath>
 
 namespace gj::legacy {
 
@@ -146,7 +146,7 @@ class Emitter {
       case OpKind::Exp: return exp(a(0));
       case OpKind::Log: return libm("log", a(0));
       case OpKind::Sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a(0));
-      case OpKind::Sigmoid: return b_.CreateFDiv(one, b_.CreateFAdd(one, exp(b_.CreateFNeg(a(0)))));
+      case OpKind::Sigmoid: return fusion::emitSigmoid(b_, m_, a(0));
       case OpKind::Tanh: return tanh(a(0));
       case OpKind::Relu: return b_.CreateSelect(b_.CreateFCmpOLT(a(0), cf(0.0)), cf(0.0), a(0));
       case OpKind::SigmoidBackward: return b_.CreateFMul(b_.CreateFMul(a(0), a(1)), b_.CreateFSub(one, a(1)));
@@ -157,45 +157,9 @@ class Emitter {
     throw Error(fmt::format("LLVM codegen: no emitter for {}", opInfo(e.op).name));
   }
 
-  llvm::Value* libm(const char* base, llvm::Value* x) {
-    std::string fn = spec_.dtype == DType::Float64 ? base : std::string(base) + "f";
-    llvm::FunctionCallee callee = m_.getOrInsertFunction(fn, llvm::FunctionType::get(t_, {t_}, false));
-    return b_.CreateCall(callee, {x});
-  }
-
-  // float: Cephes' expf (range reduction by ln 2, degree-6 polynomial, scale by 2^n through the
-  // exponent bits), relative error about 1e-7 and vectorizable; NaN passes through, overflow gives inf,
-  // results below the normal range are 0. double: libm.
-  llvm::Value* exp(llvm::Value* x) {
-    if (spec_.dtype == DType::Float64) return libm("exp", x);
-    llvm::Value* hi = cf(88.3762626647949);
-    llvm::Value* lo = cf(-87.3365478515625);
-    llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOGT(x, hi), hi, x);
-    xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, lo), lo, xc);
-    llvm::Value* n = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFAdd(b_.CreateFMul(xc, cf(1.44269504088896341)), cf(0.5)));
-    llvm::Value* r = b_.CreateFSub(xc, b_.CreateFMul(n, cf(0.693359375)));
-    r = b_.CreateFSub(r, b_.CreateFMul(n, cf(-2.12194440e-4)));
-    llvm::Value* p = cf(1.9875691500e-4);
-    for (double c : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1})
-      p = b_.CreateFAdd(b_.CreateFMul(p, r), cf(c));
-    p = b_.CreateFAdd(b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r), cf(1.0));
-    llvm::Type* i32 = llvm::Type::getInt32Ty(ctx_);
-    llvm::Value* bits = b_.CreateShl(b_.CreateAdd(b_.CreateFPToSI(n, i32), llvm::ConstantInt::get(i32, 127)), 23);
-    llvm::Value* scaled = b_.CreateFMul(p, b_.CreateBitCast(bits, t_));
-    // Beyond the float range: +inf above, 0 below (flushing exp(x) < 1.2e-38, as denormals would be).
-    scaled = b_.CreateSelect(b_.CreateFCmpOGT(x, cf(88.72283935546875)), cf(INFINITY), scaled);
-    scaled = b_.CreateSelect(b_.CreateFCmpOLT(x, lo), cf(0.0), scaled);
-    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, scaled);
-  }
-
-  // tanh(x) = sign(x) (1 - t) / (1 + t) with t = exp(-2|x|); double: libm.
-  llvm::Value* tanh(llvm::Value* x) {
-    if (spec_.dtype == DType::Float64) return libm("tanh", x);
-    llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-    llvm::Value* t = exp(b_.CreateFMul(ax, cf(-2.0)));
-    llvm::Value* r = b_.CreateFDiv(b_.CreateFSub(cf(1.0), t), b_.CreateFAdd(cf(1.0), t));
-    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
-  }
+  llvm::Value* libm(const char* base, llvm::Value* x) { return fusion::emitLibm(b_, m_, base, x); }
+  llvm::Value* exp(llvm::Value* x) { return fusion::emitExp(b_, m_, x); }
+  llvm::Value* tanh(llvm::Value* x) { return fusion::emitTanh(b_, m_, x); }
 
   const KernelSpec& spec_;
   llvm::LLVMContext& ctx_;

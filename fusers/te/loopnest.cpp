@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <unordered_set>
 
@@ -21,8 +22,10 @@ std::optional<int64_t> intValue(const Expr& e) {
 // ---- simplifier ----
 
 class Simplifier final : public Mutator {
- protected:
+ public:
   using Mutator::mutate;
+
+ protected:
   Expr mutate(const Binary* op, const Expr& self) override {
     Expr a = mutate(op->a), b = mutate(op->b);
     auto ia = intValue(a), ib = intValue(b);
@@ -110,8 +113,10 @@ class LoopRewriter final : public Mutator {
   LoopRewriter(std::string name, std::function<Stmt(const For*)> f) : name_(std::move(name)), f_(std::move(f)) {}
   bool found = false;
 
- protected:
+ public:
   using Mutator::mutate;
+
+ protected:
   Stmt mutate(const For* op, const Stmt& self) override {
     if (op->var.as<Var>()->name == name_) {
       found = true;
@@ -178,7 +183,7 @@ void LoopNest::splitWithTail(const std::string& var, int64_t factor) {
     if (n % factor)
       parts.push_back(For::make(tail, imm(0), imm(n % factor),
                                 withVar(op->body, op->var, imm(start + (n / factor) * factor) + tail), op->options));
-    return simplify(Block::make(parts));
+    return te::simplify(Block::make(parts));
   });
 }
 
@@ -191,7 +196,7 @@ void LoopNest::splitWithMask(const std::string& var, int64_t factor) {
     Expr index = imm(start) + outer * imm(factor) + inner;
     Stmt body = withVar(op->body, op->var, index);
     if (n % factor) body = Cond::make(Compare::make(CompareOpKind::LT, index, imm(start + n)), body);
-    return simplify(For::make(outer, imm(0), imm((n + factor - 1) / factor),
+    return te::simplify(For::make(outer, imm(0), imm((n + factor - 1) / factor),
                               For::make(inner, imm(0), imm(factor), body, op->options)));
   });
 }
@@ -231,7 +236,7 @@ void LoopNest::flatten(const std::vector<std::string>& vars) {
       map[chain[k]->var.get()] = idx;
       inner *= trips[k];
     }
-    return simplify(For::make(flat, imm(0), imm(total), substitute(chain.back()->body, map), chain.back()->options));
+    return te::simplify(For::make(flat, imm(0), imm(total), substitute(chain.back()->body, map), chain.back()->options));
   });
 }
 
@@ -259,7 +264,7 @@ void LoopNest::unroll(const std::string& var) {
     USER_CHECK(n <= 1024, "unroll: loop {} has {} iterations; unroll loops of at most 1024", var, n);
     std::vector<Stmt> copies;
     for (int64_t k = 0; k < n; ++k) copies.push_back(withVar(op->body, op->var, imm(*intValue(op->start) + k)));
-    return simplify(Block::make(copies));
+    return te::simplify(Block::make(copies));
   });
 }
 
@@ -311,7 +316,7 @@ void LoopNest::inlineBuffer(const Buf& buf) {
     Stmt mutate(const Allocate* op, const Stmt& self) override { return op->buf == buf ? Block::make({}) : self; }
     Stmt mutate(const Free* op, const Stmt& self) override { return op->buf == buf ? Block::make({}) : self; }
   };
-  root_ = simplify(Inline(buf, producer).mutate(root_));
+  root_ = te::simplify(Inline(buf, producer).mutate(root_));
 }
 
 void LoopNest::lowerReductions() {
@@ -329,7 +334,7 @@ void LoopNest::lowerReductions() {
       return Block::make({Store::make(op->buf, op->indices, FloatImm::make(init, op->buf->type)), body});
     }
   };
-  root_ = simplify(Lower().mutate(root_));
+  root_ = te::simplify(Lower().mutate(root_));
 }
 
 void LoopNest::simplify() { root_ = te::simplify(root_); }

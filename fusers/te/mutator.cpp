@@ -158,8 +158,10 @@ class Substituter final : public Mutator {
  public:
   explicit Substituter(const std::unordered_map<const ExprNode*, Expr>& m) : map_(m) {}
 
- protected:
+ public:
   using Mutator::mutate;
+
+ protected:
   Expr mutate(const Var* op, const Expr& self) override {
     auto it = map_.find(op);
     return it == map_.end() ? self : it->second;

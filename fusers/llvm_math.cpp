@@ -1,0 +1,59 @@
+#include "fusers/llvm_math.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <cmath>
+#include <string>
+
+namespace gj::fusion {
+
+static bool isDouble(llvm::Value* x) { return x->getType()->isDoubleTy(); }
+
+llvm::Value* emitLibm(llvm::IRBuilder<>& b, llvm::Module& m, const char* base, llvm::Value* x) {
+  std::string fn = isDouble(x) ? base : std::string(base) + "f";
+  llvm::Type* t = x->getType();
+  llvm::FunctionCallee callee = m.getOrInsertFunction(fn, llvm::FunctionType::get(t, {t}, false));
+  return b.CreateCall(callee, {x});
+}
+
+llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x) {
+  if (isDouble(x)) return emitLibm(b, m, "exp", x);
+  llvm::Type* t = x->getType();
+  auto cf = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  llvm::Value* hi = cf(88.3762626647949);
+  llvm::Value* lo = cf(-87.3365478515625);
+  llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(x, hi), hi, x);
+  xc = b.CreateSelect(b.CreateFCmpOLT(xc, lo), lo, xc);
+  llvm::Value* n =
+      b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b.CreateFAdd(b.CreateFMul(xc, cf(1.44269504088896341)), cf(0.5)));
+  llvm::Value* r = b.CreateFSub(xc, b.CreateFMul(n, cf(0.693359375)));
+  r = b.CreateFSub(r, b.CreateFMul(n, cf(-2.12194440e-4)));
+  llvm::Value* p = cf(1.9875691500e-4);
+  for (double c : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1})
+    p = b.CreateFAdd(b.CreateFMul(p, r), cf(c));
+  p = b.CreateFAdd(b.CreateFAdd(b.CreateFMul(p, b.CreateFMul(r, r)), r), cf(1.0));
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Value* bits = b.CreateShl(b.CreateAdd(b.CreateFPToSI(n, i32), llvm::ConstantInt::get(i32, 127)), 23);
+  llvm::Value* scaled = b.CreateFMul(p, b.CreateBitCast(bits, t));
+  scaled = b.CreateSelect(b.CreateFCmpOGT(x, cf(88.72283935546875)), cf(INFINITY), scaled);
+  scaled = b.CreateSelect(b.CreateFCmpOLT(x, lo), cf(0.0), scaled);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, scaled);
+}
+
+// tanh(x) = sign(x) (1 - t) / (1 + t) with t = exp(-2|x|).
+llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x) {
+  if (isDouble(x)) return emitLibm(b, m, "tanh", x);
+  llvm::Type* t = x->getType();
+  llvm::Value* one = llvm::ConstantFP::get(t, 1.0);
+  llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* e = emitExp(b, m, b.CreateFMul(ax, llvm::ConstantFP::get(t, -2.0)));
+  llvm::Value* r = b.CreateFDiv(b.CreateFSub(one, e), b.CreateFAdd(one, e));
+  return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
+}
+
+llvm::Value* emitSigmoid(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x) {
+  llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
+  return b.CreateFDiv(one, b.CreateFAdd(one, emitExp(b, m, b.CreateFNeg(x))));
+}
+
+}  // namespace gj::fusion

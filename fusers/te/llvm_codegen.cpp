@@ -1,0 +1,316 @@
+// TE statements to LLVM IR: one visitor over the same nodes the printers walk (STYLE.md, rule 6).
+#include "fusers/te/llvm_codegen.h"
+
+#include "fusers/llvm_math.h"
+#include "support/error.h"
+
+#include <fmt/format.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <unordered_map>
+
+namespace gj::te {
+
+namespace {
+
+class Emitter {
+ public:
+  Emitter(const LoopNest& nest, llvm::LLVMContext& ctx, llvm::Module& m)
+      : nest_(nest), ctx_(ctx), m_(m), b_(ctx), i64_(llvm::Type::getInt64Ty(ctx)),
+        ptr_(llvm::PointerType::getUnqual(ctx)) {}
+
+  // One function per top-level statement of the root.
+  std::vector<CompiledNest> emit(const std::string& name) {
+    const Block* top = nest_.root().as<Block>();
+    std::vector<Stmt> nests = top ? top->stmts : std::vector<Stmt>{nest_.root()};
+    std::vector<CompiledNest> out;
+    for (size_t k = 0; k < nests.size(); ++k) {
+      const For* f = nests[k].as<For>();
+      int64_t trips = 1;
+      if (f) {
+        auto s = f->start.as<IntImm>(), e = f->stop.as<IntImm>();
+        USER_CHECK(s && e && s->value == 0, "TE LLVM codegen: top-level loop {} needs bounds [0, constant)",
+                   f->var.as<Var>()->name);
+        trips = e->value;
+      }
+      emitFunction(fmt::format("{}_{}", name, k), nests[k]);
+      out.push_back({nullptr, trips, f && f->options.parallel});
+    }
+    return out;
+  }
+
+ private:
+  llvm::Type* typeOf(ScalarKind k) {
+    switch (k) {
+      case ScalarKind::Int: return i64_;
+      case ScalarKind::Float32: return llvm::Type::getFloatTy(ctx_);
+      case ScalarKind::Float64: return llvm::Type::getDoubleTy(ctx_);
+      case ScalarKind::Bool: return llvm::Type::getInt1Ty(ctx_);
+    }
+    return i64_;
+  }
+
+  void emitFunction(const std::string& fname, const Stmt& s) {
+    auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), {ptr_, i64_, i64_}, false);
+    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, fname, m_);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+    bufs_.clear();
+    size_t a = 0;
+    for (const std::vector<Buf>* list : {&nest_.inputs(), &nest_.outputs()})
+      for (const Buf& buf : *list)
+        bufs_[buf.get()] = b_.CreateLoad(ptr_, b_.CreateConstGEP1_64(ptr_, fn_->getArg(0), a++));
+    scopes_.assign(1, {});
+    if (const For* f = s.as<For>()) {
+      // The outermost loop runs over [begin, end).
+      loop(f, fn_->getArg(1), fn_->getArg(2));
+    } else {
+      stmt(s);
+    }
+    b_.CreateRetVoid();
+  }
+
+  llvm::Value* lookup(const ExprNode* e) {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      if (auto f = it->find(e); f != it->end()) return f->second;
+    return nullptr;
+  }
+
+  llvm::Value* expr(const Expr& e) {
+    if (llvm::Value* v = lookup(e.get())) return v;  // a shared subexpression, computed once
+    llvm::Value* v = exprUncached(e);
+    if (e.kind() != NodeKind::Var) scopes_.back()[e.get()] = v;
+    return v;
+  }
+
+  llvm::Value* address(const Buf& buf, const std::vector<Expr>& idx) {
+    llvm::Value* off = llvm::ConstantInt::get(i64_, 0);
+    for (size_t d = 0; d < idx.size(); ++d)
+      off = b_.CreateAdd(b_.CreateMul(off, llvm::ConstantInt::get(i64_, buf->dims[d])), expr(idx[d]));
+    auto it = bufs_.find(buf.get());
+    IR_CHECK(it != bufs_.end()) << "TE LLVM codegen: buffer " << buf->name << " is not allocated";
+    return b_.CreateGEP(typeOf(buf->type), it->second, off);
+  }
+
+  llvm::Value* exprUncached(const Expr& e) {
+    switch (e.kind()) {
+      case NodeKind::IntImm: return llvm::ConstantInt::get(i64_, e.as<IntImm>()->value);
+      case NodeKind::FloatImm: return llvm::ConstantFP::get(typeOf(e->type), e.as<FloatImm>()->value);
+      case NodeKind::Var: {
+        llvm::Value* v = lookup(e.get());
+        IR_CHECK(v) << "TE LLVM codegen: unbound variable " << e.as<Var>()->name;
+        return v;
+      }
+      case NodeKind::Binary: return binary(e.as<Binary>());
+      case NodeKind::Compare: return compare(e.as<Compare>());
+      case NodeKind::Select: {
+        const Select* s = e.as<Select>();
+        return b_.CreateSelect(expr(s->cond), expr(s->t), expr(s->f));
+      }
+      case NodeKind::Call: return call(e.as<Call>());
+      case NodeKind::Load: {
+        const Load* l = e.as<Load>();
+        return b_.CreateLoad(typeOf(l->buf->type), address(l->buf, l->indices));
+      }
+      case NodeKind::Reduce: break;
+      case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:
+      case NodeKind::Cond:
+        break;
+    }
+    throw Error("TE LLVM codegen: unexpected node (lower reductions first)");
+  }
+
+  llvm::Value* binary(const Binary* op) {
+    llvm::Value* a = expr(op->a);
+    llvm::Value* c = expr(op->b);
+    bool isInt = op->type == ScalarKind::Int;
+    switch (op->op) {
+      case BinaryOpKind::Add: return isInt ? b_.CreateAdd(a, c) : b_.CreateFAdd(a, c);
+      case BinaryOpKind::Sub: return isInt ? b_.CreateSub(a, c) : b_.CreateFSub(a, c);
+      case BinaryOpKind::Mul: return isInt ? b_.CreateMul(a, c) : b_.CreateFMul(a, c);
+      case BinaryOpKind::Div: return isInt ? b_.CreateSDiv(a, c) : b_.CreateFDiv(a, c);
+      case BinaryOpKind::Mod: return b_.CreateSRem(a, c);
+      case BinaryOpKind::Min:
+        return isInt ? b_.CreateSelect(b_.CreateICmpSLT(a, c), a, c) : b_.CreateSelect(b_.CreateFCmpULT(a, c), a, c);
+      case BinaryOpKind::Max:
+        return isInt ? b_.CreateSelect(b_.CreateICmpSGT(a, c), a, c) : b_.CreateSelect(b_.CreateFCmpUGT(a, c), a, c);
+    }
+    return nullptr;
+  }
+
+  llvm::Value* compare(const Compare* op) {
+    llvm::Value* a = expr(op->a);
+    llvm::Value* c = expr(op->b);
+    if (op->a->type == ScalarKind::Int) {
+      switch (op->op) {
+        case CompareOpKind::LT: return b_.CreateICmpSLT(a, c);
+        case CompareOpKind::LE: return b_.CreateICmpSLE(a, c);
+        case CompareOpKind::GT: return b_.CreateICmpSGT(a, c);
+        case CompareOpKind::GE: return b_.CreateICmpSGE(a, c);
+        case CompareOpKind::EQ: return b_.CreateICmpEQ(a, c);
+        case CompareOpKind::NE: return b_.CreateICmpNE(a, c);
+      }
+    }
+    switch (op->op) {
+      case CompareOpKind::LT: return b_.CreateFCmpOLT(a, c);
+      case CompareOpKind::LE: return b_.CreateFCmpOLE(a, c);
+      case CompareOpKind::GT: return b_.CreateFCmpOGT(a, c);
+      case CompareOpKind::GE: return b_.CreateFCmpOGE(a, c);
+      case CompareOpKind::EQ: return b_.CreateFCmpOEQ(a, c);
+      case CompareOpKind::NE: return b_.CreateFCmpUNE(a, c);
+    }
+    return nullptr;
+  }
+
+  llvm::Value* call(const Call* op) {
+    llvm::Value* x = expr(op->arg);
+    switch (op->fn) {
+      case CallKind::Exp: return fusion::emitExp(b_, m_, x);
+      case CallKind::Log: return fusion::emitLibm(b_, m_, "log", x);
+      case CallKind::Tanh: return fusion::emitTanh(b_, m_, x);
+      case CallKind::Sigmoid: return fusion::emitSigmoid(b_, m_, x);
+      case CallKind::Sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+      case CallKind::Neg: return b_.CreateFNeg(x);
+    }
+    return nullptr;
+  }
+
+  void stmt(const Stmt& s) {
+    if (!s) return;
+    switch (s.kind()) {
+      case NodeKind::Block:
+        for (const Stmt& x : s.as<Block>()->stmts) stmt(x);
+        return;
+      case NodeKind::For: {
+        const For* f = s.as<For>();
+        return loop(f, expr(f->start), expr(f->stop));
+      }
+      case NodeKind::Store: {
+        const Store* st = s.as<Store>();
+        b_.CreateStore(expr(st->value), address(st->buf, st->indices));
+        return;
+      }
+      case NodeKind::Allocate: {
+        const Buf& buf = s.as<Allocate>()->buf;
+        int64_t n = 1;
+        for (int64_t d : buf->dims) n *= d;
+        USER_CHECK(n <= (1 << 14), "TE LLVM codegen: temporary {} of {} elements is too large for the stack",
+                   buf->name, n);
+        bufs_[buf.get()] = b_.CreateAlloca(typeOf(buf->type), llvm::ConstantInt::get(i64_, n));
+        return;
+      }
+      case NodeKind::Free: return;
+      case NodeKind::Cond: {
+        const Cond* c = s.as<Cond>();
+        auto* thenBB = llvm::BasicBlock::Create(ctx_, "then", fn_);
+        auto* elseBB = llvm::BasicBlock::Create(ctx_, "else", fn_);
+        auto* done = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+        b_.CreateCondBr(expr(c->cond), thenBB, elseBB);
+        for (auto [bb, body] : {std::pair{thenBB, c->thenStmt}, std::pair{elseBB, c->elseStmt}}) {
+          b_.SetInsertPoint(bb);
+          scopes_.emplace_back();
+          stmt(body);
+          scopes_.pop_back();
+          b_.CreateBr(done);
+        }
+        b_.SetInsertPoint(done);
+        return;
+      }
+      case NodeKind::IntImm: case NodeKind::FloatImm: case NodeKind::Var: case NodeKind::Binary:
+      case NodeKind::Compare: case NodeKind::Select: case NodeKind::Call: case NodeKind::Load: case NodeKind::Reduce:
+        break;
+    }
+    throw Error("TE LLVM codegen: an expression used as a statement");
+  }
+
+  // for (v = lo; v < hi; ++v) body, with the vectorizer asked in when the schedule says so.
+  void loop(const For* f, llvm::Value* lo, llvm::Value* hi) {
+    auto* pre = b_.GetInsertBlock();
+    auto* head = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+    auto* body = llvm::BasicBlock::Create(ctx_, "body", fn_);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* v = b_.CreatePHI(i64_, 2, f->var.as<Var>()->name);
+    v->addIncoming(lo, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(v, hi), body, exit);
+    b_.SetInsertPoint(body);
+    scopes_.emplace_back();
+    scopes_.back()[f->var.get()] = v;
+    stmt(f->body);
+    scopes_.pop_back();
+    llvm::Value* next = b_.CreateAdd(v, llvm::ConstantInt::get(i64_, 1));
+    v->addIncoming(next, b_.GetInsertBlock());
+    llvm::BranchInst* latch = b_.CreateBr(head);
+    if (f->options.vectorize) {
+      llvm::MDNode* enable = llvm::MDNode::get(
+          ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                 llvm::ConstantAsMetadata::get(llvm::ConstantInt::getTrue(ctx_))});
+      llvm::MDNode* self = llvm::MDNode::getDistinct(ctx_, {nullptr, enable});
+      self->replaceOperandWith(0, self);
+      latch->setMetadata(llvm::LLVMContext::MD_loop, self);
+    }
+    b_.SetInsertPoint(exit);
+  }
+
+  const LoopNest& nest_;
+  llvm::LLVMContext& ctx_;
+  llvm::Module& m_;
+  llvm::IRBuilder<> b_;
+  llvm::Type* i64_;
+  llvm::PointerType* ptr_;
+  llvm::Function* fn_ = nullptr;
+  std::unordered_map<const BufNode*, llvm::Value*> bufs_;
+  std::vector<std::unordered_map<const ExprNode*, llvm::Value*>> scopes_;
+};
+
+LoopNest lowered(const LoopNest& nest) {
+  LoopNest n = nest;
+  n.lowerReductions();
+  return n;
+}
+
+}  // namespace
+
+Result<std::string> emitLlvmIR(const LoopNest& nest, const std::string& name) {
+  llvm::LLVMContext ctx;
+  llvm::Module m(name, ctx);
+  prepareModuleForHost(m);
+  try {
+    Emitter(lowered(nest), ctx, m).emit(name);
+  } catch (const Error& e) {
+    return e;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m.print(os, nullptr);
+  return os.str();
+}
+
+Result<std::vector<CompiledNest>> compileLlvm(const LoopNest& nest, const std::string& name, const JitOptions& opts) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto m = std::make_unique<llvm::Module>(name, *ctx);
+  prepareModuleForHost(*m);
+  std::vector<CompiledNest> nests;
+  try {
+    nests = Emitter(lowered(nest), *ctx, *m).emit(name);
+  } catch (const Error& e) {
+    return e;
+  }
+  // One module, one JIT add; the first lookup compiles every function in it.
+  auto first = jitCompile(std::move(ctx), std::move(m), name + "_0", opts);
+  if (!first) return first.error();
+  nests[0].fn = reinterpret_cast<NestFn>(first.value());
+  for (size_t k = 1; k < nests.size(); ++k) {
+    auto addr = jitLookup(fmt::format("{}_{}", name, k));
+    if (!addr) return addr.error();
+    nests[k].fn = reinterpret_cast<NestFn>(addr.value());
+  }
+  return nests;
+}
+
+}  // namespace gj::te

@@ -1,0 +1,280 @@
+// The TE fuser: grouping (fuseTensorExprGroups), and compilation of each group through lowering, a default
+// schedule and the LLVM backend (CPU) or the CUDA printer (emitted for NVRTC), with a kernel cache.
+#include "fusers/te/te_fuser.h"
+
+#include "fusers/fuser.h"
+#include "fusers/group_rules.h"
+#include "fusers/te/llvm_codegen.h"
+#include "fusers/te/lowering.h"
+#include "fusers/te/printer.h"
+#include "passes/subgraph_regions.h"
+#include "passes/util.h"
+#include "support/error.h"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace gj::te {
+
+using namespace gj::fusion;
+
+namespace {
+
+// sum_to_size(x, constant sizes) or sum(x, constant dims, keepdim) over static float x.
+bool fusibleReduction(const Node* n) {
+  if (n->kind() == OpKind::SumToSize)
+    return floatTensor(n->input(0)) && constantInts(n->input(1)) && staticSizes(n->output());
+  if (n->kind() == OpKind::SumDim)
+    return floatTensor(n->input(0)) && constantInts(n->input(1)) && constantBool(n->input(2)) &&
+           staticSizes(n->output());
+  return false;
+}
+
+std::optional<std::vector<int64_t>> groupShape(const std::vector<Node*>& region) {
+  for (const Node* n : region)
+    if (isPointwise(n)) return staticSizes(n->output());
+  return std::nullopt;
+}
+
+bool canJoin(const Node* n, const std::vector<Node*>& region) {
+  std::unordered_set<const Node*> in(region.begin(), region.end());
+  if (n->kind() == OpKind::ListUnpack) return in.count(n->input(0)->node()) > 0;
+  if (n->kind() == OpKind::Chunk) {
+    if (!fusibleChunk(n) || in.count(n->input(0)->node())) return false;
+    for (const Value* piece : n->output()->uses()[0].user->outputs())
+      for (const Use& u : piece->uses())
+        if (!fusiblePointwise(u.user)) return false;
+    return true;
+  }
+  // A reduction joins when it reduces a value of the region (its result leaves the group).
+  if (fusibleReduction(n)) return in.count(n->input(0)->node()) > 0 && isPointwise(n->input(0)->node());
+  if (!fusiblePointwise(n)) return false;
+  for (const Value* v : n->inputs())  // nothing may consume a reduction inside the group
+    if (in.count(v->node()) && fusibleReduction(v->node())) return false;
+  auto shape = groupShape(region);
+  return !shape || *shape == *staticSizes(n->output());
+}
+
+bool worthFusing(const std::vector<Node*>& region) {
+  size_t ops = std::count_if(region.begin(), region.end(),
+                             [](const Node* n) { return isPointwise(n) || fusibleReduction(n); });
+  if (ops < 2) return false;
+  auto shape = groupShape(region);
+  for (const Value* v : regionOutputs(region)) {
+    if (fusibleReduction(v->node())) continue;
+    if (!isPointwise(v->node()) || staticSizes(v) != shape) return false;
+  }
+  return true;
+}
+
+int64_t fuseInBlock(gj::Block* b) {
+  int64_t groups = 0;
+  for (Node* n : b->nodesList())
+    for (gj::Block* inner : n->blocks()) groups += fuseInBlock(inner);
+  sinkChunks(b);
+  growRegions(b, canJoin, [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
+    trimChunks(region);
+    if (!worthFusing(region)) return;
+    mergeIntoSubgraph(region, OpKind::TensorExprGroup, dependents);
+    ++groups;
+  });
+  return groups;
+}
+
+// ---- compiled kernels ----
+
+constexpr int64_t kParallelGrain = 1 << 15;
+
+class TeCpuKernel final : public CompiledKernel {
+ public:
+  TeCpuKernel(LoopNest nest, std::vector<CompiledNest> fns) : nest_(std::move(nest)), fns_(std::move(fns)) {}
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
+    USER_CHECK(inputs.size() == nest_.inputs().size(), "TE kernel: {} inputs for {}", inputs.size(),
+               nest_.inputs().size());
+    std::vector<Tensor> keep;
+    std::vector<void*> args;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Buf& b = nest_.inputs()[i];
+      const Tensor& t = inputs[i];
+      USER_CHECK(t.defined() && t.sizes() == b->dims && scalarKindOf(t.dtype()) == b->type,
+                 "TE kernel: input {} is {} but the kernel was compiled for {}", i,
+                 t.defined() ? shapeStr(t.sizes()) : "undefined", shapeStr(b->dims));
+      keep.push_back(t.contiguous());
+      args.push_back(keep.back().rawData());
+    }
+    std::vector<Tensor> outs;
+    for (const Buf& b : nest_.outputs()) {
+      outs.push_back(Tensor::empty(b->dims, b->type == ScalarKind::Float64 ? DType::Float64 : DType::Float32));
+      args.push_back(outs.back().rawData());
+    }
+    for (const CompiledNest& n : fns_) {
+      if (!n.parallel || n.trips < 2) {
+        n.fn(args.data(), 0, n.trips);
+        continue;
+      }
+#pragma omp parallel
+      {
+        int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+        int64_t begin = n.trips * t / nt, end = n.trips * (t + 1) / nt;
+        if (begin < end) n.fn(args.data(), begin, end);
+      }
+    }
+    return outs;
+  }
+
+ private:
+  LoopNest nest_;
+  std::vector<CompiledNest> fns_;
+};
+
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> kernels;
+  size_t counter = 0;
+};
+
+Cache& cache() {
+  static Cache c;
+  return c;
+}
+
+std::string signature(const LoopNest& nest) {
+  std::string s;
+  for (const std::vector<Buf>* list : {&nest.inputs(), &nest.outputs()})
+    for (const Buf& b : *list) s += fmt::format("{}:{}{};", b->name, scalarKindName(b->type), shapeStr(b->dims));
+  return s + "\n" + toString(nest.root());
+}
+
+class TeFuser final : public Fuser {
+ public:
+  explicit TeFuser(FuserOptions opts) : opts_(std::move(opts)) {}
+  std::string_view name() const override { return "te"; }
+  int64_t fuse(Graph& g) override { return fuseTensorExprGroups(g); }
+
+  void compile(const Graph& g, KernelTable& kernels, FusionReport& report) override {
+    forEachNode(g.block(), [&](Node* n) {
+      if (n->kind() != OpKind::TensorExprGroup) return;
+      ++report.groups;
+      try {
+        kernels[n] = compileGroup(*n->subgraph(), report);
+      } catch (const Error& e) {
+        report.warnings.push_back(fmt::format("TE group {} runs unfused: {}", n->describe(), e.message()));
+      }
+    });
+  }
+
+ private:
+  std::shared_ptr<const CompiledKernel> compileGroup(const Graph& sub, FusionReport& report) {
+    LoopNest nest = lowerGroup(sub);
+    std::string key = std::string(deviceName(opts_.device)) + "|" + signature(nest);
+    Cache& c = cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (auto it = c.kernels.find(key); it != c.kernels.end()) {
+      ++report.cacheHits;
+      return it->second;
+    }
+    USER_CHECK(!opts_.injectCompileFailure, "compile failure injected (FuserOptions::injectCompileFailure)");
+    std::string name = fmt::format("gj_te_{}", c.counter++);
+    auto t0 = std::chrono::steady_clock::now();
+    if (!opts_.dumpDir.empty()) {
+      LoopNest gpu = nest;
+      gpu.lowerReductions();
+      gpu.scheduleGpu();
+      std::ofstream(opts_.dumpDir + "/" + name + ".te.txt") << toString(nest.root());
+      std::ofstream(opts_.dumpDir + "/" + name + ".cu") << CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root());
+    }
+    std::shared_ptr<const CompiledKernel> k;
+    switch (opts_.device) {
+      case DeviceKind::Cpu: {
+        LoopNest cpu = nest;
+        cpu.scheduleCpu(kParallelGrain);
+        auto fns = compileLlvm(cpu, name, {opts_.dumpDir, name});
+        if (!fns) throw fns.error();
+        k = std::make_shared<TeCpuKernel>(cpu, std::move(fns).value());
+        break;
+      }
+      case DeviceKind::Cuda:
+        throw Error("no CUDA device: CUDA kernels cannot run in this build");
+    }
+    report.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ++report.kernelsCompiled;
+    c.kernels[key] = k;
+    return k;
+  }
+
+  FuserOptions opts_;
+};
+
+// sum_to_size(cat([a, b, ...], d), sizes) that keeps dimension d whole becomes
+// cat([sum_to_size(a, sizes_a), sum_to_size(b, sizes_b), ...], d'), so each sum can join the group that
+// computes its operand. This is how a backward's bias gradients (summed over the batch from the
+// concatenated gate gradients) stay in the group of the gate gradients.
+bool pushSumsThroughCat(gj::Block* b) {
+  bool changed = false;
+  for (Node* n : b->nodesList()) {
+    for (gj::Block* inner : n->blocks()) changed |= pushSumsThroughCat(inner);
+    if (n->kind() != OpKind::SumToSize) continue;
+    Node* cat = n->input(0)->node();
+    auto sizes = constantInts(n->input(1));
+    auto catSizes = staticSizes(n->input(0));
+    if (cat->kind() != OpKind::Cat || !sizes || !catSizes || cat->input(0)->node()->kind() != OpKind::ListConstruct)
+      continue;
+    auto d = constantInt(cat->input(1));
+    const int64_t rank = static_cast<int64_t>(catSizes->size());
+    const int64_t lead = rank - static_cast<int64_t>(sizes->size());
+    if (!d) continue;
+    int64_t dd = *d < 0 ? *d + rank : *d;
+    if (dd < lead || (*sizes)[dd - lead] != (*catSizes)[dd]) continue;  // d itself is summed
+    Graph* g = b->graph();
+    std::vector<Value*> parts;
+    bool ok = true;
+    for (Value* a : cat->input(0)->node()->inputs()) {
+      auto as = staticSizes(a);
+      if (!as || static_cast<int64_t>(as->size()) != rank) ok = false;
+      if (!ok) break;
+      std::vector<int64_t> s = *sizes;
+      s[dd - lead] = (*as)[dd];
+      Node* c = g->createConstant(s);
+      c->insertBefore(n);
+      Node* sum = g->create(OpKind::SumToSize, {a, c->output()});
+      sum->output()->setType(Type::tensor(*n->output()->type().dtype, s, n->output()->type().device));
+      sum->insertBefore(n);
+      parts.push_back(sum->output());
+    }
+    if (!ok) continue;
+    Node* list = g->create(OpKind::ListConstruct, parts);
+    list->output()->setType(Type::of(TypeKind::TensorList));
+    list->insertBefore(n);
+    Node* dim = g->createConstant(dd - lead);
+    dim->insertBefore(n);
+    Node* joined = g->create(OpKind::Cat, {list->output(), dim->output()});
+    joined->output()->setType(n->output()->type());
+    joined->insertBefore(n);
+    g->replaceAllUsesWith(n->output(), joined->output());
+    g->erase(n);
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace
+
+int64_t fuseTensorExprGroups(Graph& g) {
+  moveChunksUp(g);
+  pushSumsThroughCat(g.block());
+  return fuseInBlock(g.block());
+}
+
+}  // namespace gj::te
+
+namespace gj {
+std::unique_ptr<Fuser> makeTeFuser(const FuserOptions& opts) { return std::make_unique<te::TeFuser>(opts); }
+}  // namespace gj
