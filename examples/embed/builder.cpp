@@ -1,4 +1,4 @@
-// Builds an LSTM cell with the builder API, compiles it with a fuser under the profiling executor, runs
+// Builds an LSTM cell with the builder API, compiles it with the TE fuser under the profiling executor, runs
 // forward and backward, and checks both against the unoptimized graph. Exits non-zero on a mismatch.
 #include <graphjit/executors/function.h>
 #include <graphjit/executors/interpreter.h>
@@ -53,7 +53,7 @@ int main() {
   for (Value* in : g->inputs()) inputs.push_back(Tensor::rand(*in->type().sizes, DType::Float32, seed++, -0.5, 0.5));
   std::vector<bool> requiresGrad(inputs.size(), true);
 
-  Function f(*g, {.fuser = FuserKind::Legacy, .executor = ExecutorKind::Profiling});
+  Function f(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Profiling});
   std::vector<IValue> outs;
   std::vector<Tensor> grads;
   for (int call = 0; call < 3; ++call) {  // the first call profiles, the next ones run the fused plan
