@@ -3,6 +3,9 @@
 #include "fusers/legacy/codegen.h"
 #include "fusers/legacy/graph_fuser.h"
 #include "fusers/legacy/kernel_spec.h"
+#include "fusers/te/llvm_codegen.h"
+#include "fusers/te/lowering.h"
+#include "fusers/te/printer.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/shape_propagation.h"
@@ -116,24 +119,38 @@ int cmdFuse(const std::string& file, const std::string& fuser) {
   return 0;
 }
 
+// The code of one group: the legacy fuser's LLVM IR or CUDA C; the TE fuser's loop nest (scheduled for
+// the target) followed by its LLVM IR or CUDA C.
+static std::string groupCode(const Node* n, const std::string& target, const std::string& name) {
+  auto orThrow = [](Result<std::string> r) {
+    if (!r) throw r.error();
+    return r.value();
+  };
+  if (n->kind() == OpKind::FusionGroup) {
+    legacy::KernelSpec spec = legacy::buildKernelSpec(*n->subgraph());
+    return target == "cuda" ? legacy::emitCudaKernel(spec, name) : orThrow(legacy::emitCpuKernelIR(spec, name));
+  }
+  te::LoopNest nest = te::lowerGroup(*n->subgraph());
+  std::string loops = "/* loop nest:\n" + te::toString(nest.root()) + "*/\n";
+  if (target == "cuda") {
+    nest.lowerReductions();
+    nest.scheduleGpu();
+    return loops + te::CudaPrinter().kernel(name, nest.inputs(), nest.outputs(), nest.root());
+  }
+  nest.scheduleCpu();
+  return loops + orThrow(te::emitLlvmIR(nest, name));
+}
+
 int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir) {
-  USER_CHECK(fuser == "old", "graphir codegen: --fuser={} has no code generator in this build; use --fuser=old", fuser);
+  USER_CHECK(fuser == "old" || fuser == "te", "graphir codegen needs --fuser=old or te");
   USER_CHECK(target == "cpu" || target == "cuda", "unknown target '{}'; targets: cpu, cuda", target);
   Plan p = optimizedPlan(file, "legacy", fuser);
   if (!outDir.empty()) fs::create_directories(outDir);
   int k = 0;
   forEachNode(p.graph->block(), [&](Node* n) {
-    if (n->kind() != OpKind::FusionGroup) return;
+    if (n->kind() != OpKind::FusionGroup && n->kind() != OpKind::TensorExprGroup) return;
     std::string name = fmt::format("fusion_group_{}", k++);
-    legacy::KernelSpec spec = legacy::buildKernelSpec(*n->subgraph());
-    std::string code;
-    if (target == "cuda") {
-      code = legacy::emitCudaKernel(spec, name);
-    } else {
-      auto ir = legacy::emitCpuKernelIR(spec, name);
-      if (!ir) throw ir.error();
-      code = ir.value();
-    }
+    std::string code = groupCode(n, target, name);
     if (outDir.empty()) {
       std::cout << "// " << name << "\n" << code << "\n";
     } else {
@@ -147,11 +164,17 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
 }
 
 int cmdExplain(const std::string& file, const std::string& fuser) {
-  USER_CHECK(fuser == "old", "graphir explain: --fuser={} is not explained in this build; use --fuser=old", fuser);
+  USER_CHECK(fuser == "old" || fuser == "te", "graphir explain needs --fuser=old or te");
   Plan p = optimizedPlan(file, "legacy", fuser);
   int outside = 0;
   forEachNode(p.graph->block(), [&](Node* n) {
-    if (n->kind() == OpKind::FusionGroup || isPlumbing(n->kind())) return;
+    if (isPlumbing(n->kind())) return;
+    if (fuser == "te" && (n->kind() == OpKind::SumToSize || n->kind() == OpKind::SumDim)) {
+      std::cout << fmt::format("{}\n    a reduction joins a TE group only when it reduces a value the group computes\n",
+                               printNode(n));
+      ++outside;
+      return;
+    }
     std::string why = legacy::fusionBlocker(n);
     if (why.empty()) why = "fusible, but no other fusible op shares its shape next to it (groups need two ops)";
     std::cout << fmt::format("{}\n    {}\n", printNode(n), why);
@@ -183,7 +206,7 @@ static std::string dotText(const Graph& g) {
   for (const Node* n : *g.block()) {
     if (n->kind() == OpKind::Constant) continue;
     std::string id = fmt::format("n{}", n->outputs().empty() ? 0 : n->output()->id());
-    if (n->kind() != OpKind::FusionGroup || !n->subgraph()) {
+    if ((n->kind() != OpKind::FusionGroup && n->kind() != OpKind::TensorExprGroup) || !n->subgraph()) {
       nodeLine(n, id, "  ");
       edges(n, id, src);
       continue;
