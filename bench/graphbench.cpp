@@ -9,6 +9,7 @@
 #include "executors/function.h"
 #include "executors/interpreter.h"
 #include "models/lstm.h"
+#include "runtime/cpu/onednn_lstm.h"
 #include "runtime/threading.h"
 #include "runtime/version.h"
 #include "support/error.h"
@@ -43,7 +44,7 @@ struct Row {
   std::function<std::string()> info;
 };
 
-const std::vector<std::string> kRnnRows = {"aten", "py", "jit", "jit_premul", "jit_premul_bias", "jit_simple",
+const std::vector<std::string> kRnnRows = {"cudnn", "aten", "py", "jit", "jit_premul", "jit_premul_bias", "jit_simple",
                                            "jit_multilayer"};
 
 // Forward with gradients on every float input, backward with gradients of ones.
@@ -106,6 +107,24 @@ std::vector<Row> rnnRows(const Options& o) {
   std::vector<std::string> names = o.rnns.empty() ? kRnnRows : o.rnns;
   std::vector<Row> rows;
   for (const std::string& name : names) {
+    if (name == "cudnn") {
+      // On the CPU: oneDNN's fused LSTM, forward (training) and backward.
+      auto m = std::make_shared<Model>(buildLstm(LstmVariantKind::Jit, p));
+      auto in = std::make_shared<std::vector<Tensor>>(randomInputs(*m, o.seed));
+      auto lstm = std::make_shared<cpu::OnednnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+      auto outs = std::make_shared<std::vector<Tensor>>();
+      rows.push_back({name,
+                      [in, lstm, outs] {
+                        std::vector<Tensor> w(in->begin() + 3, in->end());
+                        *outs = lstm->forward((*in)[0], (*in)[1], (*in)[2], w);
+                      },
+                      [lstm, outs] {
+                        auto ones = [](const Tensor& t) { return Tensor::full(t.sizes(), DType::Float32, 1.0); };
+                        lstm->backward(ones((*outs)[0]), ones((*outs)[1]), ones((*outs)[2]));
+                      },
+                      [] { return std::string("oneDNN LSTM"); }});
+      continue;
+    }
     if (name == "aten") {
       auto m = std::make_shared<Model>(buildLstm(LstmVariantKind::Jit, p));
       auto in = std::make_shared<std::vector<Tensor>>(randomInputs(*m, o.seed));
