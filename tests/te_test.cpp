@@ -204,6 +204,7 @@ TEST(TeKernels, InterpreterLlvmAndCudaAgreeForEveryModelKernel) {
           lowered.lowerReductions();
           auto ref = interpret(lowered, in);
           LoopNest cpu = nest;
+          cpu.lowerReductions();
           cpu.scheduleCpu();
           auto fns = compileLlvm(cpu, fmt::format("te_test_{}", kernels), {});
           ASSERT_TRUE(fns.ok()) << fns.error().what();

@@ -137,6 +137,7 @@ static std::string groupCode(const Node* n, const std::string& target, const std
     nest.scheduleGpu();
     return loops + te::CudaPrinter().kernel(name, nest.inputs(), nest.outputs(), nest.root());
   }
+  nest.lowerReductions();
   nest.scheduleCpu();
   return loops + orThrow(te::emitLlvmIR(nest, name));
 }

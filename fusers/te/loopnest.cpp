@@ -353,12 +353,37 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
       auto a = intValue(f->start), b = intValue(f->stop);
       return (a && b ? *b - *a : 1) * work(f->body);
     }
+    // A loop body that reads a buffer it stores (a reduction's accumulation) carries a dependence.
+    static bool accumulates(const Stmt& body) {
+      struct Scan : Visitor {
+        using Visitor::visit;
+        std::unordered_set<const BufNode*> stored, loaded;
+        bool loop = false;
+        void visit(const Store* op) override {
+          stored.insert(op->buf.get());
+          Visitor::visit(op);
+        }
+        void visit(const Load* op) override {
+          loaded.insert(op->buf.get());
+          Visitor::visit(op);
+        }
+        void visit(const For* op) override {
+          loop = true;
+          Visitor::visit(op);
+        }
+      } scan;
+      scan.visit(body);
+      if (scan.loop) return true;
+      for (const BufNode* b : scan.stored)
+        if (scan.loaded.count(b)) return true;
+      return false;
+    }
     Stmt mutate(const For* op, const Stmt& self) override {
       ++depth;
       Stmt body = mutate(op->body);
       --depth;
       LoopOptions o = op->options;
-      if (!body.as<For>() && !body.as<Block>()) o.vectorize = true;
+      if (!accumulates(body)) o.vectorize = true;
       if (depth == 0 && work(self) >= grain && body.as<For>()) o.parallel = true;
       return For::make(op->var, op->start, op->stop, body, o);
     }

@@ -47,7 +47,8 @@ class LoopNest {
   void simplify();
 
   // ---- default schedules ----
-  /// CPU: innermost loops vectorized, the outermost loop of a large nest parallel.
+  /// CPU: innermost loops vectorized (not those that accumulate into what they read), the outermost loop
+  /// of a large nest parallel. Run lowerReductions first.
   void scheduleCpu(int64_t parallelGrain = 1 << 15);
   /// GPU, with fastrnns' knobs. loopLevel 2: flatten, split by blockSize, bind (blocks, threads).
   /// loopLevel 3: flatten, split by blockCount * blockSize, then by blockSize; bind the inner two and

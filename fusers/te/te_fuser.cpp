@@ -195,6 +195,7 @@ class TeFuser final : public Fuser {
     switch (opts_.device) {
       case DeviceKind::Cpu: {
         LoopNest cpu = nest;
+        cpu.lowerReductions();
         cpu.scheduleCpu(kParallelGrain);
         auto fns = compileLlvm(cpu, name, {opts_.dumpDir, name});
         if (!fns) throw fns.error();
