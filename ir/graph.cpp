@@ -1,7 +1,6 @@
 #include "ir/graph.h"
 
 #include <algorithm>
-#include <ranges>
 #include <unordered_map>
 
 namespace gj {
@@ -240,7 +239,8 @@ void Graph::erase(Node* n) {
     IR_CHECK(!v->hasUses()) << "erasing " << n->describe() << " whose output is still used";
   for (Block* b : n->blocks()) {
     b->return_->removeAllInputs();
-    for (Node* inner : b->nodesList() | std::views::reverse) erase(inner);
+    std::vector<Node*> inner = b->nodesList();  // users before producers
+    for (auto it = inner.rbegin(); it != inner.rend(); ++it) erase(*it);
   }
   n->removeAllInputs();
   for (Value* v : n->outputs()) v->setName("");

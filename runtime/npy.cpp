@@ -2,6 +2,8 @@
 
 #include "support/error.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -75,9 +77,16 @@ Tensor parseNpy(std::string_view bytes, const std::string& what) {
     if (descr.substr(0, 5) == "'" + std::string(descrOf(t)) + "'") dtype = t;
   USER_CHECK(dtype.has_value(), "{}: unsupported .npy dtype {}; expected <f4, <f8, <i8 or |b1",
              what, descr.substr(0, descr.find(',')));
-  int64_t n = numelOf(shape);
-  size_t need = static_cast<size_t>(n) * dtypeSize(*dtype);
+  // Every dimension is at most 18 digits, but their product can still overflow: count with checks,
+  // so that a hostile shape is an error naming the file, never a wrapped size. Strides treat a
+  // zero-size dimension as 1, so the span counts it as 1; the data needs no more than the span.
   std::string_view data = bytes.substr(pos + headerLen);
+  size_t span = dtypeSize(*dtype), need = span;
+  for (int64_t d : shape) {
+    USER_CHECK(!__builtin_mul_overflow(span, std::max<size_t>(d, 1), &span) && span <= PTRDIFF_MAX,
+               "{}: .npy shape {} is too large: its byte count overflows", what, shapeStr(shape));
+    need *= static_cast<size_t>(d);
+  }
   USER_CHECK(data.size() >= need, "{}: truncated .npy data: {} bytes for shape {} of {}, expected {}", what,
              data.size(), shapeStr(shape), dtypeName(*dtype), need);
   Tensor t = Tensor::empty(std::move(shape), *dtype);

@@ -49,7 +49,13 @@ int64_t wrapDim(int64_t d, int64_t rank) {
 }
 
 Tensor Tensor::empty(Shape sizes, DType dtype, DeviceKind device) {
-  for (int64_t s : sizes) USER_CHECK(s >= 0, "negative size in shape {}", shapeStr(sizes));
+  // Strides treat a zero-size dimension as 1, so even an empty shape must have a representable span.
+  int64_t span = static_cast<int64_t>(dtypeSize(dtype));
+  for (int64_t s : sizes) {
+    USER_CHECK(s >= 0, "negative size in shape {}", shapeStr(sizes));
+    USER_CHECK(!__builtin_mul_overflow(span, std::max<int64_t>(s, 1), &span),
+               "shape {} is too large: its byte count does not fit in 64 bits", shapeStr(sizes));
+  }
   Tensor t;
   t.storage_ = std::make_shared<Storage>(numelOf(sizes) * dtypeSize(dtype), device);
   t.strides_ = contiguousStrides(sizes);

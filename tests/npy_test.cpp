@@ -93,6 +93,30 @@ TEST(Npy, RejectsBadFiles) {
   expectError(noShape, "no 'shape' entry");
 }
 
+// A version 1.0 file with the given header dictionary and `dataBytes` bytes of data.
+std::string npyBytes(const std::string& dict, size_t dataBytes) {
+  std::string header = dict + "\n";
+  std::string s = "\x93NUMPY\x01";
+  s += '\0';
+  s += static_cast<char>(header.size() & 0xff);
+  s += static_cast<char>(header.size() >> 8);
+  return s + header + std::string(dataBytes, '\x01');
+}
+
+// Found by fuzzing (tests/fuzz/regressions/npy): shapes whose byte count overflows 64 bits, even with
+// a zero-size dimension (strides still span the others), are errors rather than wrapped sizes.
+TEST(Npy, RejectsShapesWhoseByteCountOverflows) {
+  expectError(npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (999999999999, 999999999999), }", 16),
+              "too large");
+  expectError(npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 999999999999, 999999999999), }", 0),
+              "too large");
+  Tensor empty = parseNpy(npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }", 0), "x.npy");
+  EXPECT_EQ(empty.sizes(), (Shape{0, 3}));
+  Tensor two = parseNpy(npyBytes("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", 16), "x.npy");
+  EXPECT_EQ(two.sizes(), (Shape{2}));
+  EXPECT_EQ(two.data<int64_t>()[1], 0x0101010101010101);
+}
+
 TEST(Npy, MissingFileSaysSo) {
   try {
     readNpy("/nonexistent/dir/x.npy");

@@ -1,0 +1,42 @@
+// libFuzzer target: the IR parser and, behind it, the verifier (parseIR verifies what it parses).
+// Any input may be rejected with a gj::Error; anything else escaping (another exception, a crash, a
+// sanitizer report) is a bug. A graph that is accepted must print back to text that parses again
+// and prints the same: the printer and parser agree on every graph the parser lets through.
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "support/error.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  std::unique_ptr<gj::Graph> g;
+  try {
+    g = gj::parseIR(text, "<fuzz>");
+  } catch (const gj::Error&) {
+    return 0;
+  }
+  std::string printed = gj::printIR(*g);
+  if (!gj::verify(*g).empty()) {
+    std::fprintf(stderr, "the parser accepted a graph the verifier rejects:\n%s\n", printed.c_str());
+    std::abort();
+  }
+  std::string again;
+  try {
+    again = gj::printIR(*gj::parseIR(printed, "<printed>"));
+  } catch (const gj::Error& e) {
+    std::fprintf(stderr, "printed IR does not parse: %s\n%s\n", e.what(), printed.c_str());
+    std::abort();
+  }
+  if (again != printed) {
+    std::fprintf(stderr, "print -> parse -> print changed the text:\n%s\n---\n%s\n", printed.c_str(),
+                 again.c_str());
+    std::abort();
+  }
+  return 0;
+}
