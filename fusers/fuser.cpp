@@ -1,6 +1,64 @@
 #include "fusers/fuser.h"
 
+#include "passes/util.h"
+#include "support/error.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <mutex>
+
 namespace gj {
 CompiledKernel::~CompiledKernel() = default;
 Fuser::~Fuser() = default;
+
+namespace {
+
+struct KernelCache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> kernels;
+  size_t counter = 0;  // symbol names stay unique in the process-wide JIT session
+};
+
+KernelCache& kernelCache() {
+  static KernelCache c;
+  return c;
+}
+
+std::shared_ptr<const CompiledKernel> compileOne(const Graph& sub, const FuserOptions& opts,
+                                                 std::string_view symbolPrefix, FusionReport& report,
+                                                 const std::function<PreparedGroup(const Graph&)>& prepare) {
+  PreparedGroup group = prepare(sub);
+  std::string key = fmt::format("{}|{}|{}", symbolPrefix, deviceName(opts.device), group.key);
+  KernelCache& c = kernelCache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (auto it = c.kernels.find(key); it != c.kernels.end()) {
+    ++report.cacheHits;
+    return it->second;
+  }
+  USER_CHECK(!opts.injectCompileFailure, "compile failure injected (FuserOptions::injectCompileFailure)");
+  auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<const CompiledKernel> k = group.build(fmt::format("{}_{}", symbolPrefix, c.counter++));
+  report.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ++report.kernelsCompiled;
+  c.kernels[key] = k;
+  return k;
+}
+
+}  // namespace
+
+void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, std::string_view what,
+                   std::string_view symbolPrefix, KernelTable& kernels, FusionReport& report,
+                   const std::function<PreparedGroup(const Graph& sub)>& prepare) {
+  forEachNode(g.block(), [&](Node* n) {
+    if (n->kind() != groupKind) return;
+    ++report.groups;
+    try {
+      kernels[n] = compileOne(*n->subgraph(), opts, symbolPrefix, report, prepare);
+    } catch (const Error& e) {
+      report.warnings.push_back(fmt::format("{} {} runs unfused: {}", what, n->describe(), e.message()));
+    }
+  });
+}
+
 }  // namespace gj

@@ -4,6 +4,7 @@
 #include "ir/graph.h"
 #include "runtime/tensor.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -47,6 +48,22 @@ class Fuser {
   /// compile gets no kernel and a warning in the report; the interpreter then runs its subgraph.
   virtual void compile(const Graph& g, KernelTable& kernels, FusionReport& report) = 0;
 };
+
+/// One group's kernel, before compilation: `key` identifies it (same key, same kernel) and `build`
+/// generates and compiles it under a fresh symbol name. A fuser's prepare step throws gj::Error for a
+/// group it cannot handle.
+struct PreparedGroup {
+  std::string key;
+  std::function<std::shared_ptr<const CompiledKernel>(const std::string& name)> build;
+};
+
+/// The compile step every fuser shares around its own code generator: for each `groupKind` node of g
+/// (nested blocks included), prepares the group, looks its key up in a process-wide cache (per device
+/// and `symbolPrefix`), and builds and times what is missing. Honours opts.injectCompileFailure; a
+/// group whose preparation or build throws runs unfused, with a warning that starts with `what`.
+void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, std::string_view what,
+                   std::string_view symbolPrefix, KernelTable& kernels, FusionReport& report,
+                   const std::function<PreparedGroup(const Graph& sub)>& prepare);
 
 std::unique_ptr<Fuser> makeLegacyFuser(const FuserOptions& opts);
 std::unique_ptr<Fuser> makeTeFuser(const FuserOptions& opts);

@@ -10,11 +10,8 @@
 #include <fmt/format.h>
 #include <omp.h>
 
-#include <chrono>
 #include <fstream>
 #include <functional>
-#include <mutex>
-#include <unordered_map>
 
 namespace gj::legacy {
 
@@ -69,17 +66,6 @@ class CpuKernel final : public CompiledKernel {
 
 // Kernels compiled in this process, shared by every Function: the same group on the same target
 // compiles once.
-struct KernelCache {
-  std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> kernels;
-  size_t counter = 0;
-};
-
-KernelCache& cache() {
-  static KernelCache c;
-  return c;
-}
-
 class LegacyFuser final : public Fuser {
  public:
   explicit LegacyFuser(FuserOptions opts) : opts_(std::move(opts)) {}
@@ -87,48 +73,27 @@ class LegacyFuser final : public Fuser {
   int64_t fuse(Graph& g) override { return fusePointwiseGroups(g); }
 
   void compile(const Graph& g, KernelTable& kernels, FusionReport& report) override {
-    forEachNode(g.block(), [&](Node* n) {
-      if (n->kind() != OpKind::FusionGroup) return;
-      ++report.groups;
-      try {
-        kernels[n] = compileGroup(*n->subgraph(), report);
-      } catch (const Error& e) {
-        report.warnings.push_back(fmt::format("fusion group {} runs unfused: {}", n->describe(), e.message()));
-      }
-    });
+    compileGroups(g, OpKind::FusionGroup, opts_, "fusion group", "gj_fused", kernels, report,
+                  [&](const Graph& sub) { return prepare(sub); });
   }
 
  private:
-  std::shared_ptr<const CompiledKernel> compileGroup(const Graph& sub, FusionReport& report) {
+  PreparedGroup prepare(const Graph& sub) const {
     KernelSpec spec = buildKernelSpec(sub);
-    std::string key = std::string(deviceName(opts_.device)) + "|" + spec.key();
-    KernelCache& c = cache();
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (auto it = c.kernels.find(key); it != c.kernels.end()) {
-      ++report.cacheHits;
-      return it->second;
-    }
-    USER_CHECK(!opts_.injectCompileFailure, "compile failure injected (FuserOptions::injectCompileFailure)");
-    std::string name = fmt::format("gj_fused_{}", c.counter++);
-    auto t0 = std::chrono::steady_clock::now();
-    std::shared_ptr<const CompiledKernel> k;
-    if (!opts_.dumpDir.empty()) {
-      std::ofstream(opts_.dumpDir + "/" + name + ".cu") << emitCudaKernel(spec, name);
-    }
-    switch (opts_.device) {
-      case DeviceKind::Cpu: {
-        auto fn = compileCpuKernel(spec, name, {opts_.dumpDir, name});
-        if (!fn) throw fn.error();
-        k = std::make_shared<CpuKernel>(spec, fn.value());
-        break;
+    std::string key = spec.key();
+    return {std::move(key), [this, spec = std::move(spec)](const std::string& name) -> std::shared_ptr<const CompiledKernel> {
+      if (!opts_.dumpDir.empty()) std::ofstream(opts_.dumpDir + "/" + name + ".cu") << emitCudaKernel(spec, name);
+      switch (opts_.device) {
+        case DeviceKind::Cpu: {
+          auto fn = compileCpuKernel(spec, name, {opts_.dumpDir, name});
+          if (!fn) throw fn.error();
+          return std::make_shared<CpuKernel>(spec, fn.value());
+        }
+        case DeviceKind::Cuda:
+          break;
       }
-      case DeviceKind::Cuda:
-        throw Error("no CUDA device: CUDA kernels cannot run in this build");
-    }
-    report.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    ++report.kernelsCompiled;
-    c.kernels[key] = k;
-    return k;
+      throw Error("no CUDA device: CUDA kernels cannot run in this build");
+    }};
   }
 
   FuserOptions opts_;

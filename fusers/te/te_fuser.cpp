@@ -15,10 +15,7 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
-#include <mutex>
-#include <unordered_map>
 #include <unordered_set>
 
 namespace gj::te {
@@ -135,17 +132,6 @@ class TeCpuKernel final : public CompiledKernel {
   std::vector<CompiledNest> fns_;
 };
 
-struct Cache {
-  std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> kernels;
-  size_t counter = 0;
-};
-
-Cache& cache() {
-  static Cache c;
-  return c;
-}
-
 std::string signature(const LoopNest& nest) {
   std::string s;
   for (const std::vector<Buf>* list : {&nest.inputs(), &nest.outputs()})
@@ -160,55 +146,36 @@ class TeFuser final : public Fuser {
   int64_t fuse(Graph& g) override { return fuseTensorExprGroups(g); }
 
   void compile(const Graph& g, KernelTable& kernels, FusionReport& report) override {
-    forEachNode(g.block(), [&](Node* n) {
-      if (n->kind() != OpKind::TensorExprGroup) return;
-      ++report.groups;
-      try {
-        kernels[n] = compileGroup(*n->subgraph(), report);
-      } catch (const Error& e) {
-        report.warnings.push_back(fmt::format("TE group {} runs unfused: {}", n->describe(), e.message()));
-      }
-    });
+    compileGroups(g, OpKind::TensorExprGroup, opts_, "TE group", "gj_te", kernels, report,
+                  [&](const Graph& sub) { return prepare(sub); });
   }
 
  private:
-  std::shared_ptr<const CompiledKernel> compileGroup(const Graph& sub, FusionReport& report) {
+  PreparedGroup prepare(const Graph& sub) const {
     LoopNest nest = lowerGroup(sub);
-    std::string key = std::string(deviceName(opts_.device)) + "|" + signature(nest);
-    Cache& c = cache();
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (auto it = c.kernels.find(key); it != c.kernels.end()) {
-      ++report.cacheHits;
-      return it->second;
-    }
-    USER_CHECK(!opts_.injectCompileFailure, "compile failure injected (FuserOptions::injectCompileFailure)");
-    std::string name = fmt::format("gj_te_{}", c.counter++);
-    auto t0 = std::chrono::steady_clock::now();
-    if (!opts_.dumpDir.empty()) {
-      LoopNest gpu = nest;
-      gpu.lowerReductions();
-      gpu.scheduleGpu();
-      std::ofstream(opts_.dumpDir + "/" + name + ".te.txt") << toString(nest.root());
-      std::ofstream(opts_.dumpDir + "/" + name + ".cu") << CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root());
-    }
-    std::shared_ptr<const CompiledKernel> k;
-    switch (opts_.device) {
-      case DeviceKind::Cpu: {
-        LoopNest cpu = nest;
-        cpu.lowerReductions();
-        cpu.scheduleCpu(kParallelGrain);
-        auto fns = compileLlvm(cpu, name, {opts_.dumpDir, name});
-        if (!fns) throw fns.error();
-        k = std::make_shared<TeCpuKernel>(cpu, std::move(fns).value());
-        break;
+    std::string key = signature(nest);
+    return {std::move(key), [this, nest = std::move(nest)](const std::string& name) -> std::shared_ptr<const CompiledKernel> {
+      if (!opts_.dumpDir.empty()) {
+        LoopNest gpu = nest;
+        gpu.lowerReductions();
+        gpu.scheduleGpu();
+        std::ofstream(opts_.dumpDir + "/" + name + ".te.txt") << toString(nest.root());
+        std::ofstream(opts_.dumpDir + "/" + name + ".cu") << CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root());
       }
-      case DeviceKind::Cuda:
-        throw Error("no CUDA device: CUDA kernels cannot run in this build");
-    }
-    report.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    ++report.kernelsCompiled;
-    c.kernels[key] = k;
-    return k;
+      switch (opts_.device) {
+        case DeviceKind::Cpu: {
+          LoopNest cpu = nest;
+          cpu.lowerReductions();
+          cpu.scheduleCpu(kParallelGrain);
+          auto fns = compileLlvm(cpu, name, {opts_.dumpDir, name});
+          if (!fns) throw fns.error();
+          return std::make_shared<TeCpuKernel>(cpu, std::move(fns).value());
+        }
+        case DeviceKind::Cuda:
+          break;
+      }
+      throw Error("no CUDA device: CUDA kernels cannot run in this build");
+    }};
   }
 
   FuserOptions opts_;
