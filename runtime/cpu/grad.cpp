@@ -1,4 +1,5 @@
 // Kernels of the ops that gradient formulas emit.
+#include "runtime/cpu/im2col.h"
 #include "runtime/cpu/loops.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/gemm.h"
@@ -129,41 +130,6 @@ Tensor nllLossBackward(const Tensor& g, const Tensor& logp, const Tensor& target
   return out;
 }
 
-// Adds columns [C*kH*kW, outH*outW] back into one image (the adjoint of im2col).
-template <typename T>
-static void col2im(const T* col, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t outH,
-                   int64_t outW, const Conv2dParams& p, T* img) {
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t i = 0; i < kh; ++i)
-      for (int64_t j = 0; j < kw; ++j) {
-        const T* row = col + ((c * kh + i) * kw + j) * outH * outW;
-        for (int64_t y = 0; y < outH; ++y) {
-          int64_t iy = y * p.strideH - p.padH + i * p.dilationH;
-          if (iy < 0 || iy >= h) continue;
-          for (int64_t x = 0; x < outW; ++x) {
-            int64_t ix = x * p.strideW - p.padW + j * p.dilationW;
-            if (ix >= 0 && ix < w) img[(c * h + iy) * w + ix] += row[y * outW + x];
-          }
-        }
-      }
-}
-
-template <typename T>
-static void im2colFor(const T* img, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t outH,
-                      int64_t outW, const Conv2dParams& p, T* col) {
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t i = 0; i < kh; ++i)
-      for (int64_t j = 0; j < kw; ++j) {
-        T* row = col + ((c * kh + i) * kw + j) * outH * outW;
-        for (int64_t y = 0; y < outH; ++y) {
-          int64_t iy = y * p.strideH - p.padH + i * p.dilationH;
-          for (int64_t x = 0; x < outW; ++x) {
-            int64_t ix = x * p.strideW - p.padW + j * p.dilationW;
-            row[y * outW + x] = (iy >= 0 && iy < h && ix >= 0 && ix < w) ? img[(c * h + iy) * w + ix] : T(0);
-          }
-        }
-      }
-}
 
 template <typename T>
 static void gemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
@@ -191,7 +157,7 @@ static void conv2dBackwardTyped(const Tensor& g, const Tensor& x, const Tensor& 
     for (int64_t gi = 0; gi < groups; ++gi) {
       const T* gout = gp + (b * cout + gi * coutG) * pix;
       // dW_g += dY_g [coutG, pix] x col^T [pix, kdim]
-      im2colFor<T>(xp + (b * cin + gi * cinG) * h * wd, cinG, h, wd, kh, kw, outH, outW, p, col.data<T>());
+      im2col<T>(xp + (b * cin + gi * cinG) * h * wd, cinG, h, wd, kh, kw, outH, outW, p, col.data<T>());
       gemmT<T>(false, true, coutG, kdim, pix, gout, pix, col.data<T>(), pix, T(1), gw + gi * coutG * kdim, kdim);
       // dcol = W_g^T [kdim, coutG] x dY_g [coutG, pix], then fold back into the image.
       gemmT<T>(true, false, kdim, pix, coutG, wp + gi * coutG * kdim, kdim, gout, pix, T(0), col.data<T>(), pix);
