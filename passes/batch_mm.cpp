@@ -67,12 +67,15 @@ bool batchSide(Block* b, std::vector<Node*> group, int sharedSide, const Reachab
   std::vector<Node*> chosen;
   for (Node* n : group) {
     bool independent = true;
-    for (Node* c : chosen) independent = independent && !r.dependsOn(n, c);
+    // Both ways: an earlier merge in this block may have moved nodes, so `group` (in the order the block
+    // had when it was scanned) need not be in program order any more.
+    for (Node* c : chosen) independent = independent && !r.dependsOn(n, c) && !r.dependsOn(c, n);
     if (independent && staticSizes(n->input(1 - sharedSide))) chosen.push_back(n);
   }
   if (chosen.size() < 2) return false;
   // Insert before the first use of any chosen output (or the last chosen node when they are unused).
-  Node* point = chosen.back();
+  Node* point = *std::max_element(chosen.begin(), chosen.end(),
+                                  [&](Node* a, Node* c) { return r.position(a) < r.position(c); });
   for (Node* n : chosen)
     for (const Use& u : n->output()->uses()) {
       Node* user = ancestorIn(u.user, b);

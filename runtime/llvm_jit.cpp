@@ -5,6 +5,8 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -81,10 +83,28 @@ void prepareModuleForHost(llvm::Module& m) {
   m.setDataLayout(s.tm->createDataLayout());
 }
 
+namespace {
+
+// LLVM's diagnostics for a module we compile: errors are collected into the string `p` points to (when
+// set); warnings and remarks, such as the vectorizer's notes on a loop it left scalar, are dropped, so
+// a user's terminal shows graphjit's messages only. GJ_DUMP_KERNELS keeps the IR to investigate them.
+void onDiagnostic(const llvm::DiagnosticInfo* d, void* p) {
+  if (d->getSeverity() != llvm::DS_Error || !p) return;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::DiagnosticPrinterRawOStream printer(os);
+  d->print(printer);
+  static_cast<std::string*>(p)->append(os.str()).append("\n");
+}
+
+}  // namespace
+
 Result<void*> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr<llvm::Module> m,
                          const std::string& symbol, const JitOptions& opts) {
   Session& s = session();
   if (!s.jit) return Error("LLVM JIT unavailable: " + s.error);
+  std::string errors;
+  ctx->setDiagnosticHandlerCallBack(onDiagnostic, &errors);
   prepareModuleForHost(*m);
   std::string verifyLog;
   llvm::raw_string_ostream vos(verifyLog);
@@ -109,6 +129,9 @@ Result<void*> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr
     mpm.run(*m, mam);
   }
   if (!opts.dumpDir.empty()) dump(*m, opts.dumpDir + "/" + opts.dumpName + ".opt.ll");
+  if (!errors.empty()) return Error("LLVM failed to optimize " + symbol + ": " + errors);
+  // The JIT owns the context from here on, past this call: machine-code diagnostics go nowhere.
+  ctx->setDiagnosticHandlerCallBack(onDiagnostic, nullptr);
   if (auto err = s.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
     return Error("adding a module to the LLVM JIT failed: " + llvm::toString(std::move(err)));
   auto addr = s.jit->lookup(symbol);

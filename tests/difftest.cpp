@@ -120,7 +120,14 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "first seed");
   app.add_option("--count", count, "number of graphs")->check(CLI::PositiveNumber);
   app.add_flag("-v,--verbose", verbose, "a line per graph");
+  bool print = false;
+  app.add_flag("--print", print, "print the graphs of the seeds and run nothing (to reproduce a failure)");
   CLI11_PARSE(app, argc, argv);
+  if (print) {
+    for (int i = 0; i < count; ++i)
+      std::cout << fmt::format("# seed {}\n{}", seed + i, gj::printIR(*gj::test::randomGraph(seed + i)));
+    return 0;
+  }
   int failed = 0;
   for (int i = 0; i < count; ++i) failed += !gj::test::checkGraphSafely(seed + i, verbose);
   std::cout << fmt::format("fusion groups made: old {}, te {}\n", gj::test::gGroups[1], gj::test::gGroups[2]);

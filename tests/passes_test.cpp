@@ -350,6 +350,28 @@ TEST(BatchMM, MergesIndependentMatmulsSharingTheRightOperand) {
   )");
 }
 
+// Merging %a with %e hoists %d above %t, so %c (after the merge) depends on %d although it came first
+// in the block: the second merge must see that and leave %c and %d apart (found by tests/difftest).
+TEST(BatchMM, AMergeThatMovesNodesDoesNotLeadToAMergeOfDependentMatmuls) {
+  auto after = checkPass(R"IR(graph(%x : Double(3, 2), %y : Double(3, 2), %w : Double(2, 2), %v : Double(2, 2)):
+  %a : Double(3, 2) = aten::mm(%x, %w)
+  %t : Double(3, 2) = aten::tanh(%a)
+  %c : Double(3, 2) = aten::mm(%t, %v)
+  %d : Double(3, 2) = aten::mm(%y, %v)
+  %e : Double(3, 2) = aten::mm(%d, %w)
+  %one : int = prim::Constant[value=1]()
+  %s : Double(3, 2) = aten::mul(%c, %e)
+  return (%s)
+)IR",
+                         "batch-mm", R"(
+    CHECK: %d : Double(3, 2) = aten::mm(%y, %v)
+    CHECK: aten::mm({{.*}}, %w)
+    CHECK: aten::tanh
+    CHECK: %c : Double(3, 2) = aten::mm(%t, %v)
+  )");
+  EXPECT_TRUE(verify(*after).empty());
+}
+
 TEST(BatchMM, TurnsAnAddOfMatmulsIntoOneMatmul) {
   checkPass(R"IR(graph(%x : Double(2, 4), %h : Double(2, 3), %wi : Double(4, 5), %wh : Double(3, 5)):
   %one : int = prim::Constant[value=1]()

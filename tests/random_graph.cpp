@@ -67,7 +67,7 @@ class Generator {
 
   void step() {
     Val a = any(), c = any();
-    switch (pick(0, 10)) {
+    switch (pick(0, 12)) {
       case 0: {  // unary
         OpKind k = std::vector<OpKind>{OpKind::Sigmoid, OpKind::Tanh, OpKind::Relu, OpKind::Neg}[pick(0, 3)];
         push(b_.op(k, {a.v}), a.shape);
@@ -115,6 +115,18 @@ class Generator {
         Value* next = b_.op(OpKind::Tanh, {b_.op(OpKind::Mm, {loop.carried[0], weight_})});
         auto outs = b_.endLoop(loop, {b_.op(OpKind::Add, {next, loop.carried[0], b_.f(0.5)})});
         push(outs[0], full());
+        return;
+      }
+      case 10: {  // softmax or log_softmax along the rows or the columns
+        Val f = anyFull();
+        OpKind k = pick(0, 1) ? OpKind::Softmax : OpKind::LogSoftmax;
+        push(b_.op(k, {b_.op(OpKind::Mul, {f.v, b_.f(2.0)}), b_.i(pick(0, 1) ? -1 : 0)}), full());
+        return;
+      }
+      case 11: {  // a mean over the columns, kept, then broadcast back
+        Val f = anyFull();
+        Value* m = b_.op(OpKind::MeanDim, {f.v, b_.ints({1}), b_.b(true)});
+        push(b_.op(OpKind::Sub, {f.v, b_.op(OpKind::Tanh, {m}), b_.i(1)}), full());
         return;
       }
       default: {  // scalar arithmetic

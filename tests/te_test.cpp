@@ -1,11 +1,13 @@
 // The TE fuser: LoopNest transforms (golden loop nests before/after, equal results), and every TE kernel
 // the models produce run by the interpreter and by LLVM code (agreeing), printed as CUDA C and compiled
 // by NVRTC; the LSTM backward's group structure.
+#include "executors/interpreter.h"
 #include "executors/pipeline.h"
 #include "fusers/te/interpreter.h"
 #include "fusers/te/llvm_codegen.h"
 #include "fusers/te/lowering.h"
 #include "fusers/te/printer.h"
+#include "ir/parser.h"
 #include "ir/printer.h"
 #include "models/lstm.h"
 #include "passes/util.h"
@@ -18,6 +20,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <set>
 
 namespace gj {
@@ -230,6 +234,168 @@ TEST(TeKernels, InterpreterLlvmAndCudaAgreeForEveryModelKernel) {
         });
     }
   EXPECT_GE(kernels, 8u);
+}
+
+// A graph through the pipeline with the TE fuser: every group's loop nest run by the interpreter and by
+// LLVM code must equal the group's subgraph run unfused by the graph interpreter, in float32 and float64;
+// its CUDA C compiles with NVRTC. Returns the ops the groups hold, by kind.
+std::multiset<OpKind> checkTeGroups(const std::string& ir, DType dtype) {
+  auto g = std::shared_ptr<Graph>(parseIR(ir));
+  PipelineOptions o;
+  o.fuser = FuserKind::Te;
+  Plan p = optimizeSpecialized(g, std::vector<bool>(g->inputs().size(), false), o);
+  std::multiset<OpKind> fused;
+  static int k = 0;  // JIT symbol names are process-wide
+  forEachNode(p.graph->block(), [&](Node* n) {
+    if (n->kind() != OpKind::TensorExprGroup) return;
+    const Graph& sub = *n->subgraph();
+    for (const Node* m : *sub.block()) fused.insert(m->kind());
+    LoopNest nest = lowerGroup(sub);
+    std::vector<Tensor> in;
+    std::vector<IValue> args;
+    for (size_t i = 0; i < nest.inputs().size(); ++i) {
+      in.push_back(Tensor::rand(nest.inputs()[i]->dims, dtype, 40 + i, -3, 3));
+      args.emplace_back(in.back());
+    }
+    auto ref = Interpreter(sub).run(args);
+    LoopNest lowered = nest;
+    lowered.lowerReductions();
+    auto interpreted = interpret(lowered, in);
+    LoopNest cpu = lowered;
+    cpu.scheduleCpu(/*parallelGrain=*/64);  // small, so the parallel path runs too
+    auto fns = compileLlvm(cpu, fmt::format("te_lowering_{}_{}", dtypeName(dtype), k++), {});
+    ASSERT_TRUE(fns.ok()) << fns.error().what();
+    std::vector<Tensor> outs;
+    std::vector<void*> ptrs;
+    for (const Tensor& t : in) ptrs.push_back(t.rawData());
+    for (const Buf& b : nest.outputs()) {
+      outs.push_back(Tensor::empty(b->dims, dtype));
+      ptrs.push_back(outs.back().rawData());
+    }
+    for (const CompiledNest& f : fns.value()) f.fn(ptrs.data(), 0, f.trips);
+    const double tol = dtype == DType::Float64 ? 1e-13 : 1e-6;
+    for (size_t j = 0; j < ref.size(); ++j) {
+      const Tensor& r = ref[j].toTensor();
+      EXPECT_GT(r.numel() == 0 ? 1.0 : cpu::sum(cpu::mul(r, r), std::vector<int64_t>{}, false).item(0), 0.0);
+      EXPECT_LE(test::relError(interpreted[j], r), tol) << "interpreter, output " << j << ":\n" << toString(nest.root());
+      EXPECT_LE(test::relError(outs[j], r), tol) << "LLVM, output " << j << ":\n" << toString(cpu.root());
+    }
+    if (!haveNvrtc()) return;
+    LoopNest gpu = lowered;
+    gpu.scheduleGpu(64, 4, 3);
+    std::string src = CudaPrinter().kernel("k", gpu.inputs(), gpu.outputs(), gpu.root());
+    auto r = nvrtcCompile(src, "k", "sm_80");
+    ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
+    EXPECT_TRUE(r.value().log.empty()) << r.value().log << "\n" << src;
+  });
+  return fused;
+}
+
+std::string typed(std::string ir, DType t) {
+  for (size_t at = ir.find("T("); at != std::string::npos; at = ir.find("T(", at))
+    ir.replace(at, 1, t == DType::Float64 ? "Double" : "Float");
+  return ir;
+}
+
+class TeLowering : public testing::TestWithParam<DType> {};
+
+// Output partitioning: the parts of a cat are stored into their slices, reductions among them too.
+TEST_P(TeLowering, CatOfPointwiseValuesAndReductions) {
+  auto fused = checkTeGroups(typed(R"IR(
+graph(%a : T(4, 6), %b : T(4, 6), %c : T(6)):
+  %one : int = prim::Constant[value=1]()
+  %x : T(4, 6) = aten::mul(%a, %b)
+  %y : T(4, 6) = aten::sigmoid(%x)
+  %z : T(4, 6) = aten::add(%y, %c, %one)
+  %l : Tensor[] = prim::ListConstruct(%x, %z, %a)
+  %cat : T(4, 18) = aten::cat(%l, %one)
+  %s6 : int[] = prim::Constant[value=[6]]()
+  %sx : T(6) = aten::sum_to_size(%x, %s6)
+  %sz : T(6) = aten::sum_to_size(%z, %s6)
+  %l2 : Tensor[] = prim::ListConstruct(%sx, %sz)
+  %zero : int = prim::Constant[value=0]()
+  %cat2 : T(12) = aten::cat(%l2, %zero)
+  return (%cat, %cat2, %y)
+)IR", GetParam()), GetParam());
+  EXPECT_EQ(fused.count(OpKind::Cat), 2u);
+  EXPECT_EQ(fused.count(OpKind::SumToSize), 2u);
+}
+
+TEST_P(TeLowering, MeanOverDimsAndOverEverything) {
+  auto fused = checkTeGroups(typed(R"IR(
+graph(%a : T(3, 5, 7), %b : T(7)):
+  %one : int = prim::Constant[value=1]()
+  %x : T(3, 5, 7) = aten::mul(%a, %b)
+  %y : T(3, 5, 7) = aten::tanh(%x)
+  %d : int[] = prim::Constant[value=[0, 2]]()
+  %t : bool = prim::Constant[value=1]()
+  %f : bool = prim::Constant[value=0]()
+  %m1 : T(1, 5, 1) = aten::mean(%y, %d, %t)
+  %dl : int[] = prim::Constant[value=[-1]]()
+  %m2 : T(3, 5) = aten::mean(%x, %dl, %f)
+  %m3 : T() = aten::mean(%y)
+  %s : T(3, 5) = aten::sum(%y, %dl, %f)
+  return (%m1, %m2, %m3, %s, %y)
+)IR", GetParam()), GetParam());
+  EXPECT_EQ(fused.count(OpKind::MeanDim), 2u);
+  EXPECT_EQ(fused.count(OpKind::Mean), 1u);
+  EXPECT_EQ(fused.count(OpKind::SumDim), 1u);
+}
+
+TEST_P(TeLowering, SoftmaxAndLogSoftmaxOverAnyDim) {
+  auto fused = checkTeGroups(typed(R"IR(
+graph(%a : T(4, 9, 5), %b : T(5)):
+  %x : T(4, 9, 5) = aten::div(%a, %b)
+  %d1 : int = prim::Constant[value=1]()
+  %sm : T(4, 9, 5) = aten::softmax(%x, %d1)
+  %dl : int = prim::Constant[value=-1]()
+  %ls : T(4, 9, 5) = aten::log_softmax(%x, %dl)
+  %d0 : int = prim::Constant[value=0]()
+  %s0 : T(4, 9, 5) = aten::softmax(%a, %d0)
+  return (%sm, %ls, %s0)
+)IR", GetParam()), GetParam());
+  EXPECT_EQ(fused.count(OpKind::Softmax), 2u);
+  EXPECT_EQ(fused.count(OpKind::LogSoftmax), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, TeLowering, testing::Values(DType::Float32, DType::Float64),
+                         [](const testing::TestParamInfo<DType>& i) { return std::string(dtypeName(i.param)); });
+
+// Softmax rows that hold -inf, +inf and NaN give PyTorch's answers (NaN rows stay NaN).
+TEST(TeLowering, SoftmaxOfNonFiniteRowsMatchesTheRuntime) {
+  auto g = std::shared_ptr<Graph>(parseIR(R"IR(
+graph(%a : Float(3, 4)):
+  %one : float = prim::Constant[value=1.0]()
+  %x : Float(3, 4) = aten::mul(%a, %one)
+  %d : int = prim::Constant[value=1]()
+  %s : Float(3, 4) = aten::softmax(%x, %d)
+  %l : Float(3, 4) = aten::log_softmax(%x, %d)
+  return (%s, %l)
+)IR"));
+  PipelineOptions o;
+  o.fuser = FuserKind::Te;
+  Plan p = optimizeSpecialized(g, {false}, o);
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  Tensor a = Tensor::fromVector({3, 4}, {-inf, 1, 2, 3, inf, 0, 1, 2, nan, 1, 2, 3}, DType::Float32);
+  const Node* group = nullptr;
+  forEachNode(p.graph->block(), [&](Node* n) { group = n->kind() == OpKind::TensorExprGroup ? n : group; });
+  ASSERT_NE(group, nullptr) << printIR(*p.graph);
+  LoopNest nest = lowerGroup(*group->subgraph());
+  nest.lowerReductions();
+  nest.scheduleCpu();
+  auto fns = compileLlvm(nest, "te_softmax_nonfinite", {});
+  ASSERT_TRUE(fns.ok()) << fns.error().what();
+  std::vector<Tensor> outs = {Tensor::empty({3, 4}, DType::Float32), Tensor::empty({3, 4}, DType::Float32)};
+  std::vector<void*> ptrs = {a.rawData(), outs[0].rawData(), outs[1].rawData()};
+  for (const CompiledNest& f : fns.value()) f.fn(ptrs.data(), 0, f.trips);
+  Tensor refs[2] = {cpu::softmax(a, 1), cpu::logSoftmax(a, 1)};
+  for (int k = 0; k < 2; ++k)
+    for (int64_t i = 0; i < 12; ++i) {
+      double want = refs[k].item(i), got = outs[k].item(i);
+      if (std::isnan(want)) EXPECT_TRUE(std::isnan(got)) << k << " " << i;
+      else if (std::isinf(want)) EXPECT_EQ(got, want) << k << " " << i;
+      else EXPECT_NEAR(got, want, 1e-6) << k << " " << i;
+    }
 }
 
 size_t countKind(const Graph& g, OpKind k) {

@@ -62,14 +62,17 @@ int main(int argc, char** argv) {
   auto* fuse = app.add_subcommand("fuse", "the graph after the legacy pipeline with a fuser: groups and their subgraphs");
   fuse->add_option("file", file, "IR file with complete input types")->required();
   fuse->add_option("--fuser", fuser, "old or te")->required()->check(CLI::IsMember({"old", "te"}));
+  fuse->add_flag("--backward", backward, "float inputs require grad: also show the forward and backward graphs");
   auto* codegen = app.add_subcommand("codegen", "the code generated for every fusion group");
   codegen->add_option("file", file, "IR file with complete input types")->required();
   codegen->add_option("--fuser", fuser, "old or te")->required()->check(CLI::IsMember({"old", "te"}));
   codegen->add_option("--target", target, "cpu (LLVM IR) or cuda (CUDA C)")->check(CLI::IsMember({"cpu", "cuda"}));
   codegen->add_option("-o,--output", outDir, "write one file per group into DIR");
+  codegen->add_flag("--backward", backward, "float inputs require grad: also the backward graphs' groups");
   auto* explain = app.add_subcommand("explain", "why each op outside a fusion group was not fused");
   explain->add_option("file", file, "IR file with complete input types")->required();
   explain->add_option("--fuser", fuser, "old or te")->required()->check(CLI::IsMember({"old", "te"}));
+  explain->add_flag("--backward", backward, "float inputs require grad: also the backward graphs' ops");
   auto* dot = app.add_subcommand("dot", "the graph for Graphviz, fusion groups as clusters");
   dot->add_option("file", file, "IR file")->required();
   dot->add_option("--fuser", fuser, "fuse first with this fuser (old)")->check(CLI::IsMember({"none", "old", "te"}));
@@ -102,9 +105,9 @@ int main(int argc, char** argv) {
       USER_CHECK(!passList.empty() || !pipeline.empty(), "graphir passes needs --passes=a,b,... or --pipeline=...");
       return cmdPasses(file, passList, pipeline, printAfterAll, timePasses);
     }
-    if (*fuse) return cmdFuse(file, fuser);
-    if (*codegen) return cmdCodegen(file, fuser, target, outDir);
-    if (*explain) return cmdExplain(file, fuser);
+    if (*fuse) return cmdFuse(file, fuser, backward);
+    if (*codegen) return cmdCodegen(file, fuser, target, outDir, backward);
+    if (*explain) return cmdExplain(file, fuser, backward);
     if (*dot) return cmdDot(file, fuser, out);
     if (*stats) return cmdStats(file);
     if (*runCmd) return cmdRun(file, inputsDir, outDir, backward, gradDir, run);

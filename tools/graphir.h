@@ -18,9 +18,10 @@ int cmdOps();
 int cmdModel(const std::string& name, const ModelConfig& cfg, const std::string& out);
 int cmdPasses(const std::string& file, const std::string& passList, const std::string& pipeline, bool printAfterAll,
               bool time);
-int cmdFuse(const std::string& file, const std::string& fuser);
-int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir);
-int cmdExplain(const std::string& file, const std::string& fuser);
+int cmdFuse(const std::string& file, const std::string& fuser, bool backward);
+int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
+               bool backward);
+int cmdExplain(const std::string& file, const std::string& fuser, bool backward);
 int cmdDot(const std::string& file, const std::string& fuser, const std::string& out);
 int cmdStats(const std::string& file);
 int cmdRun(const std::string& file, const std::string& inputsDir, const std::string& outDir, bool backward,

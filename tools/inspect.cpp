@@ -65,15 +65,18 @@ static PipelineOptions pipelineOptions(const std::string& fuser, bool printAfter
   return o;
 }
 
-// The file's graph through an executor's pipeline (no gradients), specialized to its declared types.
+// The file's graph through an executor's pipeline, specialized to its declared types; with `backward`,
+// every floating-point input requires grad, so the plan holds each differentiable subgraph's forward and
+// backward graphs.
 static Plan optimizedPlan(const std::string& file, const std::string& pipeline, const std::string& fuser,
-                          bool printAfterAll = false) {
+                          bool printAfterAll = false, bool backward = false) {
   std::shared_ptr<Graph> g = parseIRFile(file);
   for (Value* in : g->inputs())
     USER_CHECK(!in->type().isTensor() || in->type().isComplete(),
                "{}: input %{} has type {}; the pipelines specialize on complete types such as Float(3, 4)", file,
                in->name(), in->type().str());
-  std::vector<bool> rg(g->inputs().size(), false);
+  std::vector<bool> rg;
+  for (const Value* in : g->inputs()) rg.push_back(backward && in->type().isTensor() && isFloating(*in->type().dtype));
   if (pipeline == "profiling") g = buildGuardedGraph(*g, {}, rg);
   else USER_CHECK(pipeline == "legacy", "unknown pipeline '{}'; pipelines: legacy, profiling", pipeline);
   return optimizeSpecialized(g, rg, pipelineOptions(fuser, printAfterAll));
@@ -105,14 +108,33 @@ int cmdPasses(const std::string& file, const std::string& passList, const std::s
   return 0;
 }
 
-int cmdFuse(const std::string& file, const std::string& fuser) {
-  USER_CHECK(fuser != "none", "graphir fuse needs --fuser=old or te");
-  Plan p = optimizedPlan(file, "legacy", fuser);
-  std::cout << printIR(*p.graph);
-  size_t groups = 0;
+// The plan's graphs with a title each: the top graph, then every differentiable subgraph's forward and
+// backward graphs (in the top graph's order).
+static std::vector<std::pair<std::string, const Graph*>> planGraphs(const Plan& p) {
+  std::vector<std::pair<std::string, const Graph*>> out = {{"graph", p.graph.get()}};
+  int k = 0;
   forEachNode(p.graph->block(), [&](Node* n) {
-    groups += n->kind() == OpKind::FusionGroup || n->kind() == OpKind::TensorExprGroup;
+    auto it = p.gradients.find(n);
+    if (it == p.gradients.end()) return;
+    out.emplace_back(fmt::format("forward of {}_{}", n->info().name, k), it->second->forward.get());
+    out.emplace_back(fmt::format("backward of {}_{}", n->info().name, k), it->second->backward.get());
+    ++k;
   });
+  return out;
+}
+
+static bool isGroup(const Node* n) { return n->kind() == OpKind::FusionGroup || n->kind() == OpKind::TensorExprGroup; }
+
+int cmdFuse(const std::string& file, const std::string& fuser, bool backward) {
+  USER_CHECK(fuser != "none", "graphir fuse needs --fuser=old or te");
+  Plan p = optimizedPlan(file, "legacy", fuser, false, backward);
+  size_t groups = 0;
+  auto graphs = planGraphs(p);
+  for (const auto& [title, g] : graphs) {
+    if (graphs.size() > 1) std::cout << "# " << title << "\n";
+    std::cout << printIR(*g);
+    forEachNode(g->block(), [&](Node* n) { groups += isGroup(n); });
+  }
   std::cerr << fmt::format("{} fusion group(s), {} compiled, {:.1f} ms\n", groups, p.fusion.kernelsCompiled,
                            p.fusion.compileMs);
   for (const std::string& w : p.fusion.warnings) std::cerr << "warning: " << w << "\n";
@@ -142,14 +164,15 @@ static std::string groupCode(const Node* n, const std::string& target, const std
   return loops + orThrow(te::emitLlvmIR(nest, name));
 }
 
-int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir) {
+int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
+               bool backward) {
   USER_CHECK(fuser == "old" || fuser == "te", "graphir codegen needs --fuser=old or te");
   USER_CHECK(target == "cpu" || target == "cuda", "unknown target '{}'; targets: cpu, cuda", target);
-  Plan p = optimizedPlan(file, "legacy", fuser);
+  Plan p = optimizedPlan(file, "legacy", fuser, false, backward);
   if (!outDir.empty()) fs::create_directories(outDir);
   int k = 0;
-  forEachNode(p.graph->block(), [&](Node* n) {
-    if (n->kind() != OpKind::FusionGroup && n->kind() != OpKind::TensorExprGroup) return;
+  for (const auto& [title, g] : planGraphs(p)) forEachNode(g->block(), [&](Node* n) {
+    if (!isGroup(n)) return;
     std::string name = fmt::format("fusion_group_{}", k++);
     std::string code = groupCode(n, target, name);
     if (outDir.empty()) {
@@ -164,11 +187,11 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
   return 0;
 }
 
-int cmdExplain(const std::string& file, const std::string& fuser) {
+int cmdExplain(const std::string& file, const std::string& fuser, bool backward) {
   USER_CHECK(fuser == "old" || fuser == "te", "graphir explain needs --fuser=old or te");
-  Plan p = optimizedPlan(file, "legacy", fuser);
+  Plan p = optimizedPlan(file, "legacy", fuser, false, backward);
   int outside = 0;
-  forEachNode(p.graph->block(), [&](Node* n) {
+  for (const auto& [title, g] : planGraphs(p)) forEachNode(g->block(), [&](Node* n) {
     if (isPlumbing(n->kind())) return;
     if (fuser == "te" && (n->kind() == OpKind::SumToSize || n->kind() == OpKind::SumDim)) {
       std::cout << fmt::format("{}\n    a reduction joins a TE group only when it reduces a value the group computes\n",

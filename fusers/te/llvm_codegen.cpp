@@ -2,6 +2,7 @@
 #include "fusers/te/llvm_codegen.h"
 
 #include "fusers/llvm_math.h"
+#include "fusers/te/mutator.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gj::te {
 
@@ -22,7 +24,23 @@ class Emitter {
  public:
   Emitter(const LoopNest& nest, llvm::LLVMContext& ctx, llvm::Module& m)
       : nest_(nest), ctx_(ctx), m_(m), b_(ctx), i64_(llvm::Type::getInt64Ty(ctx)),
-        ptr_(llvm::PointerType::getUnqual(ctx)) {}
+        ptr_(llvm::PointerType::getUnqual(ctx)) {
+    struct Scan : Visitor {
+      using Visitor::visit;
+      std::unordered_set<const BufNode*> stored, loaded;
+      void visit(const Store* op) override {
+        stored.insert(op->buf.get());
+        Visitor::visit(op);
+      }
+      void visit(const Load* op) override {
+        loaded.insert(op->buf.get());
+        Visitor::visit(op);
+      }
+    } scan;
+    scan.visit(nest.root());
+    for (const BufNode* b : scan.stored)
+      if (scan.loaded.count(b)) written_.insert(b);
+  }
 
   // One function per top-level statement of the root.
   std::vector<CompiledNest> emit(const std::string& name) {
@@ -83,8 +101,27 @@ class Emitter {
   llvm::Value* expr(const Expr& e) {
     if (llvm::Value* v = lookup(e.get())) return v;  // a shared subexpression, computed once
     llvm::Value* v = exprUncached(e);
-    if (e.kind() != NodeKind::Var) scopes_.back()[e.get()] = v;
+    if (e.kind() != NodeKind::Var && !readsTemporary(e)) scopes_.back()[e.get()] = v;
     return v;
+  }
+
+  // Whether e loads a buffer the nest also stores (a temporary or an accumulator): such a value can
+  // change between two uses, so it is emitted again at each (GVN merges what is really the same).
+  bool readsTemporary(const Expr& e) {
+    if (written_.empty()) return false;
+    if (auto it = readsWritten_.find(e.get()); it != readsWritten_.end()) return it->second;
+    struct Find : Visitor {
+      using Visitor::visit;
+      const std::unordered_set<const BufNode*>* bufs;
+      bool found = false;
+      void visit(const Load* op) override {
+        found = found || bufs->count(op->buf.get());
+        Visitor::visit(op);
+      }
+    } find;
+    find.bufs = &written_;
+    find.visit(e);
+    return readsWritten_[e.get()] = find.found;
   }
 
   llvm::Value* address(const Buf& buf, const std::vector<Expr>& idx) {
@@ -200,7 +237,10 @@ class Emitter {
         for (int64_t d : buf->dims) n *= d;
         USER_CHECK(n <= (1 << 14), "TE LLVM codegen: temporary {} of {} elements is too large for the stack",
                    buf->name, n);
-        bufs_[buf.get()] = b_.CreateAlloca(typeOf(buf->type), llvm::ConstantInt::get(i64_, n));
+        // In the entry block, so a temporary inside a loop is one stack slot (that SROA can promote to a
+        // register), not a new one per iteration.
+        llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+        bufs_[buf.get()] = entry.CreateAlloca(typeOf(buf->type), llvm::ConstantInt::get(i64_, n), buf->name);
         return;
       }
       case NodeKind::Free: return;
@@ -265,6 +305,8 @@ class Emitter {
   llvm::PointerType* ptr_;
   llvm::Function* fn_ = nullptr;
   std::unordered_map<const BufNode*, llvm::Value*> bufs_;
+  std::unordered_set<const BufNode*> written_;
+  std::unordered_map<const ExprNode*, bool> readsWritten_;
   std::vector<std::unordered_map<const ExprNode*, llvm::Value*>> scopes_;
 };
 

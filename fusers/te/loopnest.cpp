@@ -347,7 +347,13 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
     int64_t grain;
     int depth = 0;
     explicit Mark(int64_t g) : grain(g) {}
+    // Statements executed, roughly: trips times the body's work, summed over a block's statements.
     static int64_t work(const Stmt& s) {
+      if (const Block* b = s.as<Block>()) {
+        int64_t w = 0;
+        for (const Stmt& x : b->stmts) w += work(x);
+        return w;
+      }
       const For* f = s.as<For>();
       if (!f) return 1;
       auto a = intValue(f->start), b = intValue(f->stop);
@@ -384,7 +390,7 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
       --depth;
       LoopOptions o = op->options;
       if (!accumulates(body)) o.vectorize = true;
-      if (depth == 0 && work(self) >= grain && body.as<For>()) o.parallel = true;
+      if (depth == 0 && work(self) >= grain) o.parallel = true;
       return For::make(op->var, op->start, op->stop, body, o);
     }
   } mark(parallelGrain);

@@ -27,44 +27,95 @@ class Lowerer {
       inputs_.push_back(b);
       bufOf_[in] = b;
     }
-    for (const Node* n : *sub_.block()) producer_[n->outputs().empty() ? nullptr : n->output(0)] = n;
     std::vector<Stmt> nests;
-    // Pointwise outputs: one nest over their common shape.
-    std::vector<std::pair<size_t, const Value*>> pointwise;
+    std::vector<PointwiseStore> pointwise;
     std::vector<Buf> outputs(sub_.outputs().size());
     for (size_t k = 0; k < sub_.outputs().size(); ++k) {
       const Value* out = sub_.outputs()[k];
       auto s = staticSizes(out);
       USER_CHECK(s && out->type().dtype, "TE lowering: output %{} needs static sizes", out->name());
       outputs[k] = makeBuf(fmt::format("out{}", k), *s, scalarKindOf(*out->type().dtype));
-      if (isReduction(out->node())) nests.push_back(reductionNest(out, outputs[k]));
-      else pointwise.emplace_back(k, out);
+      const Node* n = out->node();
+      if (isReduction(n)) {
+        nests.push_back(reductionNest(out, {outputs[k], -1, 0}));
+      } else if (n->kind() == OpKind::Softmax || n->kind() == OpKind::LogSoftmax) {
+        nests.push_back(softmaxNest(out, outputs[k]));
+      } else if (n->kind() == OpKind::Cat && !bufOf_.count(out)) {
+        // Output partitioning: every part is stored into its slice of the output.
+        const Node* list = n->input(0)->node();
+        USER_CHECK(list->kind() == OpKind::ListConstruct, "TE lowering: aten::cat needs a prim::ListConstruct");
+        auto d = constantInt(n->input(1));
+        USER_CHECK(d.has_value(), "TE lowering: aten::cat needs a constant dim");
+        int64_t dim = *d < 0 ? *d + static_cast<int64_t>(s->size()) : *d;
+        int64_t offset = 0;
+        for (const Value* part : list->inputs()) {
+          Slice slice{outputs[k], dim, offset};
+          if (!bufOf_.count(part) && isReduction(part->node())) nests.push_back(reductionNest(part, slice));
+          else pointwise.push_back({*staticSizes(part), slice, part});
+          offset += (*staticSizes(part))[dim];
+        }
+      } else {
+        pointwise.push_back({*s, {outputs[k], -1, 0}, out});
+      }
     }
-    if (!pointwise.empty()) {
-      auto shape = *staticSizes(pointwise[0].second);
+    // Pointwise stores: one nest per shape, in the order the shapes first appear, ahead of the rest.
+    std::vector<Stmt> pointwiseNests;
+    std::vector<bool> done(pointwise.size(), false);
+    for (size_t a = 0; a < pointwise.size(); ++a) {
+      if (done[a]) continue;
+      const auto& shape = pointwise[a].shape;
       Indices idx;
       for (size_t d = 0; d < shape.size(); ++d) idx.push_back(Var::make(fmt::format("i{}", d)));
       std::vector<Stmt> stores;
-      for (auto [k, v] : pointwise) {
-        USER_CHECK(*staticSizes(v) == shape, "TE lowering: pointwise outputs of different shapes");
-        stores.push_back(Store::make(outputs[k], idx, compute(v, idx)));
+      for (size_t b = a; b < pointwise.size(); ++b) {
+        if (done[b] || pointwise[b].shape != shape) continue;
+        done[b] = true;
+        stores.push_back(Store::make(pointwise[b].to.buf, pointwise[b].to.at(idx), compute(pointwise[b].value, idx)));
       }
-      nests.insert(nests.begin(), loops(idx, shape, Block::make(stores)));
+      pointwiseNests.push_back(loops(idx, shape, Block::make(stores)));
     }
+    nests.insert(nests.begin(), pointwiseNests.begin(), pointwiseNests.end());
     return LoopNest(Block::make(nests), inputs_, outputs);
   }
 
  private:
-  static bool isReduction(const Node* n) { return n->kind() == OpKind::SumToSize || n->kind() == OpKind::SumDim; }
+  // Where a value is stored: `buf`, or (dim >= 0) the slice of `buf` that starts at `offset` along `dim`.
+  struct Slice {
+    Buf buf;
+    int64_t dim;
+    int64_t offset;
+    Indices at(Indices idx) const {
+      if (dim >= 0) idx[dim] = simplify(idx[dim] + imm(offset));
+      return idx;
+    }
+  };
+  struct PointwiseStore {
+    std::vector<int64_t> shape;
+    Slice to;
+    const Value* value;
+  };
 
+  static bool isReduction(const Node* n) {
+    switch (n->kind()) {
+      case OpKind::SumToSize: case OpKind::SumDim: case OpKind::Mean: case OpKind::MeanDim: return true;
+      default: return false;
+    }
+  }
+
+  // Loops over `shape` around `body`; a 0-dim shape gets one loop of one trip, so that every nest is a
+  // loop the schedules can bind and split.
   static Stmt loops(const Indices& idx, const std::vector<int64_t>& shape, Stmt body) {
+    if (shape.empty()) return For::make(Var::make("i0"), imm(0), imm(1), body);
     for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d)
       body = For::make(idx[d], imm(0), imm(shape[d]), body);
     return body;
   }
 
-  // sum_to_size(x, sizes) / sum(x, dims, keepdim): over the output's indices, Reduce over the rest.
-  Stmt reductionNest(const Value* out, const Buf& buf) {
+  Buf temporary(const char* what, ScalarKind t) { return makeBuf(fmt::format("{}{}", what, temps_++), {1}, t); }
+
+  // sum_to_size(x, sizes) / sum or mean(x, dims, keepdim) / mean(x): over the output's indices, a Reduce
+  // over the rest into a one-element temporary, then stored (divided by the count for a mean).
+  Stmt reductionNest(const Value* out, const Slice& to) {
     const Node* n = out->node();
     const Value* x = n->input(0);
     auto xs = *staticSizes(x);
@@ -79,11 +130,18 @@ class Lowerer {
         outDimOf[d] = d - lead;
         if (os[d - lead] == 1 && xs[d] != 1) reduced[d] = true;
       }
+    } else if (n->kind() == OpKind::Mean) {
+      reduced.assign(rank, true);
     } else {
       auto dims = constantInts(n->input(1));
       auto keep = constantBool(n->input(2));
-      USER_CHECK(dims && keep, "TE lowering: aten::sum needs constant dims and keepdim");
-      for (int64_t d : *dims) reduced[d < 0 ? d + rank : d] = true;
+      USER_CHECK(dims && keep, "TE lowering: {} needs constant dims and keepdim", n->info().name);
+      for (int64_t d : *dims) {
+        USER_CHECK(d >= -rank && d < std::max<int64_t>(rank, 1), "TE lowering: {} dim {} out of range for rank {}",
+                   n->info().name, d, rank);
+        if (rank > 0) reduced[d < 0 ? d + rank : d] = true;
+      }
+      if (dims->empty()) reduced.assign(rank, true);  // an empty dim list reduces everything
       int64_t o = 0;
       for (int64_t d = 0; d < rank; ++d) {
         if (!reduced[d] || *keep) outDimOf[d] = o++;
@@ -94,18 +152,75 @@ class Lowerer {
     Indices xidx(rank);
     std::vector<Expr> rvars;
     std::vector<int64_t> extents;
+    int64_t count = 1;
     for (int64_t d = 0; d < rank; ++d) {
       if (reduced[d]) {
         rvars.push_back(Var::make(fmt::format("r{}", rvars.size())));
         extents.push_back(xs[d]);
+        count *= xs[d];
         xidx[d] = rvars.back();
       } else {
         xidx[d] = oidx[outDimOf[d]];
       }
     }
-    Expr body = compute(x, xidx);
-    return loops(oidx, os, Store::make(buf, oidx, Reduce::make(ReduceOpKind::Sum, body, rvars, extents)));
+    ScalarKind t = to.buf->type;
+    Buf acc = temporary("acc", t);
+    Expr total = Load::make(acc, {imm(0)});
+    bool mean = n->kind() == OpKind::Mean || n->kind() == OpKind::MeanDim;
+    Stmt body = Block::make({Allocate::make(acc),
+                             Store::make(acc, {imm(0)}, Reduce::make(ReduceOpKind::Sum, compute(x, xidx), rvars, extents)),
+                             Store::make(to.buf, to.at(oidx), mean ? total / FloatImm::make(double(count), t) : total),
+                             Free::make(acc)});
+    return loops(oidx, os, body);
   }
+
+  // softmax / log_softmax over dim d: for every index of the other dims, the maximum and the sum of
+  // exp(x - max) along d into one-element temporaries, then every element of the row:
+  //   softmax:     exp(x - max) / sum          log_softmax: x - max - log(sum)
+  Stmt softmaxNest(const Value* out, const Buf& buf) {
+    const Node* n = out->node();
+    const Value* x = n->input(0);
+    auto xs = *staticSizes(x);
+    const int64_t rank = static_cast<int64_t>(xs.size());
+    auto dim = constantInt(n->input(1));
+    USER_CHECK(dim && *dim >= -std::max<int64_t>(rank, 1) && *dim < std::max<int64_t>(rank, 1),
+               "TE lowering: {} needs a constant dim in range for rank {}", n->info().name, rank);
+    ScalarKind t = buf->type;
+    Buf maxBuf = temporary("max", t), sumBuf = temporary("sum", t);
+    Expr maxv = Load::make(maxBuf, {imm(0)}), sumv = Load::make(sumBuf, {imm(0)});
+    if (rank == 0) {  // a single element: softmax 1, log_softmax 0
+      Expr v = compute(x, {});
+      Expr r = n->kind() == OpKind::Softmax ? exp(v - v) : v - v;
+      return loops({}, {}, Store::make(buf, {}, r));
+    }
+    const int64_t d = *dim < 0 ? *dim + rank : *dim;
+    Indices outer, rowR0(rank), rowR1(rank), rowK(rank);
+    std::vector<int64_t> outerShape;
+    Expr r0 = Var::make("r0"), r1 = Var::make("r1"), k = Var::make("k");
+    for (int64_t a = 0; a < rank; ++a) {
+      if (a == d) {
+        rowR0[a] = r0, rowR1[a] = r1, rowK[a] = k;
+        continue;
+      }
+      outer.push_back(Var::make(fmt::format("i{}", outer.size())));
+      outerShape.push_back(xs[a]);
+      rowR0[a] = rowR1[a] = rowK[a] = outer.back();
+    }
+    Expr xk = compute(x, rowK);
+    // log_softmax takes the row's log once (sum becomes log(sum)), so the row loop has no libm call.
+    const bool log = n->kind() == OpKind::LogSoftmax;
+    Expr value = log ? xk - maxv - sumv : exp(xk - maxv) / sumv;
+    std::vector<Stmt> body = {
+        Allocate::make(maxBuf), Allocate::make(sumBuf),
+        Store::make(maxBuf, {imm(0)}, Reduce::make(ReduceOpKind::Max, compute(x, rowR0), {r0}, {xs[d]})),
+        Store::make(sumBuf, {imm(0)}, Reduce::make(ReduceOpKind::Sum, exp(compute(x, rowR1) - maxv), {r1}, {xs[d]}))};
+    if (log) body.push_back(Store::make(sumBuf, {imm(0)}, Call::make(CallKind::Log, sumv)));
+    body.insert(body.end(), {For::make(k, imm(0), imm(xs[d]), Store::make(buf, rowK, value)), Free::make(sumBuf),
+                             Free::make(maxBuf)});
+    return loops(outer, outerShape, Block::make(body));
+  }
+
+  static Expr exp(const Expr& e) { return Call::make(CallKind::Exp, e); }
 
   // The value of v at `idx` (in v's own shape). Memoized so a subexpression used twice is one node.
   Expr compute(const Value* v, const Indices& idx) {
@@ -187,8 +302,8 @@ class Lowerer {
   const Graph& sub_;
   std::vector<Buf> inputs_;
   std::unordered_map<const Value*, Buf> bufOf_;
-  std::unordered_map<const Value*, const Node*> producer_;
   std::map<std::string, Expr> memo_;
+  int temps_ = 0;
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "fusers/te/printer.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace gj::te {
@@ -188,11 +190,13 @@ bool structurallyEqual(const Stmt& a, const Stmt& b) { return toString(a) == toS
 // ---- C ----
 
 void CPrinter::visit(const FloatImm* op) {
-  if (op->value != op->value) {
-    os_ << "NAN";
-    return;
-  }
-  Printer::visit(op);
+  // Non-finite constants by their bits: C has no literal for them, and NVRTC has no math.h macros.
+  if (std::isfinite(op->value)) return Printer::visit(op);
+  const bool f32 = op->type == ScalarKind::Float32;
+  const char* bits = op->value != op->value ? (f32 ? "0x7fc00000" : "0x7ff8000000000000LL")
+                     : op->value > 0        ? (f32 ? "0x7f800000" : "0x7ff0000000000000LL")
+                                            : (f32 ? "0xff800000" : "0xfff0000000000000LL");
+  os_ << (f32 ? "__int_as_float((int)" : "__longlong_as_double((long long)") << bits << "U)";
 }
 void CPrinter::visit(const Binary* op) {
   if (op->op == BinaryOpKind::Min || op->op == BinaryOpKind::Max) {

@@ -24,15 +24,40 @@ using namespace gj::fusion;
 
 namespace {
 
-// sum_to_size(x, constant sizes) or sum(x, constant dims, keepdim) over static float x.
+// sum_to_size(x, constant sizes), sum or mean over constant dims, or mean of everything, over static float x.
 bool fusibleReduction(const Node* n) {
-  if (n->kind() == OpKind::SumToSize)
-    return floatTensor(n->input(0)) && constantInts(n->input(1)) && staticSizes(n->output());
-  if (n->kind() == OpKind::SumDim)
-    return floatTensor(n->input(0)) && constantInts(n->input(1)) && constantBool(n->input(2)) &&
-           staticSizes(n->output());
-  return false;
+  switch (n->kind()) {
+    case OpKind::SumToSize: return floatTensor(n->input(0)) && constantInts(n->input(1)) && staticSizes(n->output());
+    case OpKind::SumDim:
+    case OpKind::MeanDim:
+      return floatTensor(n->input(0)) && constantInts(n->input(1)) && constantBool(n->input(2)) &&
+             staticSizes(n->output());
+    case OpKind::Mean: return floatTensor(n->input(0)) && staticSizes(n->output());
+    default: return false;
+  }
 }
+
+// softmax / log_softmax(x, constant dim) over static float x.
+bool fusibleSoftmax(const Node* n) {
+  return (n->kind() == OpKind::Softmax || n->kind() == OpKind::LogSoftmax) && floatTensor(n->input(0)) &&
+         constantInt(n->input(1)) && staticSizes(n->output());
+}
+
+// cat(prim::ListConstruct(parts...), constant dim) of static float tensors of one dtype, the list used
+// only here. In a group it is output partitioning: each part is stored straight into its slice.
+bool fusibleCat(const Node* n) {
+  if (n->kind() != OpKind::Cat || !floatTensor(n->output()) || !constantInt(n->input(1))) return false;
+  const Node* list = n->input(0)->node();
+  if (list->kind() != OpKind::ListConstruct || list->output()->uses().size() != 1 || list->inputs().empty())
+    return false;
+  for (const Value* part : list->inputs())
+    if (!floatTensor(part) || part->type().dtype != n->output()->type().dtype) return false;
+  return true;
+}
+
+// Nodes whose result is a group output only: a group computes them from its values but reads nothing
+// back from them (a reduction or softmax needs all of its operand first; a cat is stored in slices).
+bool terminal(const Node* n) { return fusibleReduction(n) || fusibleSoftmax(n) || n->kind() == OpKind::Cat; }
 
 std::optional<std::vector<int64_t>> groupShape(const std::vector<Node*>& region) {
   for (const Node* n : region)
@@ -42,30 +67,46 @@ std::optional<std::vector<int64_t>> groupShape(const std::vector<Node*>& region)
 
 bool canJoin(const Node* n, const std::vector<Node*>& region) {
   std::unordered_set<const Node*> in(region.begin(), region.end());
-  if (n->kind() == OpKind::ListUnpack) return in.count(n->input(0)->node()) > 0;
+  auto inRegion = [&](const Value* v) { return in.count(v->node()) > 0; };
+  if (n->kind() == OpKind::ListUnpack) return inRegion(n->input(0));
   if (n->kind() == OpKind::Chunk) {
-    if (!fusibleChunk(n) || in.count(n->input(0)->node())) return false;
+    if (!fusibleChunk(n) || inRegion(n->input(0))) return false;
     for (const Value* piece : n->output()->uses()[0].user->outputs())
       for (const Use& u : piece->uses())
         if (!fusiblePointwise(u.user)) return false;
     return true;
   }
   // A reduction joins when it reduces a value of the region (its result leaves the group).
-  if (fusibleReduction(n)) return in.count(n->input(0)->node()) > 0 && isPointwise(n->input(0)->node());
+  if (fusibleReduction(n)) return inRegion(n->input(0)) && isPointwise(n->input(0)->node());
+  // A softmax reads a value of the region, or a group input.
+  if (fusibleSoftmax(n)) return !inRegion(n->input(0)) || isPointwise(n->input(0)->node());
+  // A cat's list joins when at least one part is computed by the region (pointwise or reduced).
+  if (n->kind() == OpKind::ListConstruct) {
+    const Node* cat = n->output()->uses().size() == 1 ? n->output()->uses()[0].user : nullptr;
+    if (!cat || !fusibleCat(cat)) return false;
+    bool any = false;
+    for (const Value* part : n->inputs()) {
+      if (!inRegion(part)) continue;
+      if (!isPointwise(part->node()) && !fusibleReduction(part->node())) return false;
+      any = true;
+    }
+    return any;
+  }
+  if (n->kind() == OpKind::Cat) return inRegion(n->input(0));
   if (!fusiblePointwise(n)) return false;
-  for (const Value* v : n->inputs())  // nothing may consume a reduction inside the group
-    if (in.count(v->node()) && fusibleReduction(v->node())) return false;
+  for (const Value* v : n->inputs())  // nothing may consume a terminal node inside the group
+    if (inRegion(v) && terminal(v->node())) return false;
   auto shape = groupShape(region);
   return !shape || *shape == *staticSizes(n->output());
 }
 
 bool worthFusing(const std::vector<Node*>& region) {
-  size_t ops = std::count_if(region.begin(), region.end(),
-                             [](const Node* n) { return isPointwise(n) || fusibleReduction(n); });
+  size_t ops = 0;
+  for (const Node* n : region) ops += isPointwise(n) || fusibleReduction(n) ? 1 : fusibleSoftmax(n) ? 2 : 0;
   if (ops < 2) return false;
   auto shape = groupShape(region);
   for (const Value* v : regionOutputs(region)) {
-    if (fusibleReduction(v->node())) continue;
+    if (terminal(v->node())) continue;
     if (!isPointwise(v->node()) || staticSizes(v) != shape) return false;
   }
   return true;
