@@ -8,9 +8,10 @@
 
 namespace gj {
 
-std::shared_ptr<const GradEdge> leafEdge(size_t index) {
+std::shared_ptr<const GradEdge> leafEdge(size_t index, DType dtype) {
   auto e = std::make_shared<GradEdge>();
   e->slot = index;
+  e->dtype = dtype;
   return e;
 }
 
@@ -27,7 +28,7 @@ IValue detach(const IValue& v) {
 void Tape::accumulate(const GradEdge& e, const Tensor& g) {
   if (!g.defined()) return;
   Tensor& slot = e.step ? e.step->grads[e.slot][std::max<int64_t>(e.element, 0)] : leafGrads_[e.slot];
-  slot = cpu::autogradAdd(slot, g);
+  slot = cpu::autogradAdd(slot, g.to(e.dtype));
 }
 
 static Tensor orZeros(const Tensor& g, const Tensor& like) {

@@ -23,6 +23,9 @@ struct GradEdge {
   std::shared_ptr<TapeStep> step;  ///< the producing step; null for a leaf (a graph input)
   size_t slot = 0;                 ///< the step's output index, or the leaf's input index
   int64_t element = -1;            ///< element of a Tensor[] output; -1 for a tensor output
+  /// The dtype of the tensor the edge belongs to: a gradient arriving in another dtype (the operand of a
+  /// promoting op) is converted to it, as PyTorch's autograd engine does.
+  DType dtype = DType::Float32;
 };
 
 /// The Gradient of every prim::DifferentiableGraph node of a graph (nested blocks included).
@@ -78,7 +81,7 @@ AutodiffGraph prepareAutodiff(std::shared_ptr<Graph> g, const std::vector<bool>&
 GradientTable differentiateSubgraphs(const Graph& g);
 
 /// A leaf edge for graph input `index`.
-std::shared_ptr<const GradEdge> leafEdge(size_t index);
+std::shared_ptr<const GradEdge> leafEdge(size_t index, DType dtype);
 /// Copies of `v` with the grad edges removed (tensors and list elements).
 IValue detach(const IValue& v);
 

@@ -198,6 +198,7 @@ void Frame::recordStep(const Node* n, const std::vector<IValue>& in) {
       edge->step = step;
       edge->slot = k;
       edge->element = isList ? static_cast<int64_t>(e) : -1;
+      edge->dtype = elems[e].dtype();
       elems[e] = elems[e].withGradEdge(std::move(edge));
     }
     at(n->output(k)) = isList ? IValue(std::move(elems)) : IValue(elems[0]);
@@ -340,6 +341,7 @@ void Frame::runNode(const Node* n) {
     case OpKind::Chunk: set(n, IValue(T(0).chunk(I(1), I(2)))); return;
     case OpKind::Unbind: set(n, IValue(T(0).unbind(I(1)))); return;
     case OpKind::Contiguous: set(n, T(0).contiguous()); return;
+    case OpKind::TypeAs: set(n, T(0).to(T(1).dtype())); return;
     case OpKind::Add:
       set(n, cpu::add(T(0), tensorOrScalar(in[1], T(0), "aten::add"), in[2].toDouble("aten::add alpha")));
       return;
@@ -444,7 +446,7 @@ std::vector<IValue> Interpreter::run(std::vector<IValue> inputs, const RunOption
                opts.requiresGrad.size(), inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
       inputs[i] = detach(inputs[i]);
-      if (opts.requiresGrad[i] && inputs[i].isTensor()) inputs[i] = inputs[i].toTensor().withGradEdge(leafEdge(i));
+      if (opts.requiresGrad[i] && inputs[i].isTensor()) inputs[i] = inputs[i].toTensor().withGradEdge(leafEdge(i, inputs[i].toTensor().dtype()));
     }
   }
   Frame f(g_, gradients_, kernels_, opts.tape, opts.observer, opts.keepAlive);

@@ -26,7 +26,7 @@ bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& 
 }
 
 // A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output.
-bool fusiblePointwise(const Node* n) {
+bool fusiblePointwise(const Node* n, bool mixedDtypes) {
   if (!isPointwise(n) || n->outputs().size() != 1 || !floatTensor(n->output())) return false;
   auto out = *staticSizes(n->output());
   for (const Value* v : n->inputs()) {
@@ -34,7 +34,7 @@ bool fusiblePointwise(const Node* n) {
       if (!isConstant(v)) return false;
       continue;
     }
-    if (!floatTensor(v) || v->type().dtype != n->output()->type().dtype) return false;
+    if (!floatTensor(v) || (!mixedDtypes && v->type().dtype != n->output()->type().dtype)) return false;
     if (!broadcastsTo(*staticSizes(v), out)) return false;
   }
   return true;

@@ -10,8 +10,9 @@ bool isPointwise(const Node* n);
 /// A tensor of static sizes and float dtype.
 bool floatTensor(const Value* v);
 bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& to);
-/// A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output.
-bool fusiblePointwise(const Node* n);
+/// A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output;
+/// its tensor inputs in its own dtype unless `mixedDtypes` (type promotion inside the kernel).
+bool fusiblePointwise(const Node* n, bool mixedDtypes = false);
 /// chunk(x, n, d) with constants, an evenly divisible static x, unpacked once.
 bool fusibleChunk(const Node* n);
 

@@ -89,8 +89,16 @@ Value* GradientContext::sizesOf(Value* v) {
 Value* GradientContext::reduceTo(Value* g, Value* v, Value* result) {
   if (!v->type().isTensor()) return nullptr;
   auto sv = staticSizes(v), sr = staticSizes(result);
-  if (sv && sr && *sv == *sr) return g;
-  return b_.op(OpKind::SumToSize, {g, sizesOf(v)}, v->type());
+  if (!sv || !sr || *sv != *sr) {
+    Type t = v->type();
+    t.dtype = result->type().dtype;
+    g = b_.op(OpKind::SumToSize, {g, sizesOf(v)}, t);
+  }
+  // A promoting op (x32 * y64) hands its operand a gradient in the operand's own dtype; when both dtypes
+  // are known and equal, as after specialization for one-dtype models, nothing is added.
+  const auto &dv = v->type().dtype, &dr = result->type().dtype;
+  if (dv && dr && *dv == *dr) return g;
+  return b_.op(OpKind::TypeAs, {g, F(v)}, v->type());
 }
 
 Gradient differentiate(const Graph& original) {

@@ -49,7 +49,7 @@ bool hasGradientFormula(OpKind k) {
     case OpKind::Log: case OpKind::Sqrt: case OpKind::Mm: case OpKind::Bmm: case OpKind::Matmul:
     case OpKind::Addmm: case OpKind::Linear: case OpKind::T: case OpKind::Transpose: case OpKind::Permute:
     case OpKind::Select: case OpKind::Slice: case OpKind::View: case OpKind::Reshape: case OpKind::Squeeze:
-    case OpKind::Unsqueeze: case OpKind::Expand: case OpKind::Contiguous: case OpKind::Chunk:
+    case OpKind::Unsqueeze: case OpKind::Expand: case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::Chunk:
     case OpKind::Unbind: case OpKind::SplitWithSizes: case OpKind::Cat: case OpKind::Stack:
     case OpKind::ListConstruct: case OpKind::ListUnpack: case OpKind::Sum: case OpKind::SumDim:
     case OpKind::Mean: case OpKind::MeanDim: case OpKind::Softmax: case OpKind::LogSoftmax:
@@ -167,6 +167,7 @@ void emitGradient(GradientContext& c, Node* n) {
       return;
     }
     case OpKind::Contiguous: acc(in(0), gy); return;
+    case OpKind::TypeAs: acc(in(0), b.op(OpKind::TypeAs, {gy, F(in(0))}, in(0)->type())); return;
     case OpKind::Chunk: case OpKind::SplitWithSizes:
       acc(in(0), b.op(OpKind::Cat, {c.gradOf(out), F(in(2))}));
       return;

@@ -53,6 +53,18 @@ std::optional<Sizes> broadcast(std::optional<Sizes> a, std::optional<Sizes> b) {
   return out;
 }
 
+// `t` with the dtype of a pointwise op on tensors a and b (type promotion); unknown when a dtype or a rank
+// it depends on is unknown. A scalar b takes a's dtype.
+Type promoted(Type t, const Value* a, const Value* b) {
+  if (!b->type().isTensor()) return t;
+  const Type &ta = a->type(), &tb = b->type();
+  if (ta.dtype && tb.dtype && *ta.dtype == *tb.dtype) return t;
+  t.dtype.reset();
+  if (ta.dtype && tb.dtype && ta.sizes && tb.sizes)
+    t.dtype = promoteTypes(*ta.dtype, ta.sizes->empty(), *tb.dtype, tb.sizes->empty());
+  return t;
+}
+
 Sizes dropDim(Sizes s, int64_t d) {
   s.erase(s.begin() + d);
   return s;
@@ -399,13 +411,18 @@ Type outputType(const Node* n, size_t k) {
     case OpKind::Chunk: case OpKind::Unbind: case OpKind::SplitWithSizes: return Type::of(TypeKind::TensorList);
     case OpKind::Contiguous: case OpKind::Neg: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Relu:
     case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Softmax: case OpKind::LogSoftmax:
-    case OpKind::ZerosLike: case OpKind::SigmoidBackward: case OpKind::TanhBackward: case OpKind::ThresholdBackward:
-    case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
+    case OpKind::ZerosLike: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
       return same(0);
+    case OpKind::SigmoidBackward: case OpKind::TanhBackward: case OpKind::ThresholdBackward:
+      return promoted(same(0), in(0), in(1));
     case OpKind::NllLossBackward: return same(1);
-    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
-      return like(0, broadcast(sizesOf(in(0)), sizesOf(in(1))));
-    case OpKind::AutogradAdd: return like(0, broadcast(sizesOf(in(0)), sizesOf(in(1))));
+    case OpKind::TypeAs: {
+      Type t = same(0);
+      t.dtype = in(1)->type().dtype;
+      return t;
+    }
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::AutogradAdd:
+      return promoted(like(0, broadcast(sizesOf(in(0)), sizesOf(in(1)))), in(0), in(1));
     case OpKind::Sum: case OpKind::Mean: case OpKind::NllLoss: case OpKind::CrossEntropy: return like(0, Sizes{});
     case OpKind::SumDim: case OpKind::MeanDim: return like(0, reduceSizes(in(0), in(1), in(2)));
     case OpKind::Embedding: {

@@ -19,6 +19,13 @@ std::optional<DType> dtypeFromIrName(std::string_view name);
 /// numpy-like short name: float32, float64, int64, bool.
 std::string_view dtypeName(DType t);
 inline bool isFloating(DType t) { return t == DType::Float32 || t == DType::Float64; }
+/// PyTorch's type promotion for the two tensor operands of a pointwise op, float32 and float64: a 0-dim
+/// tensor does not raise the dtype of a tensor with dimensions (x32 * 0-dim x64 stays float32); otherwise
+/// float64 wins. (Python scalars take the tensor's dtype before this is asked.)
+inline DType promoteTypes(DType a, bool aIsZeroDim, DType b, bool bIsZeroDim) {
+  if (aIsZeroDim != bIsZeroDim) return aIsZeroDim ? b : a;
+  return a == DType::Float64 || b == DType::Float64 ? DType::Float64 : a;
+}
 
 enum class DeviceKind : uint8_t { Cpu, Cuda };
 std::string_view deviceName(DeviceKind d);

@@ -1,9 +1,14 @@
 // The legacy and profiling executors behind Function: every reference case forward and backward,
 // re-specialization on new shapes, guard failures and fallback, threads.
+#include "executors/autograd.h"
 #include "executors/function.h"
+#include "executors/interpreter.h"
+#include "ir/parser.h"
+#include "runtime/cpu/ops.h"
 #include "models/lstm.h"
 #include "tests/support/reference.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -229,6 +234,65 @@ TEST(Function, TwoFunctionsWithDifferentOptionsLiveSideBySide) {
   }
   EXPECT_EQ(profiling.stats().profiledRuns, 2);
   EXPECT_EQ(legacy.stats().profiledRuns, 0);
+}
+
+// Type promotion end to end: float32 and float64 inputs, promoting ops, an explicit aten::type_as, a
+// GEMM in float32 behind a float64 op (its gradient must come back in float32). Every fuser x executor
+// against the graph interpreted with the tape; each gradient in its input's dtype.
+TEST(TypePromotion, MixedFloat32AndFloat64UnderEveryFuserAndExecutor) {
+  auto g = parseIR(R"IR(
+graph(%x : Float(3, 4), %s : Double(3, 4), %w : Float(4, 5), %b : Double(5), %c : Double()):
+  %one : int = prim::Constant[value=1]()
+  %h : Tensor = aten::tanh(%x)
+  %m : Tensor = aten::mul(%h, %s)
+  %z : Tensor = aten::sigmoid(%m)
+  %k : Tensor = aten::mul(%z, %h)
+  %t : Tensor = aten::type_as(%k, %x)
+  %y : Tensor = aten::mm(%t, %w)
+  %o : Tensor = aten::add(%y, %b, %one)
+  %p : Tensor = aten::mul(%y, %c)
+  %q : Tensor = aten::tanh(%p)
+  return (%o, %q, %m)
+)IR");
+  std::vector<IValue> in;
+  uint64_t seed = 5;
+  for (const Value* v : g->inputs()) in.push_back(Tensor::rand(*v->type().sizes, *v->type().dtype, seed++, -1, 1));
+  std::vector<bool> rg(in.size(), true);
+  AutodiffGraph ag = prepareAutodiff(std::shared_ptr<Graph>(g->clone()), rg);
+  Tape tape(in.size());
+  auto refOut = Interpreter(*ag.graph, &ag.gradients).runWithTape(in, rg, tape);
+  const DType outDtypes[] = {DType::Float64, DType::Float32, DType::Float64};
+  std::vector<Tensor> gradOutputs;
+  for (size_t k = 0; k < refOut.size(); ++k) {
+    EXPECT_EQ(refOut[k].toTensor().dtype(), outDtypes[k]) << "output " << k;
+    gradOutputs.push_back(Tensor::rand(refOut[k].toTensor().sizes(), outDtypes[k], 50 + k, -1, 1));
+  }
+  auto refGrads = tape.backward(refOut, gradOutputs);
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(refGrads[i].dtype(), in[i].toTensor().dtype()) << "grad " << i;
+  // The forward against float64 arithmetic with the two conversions the graph asks for.
+  auto d = [&](size_t i) { return in[i].toTensor().to(DType::Float64); };
+  Tensor h = cpu::tanh(d(0)), k = cpu::mul(cpu::sigmoid(cpu::mul(h, d(1))), h);
+  Tensor y = cpu::mm(k.to(DType::Float32).to(DType::Float64), d(2));
+  EXPECT_LE(test::relError(refOut[0].toTensor(), cpu::add(y, d(3), 1.0)), 1e-6);
+  EXPECT_LE(test::relError(refOut[1].toTensor(), cpu::tanh(cpu::mul(y, d(4)))), 1e-6);
+  for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
+    for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+      Function fn(*g, {.fuser = f, .executor = e, .verifyEach = true});
+      for (int call = 0; call < 2; ++call) {
+        auto outs = fn.forward(in, rg);
+        auto grads = fn.backward(gradOutputs);
+        std::string where = fmt::format("fuser {} executor {} call {}", fuserName(f), executorName(e), call);
+        for (size_t j = 0; j < outs.size(); ++j) {
+          EXPECT_EQ(outs[j].toTensor().dtype(), outDtypes[j]) << where;
+          EXPECT_LE(test::relError(outs[j].toTensor(), refOut[j].toTensor()), 1e-6) << where << " output " << j;
+        }
+        for (size_t i = 0; i < grads.size(); ++i) {
+          EXPECT_EQ(grads[i].dtype(), in[i].toTensor().dtype()) << where << " grad " << i;
+          EXPECT_LE(test::relError(grads[i], refGrads[i]), 1e-6) << where << " grad " << i;
+        }
+        if (call == 1 && f == FuserKind::Te) EXPECT_GE(fn.stats().fusionGroups, 1) << where;
+      }
+    }
 }
 
 TEST(Function, MisuseIsAClearError) {

@@ -80,7 +80,8 @@ const GradCase kCases[] = {
   %sq : Tensor = aten::squeeze(%c, %one)
   %ex : Tensor = aten::expand(%c, %e)
   %ct : Tensor = aten::contiguous(%t)
-  return (%t, %tr, %p, %vw, %rs, %us, %sq, %ex, %ct)
+  %ta : Tensor = aten::type_as(%m, %c)
+  return (%t, %tr, %p, %vw, %rs, %us, %sq, %ex, %ct, %ta)
 )IR", {}},
     {"SelectAndSlice", R"IR(graph(%x : Double(5, 4)):
   %zero : int = prim::Constant[value=0]()

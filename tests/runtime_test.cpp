@@ -115,7 +115,27 @@ TEST(Kernels, BroadcastingPointwise) {
       for (int64_t k = 0; k < 3; ++k)
         EXPECT_DOUBLE_EQ(s.item((i * 5 + j) * 3 + k), a.item(i * 3 + k) - 2.0 * b.item(j * 3 + k));
   EXPECT_THROW(cpu::add(a, Tensor::rand({2, 4}, DType::Float64, 3)), Error);
-  EXPECT_THROW(cpu::add(a, Tensor::rand({5, 3}, DType::Float32, 3)), Error);
+  EXPECT_THROW(cpu::add(a, Tensor::rand({5, 3}, DType::Int64, 3)), Error);
+}
+
+// PyTorch's type promotion: float32 with float64 computes in float64, except that a 0-dim float64
+// tensor leaves a float32 tensor with dimensions in float32.
+TEST(Kernels, PointwiseOpsPromoteFloat32WithFloat64) {
+  Tensor a = Tensor::rand({4, 1, 3}, DType::Float64, 1), b = Tensor::rand({5, 3}, DType::Float32, 2, 0.5, 2);
+  for (auto [m, ref] : {std::pair{cpu::mul(a, b), cpu::mul(a, b.to(DType::Float64))},
+                        std::pair{cpu::div(b, a), cpu::div(b.to(DType::Float64), a)},
+                        std::pair{cpu::sub(b, a, 0.5), cpu::sub(b.to(DType::Float64), a, 0.5)}}) {
+    EXPECT_EQ(m.dtype(), DType::Float64);
+    EXPECT_EQ(m.sizes(), (Shape{4, 5, 3}));
+    EXPECT_EQ(relError(m, ref), 0.0);
+  }
+  Tensor s = Tensor::scalar(0.1, DType::Float64);
+  Tensor r = cpu::add(b, s);
+  EXPECT_EQ(r.dtype(), DType::Float32);
+  EXPECT_EQ(relError(r, cpu::add(b, Tensor::scalar(0.1, DType::Float32))), 0.0);
+  EXPECT_EQ(cpu::mul(s, Tensor::scalar(2.0, DType::Float32)).dtype(), DType::Float64);  // both 0-dim
+  Tensor y = cpu::sigmoid(b);
+  EXPECT_EQ(cpu::sigmoidBackward(Tensor::rand({5, 3}, DType::Float64, 3), y).dtype(), DType::Float64);
 }
 
 TEST(Kernels, UnaryFunctionsMatchLibm) {

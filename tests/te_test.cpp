@@ -236,9 +236,11 @@ TEST(TeKernels, InterpreterLlvmAndCudaAgreeForEveryModelKernel) {
   EXPECT_GE(kernels, 8u);
 }
 
+DType dtypeOf(ScalarKind k) { return k == ScalarKind::Float64 ? DType::Float64 : DType::Float32; }
+
 // A graph through the pipeline with the TE fuser: every group's loop nest run by the interpreter and by
-// LLVM code must equal the group's subgraph run unfused by the graph interpreter, in float32 and float64;
-// its CUDA C compiles with NVRTC. Returns the ops the groups hold, by kind.
+// LLVM code must equal the group's subgraph run unfused by the graph interpreter (to 1e-13 in float64,
+// 1e-6 when `dtype` is float32); its CUDA C compiles with NVRTC. Returns the ops the groups hold.
 std::multiset<OpKind> checkTeGroups(const std::string& ir, DType dtype) {
   auto g = std::shared_ptr<Graph>(parseIR(ir));
   PipelineOptions o;
@@ -254,7 +256,7 @@ std::multiset<OpKind> checkTeGroups(const std::string& ir, DType dtype) {
     std::vector<Tensor> in;
     std::vector<IValue> args;
     for (size_t i = 0; i < nest.inputs().size(); ++i) {
-      in.push_back(Tensor::rand(nest.inputs()[i]->dims, dtype, 40 + i, -3, 3));
+      in.push_back(Tensor::rand(nest.inputs()[i]->dims, dtypeOf(nest.inputs()[i]->type), 40 + i, -3, 3));
       args.emplace_back(in.back());
     }
     auto ref = Interpreter(sub).run(args);
@@ -269,7 +271,7 @@ std::multiset<OpKind> checkTeGroups(const std::string& ir, DType dtype) {
     std::vector<void*> ptrs;
     for (const Tensor& t : in) ptrs.push_back(t.rawData());
     for (const Buf& b : nest.outputs()) {
-      outs.push_back(Tensor::empty(b->dims, dtype));
+      outs.push_back(Tensor::empty(b->dims, dtypeOf(b->type)));
       ptrs.push_back(outs.back().rawData());
     }
     for (const CompiledNest& f : fns.value()) f.fn(ptrs.data(), 0, f.trips);
@@ -277,6 +279,7 @@ std::multiset<OpKind> checkTeGroups(const std::string& ir, DType dtype) {
     for (size_t j = 0; j < ref.size(); ++j) {
       const Tensor& r = ref[j].toTensor();
       EXPECT_GT(r.numel() == 0 ? 1.0 : cpu::sum(cpu::mul(r, r), std::vector<int64_t>{}, false).item(0), 0.0);
+      EXPECT_EQ(outs[j].dtype(), r.dtype()) << "output " << j;
       EXPECT_LE(test::relError(interpreted[j], r), tol) << "interpreter, output " << j << ":\n" << toString(nest.root());
       EXPECT_LE(test::relError(outs[j], r), tol) << "LLVM, output " << j << ":\n" << toString(cpu.root());
     }
@@ -356,6 +359,25 @@ graph(%a : T(4, 9, 5), %b : T(5)):
 )IR", GetParam()), GetParam());
   EXPECT_EQ(fused.count(OpKind::Softmax), 2u);
   EXPECT_EQ(fused.count(OpKind::LogSoftmax), 1u);
+}
+
+// Type promotion inside a kernel: float32 with float64 computes in float64; a 0-dim float64 operand
+// leaves a float32 tensor in float32; the gradient ops promote the same way.
+TEST(TeLowering, PromotesFloat32WithFloat64) {
+  auto fused = checkTeGroups(R"IR(
+graph(%x : Float(3, 4), %s : Double(3, 4), %b : Double(4), %c : Double(), %g : Double(3, 4)):
+  %one : int = prim::Constant[value=1]()
+  %h : Float(3, 4) = aten::tanh(%x)
+  %m : Double(3, 4) = aten::mul(%h, %s)
+  %z : Double(3, 4) = aten::sigmoid(%m)
+  %o : Double(3, 4) = aten::add(%h, %b, %one)
+  %p : Float(3, 4) = aten::mul(%h, %c)
+  %q : Float(3, 4) = aten::tanh(%p)
+  %gz : Double(3, 4) = aten::tanh_backward(%g, %q)
+  return (%z, %o, %q, %gz)
+)IR", DType::Float32);
+  EXPECT_EQ(fused.count(OpKind::Mul), 2u);
+  EXPECT_EQ(fused.count(OpKind::TanhBackward), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, TeLowering, testing::Values(DType::Float32, DType::Float64),

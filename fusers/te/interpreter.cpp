@@ -34,6 +34,17 @@ class Eval {
         return expr(s->cond) != 0 ? expr(s->t) : expr(s->f);
       }
       case NodeKind::Call: return call(e.as<Call>());
+      case NodeKind::Cast: {
+        const Cast* c = e.as<Cast>();
+        double x = expr(c->arg);
+        switch (c->type) {
+          case ScalarKind::Float32: return static_cast<float>(x);
+          case ScalarKind::Int: return static_cast<double>(static_cast<int64_t>(x));
+          case ScalarKind::Bool: return x != 0;
+          case ScalarKind::Float64: return x;
+        }
+        return x;
+      }
       case NodeKind::Load: {
         const Load* l = e.as<Load>();
         return storage(l->buf).data.at(offset(l->buf, l->indices));
@@ -85,7 +96,8 @@ class Eval {
         return;
       }
       case NodeKind::IntImm: case NodeKind::FloatImm: case NodeKind::Var: case NodeKind::Binary:
-      case NodeKind::Compare: case NodeKind::Select: case NodeKind::Call: case NodeKind::Load: case NodeKind::Reduce:
+      case NodeKind::Compare: case NodeKind::Select: case NodeKind::Call: case NodeKind::Cast: case NodeKind::Load:
+      case NodeKind::Reduce:
         break;
     }
     IR_CHECK(false) << "TE interpreter: an expression used as a statement";

@@ -48,6 +48,10 @@ Expr Select::make(Expr cond, Expr t, Expr f) {
   return Expr(std::make_shared<const Select>(std::move(cond), std::move(t), std::move(f)));
 }
 Expr Call::make(CallKind fn, Expr arg) { return Expr(std::make_shared<const Call>(fn, std::move(arg))); }
+Expr Cast::make(ScalarKind t, Expr arg) {
+  if (arg->type == t) return arg;
+  return Expr(std::make_shared<const Cast>(t, std::move(arg)));
+}
 Expr Load::make(Buf buf, std::vector<Expr> indices) {
   IR_CHECK(indices.size() == buf->dims.size()) << "te::Load of " << buf->name << " with " << indices.size()
                                                << " indices for " << buf->dims.size() << " dims";

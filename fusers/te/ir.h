@@ -138,6 +138,14 @@ struct Call : ExprNode {
   static Expr make(CallKind fn, Expr arg);
 };
 
+/// A value converted to another element type (type promotion: float32 <-> float64, or Int to a float).
+struct Cast : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::Cast;
+  Cast(ScalarKind t, Expr x) : ExprNode(kKind, t), arg(std::move(x)) {}
+  const Expr arg;
+  static Expr make(ScalarKind t, Expr arg);
+};
+
 struct Load : ExprNode {
   static constexpr NodeKind kKind = NodeKind::Load;
   Load(Buf b, std::vector<Expr> idx) : ExprNode(kKind, b->type), buf(std::move(b)), indices(std::move(idx)) {}

@@ -149,6 +149,7 @@ class Emitter {
         return b_.CreateSelect(expr(s->cond), expr(s->t), expr(s->f));
       }
       case NodeKind::Call: return call(e.as<Call>());
+      case NodeKind::Cast: return cast(e.as<Cast>());
       case NodeKind::Load: {
         const Load* l = e.as<Load>();
         return b_.CreateLoad(typeOf(l->buf->type), address(l->buf, l->indices));
@@ -216,6 +217,18 @@ class Emitter {
     return nullptr;
   }
 
+  llvm::Value* cast(const Cast* op) {
+    llvm::Value* x = expr(op->arg);
+    llvm::Type* to = typeOf(op->type);
+    ScalarKind from = op->arg->type;
+    auto isFloat = [](ScalarKind k) { return k == ScalarKind::Float32 || k == ScalarKind::Float64; };
+    if (isFloat(from) && isFloat(op->type)) return b_.CreateFPCast(x, to);
+    if (isFloat(op->type)) return from == ScalarKind::Bool ? b_.CreateUIToFP(x, to) : b_.CreateSIToFP(x, to);
+    if (op->type == ScalarKind::Bool) return isFloat(from) ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0))
+                                                           : b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+    return isFloat(from) ? b_.CreateFPToSI(x, to) : b_.CreateIntCast(x, to, from != ScalarKind::Bool);
+  }
+
   void stmt(const Stmt& s) {
     if (!s) return;
     switch (s.kind()) {
@@ -261,7 +274,8 @@ class Emitter {
         return;
       }
       case NodeKind::IntImm: case NodeKind::FloatImm: case NodeKind::Var: case NodeKind::Binary:
-      case NodeKind::Compare: case NodeKind::Select: case NodeKind::Call: case NodeKind::Load: case NodeKind::Reduce:
+      case NodeKind::Compare: case NodeKind::Select: case NodeKind::Call: case NodeKind::Cast: case NodeKind::Load:
+      case NodeKind::Reduce:
         break;
     }
     throw Error("TE LLVM codegen: an expression used as a statement");

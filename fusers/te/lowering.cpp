@@ -250,14 +250,15 @@ class Lowerer {
     return FloatImm::make(*d, t);
   }
 
-  // Reads operand `v` of a node computing at `idx` (v broadcasts to that shape).
+  // Reads operand `v` of a node computing at `idx` in type t (v broadcasts to that shape; a tensor of
+  // another dtype is converted, which is type promotion when t is the node's result type).
   Expr operand(const Value* v, const Indices& idx, ScalarKind t) {
     if (!v->type().isTensor()) return scalar(v, t);
     auto s = *staticSizes(v);
     Indices sub(idx.end() - static_cast<long>(s.size()), idx.end());
     for (size_t d = 0; d < s.size(); ++d)
       if (s[d] == 1) sub[d] = imm(0);
-    return compute(v, sub);
+    return Cast::make(t, compute(v, sub));
   }
 
   Expr computeUncached(const Value* v, const Indices& idx) {

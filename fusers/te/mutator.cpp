@@ -36,6 +36,7 @@ void Visitor::visit(const Binary* op) { visit(op->a), visit(op->b); }
 void Visitor::visit(const Compare* op) { visit(op->a), visit(op->b); }
 void Visitor::visit(const Select* op) { visit(op->cond), visit(op->t), visit(op->f); }
 void Visitor::visit(const Call* op) { visit(op->arg); }
+void Visitor::visit(const Cast* op) { visit(op->arg); }
 void Visitor::visit(const Load* op) {
   for (const Expr& i : op->indices) visit(i);
 }
@@ -109,6 +110,11 @@ Expr Mutator::mutate(const Call* op, const Expr& self) {
   Expr a = mutate(op->arg);
   if (a.same(op->arg)) return self;
   return Call::make(op->fn, a);
+}
+Expr Mutator::mutate(const Cast* op, const Expr& self) {
+  Expr a = mutate(op->arg);
+  if (a.same(op->arg)) return self;
+  return Cast::make(op->type, a);
 }
 Expr Mutator::mutate(const Load* op, const Expr& self) {
   std::vector<Expr> idx;

@@ -98,6 +98,12 @@ void Printer::visit(const Call* op) {
   visit(op->arg);
   os_ << ")";
 }
+// `float(x)` in the canonical text; `((float)(x))` in C, where scalarKindName is the C type.
+void Printer::visit(const Cast* op) {
+  os_ << scalarKindName(op->type) << "(";
+  visit(op->arg);
+  os_ << ")";
+}
 void Printer::index(const Buf& buf, const std::vector<Expr>& indices) {
   os_ << buf->name << "[";
   for (size_t i = 0; i < indices.size(); ++i) {
@@ -236,6 +242,11 @@ void CPrinter::visit(const Call* op) {
   os_ << "(";
   visit(op->arg);
   os_ << ")";
+}
+void CPrinter::visit(const Cast* op) {
+  os_ << "((" << scalarKindName(op->type) << ")(";
+  visit(op->arg);
+  os_ << "))";
 }
 void CPrinter::index(const Buf& buf, const std::vector<Expr>& indices) {
   // Row-major flat offset with constant strides.

@@ -23,6 +23,7 @@ class Printer : public Visitor {
   void visit(const Compare* op) override;
   void visit(const Select* op) override;
   void visit(const Call* op) override;
+  void visit(const Cast* op) override;
   void visit(const Load* op) override;
   void visit(const Reduce* op) override;
   void visit(const Block* op) override;
@@ -51,6 +52,7 @@ class CPrinter : public Printer {
   using Printer::visit;
   void visit(const FloatImm* op) override;
   void visit(const Call* op) override;
+  void visit(const Cast* op) override;
   void visit(const For* op) override;
   void visit(const Allocate* op) override;
   void visit(const Free* op) override;

@@ -73,7 +73,7 @@ bool canJoin(const Node* n, const std::vector<Node*>& region) {
     if (!fusibleChunk(n) || inRegion(n->input(0))) return false;
     for (const Value* piece : n->output()->uses()[0].user->outputs())
       for (const Use& u : piece->uses())
-        if (!fusiblePointwise(u.user)) return false;
+        if (!fusiblePointwise(u.user, /*mixedDtypes=*/true)) return false;
     return true;
   }
   // A reduction joins when it reduces a value of the region (its result leaves the group).
@@ -93,7 +93,7 @@ bool canJoin(const Node* n, const std::vector<Node*>& region) {
     return any;
   }
   if (n->kind() == OpKind::Cat) return inRegion(n->input(0));
-  if (!fusiblePointwise(n)) return false;
+  if (!fusiblePointwise(n, /*mixedDtypes=*/true)) return false;
   for (const Value* v : n->inputs())  // nothing may consume a terminal node inside the group
     if (inRegion(v) && terminal(v->node())) return false;
   auto shape = groupShape(region);

@@ -31,8 +31,12 @@ Tensor sumToSize(const Tensor& g, std::span<const int64_t> sizes) {
 
 template <typename F>
 static Tensor zipFloat(const char* op, const Tensor& a, const Tensor& b, F f) {
-  USER_CHECK(a.defined() && b.defined() && isFloating(a.dtype()) && a.dtype() == b.dtype(),
-             "{}: expected two float tensors of one dtype", op);
+  USER_CHECK(a.defined() && b.defined() && isFloating(a.dtype()) && isFloating(b.dtype()),
+             "{}: expected two float tensors", op);
+  if (a.dtype() != b.dtype()) {  // type promotion, as for the forward ops
+    DType t = promoteTypes(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
+    return zipFloat(op, a.to(t), b.to(t), f);
+  }
   USER_CHECK(a.sizes() == b.sizes(), "{}: shapes {} and {} differ", op, shapeStr(a.sizes()), shapeStr(b.sizes()));
   Tensor out = Tensor::empty(a.sizes(), a.dtype());
   auto run = [&](auto tag) {

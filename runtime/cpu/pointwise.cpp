@@ -57,8 +57,10 @@ template <typename F>
 static Tensor binary(const char* op, const Tensor& a, const Tensor& b, F f) {
   checkFloat(a, op);
   checkFloat(b, op);
-  USER_CHECK(a.dtype() == b.dtype(), "{}: dtype mismatch, {} and {}; convert one operand first", op,
-             dtypeName(a.dtype()), dtypeName(b.dtype()));
+  if (a.dtype() != b.dtype()) {  // type promotion: compute in the result's dtype
+    DType t = promoteTypes(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
+    return binary(op, a.to(t), b.to(t), f);
+  }
   if (a.dtype() == DType::Float32) return mapBinary<float>(a, b, [&](float x, float y) { return f(x, y); });
   return mapBinary<double>(a, b, [&](double x, double y) { return f(x, y); });
 }
