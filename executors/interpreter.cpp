@@ -446,7 +446,9 @@ std::vector<IValue> Interpreter::run(std::vector<IValue> inputs, const RunOption
                opts.requiresGrad.size(), inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
       inputs[i] = detach(inputs[i]);
-      if (opts.requiresGrad[i] && inputs[i].isTensor()) inputs[i] = inputs[i].toTensor().withGradEdge(leafEdge(i, inputs[i].toTensor().dtype()));
+      if (!opts.requiresGrad[i] || !inputs[i].isTensor()) continue;
+      const Tensor& t = inputs[i].toTensor();
+      inputs[i] = t.withGradEdge(leafEdge(i, t.dtype()));
     }
   }
   Frame f(g_, gradients_, kernels_, opts.tape, opts.observer, opts.keepAlive);
