@@ -2,14 +2,12 @@
 //
 //   build/bin/graphbench --fuser=none --executor=profiling --device=cpu --group=rnns
 //
-// Each row builds a model and warms it up (compilation happens there), then times `nloops` forward runs
-// (gradients on) and, separately, the backward run after each; the table reports the median and the
-// standard deviation in milliseconds (on every device). See docs/graphbench.md.
+// Each group (bench/groups.cpp) builds its rows; each row is warmed up (compilation happens there), then
+// `nloops` forward runs (gradients on) are timed and, separately, the backward run after each; the table
+// reports the median and the standard deviation in milliseconds (on every device). See docs/graphbench.md.
+#include "bench/groups.h"
+#include "bench/plot.h"
 #include "bench/timing.h"
-#include "executors/function.h"
-#include "executors/interpreter.h"
-#include "models/lstm.h"
-#include "runtime/cpu/onednn_lstm.h"
 #include "runtime/threading.h"
 #include "runtime/version.h"
 #include "support/error.h"
@@ -18,184 +16,122 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
-#include <functional>
 #include <iostream>
+#include <map>
 #include <unistd.h>
 
 namespace gj::bench {
 namespace {
 
-struct Options {
-  std::string fuser = "none", executor = "profiling", device = "cpu";
-  std::vector<std::string> groups = {"rnns"};
-  std::vector<std::string> rnns;
-  int64_t seqLength = 100, numLayers = 1, inputSize = 512, hiddenSize = 512, miniBatch = 64;
-  int nloops = 20, warmup = 3, threads = 0, profilingRuns = 1;
-  uint64_t seed = 0;
-  std::string sep = " ", jsonPath;
+// Options that only a CUDA run can honour, with whether they were given.
+struct CudaOptions {
+  int64_t blockSize = 512, blockCount = 1280;
+  int loopLevel = 2;
+  bool cudaGraphs = false;
+  std::vector<std::string> given;
 };
 
-// A row: forward and (optionally) backward closures. backward() runs after forward() with gradients on.
-struct Row {
-  std::string name;
-  std::function<void()> forward;
-  std::function<void()> backward;  // empty: no backward for this row
-  std::function<std::string()> info;
-};
-
-const std::vector<std::string> kRnnRows = {"cudnn", "aten", "py", "jit", "jit_premul", "jit_premul_bias", "jit_simple",
-                                           "jit_multilayer"};
-
-// Forward with gradients on every float input, backward with gradients of ones.
-struct GradRunner {
-  std::function<std::vector<IValue>(const std::vector<IValue>&, const std::vector<bool>&)> forward;
-  std::function<std::vector<Tensor>(const std::vector<Tensor>&)> backward;
-  std::vector<IValue> inputs;
-  std::vector<bool> requiresGrad;
-  std::vector<Tensor> gradOutputs;
-  void runForward() {
-    auto outs = forward(inputs, requiresGrad);
-    if (gradOutputs.empty())
-      for (const IValue& o : outs) gradOutputs.push_back(Tensor::full(o.toTensor().sizes(), DType::Float32, 1.0));
-  }
-  void runBackward() { backward(gradOutputs); }
-};
-
-Row functionRow(const std::string& name, const Model& m, const Options& o) {
-  FunctionOptions fo;
-  fo.fuser = fuserFromName(o.fuser);
-  fo.executor = executorFromName(o.executor);
-  fo.profilingRuns = o.profilingRuns;
-  fo.verifyEach = false;
-  auto f = std::make_shared<Function>(*m.graph, fo);
-  auto r = std::make_shared<GradRunner>();
-  for (const Tensor& t : randomInputs(m, o.seed)) {
-    r->inputs.push_back(t);
-    r->requiresGrad.push_back(isFloating(t.dtype()));
-  }
-  r->forward = [f](const std::vector<IValue>& in, const std::vector<bool>& rg) { return f->forward(in, rg); };
-  r->backward = [f](const std::vector<Tensor>& g) { return f->backward(g); };
-  return {name, [r] { r->runForward(); }, [r] { r->runBackward(); }, [f] {
-            FunctionStats s = f->stats();
-            return fmt::format("passes {:.0f}ms", s.passMs);
-          }};
-}
-
-// The graph interpreted as written (loops kept, no optimization), with the autodiff tape: the overhead
-// baseline.
-Row interpretedRow(const std::string& name, const Model& m, const Options& o) {
-  auto r = std::make_shared<GradRunner>();
-  for (const Tensor& t : randomInputs(m, o.seed)) {
-    r->inputs.push_back(t);
-    r->requiresGrad.push_back(isFloating(t.dtype()));
-  }
-  auto ag = std::make_shared<AutodiffGraph>(prepareAutodiff(std::shared_ptr<Graph>(m.graph->clone()), r->requiresGrad));
-  auto tape = std::make_shared<std::shared_ptr<Tape>>();
-  auto outs = std::make_shared<std::vector<IValue>>();
-  r->forward = [ag, tape, outs](const std::vector<IValue>& in, const std::vector<bool>& rg) {
-    *tape = std::make_shared<Tape>(in.size());
-    *outs = Interpreter(*ag->graph, &ag->gradients).runWithTape(in, rg, **tape);
-    return *outs;
-  };
-  r->backward = [tape, outs](const std::vector<Tensor>& g) { return (*tape)->backward(*outs, g); };
-  return {name, [r] { r->runForward(); }, [r] { r->runBackward(); }, [] { return std::string("interpreted"); }};
-}
-
-std::vector<Row> rnnRows(const Options& o) {
-  LstmParams p{o.seqLength, o.miniBatch, o.inputSize, o.hiddenSize, o.numLayers};
-  std::vector<std::string> names = o.rnns.empty() ? kRnnRows : o.rnns;
-  std::vector<Row> rows;
-  for (const std::string& name : names) {
-    if (name == "cudnn") {
-      // On the CPU: oneDNN's fused LSTM, forward (training) and backward.
-      auto m = std::make_shared<Model>(buildLstm(LstmVariantKind::Jit, p));
-      auto in = std::make_shared<std::vector<Tensor>>(randomInputs(*m, o.seed));
-      auto lstm = std::make_shared<cpu::OnednnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
-      auto outs = std::make_shared<std::vector<Tensor>>();
-      rows.push_back({name,
-                      [in, lstm, outs] {
-                        std::vector<Tensor> w(in->begin() + 3, in->end());
-                        *outs = lstm->forward((*in)[0], (*in)[1], (*in)[2], w);
-                      },
-                      [lstm, outs] {
-                        auto ones = [](const Tensor& t) { return Tensor::full(t.sizes(), DType::Float32, 1.0); };
-                        lstm->backward(ones((*outs)[0]), ones((*outs)[1]), ones((*outs)[2]));
-                      },
-                      [] { return std::string("oneDNN LSTM"); }});
-      continue;
-    }
-    if (name == "aten") {
-      auto m = std::make_shared<Model>(buildLstm(LstmVariantKind::Jit, p));
-      auto in = std::make_shared<std::vector<Tensor>>(randomInputs(*m, o.seed));
-      rows.push_back({name, [m, in] { m->eager(*in); }, {}, [] { return std::string("eager kernels"); }});
-      continue;
-    }
-    if (name == "py") {
-      rows.push_back(interpretedRow(name, buildLstm(LstmVariantKind::Jit, p), o));
-      continue;
-    }
-    rows.push_back(functionRow(name, buildLstm(lstmVariantFromName(name), p), o));
-  }
-  return rows;
-}
-
-void validate(const Options& o) {
-
-  USER_CHECK(o.device == "cpu", "--device=cuda: no CUDA device: this build has no CUDA runtime yet");
+void validate(const Options& o, const CudaOptions& cuda) {
+  if (o.device == "cpu")
+    USER_CHECK(cuda.given.empty(), "{} applies to --device=cuda only; drop it or run on CUDA",
+               fmt::join(cuda.given, ", "));
+  USER_CHECK(o.device == "cpu", "--device=cuda: no CUDA device: this build runs graphs on the CPU only "
+             "(CUDA kernels are generated and NVRTC-compiled, but not launched yet); use --device=cpu");
   for (const auto& g : o.groups)
-    USER_CHECK(g == "rnns", "--group={}: only the rnns group exists in this build", g);
+    USER_CHECK(std::find(groupNames().begin(), groupNames().end(), g) != groupNames().end(),
+               "--group={}: unknown group; groups: {}", g, fmt::join(groupNames(), ", "));
   for (const auto& r : o.rnns)
-    USER_CHECK(std::find(kRnnRows.begin(), kRnnRows.end(), r) != kRnnRows.end(), "--rnns {}: unknown row; rows: {}",
-               r, fmt::join(kRnnRows, ", "));
-  USER_CHECK(o.nloops >= 1 && o.warmup >= 0, "--nloops must be >= 1 and --warmup >= 0");
+    USER_CHECK(std::find(rnnRowNames().begin(), rnnRowNames().end(), r) != rnnRowNames().end(),
+               "--rnns {}: unknown row; rows: {}", r, fmt::join(rnnRowNames(), ", "));
+  if (!o.rnns.empty())
+    USER_CHECK(std::find(o.groups.begin(), o.groups.end(), "rnns") != o.groups.end(),
+               "--rnns selects rows of the rnns group, which --group does not include");
+  USER_CHECK(o.nloops.value_or(1) >= 1 && o.warmup.value_or(0) >= 0, "--nloops must be >= 1 and --warmup >= 0");
+  USER_CHECK(o.plotPath.empty() || o.plotPath.ends_with(".svg"), "--plot writes SVG: give a FILE.svg, not '{}'",
+             o.plotPath);
 }
 
 std::string settingsLine(const Options& o) {
+  auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string("default"); };
   return fmt::format(
       "Namespace(fuser='{}', executor='{}', device='{}', group={}, rnns={}, seqLength={}, numLayers={}, "
-      "inputSize={}, hiddenSize={}, miniBatch={}, nloops={}, warmup={}, profiling_runs={}, threads={}, seed={}) | {}",
-      o.fuser, o.executor, o.device, fmt::join(o.groups, ","), o.rnns.empty() ? "all" : fmt::format("{}", fmt::join(o.rnns, ",")),
-      o.seqLength, o.numLayers, o.inputSize, o.hiddenSize, o.miniBatch, o.nloops, o.warmup, o.profilingRuns,
-      numThreads(), o.seed, runtimeVersions());
+      "inputSize={}, hiddenSize={}, miniBatch={}, vocab={}, nloops={}, warmup={}, profiling_runs={}, threads={}, "
+      "seed={}) | {}",
+      o.fuser, o.executor, o.device, fmt::join(o.groups, ","),
+      o.rnns.empty() ? "all" : fmt::format("{}", fmt::join(o.rnns, ",")), opt(o.seqLength), opt(o.numLayers),
+      opt(o.inputSize), opt(o.hiddenSize), opt(o.miniBatch), opt(o.vocab), opt(o.nloops), opt(o.warmup),
+      o.profilingRuns, numThreads(), o.seed, runtimeVersions());
 }
 
-int run(const Options& o) {
-  validate(o);
+// Progress on standard error when it is a terminal: a bar, the row and its place.
+void progress(bool tty, const std::string& group, size_t done, size_t total, const std::string& row) {
+  if (!tty) return;
+  constexpr size_t kWidth = 24;
+  size_t filled = total ? done * kWidth / total : kWidth;
+  std::cerr << fmt::format("\r\033[K[{}{}] {}/{} {} {}", std::string(filled, '#'), std::string(kWidth - filled, '.'),
+                           done, total, group, row)
+            << std::flush;
+}
+
+std::string ms(double v) { return fmt::format("{:.3f}", v); }
+
+int run(const Options& o, const CudaOptions& cuda) {
+  validate(o, cuda);
   if (o.threads > 0) setNumThreads(o.threads);
   std::cout << settingsLine(o) << "\n";
   nlohmann::json json = {{"settings", settingsLine(o)}, {"rows", nlohmann::json::array()}};
+  std::vector<PlotGroup> plot;
   const bool tty = isatty(STDERR_FILENO);
-  for (const auto& group : o.groups) {
-    std::cout << "Benchmarking " << group << " (milliseconds)...\n";
-    std::vector<std::string> header = {"name", "avg_fwd", "std_fwd", "info_fwd", "avg_bwd", "std_bwd", "info_bwd"};
-    std::cout << formatRow(header, o.sep) << "\n";
-    auto rows = rnnRows(o);
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = rows[i];
-      if (tty) std::cerr << fmt::format("\r[{}/{}] {}...", i + 1, rows.size(), r.name) << std::flush;
-      auto [fwd, bwd] = timeRow(r.forward, r.backward, o.warmup, o.nloops);
-      if (tty) std::cerr << "\r\033[K" << std::flush;
-      std::string info = r.info();
-      bool hasBwd = static_cast<bool>(r.backward);
-      std::cout << formatRow({r.name, fmt::format("{:.3f}", fwd.medianMs), fmt::format("{:.3f}", fwd.stdMs), info,
-                              hasBwd ? fmt::format("{:.3f}", bwd.medianMs) : "n/a",
-                              hasBwd ? fmt::format("{:.3f}", bwd.stdMs) : "n/a", hasBwd ? info : "no autograd"},
-                             o.sep)
-                << "\n";
-      nlohmann::json row = {{"group", group},
+  for (const auto& name : o.groups) {
+    Group group = buildGroup(name, o);
+    // No timed run may build a plan: the profiling executor profiles --profiling-runs calls, then optimizes.
+    const int minWarmup = o.executor == "profiling" ? o.profilingRuns + 1 : 1;
+    const int nloops = o.nloops.value_or(group.nloops);
+    const int warmup = std::max(o.warmup.value_or(group.warmup), minWarmup);
+    std::cout << fmt::format("Benchmarking {} (milliseconds; median of {} runs after {} warm-up)...\n# {}\n", name,
+                             nloops, warmup, group.title)
+              << std::flush;
+    std::vector<std::vector<std::string>> table = {
+        {"name", "avg_fwd", "std_fwd", "info_fwd", "avg_bwd", "std_bwd", "info_bwd"}};
+    std::map<std::string, double> fwdOf;
+    PlotGroup pg{name, {}};
+    for (size_t i = 0; i < group.rows.size(); ++i) {
+      const Row& r = group.rows[i];
+      progress(tty, name, i, group.rows.size(), r.name);
+      auto [fwd, bwd] = timeRow(r.forward, r.backward, warmup, nloops);
+      fwdOf[r.name] = fwd.medianMs;
+      const std::string info = r.info();
+      std::string infoFwd = info;
+      if (!r.baseline.empty() && fwdOf.count(r.baseline))
+        infoFwd += fmt::format(" {:.2f}x {}", fwd.medianMs / fwdOf[r.baseline], r.baseline);
+      const bool hasBwd = static_cast<bool>(r.backward);
+      table.push_back({r.name, ms(fwd.medianMs), ms(fwd.stdMs), infoFwd, hasBwd ? ms(bwd.medianMs) : "n/a",
+                       hasBwd ? ms(bwd.stdMs) : "n/a", hasBwd ? info : "forward only"});
+      nlohmann::json row = {{"group", name},
                             {"name", r.name},
                             {"fwd", {{"median_ms", fwd.medianMs}, {"std_ms", fwd.stdMs}, {"samples_ms", fwd.samplesMs}}},
-                            {"info", info}};
-      if (hasBwd)
-        row["bwd"] = {{"median_ms", bwd.medianMs}, {"std_ms", bwd.stdMs}, {"samples_ms", bwd.samplesMs}};
+                            {"info", infoFwd}};
+      if (hasBwd) row["bwd"] = {{"median_ms", bwd.medianMs}, {"std_ms", bwd.stdMs}, {"samples_ms", bwd.samplesMs}};
       json["rows"].push_back(row);
+      pg.rows.push_back({r.name, fwd.medianMs, hasBwd ? std::optional<double>(bwd.medianMs) : std::nullopt});
     }
+    if (tty) std::cerr << "\r\033[K" << std::flush;
+    std::cout << formatTable(table, o.sep);
+    plot.push_back(std::move(pg));
   }
   if (!o.jsonPath.empty()) {
     std::ofstream out(o.jsonPath);
     USER_CHECK(out.good(), "--print-json: cannot write '{}'", o.jsonPath);
     out << json.dump(2) << "\n";
+  }
+  if (!o.plotPath.empty()) {
+    std::ofstream out(o.plotPath);
+    USER_CHECK(out.good(), "--plot: cannot write '{}'", o.plotPath);
+    out << plotSvg(fmt::format("graphbench --fuser={} --executor={} --device={} ({} threads)", o.fuser, o.executor,
+                               o.device, numThreads()),
+                   plot);
   }
   return 0;
 }
@@ -205,6 +141,7 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   gj::bench::Options o;
+  gj::bench::CudaOptions cuda;
   CLI::App app{"graphbench: forward and backward time of graphjit's models (the fastrnns table)"};
   app.add_option("--fuser", o.fuser, "fuser: none, old (legacy) or te (tensor expressions)")
       ->check(CLI::IsMember({"none", "old", "te"}));
@@ -213,22 +150,35 @@ int main(int argc, char** argv) {
   app.add_option("--profiling-runs", o.profilingRuns, "profiling executor: profiled runs before optimizing")
       ->check(CLI::PositiveNumber);
   app.add_option("--device", o.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--group", o.groups, "benchmark groups (rnns)")->delimiter(',');
+  app.add_option("--group", o.groups, "benchmark groups: rnns, lm, classifier, cells, ops (several allowed)")
+      ->delimiter(',');
   app.add_option("--rnns", o.rnns, "rows of the rnns group to run (default: all)")->delimiter(',');
-  app.add_option("--seqLength", o.seqLength, "time steps")->check(CLI::PositiveNumber);
-  app.add_option("--numLayers", o.numLayers, "LSTM layers")->check(CLI::PositiveNumber);
-  app.add_option("--inputSize", o.inputSize, "input features")->check(CLI::PositiveNumber);
-  app.add_option("--hiddenSize", o.hiddenSize, "hidden features")->check(CLI::PositiveNumber);
-  app.add_option("--miniBatch", o.miniBatch, "batch size")->check(CLI::PositiveNumber);
-  app.add_option("--nloops", o.nloops, "timed runs per row")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", o.warmup, "untimed runs before timing")->check(CLI::NonNegativeNumber);
+  const char* sizeNote = " (default: each group's own)";
+  app.add_option("--seqLength", o.seqLength, std::string("time steps") + sizeNote)->check(CLI::PositiveNumber);
+  app.add_option("--numLayers", o.numLayers, std::string("LSTM layers") + sizeNote)->check(CLI::PositiveNumber);
+  app.add_option("--inputSize", o.inputSize, std::string("input features (lm: embedding)") + sizeNote)
+      ->check(CLI::PositiveNumber);
+  app.add_option("--hiddenSize", o.hiddenSize, std::string("hidden features") + sizeNote)->check(CLI::PositiveNumber);
+  app.add_option("--miniBatch", o.miniBatch, std::string("batch size") + sizeNote)->check(CLI::PositiveNumber);
+  app.add_option("--vocab", o.vocab, std::string("vocabulary of lm and classifier") + sizeNote)
+      ->check(CLI::PositiveNumber);
+  app.add_option("--nloops", o.nloops, "timed runs per row (default: 20; lm: 60)")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", o.warmup, "untimed runs before timing (default: 3; lm: 10)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--lr", o.learningRate, "SGD learning rate of the training rows");
   app.add_option("--threads", o.threads, "CPU threads (default: OpenMP's)")->check(CLI::NonNegativeNumber);
   app.add_option("--seed", o.seed, "seed of the random inputs");
   app.add_option("--sep", o.sep, "column separator");
   app.add_option("--print-json", o.jsonPath, "also write every figure and the settings as JSON to FILE");
+  app.add_option("--plot", o.plotPath, "also draw the tables as grouped bars into FILE.svg");
+  auto note = [&](CLI::Option* opt) { return opt->each([&, opt](const std::string&) { cuda.given.push_back(opt->get_name()); }); };
+  note(app.add_option("--cuda-pointwise-block-size", cuda.blockSize, "CUDA: threads per block of fused kernels"));
+  note(app.add_option("--cuda-pointwise-block-count", cuda.blockCount, "CUDA: blocks of fused kernels (loop level 3)"));
+  note(app.add_option("--cuda-pointwise-loop-level", cuda.loopLevel, "CUDA: 2 or 3, as in fastrnns"));
+  note(app.add_flag("--cuda-graphs", cuda.cudaGraphs, "CUDA: capture each forward and backward as a CUDA graph"));
   CLI11_PARSE(app, argc, argv);
   try {
-    return gj::bench::run(o);
+    return gj::bench::run(o, cuda);
   } catch (const gj::Error& e) {
     std::cerr << "graphbench: error: " << e.what() << "\n";
     return 2;

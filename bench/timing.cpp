@@ -44,9 +44,18 @@ std::pair<Stats, Stats> timeRow(const std::function<void()>& fwd, const std::fun
   return {summarize(std::move(f)), summarize(std::move(b))};
 }
 
-std::string formatRow(const std::vector<std::string>& cells, const std::string& sep) {
+std::string formatTable(const std::vector<std::vector<std::string>>& rows, const std::string& sep) {
+  std::vector<size_t> width;
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (width.size() <= i) width.push_back(16);
+      width[i] = std::max(width[i], row[i].size());
+    }
   std::string out;
-  for (size_t i = 0; i < cells.size(); ++i) out += (i ? sep : "") + fmt::format("{:>16}", cells[i]);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) out += (i ? sep : "") + fmt::format("{:>{}}", row[i], width[i]);
+    out += "\n";
+  }
   return out;
 }
 

@@ -16,7 +16,8 @@ std::pair<Stats, Stats> timeRow(const std::function<void()>& fwd, const std::fun
                                 int loops);
 /// Summary of samples (ms): median and population standard deviation.
 Stats summarize(std::vector<double> samplesMs);
-/// Right-aligns each cell to 16 characters (the fastrnns layout) and joins them with `sep`.
-std::string formatRow(const std::vector<std::string>& cells, const std::string& sep);
+/// Right-aligns each cell to 16 characters (the fastrnns layout), or to its column's longest cell when
+/// longer, and joins them with `sep`; one line per row.
+std::string formatTable(const std::vector<std::vector<std::string>>& rows, const std::string& sep);
 
 }  // namespace gj::bench

@@ -1,0 +1,341 @@
+// graphbench's groups. Every jit row is a Function with the chosen fuser and executor; a training row
+// times the forward (gradients on) as fwd, and the backward plus an SGD update of the parameters as bwd.
+#include "bench/groups.h"
+
+#include "executors/function.h"
+#include "executors/interpreter.h"
+#include "models/lm.h"
+#include "models/lstm.h"
+#include "models/modules.h"
+#include "runtime/cpu/ops.h"
+#include "runtime/cpu/onednn_lstm.h"
+#include "support/error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace gj::bench {
+
+namespace {
+
+Tensor ones(const Tensor& like) { return Tensor::full(like.sizes(), like.dtype(), 1.0); }
+
+// w -= lr * g, in place (the parameters are contiguous graph inputs, owned by the row).
+void sgdUpdate(const Tensor& w, const Tensor& g, double lr) {
+  USER_CHECK(w.dtype() == DType::Float32 && w.isContiguous() && g.sizes() == w.sizes(),
+             "SGD update: parameter and gradient disagree");
+  Tensor gc = g.contiguous();
+  float* pw = w.data<float>();
+  const float* pg = gc.data<float>();
+  const float step = static_cast<float>(lr);
+  for (int64_t i = 0, n = w.numel(); i < n; ++i) pw[i] -= step * pg[i];
+}
+
+FunctionOptions functionOptions(const Options& o) {
+  FunctionOptions fo;
+  fo.fuser = fuserFromName(o.fuser);
+  fo.executor = executorFromName(o.executor);
+  fo.profilingRuns = o.profilingRuns;
+  fo.verifyEach = false;
+  return fo;
+}
+
+// The cold cost of a Function (passes and kernel compilation, all specializations) and what it built.
+std::string functionInfo(const Function& f) {
+  FunctionStats s = f.stats();
+  std::string info = fmt::format("build {:.0f}ms, {} group{}", s.passMs + s.compileMs, s.fusionGroups,
+                                 s.fusionGroups == 1 ? "" : "s");
+  if (s.guardFailures) info += fmt::format(", {} guard failures", s.guardFailures);
+  if (!s.warnings.empty()) info += fmt::format(", {} warnings", s.warnings.size());
+  return info;
+}
+
+// A model through a Function: forward with gradients on the inputs `wantsGrad` accepts (by name), then
+// backward with gradients of ones and, when `sgd`, an update of those inputs.
+struct Training {
+  std::shared_ptr<Function> f;
+  std::vector<IValue> inputs;
+  std::vector<bool> requiresGrad;
+  std::vector<Tensor> gradOutputs;
+  double lr = 0;
+  bool sgd = false;
+
+  void forward() {
+    auto outs = f->forward(inputs, requiresGrad);
+    if (gradOutputs.empty())
+      for (const IValue& v : outs) gradOutputs.push_back(ones(v.toTensor()));
+  }
+  void backward() {
+    auto grads = f->backward(gradOutputs);
+    if (!sgd) return;
+    for (size_t i = 0; i < grads.size(); ++i)
+      if (requiresGrad[i] && grads[i].defined()) sgdUpdate(inputs[i].toTensor(), grads[i], lr);
+  }
+};
+
+Row trainingRow(const std::string& name, const Model& m, const Options& o, FunctionOptions fo, bool sgd,
+                const std::function<bool(const std::string&)>& wantsGrad = {}) {
+  auto t = std::make_shared<Training>();
+  t->f = std::make_shared<Function>(*m.graph, fo);
+  auto in = randomInputs(m, o.seed);
+  for (size_t i = 0; i < in.size(); ++i) {
+    t->inputs.push_back(in[i]);
+    t->requiresGrad.push_back(isFloating(in[i].dtype()) && (!wantsGrad || wantsGrad(m.inputs[i].name)));
+  }
+  t->lr = o.learningRate;
+  t->sgd = sgd;
+  return {name, [t] { t->forward(); }, [t] { t->backward(); }, [t] { return functionInfo(*t->f); }, ""};
+}
+
+// Forward only, no gradients (inference).
+Row inferenceRow(const std::string& name, const Model& m, const Options& o, FunctionOptions fo) {
+  auto f = std::make_shared<Function>(*m.graph, fo);
+  auto in = std::make_shared<std::vector<IValue>>();
+  for (const Tensor& t : randomInputs(m, o.seed)) in->push_back(t);
+  return {name, [f, in] { f->forward(*in); }, {}, [f] { return functionInfo(*f); }, ""};
+}
+
+// The graph interpreted as written (loops kept, no optimization), with the autodiff tape.
+Row interpretedRow(const std::string& name, const Model& m, const Options& o) {
+  struct State {
+    AutodiffGraph ag;
+    std::vector<IValue> inputs, outputs;
+    std::vector<bool> requiresGrad;
+    std::vector<Tensor> gradOutputs;
+    std::shared_ptr<Tape> tape;
+  };
+  auto s = std::make_shared<State>();
+  for (const Tensor& t : randomInputs(m, o.seed)) {
+    s->inputs.push_back(t);
+    s->requiresGrad.push_back(isFloating(t.dtype()));
+  }
+  s->ag = prepareAutodiff(std::shared_ptr<Graph>(m.graph->clone()), s->requiresGrad);
+  auto fwd = [s] {
+    s->tape = std::make_shared<Tape>(s->inputs.size());
+    s->outputs = Interpreter(*s->ag.graph, &s->ag.gradients).runWithTape(s->inputs, s->requiresGrad, *s->tape);
+    if (s->gradOutputs.empty())
+      for (const IValue& v : s->outputs) s->gradOutputs.push_back(ones(v.toTensor()));
+  };
+  auto bwd = [s] { s->tape->backward(s->outputs, s->gradOutputs); };
+  return {name, fwd, bwd, [] { return std::string("interpreted"); }, ""};
+}
+
+// Eager kernels (no graph, no autograd): forward only.
+Row eagerRow(const std::string& name, const Model& m, const Options& o, std::string info = "eager kernels") {
+  auto model = std::make_shared<Model>(m);
+  auto in = std::make_shared<std::vector<Tensor>>(randomInputs(m, o.seed));
+  return {name, [model, in] { model->eager(*in); }, {}, [info] { return info; }, ""};
+}
+
+// oneDNN's fused LSTM on the model's LSTM inputs (input, hx, cx, then 4 weights per layer).
+Row onednnLstmRow(const std::string& name, const LstmParams& p, const Options& o) {
+  auto m = std::make_shared<Model>(buildLstm(LstmVariantKind::Jit, p));
+  auto in = std::make_shared<std::vector<Tensor>>(randomInputs(*m, o.seed));
+  auto lstm = std::make_shared<cpu::OnednnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+  auto outs = std::make_shared<std::vector<Tensor>>();
+  return {name,
+          [in, lstm, outs] {
+            std::vector<Tensor> w(in->begin() + 3, in->end());
+            *outs = lstm->forward((*in)[0], (*in)[1], (*in)[2], w);
+          },
+          [lstm, outs] { lstm->backward(ones((*outs)[0]), ones((*outs)[1]), ones((*outs)[2])); },
+          [] { return std::string("oneDNN LSTM"); }, ""};
+}
+
+int64_t pick(const std::optional<int64_t>& given, int64_t fallback) { return given.value_or(fallback); }
+
+// ---- rnns: the fastrnns table ----
+
+Group rnns(const Options& o) {
+  LstmParams p{pick(o.seqLength, 100), pick(o.miniBatch, 64), pick(o.inputSize, 512), pick(o.hiddenSize, 512),
+               pick(o.numLayers, 1)};
+  Group g;
+  g.title = fmt::format("rnns: seqLength {}, miniBatch {}, inputSize {}, hiddenSize {}, numLayers {}", p.seqLength,
+                        p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+  for (const std::string& name : o.rnns.empty() ? rnnRowNames() : o.rnns) {
+    if (name == "cudnn") g.rows.push_back(onednnLstmRow(name, p, o));
+    else if (name == "aten") g.rows.push_back(eagerRow(name, buildLstm(LstmVariantKind::Jit, p), o));
+    else if (name == "py") g.rows.push_back(interpretedRow(name, buildLstm(LstmVariantKind::Jit, p), o));
+    else g.rows.push_back(trainingRow(name, buildLstm(lstmVariantFromName(name), p), o, functionOptions(o), false));
+  }
+  return g;
+}
+
+// ---- lm: the TensorFlow benchmark's stacked LSTM language model ----
+
+// embedding -> oneDNN's LSTM -> linear decoder -> cross-entropy, forward and backward by hand, then SGD:
+// the "fused library LSTM" variant.
+Row libraryLm(const std::string& name, const ModelConfig& c, const Options& o, bool train) {
+  struct State {
+    Model m;
+    std::vector<Tensor> in;  // tokens, targets, embedding.weight, hx, cx, 4 per layer, decoder.weight, .bias
+    std::unique_ptr<cpu::OnednnLstm> lstm;
+    Tensor emb, out, logits, loss;
+  };
+  auto s = std::make_shared<State>();
+  s->m = buildLstmLm(c);
+  s->in = randomInputs(s->m, o.seed);
+  s->lstm = std::make_unique<cpu::OnednnLstm>(c.seqLength, c.miniBatch, c.embedding, c.hiddenSize, c.numLayers);
+  const int64_t T = c.seqLength, B = c.miniBatch, H = c.hiddenSize, L = c.numLayers;
+  const size_t dec = 5 + 4 * static_cast<size_t>(L);
+  auto fwd = [s, T, B, H, dec] {
+    s->emb = cpu::embedding(s->in[2], s->in[0]);
+    std::vector<Tensor> w(s->in.begin() + 5, s->in.begin() + static_cast<long>(dec));
+    s->out = s->lstm->forward(s->emb, s->in[3], s->in[4], w)[0];
+    s->logits = cpu::linear(s->out.view({T * B, H}), s->in[dec], s->in[dec + 1]);
+    s->loss = cpu::crossEntropy(s->logits, s->in[1].view({T * B}));
+  };
+  auto bwd = [s, T, B, H, L, dec, lr = o.learningRate, V = c.vocab] {
+    Tensor logp = cpu::logSoftmax(s->logits, 1);
+    Tensor targets = s->in[1].view({T * B});
+    Tensor gl = cpu::logSoftmaxBackward(cpu::nllLossBackward(ones(s->loss), logp, targets), logp, 1);
+    Tensor gWd = cpu::mm(gl.t(), s->out.view({T * B, H}));
+    Tensor gbd = cpu::sum(gl, std::vector<int64_t>{0}, false);
+    Tensor gOut = cpu::mm(gl, s->in[dec]).view({T, B, H});
+    auto lg = s->lstm->backward(gOut, Tensor::zeros({L, B, H}, DType::Float32), Tensor::zeros({L, B, H}, DType::Float32));
+    Tensor gEmb = cpu::embeddingBackward(lg[0], s->in[0], V);
+    sgdUpdate(s->in[2], gEmb, lr);
+    for (size_t k = 3; k < lg.size(); ++k) sgdUpdate(s->in[5 + (k - 3)], lg[k], lr);
+    sgdUpdate(s->in[dec], gWd, lr);
+    sgdUpdate(s->in[dec + 1], gbd, lr);
+  };
+  if (!train) return {name, fwd, {}, [] { return std::string("oneDNN LSTM"); }, ""};
+  return {name, fwd, bwd, [] { return std::string("oneDNN LSTM"); }, ""};
+}
+
+Group lm(const Options& o) {
+  ModelConfig c;
+  c.vocab = pick(o.vocab, 10001);
+  c.embedding = pick(o.inputSize, 128);
+  c.numLayers = pick(o.numLayers, 3);
+  c.hiddenSize = pick(o.hiddenSize, 256);
+  c.seqLength = pick(o.seqLength, 50);
+  c.miniBatch = pick(o.miniBatch, 128);
+  Group g;
+  g.title = fmt::format("lm: vocab {}, embedding {}, numLayers {}, hiddenSize {}, seqLength {}, miniBatch {}; "
+                        "fwd = forward, bwd = backward + SGD update; *.infer rows: forward without gradients",
+                        c.vocab, c.embedding, c.numLayers, c.hiddenSize, c.seqLength, c.miniBatch);
+  g.nloops = 60;
+  g.warmup = 10;
+  auto isParameter = [](const std::string& n) { return n != "hx" && n != "cx"; };
+  for (bool unroll : {true, false}) {
+    FunctionOptions fo = functionOptions(o);
+    fo.unrollLoops = unroll;
+    const char* name = unroll ? "static" : "whileop";
+    g.rows.push_back(trainingRow(name, buildLstmLm(c), o, fo, true, isParameter));
+    g.rows.push_back(inferenceRow(std::string(name) + ".infer", buildLstmLm(c), o, fo));
+  }
+  g.rows.push_back(libraryLm("cudnn", c, o, true));
+  g.rows.push_back(libraryLm("cudnn.infer", c, o, false));
+  return g;
+}
+
+// ---- classifier: embedding -> LSTM -> last step -> linear -> cross-entropy, + SGD ----
+
+Group classifier(const Options& o) {
+  ModelConfig c;
+  c.vocab = pick(o.vocab, 10000);
+  c.classes = 5;
+  c.seqLength = pick(o.seqLength, 50);
+  c.miniBatch = pick(o.miniBatch, 64);
+  std::vector<int64_t> hidden = {128, 256, 512, 1024, 2048};
+  if (o.hiddenSize) hidden = {*o.hiddenSize};
+  Group g;
+  g.title = fmt::format("classifier: vocab {}, classes {}, seqLength {}, miniBatch {}, hidden = embedding in {{{}}}; "
+                        "fwd = forward, bwd = backward + SGD update", c.vocab, c.classes, c.seqLength, c.miniBatch,
+                        fmt::join(hidden, ", "));
+  for (int64_t h : hidden) {
+    c.hiddenSize = h;
+    g.rows.push_back(trainingRow(fmt::format("h{}", h), buildLstmClassifier(c), o, functionOptions(o), true,
+                                 [](const std::string& n) { return n != "hx" && n != "cx"; }));
+  }
+  return g;
+}
+
+// ---- cells: the TVM sweeps ----
+
+Group cells(const Options& o) {
+  Group g;
+  const int64_t cellBatch = pick(o.miniBatch, 128), cellIn = pick(o.inputSize, 512), cellHidden = pick(o.hiddenSize, 512);
+  std::vector<int64_t> batches = {1, 64}, seqs = {25, 100}, sizes = {128, 512}, depths = {1, 2, 5, 10, 20};
+  if (o.miniBatch) batches = {*o.miniBatch};
+  if (o.seqLength) seqs = {*o.seqLength};
+  if (o.hiddenSize) sizes = {*o.hiddenSize};
+  if (o.numLayers) depths = {1, *o.numLayers};
+  const int64_t stackSize = pick(o.hiddenSize, 64), stackSeq = pick(o.seqLength, 100), stackBatch = pick(o.miniBatch, 64);
+  g.title = fmt::format("cells: one cell (batch {}, input {}, hidden {}); one layer over batch {{{}}} x seq {{{}}} x "
+                        "input = hidden {{{}}}; stacked depth {{{}}} at input = hidden {}, seq {}, batch {}",
+                        cellBatch, cellIn, cellHidden, fmt::join(batches, ","), fmt::join(seqs, ","),
+                        fmt::join(sizes, ","), fmt::join(depths, ","), stackSize, stackSeq, stackBatch);
+  g.rows.push_back(onednnLstmRow("cell.cudnn", {1, cellBatch, cellIn, cellHidden, 1}, o));
+  g.rows.push_back(trainingRow("cell", buildLstmCell(cellBatch, cellIn, cellHidden), o, functionOptions(o), false));
+  g.rows.back().baseline = "cell.cudnn";
+  for (int64_t b : batches)
+    for (int64_t t : seqs)
+      for (int64_t h : sizes) {
+        LstmParams p{t, b, h, h, 1};
+        std::string name = fmt::format("layer_b{}_s{}_h{}", b, t, h);
+        g.rows.push_back(onednnLstmRow(name + ".cudnn", p, o));
+        g.rows.push_back(trainingRow(name, buildLstm(LstmVariantKind::JitPremul, p), o, functionOptions(o), false));
+        g.rows.back().baseline = name + ".cudnn";
+      }
+  for (int64_t d : depths) {
+    LstmParams p{stackSeq, stackBatch, stackSize, stackSize, d};
+    g.rows.push_back(trainingRow(fmt::format("stack_d{}", d), buildLstm(LstmVariantKind::JitMultilayer, p), o,
+                                 functionOptions(o), false));
+  }
+  return g;
+}
+
+// ---- ops: single modules, compiled graph against the eager kernels ----
+
+Group ops(const Options& o) {
+  Group g;
+  ModelConfig lin, conv, mha, sm;
+  lin.rows = pick(o.miniBatch, 128), lin.features = pick(o.inputSize, 1024), lin.outFeatures = pick(o.hiddenSize, 1024);
+  conv.miniBatch = pick(o.miniBatch, 8), conv.channels = pick(o.inputSize, 64), conv.outChannels = pick(o.hiddenSize, 64);
+  conv.height = conv.width = pick(o.seqLength, 56), conv.kernel = 3, conv.padding = 1, conv.stride = 1;
+  mha.seqLength = pick(o.seqLength, 128), mha.miniBatch = pick(o.miniBatch, 16), mha.embedDim = pick(o.inputSize, 512);
+  mha.numHeads = mha.embedDim % 8 == 0 ? 8 : 1;
+  sm.rows = pick(o.miniBatch, 2048), sm.features = pick(o.inputSize, 1024), sm.dim = -1;
+  g.title = fmt::format("ops: linear {}x{}->{}; conv2d batch {}, {}->{} channels, {}x{}, kernel 3, padding 1; "
+                        "multihead_attention seq {}, batch {}, embed {}, heads {}; softmax {}x{}; "
+                        "each compiled graph (fwd, bwd) against the eager kernels (fwd)",
+                        lin.rows, lin.features, lin.outFeatures, conv.miniBatch, conv.channels, conv.outChannels,
+                        conv.height, conv.width, mha.seqLength, mha.miniBatch, mha.embedDim, mha.numHeads, sm.rows,
+                        sm.features);
+  for (auto& [name, cfg] : std::vector<std::pair<std::string, ModelConfig>>{
+           {"linear", lin}, {"conv2d", conv}, {"multihead_attention", mha}, {"softmax", sm}}) {
+    Model m = buildModel(name, cfg);
+    g.rows.push_back(eagerRow(name + ".eager", m, o));
+    g.rows.push_back(trainingRow(name, m, o, functionOptions(o), false));
+    g.rows.back().baseline = name + ".eager";
+  }
+  return g;
+}
+
+}  // namespace
+
+const std::vector<std::string>& groupNames() {
+  static const std::vector<std::string> names = {"rnns", "lm", "classifier", "cells", "ops"};
+  return names;
+}
+
+const std::vector<std::string>& rnnRowNames() {
+  static const std::vector<std::string> names = {"cudnn", "aten", "py", "jit", "jit_premul", "jit_premul_bias",
+                                                 "jit_simple", "jit_multilayer"};
+  return names;
+}
+
+Group buildGroup(const std::string& name, const Options& o) {
+  if (name == "rnns") return rnns(o);
+  if (name == "lm") return lm(o);
+  if (name == "classifier") return classifier(o);
+  if (name == "cells") return cells(o);
+  if (name == "ops") return ops(o);
+  throw Error(fmt::format("--group={}: unknown group; groups: {}", name, fmt::join(groupNames(), ", ")));
+}
+
+}  // namespace gj::bench

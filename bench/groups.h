@@ -1,0 +1,47 @@
+#pragma once
+// graphbench's benchmark groups: each builds its rows (a forward closure, a backward closure, an info
+// line) from the options. A size option given on the command line overrides every group's own default
+// for that size (so tests run every group small); without it each group uses its documented sizes.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gj::bench {
+
+struct Options {
+  std::string fuser = "none", executor = "profiling", device = "cpu";
+  std::vector<std::string> groups = {"rnns"};
+  std::vector<std::string> rnns;
+  std::optional<int64_t> seqLength, numLayers, inputSize, hiddenSize, miniBatch, vocab;
+  std::optional<int> nloops, warmup;
+  int threads = 0, profilingRuns = 1;
+  uint64_t seed = 0;
+  std::string sep = " ", jsonPath, plotPath;
+  double learningRate = 0.01;
+};
+
+/// A timed row. `backward` runs after `forward` (which records gradients); empty when the row has none.
+/// `info` is read after timing (compile time, groups, guard failures...).
+struct Row {
+  std::string name;
+  std::function<void()> forward;
+  std::function<void()> backward;
+  std::function<std::string()> info;
+  std::string baseline;  ///< a row of the same group this one is compared with ("slower by"), or empty
+};
+
+/// A group: its rows and a line saying the sizes it uses.
+struct Group {
+  std::string title;
+  std::vector<Row> rows;
+  int nloops = 20, warmup = 3;  ///< the group's defaults; --nloops / --warmup override them
+};
+
+const std::vector<std::string>& groupNames();  ///< rnns, lm, classifier, cells, ops
+const std::vector<std::string>& rnnRowNames();
+/// Builds group `name`'s rows; gj::Error for an unknown name.
+Group buildGroup(const std::string& name, const Options& o);
+
+}  // namespace gj::bench

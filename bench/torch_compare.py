@@ -1,0 +1,250 @@
+#!/usr/bin/python3
+"""The rows of graphbench, run on PyTorch at the same sizes, printed in the same table.
+
+    /usr/bin/python3 bench/torch_compare.py --group rnns [--threads 2] [--nloops 20] [size options]
+
+Takes graphbench's size options with the same per-group defaults (see docs/graphbench.md). Needs torch
+(Debian: apt-get install python3-torch; a GPU machine: whatever torch is installed, --device=cuda).
+Timing: warm-up runs excluded, forward and backward timed separately (CUDA: synchronized), median and
+population standard deviation in milliseconds. Training rows (lm, classifier) time backward + SGD as bwd.
+"""
+import argparse
+import statistics
+import sys
+import time
+
+try:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError:
+    sys.exit("torch_compare.py: error: no torch module; on Debian: apt-get install python3-torch, "
+             "then run with /usr/bin/python3")
+
+
+def pick(v, default):
+    return default if v is None else v
+
+
+# ---- LSTM layers written as fastrnns writes them (eager, or compiled by torch.jit.script) ----
+
+def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh):
+    gates = torch.mm(x, w_ih.t()) + torch.mm(h, w_hh.t()) + b_ih + b_hh
+    i, f, g, o = gates.chunk(4, 1)
+    i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
+    c = f * c + i * g
+    return o * torch.tanh(c), c
+
+
+def lstm_layer(x, h, c, w_ih, w_hh, b_ih, b_hh):
+    outs = []
+    for t in range(x.size(0)):
+        h, c = lstm_cell(x[t], h, c, w_ih, w_hh, b_ih, b_hh)
+        outs.append(h)
+    return torch.stack(outs), h, c
+
+
+def lstm_premul(x, h, c, w_ih, w_hh, b_ih, b_hh):
+    pre = torch.matmul(x, w_ih.t())
+    outs = []
+    for t in range(x.size(0)):
+        gates = pre[t] + torch.mm(h, w_hh.t()) + b_ih + b_hh
+        i, f, g, o = gates.chunk(4, 1)
+        i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
+        c = f * c + i * g
+        h = o * torch.tanh(c)
+        outs.append(h)
+    return torch.stack(outs), h, c
+
+
+class Bench:
+    def __init__(self, args):
+        self.a = args
+        self.dev = torch.device(args.device)
+
+    def sync(self):
+        if self.dev.type == "cuda":
+            torch.cuda.synchronize()
+
+    def time_row(self, fwd, bwd, warmup, nloops):
+        for _ in range(warmup):
+            out = fwd()
+            if bwd:
+                bwd(out)
+        f, b = [], []
+        for _ in range(nloops):
+            self.sync()
+            t0 = time.perf_counter()
+            out = fwd()
+            self.sync()
+            t1 = time.perf_counter()
+            f.append((t1 - t0) * 1e3)
+            if bwd:
+                bwd(out)
+                self.sync()
+                b.append((time.perf_counter() - t1) * 1e3)
+        return f, b
+
+    def param(self, *shape, bound=0.1):
+        return (torch.rand(*shape, device=self.dev) * 2 - 1).mul_(bound).requires_grad_()
+
+    def lstm_weights(self, inp, hid):
+        k = hid ** -0.5
+        return [self.param(4 * hid, inp, bound=k), self.param(4 * hid, hid, bound=k),
+                self.param(4 * hid, bound=k), self.param(4 * hid, bound=k)]
+
+    # Each row: (name, fwd() -> loss-like output, bwd(out) or None, info)
+    def rnn_rows(self, T, B, I, H, names):
+        x = torch.rand(T, B, I, device=self.dev) * 2 - 1
+        h0, c0 = torch.zeros(B, H, device=self.dev), torch.zeros(B, H, device=self.dev)
+        w = self.lstm_weights(I, H)
+        x.requires_grad_()
+        scripted = torch.jit.script(lstm_layer)
+        scripted_premul = torch.jit.script(lstm_premul)
+        lib = nn.LSTM(I, H).to(self.dev)
+
+        def backward(out):
+            out.sum().backward()
+        rows = []
+        for name in names:
+            if name == "cudnn":
+                rows.append((name, lambda: lib(x)[0], backward, "nn.LSTM"))
+            elif name == "aten":
+                rows.append((name, lambda: lstm_layer(x, h0, c0, *w)[0].detach(), None, "eager, no grad"))
+            elif name == "py":
+                rows.append((name, lambda: lstm_layer(x, h0, c0, *w)[0], backward, "eager"))
+            elif name in ("jit", "jit_premul"):
+                fn = scripted if name == "jit" else scripted_premul
+                rows.append((name, lambda fn=fn: fn(x, h0, c0, *w)[0], backward, "torch.jit.script"))
+        return rows
+
+    def sgd(self, params, lr):
+        with torch.no_grad():
+            for p in params:
+                if p.grad is not None:
+                    p.sub_(p.grad, alpha=lr)
+                    p.grad = None
+
+    def lm_rows(self, V, E, L, H, T, B, lr):
+        emb = nn.Embedding(V, E).to(self.dev)
+        lstm = nn.LSTM(E, H, L).to(self.dev)
+        dec = nn.Linear(H, V).to(self.dev)
+        params = list(emb.parameters()) + list(lstm.parameters()) + list(dec.parameters())
+        tokens = torch.randint(0, V, (T, B), device=self.dev)
+        targets = torch.randint(0, V, (T, B), device=self.dev)
+
+        def fwd():
+            out, _ = lstm(emb(tokens))
+            return F.cross_entropy(dec(out.view(T * B, H)), targets.view(-1))
+
+        def bwd(loss):
+            loss.backward()
+            self.sgd(params, lr)
+
+        def infer():
+            with torch.no_grad():
+                return fwd()
+        return [("cudnn", fwd, bwd, "nn.LSTM"), ("cudnn.infer", infer, None, "nn.LSTM, no grad")]
+
+    def classifier_rows(self, V, T, B, hidden, lr):
+        rows = []
+        for H in hidden:
+            emb, lstm, fc = nn.Embedding(V, H).to(self.dev), nn.LSTM(H, H).to(self.dev), nn.Linear(H, 5).to(self.dev)
+            params = list(emb.parameters()) + list(lstm.parameters()) + list(fc.parameters())
+            tokens = torch.randint(0, V, (T, B), device=self.dev)
+            labels = torch.randint(0, 5, (B,), device=self.dev)
+
+            def fwd(emb=emb, lstm=lstm, fc=fc, tokens=tokens, labels=labels):
+                out, _ = lstm(emb(tokens))
+                return F.cross_entropy(fc(out[-1]), labels)
+
+            def bwd(loss, params=params):
+                loss.backward()
+                self.sgd(params, lr)
+            rows.append((f"h{H}", fwd, bwd, "nn.LSTM"))
+        return rows
+
+    def cell_rows(self, B, I, H):
+        x, h, c = torch.rand(B, I, device=self.dev), torch.rand(B, H, device=self.dev), torch.rand(B, H, device=self.dev)
+        w = self.lstm_weights(I, H)
+        scripted = torch.jit.script(lstm_cell)
+        lib = nn.LSTMCell(I, H).to(self.dev)
+
+        def backward(out):
+            (out[0].sum() + out[1].sum()).backward()
+        return [("cell.cudnn", lambda: lib(x, (h, c)), backward, "nn.LSTMCell"),
+                ("cell", lambda: scripted(x, h, c, *w), backward, "torch.jit.script")]
+
+    def op_rows(self, o):
+        lin = nn.Linear(o["lin_in"], o["lin_out"]).to(self.dev)
+        conv = nn.Conv2d(o["conv_in"], o["conv_out"], 3, padding=1).to(self.dev)
+        mha = nn.MultiheadAttention(o["mha_e"], o["mha_h"]).to(self.dev)
+        xl = torch.rand(o["lin_rows"], o["lin_in"], device=self.dev, requires_grad=True)
+        xc = torch.rand(o["conv_b"], o["conv_in"], o["conv_hw"], o["conv_hw"], device=self.dev, requires_grad=True)
+        xm = torch.rand(o["mha_t"], o["mha_b"], o["mha_e"], device=self.dev, requires_grad=True)
+        xs = torch.rand(o["sm_rows"], o["sm_feat"], device=self.dev, requires_grad=True)
+
+        def backward(out):
+            out.sum().backward()
+        return [("linear", lambda: lin(xl), backward, "nn.Linear"),
+                ("conv2d", lambda: conv(xc), backward, "nn.Conv2d"),
+                ("multihead_attention", lambda: mha(xm, xm, xm, need_weights=False)[0], backward,
+                 "nn.MultiheadAttention"),
+                ("softmax", lambda: torch.softmax(xs, -1), backward, "torch.softmax")]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--group", default="rnns", help="comma-separated: rnns, lm, classifier, cells, ops")
+    p.add_argument("--rnns", default=None, help="rows of the rnns group (cudnn, aten, py, jit, jit_premul)")
+    for name in ("seqLength", "numLayers", "inputSize", "hiddenSize", "miniBatch", "vocab", "nloops", "warmup"):
+        p.add_argument("--" + name, type=int, default=None)
+    p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--sep", default=" ")
+    a = p.parse_args()
+    groups = a.group.split(",")
+    for g in groups:
+        if g not in ("rnns", "lm", "classifier", "cells", "ops"):
+            p.error(f"--group={g}: unknown group; groups: rnns, lm, classifier, cells, ops")
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    b = Bench(a)
+    print(f"torch {torch.__version__}, device {a.device}, threads {torch.get_num_threads()}, "
+          f"mkldnn {torch.backends.mkldnn.is_available()}, settings {vars(a)}")
+    for g in groups:
+        nloops, warmup = pick(a.nloops, 60 if g == "lm" else 20), pick(a.warmup, 10 if g == "lm" else 3)
+        if g == "rnns":
+            names = a.rnns.split(",") if a.rnns else ["cudnn", "aten", "py", "jit", "jit_premul"]
+            rows = b.rnn_rows(pick(a.seqLength, 100), pick(a.miniBatch, 64), pick(a.inputSize, 512),
+                              pick(a.hiddenSize, 512), names)
+        elif g == "lm":
+            rows = b.lm_rows(pick(a.vocab, 10001), pick(a.inputSize, 128), pick(a.numLayers, 3),
+                             pick(a.hiddenSize, 256), pick(a.seqLength, 50), pick(a.miniBatch, 128), a.lr)
+        elif g == "classifier":
+            hidden = [a.hiddenSize] if a.hiddenSize else [128, 256, 512, 1024, 2048]
+            rows = b.classifier_rows(pick(a.vocab, 10000), pick(a.seqLength, 50), pick(a.miniBatch, 64), hidden, a.lr)
+        elif g == "cells":
+            rows = b.cell_rows(pick(a.miniBatch, 128), pick(a.inputSize, 512), pick(a.hiddenSize, 512))
+        else:
+            e = pick(a.inputSize, 512)
+            rows = b.op_rows({"lin_rows": pick(a.miniBatch, 128), "lin_in": pick(a.inputSize, 1024),
+                              "lin_out": pick(a.hiddenSize, 1024), "conv_b": pick(a.miniBatch, 8),
+                              "conv_in": pick(a.inputSize, 64), "conv_out": pick(a.hiddenSize, 64),
+                              "conv_hw": pick(a.seqLength, 56), "mha_t": pick(a.seqLength, 128),
+                              "mha_b": pick(a.miniBatch, 16), "mha_e": e, "mha_h": 8 if e % 8 == 0 else 1,
+                              "sm_rows": pick(a.miniBatch, 2048), "sm_feat": pick(a.inputSize, 1024)})
+        print(f"Benchmarking {g} on PyTorch (milliseconds; median of {nloops} runs after {warmup} warm-up)...")
+        table = [["name", "avg_fwd", "std_fwd", "info_fwd", "avg_bwd", "std_bwd", "info_bwd"]]
+        for name, fwd, bwd, info in rows:
+            f, bw = b.time_row(fwd, bwd, warmup, nloops)
+            fmt = lambda xs: (f"{statistics.median(xs):.3f}", f"{statistics.pstdev(xs):.3f}") if xs else ("n/a", "n/a")
+            table.append([name, *fmt(f), info, *fmt(bw), info if bw else "forward only"])
+        width = [max(16, max(len(r[i]) for r in table)) for i in range(len(table[0]))]
+        for r in table:
+            print(a.sep.join(c.rjust(w) for c, w in zip(r, width)))
+
+
+if __name__ == "__main__":
+    main()

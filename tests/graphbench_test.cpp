@@ -1,0 +1,122 @@
+// graphbench end to end at small sizes: every group under each fuser x executor prints its table and
+// writes JSON and SVG whose rows are the expected ones, with positive, finite times.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int status = -1;
+  std::string out;
+};
+
+Outcome runGraphbench(const std::string& args) {
+  std::string cmd = fmt::format("{} {} 2>&1", GJ_GRAPHBENCH, args);
+  Outcome r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  r.status = pclose(p);
+  return r;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const char* kSmall = "--seqLength 3 --miniBatch 2 --inputSize 8 --hiddenSize 8 --numLayers 2 --vocab 40 --nloops 2 "
+                     "--warmup 1";
+
+// Rows each group must have at the small sizes above.
+const std::map<std::string, std::set<std::string>> kRows = {
+    {"rnns", {"cudnn", "aten", "py", "jit", "jit_premul", "jit_premul_bias", "jit_simple", "jit_multilayer"}},
+    {"lm", {"static", "static.infer", "whileop", "whileop.infer", "cudnn", "cudnn.infer"}},
+    {"classifier", {"h8"}},
+    {"cells", {"cell.cudnn", "cell", "layer_b2_s3_h8.cudnn", "layer_b2_s3_h8", "stack_d1", "stack_d2"}},
+    {"ops", {"linear.eager", "linear", "conv2d.eager", "conv2d", "multihead_attention.eager", "multihead_attention",
+             "softmax.eager", "softmax"}}};
+
+class EveryGroup : public testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(EveryGroup, TablesJsonAndPlotHoldEveryRowWithPositiveTimes) {
+  auto [fuser, executor] = GetParam();
+  fs::path dir = fs::temp_directory_path() / fmt::format("graphbench_test_{}_{}_{}", fuser, executor, getpid());
+  fs::create_directories(dir);
+  Outcome r = runGraphbench(fmt::format("--group rnns,lm,classifier,cells,ops --fuser {} --executor {} {} --print-json {} "
+                                    "--plot {}",
+                                    fuser, executor, kSmall, (dir / "b.json").string(), (dir / "b.svg").string()));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("Namespace(fuser='{}', executor='{}'", fuser, executor)), std::string::npos);
+  auto json = nlohmann::json::parse(slurp(dir / "b.json"));
+  std::map<std::string, std::set<std::string>> seen;
+  for (const auto& row : json["rows"]) {
+    std::string group = row["group"], name = row["name"];
+    seen[group].insert(name);
+    for (const char* pass : {"fwd", "bwd"}) {
+      if (!row.contains(pass)) continue;
+      double median = row[pass]["median_ms"];
+      EXPECT_TRUE(std::isfinite(median) && median > 0) << group << "/" << name << " " << pass << " " << median;
+      EXPECT_EQ(row[pass]["samples_ms"].size(), 2u) << group << "/" << name;
+    }
+    // Training and graph rows have a backward; eager, inference and forward-only rows do not.
+    bool forwardOnly = name == "aten" || name.ends_with(".eager") || name.ends_with(".infer");
+    EXPECT_EQ(row.contains("bwd"), !forwardOnly) << group << "/" << name;
+  }
+  EXPECT_EQ(seen, kRows);
+  // The printed table: a header per group, then one line per row starting with its name.
+  for (const auto& [group, rows] : kRows) {
+    size_t at = r.out.find(fmt::format("Benchmarking {} (milliseconds", group));
+    ASSERT_NE(at, std::string::npos) << r.out;
+    size_t header = r.out.find("avg_fwd", at);
+    ASSERT_NE(header, std::string::npos);
+    for (const std::string& name : rows)
+      EXPECT_NE(r.out.find(" " + name + " ", header), std::string::npos) << group << "/" << name << "\n" << r.out;
+  }
+  std::string svg = slurp(dir / "b.svg");
+  EXPECT_TRUE(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"")) << svg.substr(0, 80);
+  EXPECT_TRUE(svg.ends_with("</svg>\n"));
+  for (const auto& [group, rows] : kRows)
+    for (const std::string& name : rows) EXPECT_NE(svg.find(">" + name + "<"), std::string::npos) << name;
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(FuserExecutor, EveryGroup,
+                         testing::Values(std::pair{"none", "legacy"}, std::pair{"old", "profiling"},
+                                         std::pair{"te", "legacy"}, std::pair{"te", "profiling"}),
+                         [](const auto& i) { return fmt::format("{}_{}", i.param.first, i.param.second); });
+
+// Contradictions and typos: a clear message and a non-zero exit.
+TEST(GraphbenchErrors, SayWhatIsWrong) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--group rnns,speech", "--group=speech: unknown group; groups: rnns, lm, classifier, cells, ops"},
+      {"--group lm --rnns jit", "--rnns selects rows of the rnns group"},
+      {"--cuda-graphs", "--cuda-graphs applies to --device=cuda only"},
+      {"--cuda-pointwise-block-size 128", "--cuda-pointwise-block-size applies to --device=cuda only"},
+      {"--plot table.png", "--plot writes SVG"},
+      {"--device cuda", "no CUDA device"},
+      {"--nloops 0", "--nloops"},
+  };
+  for (auto [args, message] : cases) {
+    Outcome r = runGraphbench(args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+  }
+}
+
+}  // namespace
