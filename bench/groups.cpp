@@ -42,10 +42,10 @@ FunctionOptions functionOptions(const Options& o) {
   return fo;
 }
 
-// The cold cost of a Function (passes and kernel compilation, all specializations) and what it built.
+// The cold cost of a Function (passes, then kernel compilation; all specializations) and what it built.
 std::string functionInfo(const Function& f) {
   FunctionStats s = f.stats();
-  std::string info = fmt::format("build {:.0f}ms, {} group{}", s.passMs + s.compileMs, s.fusionGroups,
+  std::string info = fmt::format("passes {:.0f}ms, jit {:.0f}ms, {} group{}", s.passMs, s.compileMs, s.fusionGroups,
                                  s.fusionGroups == 1 ? "" : "s");
   if (s.guardFailures) info += fmt::format(", {} guard failures", s.guardFailures);
   if (!s.warnings.empty()) info += fmt::format(", {} warnings", s.warnings.size());

@@ -81,7 +81,9 @@ static std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> differenti
   for (auto& [node, grad] : raw) {
     auto g = std::make_shared<Gradient>(*grad);
     for (Graph* sub : {g->forward.get(), g->backward.get()})
-      run(p, *sub, {"shape-propagation", "constant-propagation", "peephole", "cse", "dce"}, o);
+      run(p, *sub, {"shape-propagation", "constant-propagation", "peephole", "cse", "batch-mm", "dce",
+                    "shape-propagation"},
+          o);
     out.emplace_back(node, g);
   }
   return out;

@@ -106,32 +106,63 @@ bool batchSide(Block* b, std::vector<Node*> group, int sharedSide, const Reachab
   return true;
 }
 
-// add(mm(a, b), mm(c, d)) with alpha 1 and equal static result sizes -> mm(cat([a, c], 1), cat([b, d], 0)).
-bool batchTree(Node* add) {
-  if (add->kind() != OpKind::Add || !isConstantEqual(add->input(2), 1.0)) return false;
-  Node* l = add->input(0)->node();
-  Node* r = add->input(1)->node();
-  if (l->kind() != OpKind::Mm || r->kind() != OpKind::Mm) return false;
-  if (l->output()->uses().size() != 1 || r->output()->uses().size() != 1) return false;
-  auto sl = staticSizes(l->output()), sr = staticSizes(r->output());
-  if (!sl || !sr || *sl != *sr) return false;
-  Value* lhs = emit(add, OpKind::Cat,
-                    {emit(add, OpKind::ListConstruct, {l->input(0), r->input(0)}, Type::of(TypeKind::TensorList)),
-                     constant(add, int64_t{1})});
-  Value* rhs = emit(add, OpKind::Cat,
-                    {emit(add, OpKind::ListConstruct, {l->input(1), r->input(1)}, Type::of(TypeKind::TensorList)),
-                     constant(add, int64_t{0})});
-  Value* mm = emit(add, OpKind::Mm, {lhs, rhs}, add->output()->type());
-  Graph* g = add->graph();
-  if (!add->output()->name().empty()) {
-    std::string name = add->output()->name();
-    add->output()->setName("");
+// The mm leaves of the sum rooted at `n`: aten::add nodes with alpha 1 (below the root, each used once)
+// down to aten::mm nodes used once whose results all have the same static `sizes` (set by the first).
+// False when a leaf is anything else.
+bool collectMmSum(Node* n, std::optional<std::vector<int64_t>>& sizes, bool root, std::vector<Node*>& adds,
+                  std::vector<Node*>& mms) {
+  if (!root && n->output()->uses().size() != 1) return false;
+  if (n->kind() == OpKind::Add && isConstantEqual(n->input(2), 1.0)) {
+    adds.push_back(n);
+    return collectMmSum(n->input(0)->node(), sizes, false, adds, mms) &&
+           collectMmSum(n->input(1)->node(), sizes, false, adds, mms);
+  }
+  if (n->kind() != OpKind::Mm) return false;
+  auto s = staticSizes(n->output());
+  if (!s || (sizes && *s != *sizes)) return false;
+  sizes = s;
+  mms.push_back(n);
+  return true;
+}
+
+bool isSumOperand(const Node* n) {
+  const auto& uses = n->output()->uses();
+  return uses.size() == 1 && uses[0].user->kind() == OpKind::Add && isConstantEqual(uses[0].user->input(2), 1.0);
+}
+
+// A sum of products, mm(a1, b1) + mm(a2, b2) + ... (any tree of adds with alpha 1, equal static result
+// sizes), becomes one product mm(cat([a1, a2, ...], 1), cat([b1, b2, ...], 0)); when every a_i is t(x_i),
+// the left operand is t(cat([x1, x2, ...], 0)), a contiguous copy. This is how a backward's weight
+// gradient, accumulated over time steps from one small GEMM per step, becomes one large GEMM.
+bool batchTree(Node* root) {
+  if (root->kind() != OpKind::Add || isSumOperand(root)) return false;
+  std::optional<std::vector<int64_t>> sizes;
+  std::vector<Node*> adds, mms;
+  if (!collectMmSum(root, sizes, true, adds, mms) || mms.size() < 2) return false;
+  Type list = Type::of(TypeKind::TensorList);
+  bool transposed = std::all_of(mms.begin(), mms.end(), [](Node* m) {
+    const Node* a = m->input(0)->node();
+    return a->kind() == OpKind::T && staticSizes(a->input(0)) && staticSizes(a->input(0))->size() == 2;
+  });
+  std::vector<Value*> lefts, rights;
+  for (Node* m : mms) {
+    lefts.push_back(transposed ? m->input(0)->node()->input(0) : m->input(0));
+    rights.push_back(m->input(1));
+  }
+  Value* lhs = emit(root, OpKind::Cat, {emit(root, OpKind::ListConstruct, lefts, list),
+                                        constant(root, int64_t{transposed ? 0 : 1})});
+  if (transposed) lhs = emit(root, OpKind::T, {lhs});
+  Value* rhs = emit(root, OpKind::Cat, {emit(root, OpKind::ListConstruct, rights, list), constant(root, int64_t{0})});
+  Value* mm = emit(root, OpKind::Mm, {lhs, rhs}, root->output()->type());
+  Graph* g = root->graph();
+  if (!root->output()->name().empty()) {
+    std::string name = root->output()->name();
+    root->output()->setName("");
     mm->setName(name);
   }
-  g->replaceAllUsesWith(add->output(), mm);
-  g->erase(add);
-  g->erase(l);
-  g->erase(r);
+  g->replaceAllUsesWith(root->output(), mm);
+  for (Node* a : adds) g->erase(a);  // pre-order: each add's one use (its parent) is gone before it
+  for (Node* m : mms) g->erase(m);
   return true;
 }
 

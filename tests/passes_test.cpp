@@ -388,6 +388,36 @@ TEST(BatchMM, TurnsAnAddOfMatmulsIntoOneMatmul) {
   )");
 }
 
+// A backward's weight gradient: a chain of adds over per-step products t(h_i) x g_i becomes one product
+// of the steps concatenated (one copy each side, no nested cats).
+TEST(BatchMM, ASumOfTransposedProductsBecomesOneProduct) {
+  auto after = checkPass(R"IR(graph(%h1 : Double(2, 3), %h2 : Double(2, 3), %h3 : Double(2, 3), %g1 : Double(2, 4),
+      %g2 : Double(2, 4), %g3 : Double(2, 4)):
+  %one : int = prim::Constant[value=1]()
+  %t1 : Double(3, 2) = aten::t(%h1)
+  %m1 : Double(3, 4) = aten::mm(%t1, %g1)
+  %t2 : Double(3, 2) = aten::t(%h2)
+  %m2 : Double(3, 4) = aten::mm(%t2, %g2)
+  %s : Double(3, 4) = aten::add(%m1, %m2, %one)
+  %t3 : Double(3, 2) = aten::t(%h3)
+  %m3 : Double(3, 4) = aten::mm(%t3, %g3)
+  %w : Double(3, 4) = aten::add(%s, %m3, %one)
+  return (%w)
+)IR",
+                         "batch-mm", R"(
+    CHECK: prim::ListConstruct(%h1, %h2, %h3)
+    CHECK: %[[X:.*]] : Tensor = aten::cat
+    CHECK: %[[XT:.*]] : Tensor = aten::t(%[[X]])
+    CHECK: prim::ListConstruct(%g1, %g2, %g3)
+    CHECK: %[[G:.*]] : Tensor = aten::cat
+    CHECK: %w : Double(3, 4) = aten::mm(%[[XT]], %[[G]])
+    CHECK-NOT: aten::add
+  )");
+  size_t mms = 0;
+  for (const Node* n : *after->block()) mms += n->kind() == OpKind::Mm;
+  EXPECT_EQ(mms, 1u);
+}
+
 TEST(RequiresGrad, FollowsFloatDataflowOnly) {
   checkPass(R"IR(graph(%w : Double(5, 3, requires_grad=1), %idx : Long(4), %x : Double(4, 3)):
   %e : Tensor = aten::embedding(%w, %idx)
