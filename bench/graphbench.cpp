@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <map>
 #include <unistd.h>
 
@@ -181,6 +182,9 @@ int main(int argc, char** argv) {
     return gj::bench::run(o, cuda);
   } catch (const gj::Error& e) {
     std::cerr << "graphbench: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "graphbench: error: out of memory; try smaller sizes\n";
     return 2;
   }
 }

@@ -131,6 +131,39 @@ TEST(LoopNest, MarksForVectorizeParallelAndGpu) {
   expectSameResults(simpleNest(), g3, simpleInputs());
 }
 
+// The CPU schedule vectorizes a reduction into a one-element temporary when its loads are contiguous in
+// the reduction variable (a softmax row), and keeps it scalar when they stride (a sum over the batch).
+TEST(LoopNest, ScheduleCpuVectorizesContiguousReductionsOnly) {
+  for (bool contiguous : {true, false}) {
+    Buf in = makeBuf("in0", {6, 9}, ScalarKind::Float32), out = makeBuf("out0", {contiguous ? 6 : 9},
+                                                                          ScalarKind::Float32);
+    Buf acc = makeBuf("acc", {1}, ScalarKind::Float32);
+    Expr i = Var::make("i"), r = Var::make("r");
+    Expr x = contiguous ? Load::make(in, {i, r}) : Load::make(in, {r, i});
+    Stmt body = te::Block::make({Allocate::make(acc),
+                                 Store::make(acc, {imm(0)}, Reduce::make(ReduceOpKind::Sum, x, {r}, {contiguous ? 9 : 6})),
+                                 Store::make(out, {i}, Load::make(acc, {imm(0)})), Free::make(acc)});
+    LoopNest n(For::make(i, imm(0), imm(contiguous ? 6 : 9), body), {in}, {out});
+    LoopNest t = n;
+    t.lowerReductions();
+    t.scheduleCpu();
+    std::string text = toString(t.root());
+    EXPECT_EQ(text.find("for (int64_t r = 0; r < " + std::to_string(contiguous ? 9 : 6) + "; r++) { // vectorize") !=
+                  std::string::npos,
+              contiguous)
+        << text;
+    Tensor a = Tensor::rand({6, 9}, DType::Float32, 3);
+    LoopNest ref = n;
+    ref.lowerReductions();
+    auto fns = compileLlvm(t, contiguous ? "te_reduce_contiguous" : "te_reduce_strided", {});
+    ASSERT_TRUE(fns.ok()) << fns.error().what();
+    Tensor o = Tensor::empty(out->dims, DType::Float32);
+    std::vector<void*> ptrs = {a.rawData(), o.rawData()};
+    for (const CompiledNest& f : fns.value()) f.fn(ptrs.data(), 0, f.trips);
+    EXPECT_LE(test::relError(o, interpret(ref, {a})[0]), 1e-6) << text;
+  }
+}
+
 TEST(LoopNest, InlineAnIntermediateBuffer) {
   // tmp[i] = in0[i] * in0[i]; out0[i] = tmp[i] + 1
   Buf a = makeBuf("in0", {6}, ScalarKind::Float32);

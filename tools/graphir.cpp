@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <new>
 
 namespace {
 
@@ -114,6 +115,9 @@ int main(int argc, char** argv) {
     if (*check) return cmdCheck(file, run);
   } catch (const gj::Error& e) {
     std::cerr << "graphir: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "graphir: error: out of memory; try smaller sizes\n";
     return 2;
   }
   return 0;

@@ -172,10 +172,14 @@ class Emitter {
       case BinaryOpKind::Mul: return isInt ? b_.CreateMul(a, c) : b_.CreateFMul(a, c);
       case BinaryOpKind::Div: return isInt ? b_.CreateSDiv(a, c) : b_.CreateFDiv(a, c);
       case BinaryOpKind::Mod: return b_.CreateSRem(a, c);
+      // Floats: IEEE 754-2019 minimum/maximum, NaN if either operand is (as the interpreter), and a form
+      // the loop vectorizer turns into a vector reduction.
       case BinaryOpKind::Min:
-        return isInt ? b_.CreateSelect(b_.CreateICmpSLT(a, c), a, c) : b_.CreateSelect(b_.CreateFCmpULT(a, c), a, c);
+        return isInt ? b_.CreateSelect(b_.CreateICmpSLT(a, c), a, c)
+                     : b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a, c);
       case BinaryOpKind::Max:
-        return isInt ? b_.CreateSelect(b_.CreateICmpSGT(a, c), a, c) : b_.CreateSelect(b_.CreateFCmpUGT(a, c), a, c);
+        return isInt ? b_.CreateSelect(b_.CreateICmpSGT(a, c), a, c)
+                     : b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a, c);
     }
     return nullptr;
   }

@@ -345,6 +345,7 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
   struct Mark : Mutator {
     using Mutator::mutate;
     int64_t grain;
+    std::unordered_set<const BufNode*> io;  // the kernel's inputs and outputs (not temporaries)
     int depth = 0;
     explicit Mark(int64_t g) : grain(g) {}
     // Statements executed, roughly: trips times the body's work, summed over a block's statements.
@@ -384,16 +385,47 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
         if (scan.loaded.count(b)) return true;
       return false;
     }
+    // acc[0] = acc[0] + x or max(acc[0], x), acc a one-element temporary, every load contiguous in the
+    // loop's variable `v` (it appears in no index but the last): a reduction the vectorizer may reorder
+    // (it accumulates in a register; forcing vectorization lets it reassociate the sum). Strided
+    // reductions (a bias gradient summed over the batch) stay scalar: gathers do not pay.
+    bool reducesIntoTemporary(const Stmt& body, const Expr& v) const {
+      const Store* st = body.as<Store>();
+      if (!st || st->buf->dims != std::vector<int64_t>{1}) return false;
+      const Binary* b = st->value.as<Binary>();
+      if (!b || (b->op != BinaryOpKind::Add && b->op != BinaryOpKind::Max)) return false;
+      const Load* acc = b->a.as<Load>();
+      if (!acc || acc->buf != st->buf || io.count(st->buf.get())) return false;
+      struct Strided : Visitor {
+        using Visitor::visit;
+        const ExprNode* var;
+        bool found = false, strided = false;
+        void visit(const Var* op) override { found = found || op == var; }
+        void visit(const Load* op) override {
+          for (size_t d = 0; d + 1 < op->indices.size(); ++d) {
+            found = false;
+            Visitor::visit(op->indices[d]);
+            strided = strided || found;
+          }
+          if (!op->indices.empty()) Visitor::visit(op->indices.back());
+        }
+      } scan;
+      scan.var = v.get();
+      scan.visit(b->b);
+      return !scan.strided;
+    }
     Stmt mutate(const For* op, const Stmt& self) override {
       ++depth;
       Stmt body = mutate(op->body);
       --depth;
       LoopOptions o = op->options;
-      if (!accumulates(body)) o.vectorize = true;
+      if (!accumulates(body) || reducesIntoTemporary(body, op->var)) o.vectorize = true;
       if (depth == 0 && work(self) >= grain) o.parallel = true;
       return For::make(op->var, op->start, op->stop, body, o);
     }
   } mark(parallelGrain);
+  for (const std::vector<Buf>* list : {&inputs_, &outputs_})
+    for (const Buf& b : *list) mark.io.insert(b.get());
   root_ = mark.mutate(root_);
 }
 
