@@ -101,19 +101,22 @@ int run(const Options& o, const CudaOptions& cuda) {
     for (size_t i = 0; i < group.rows.size(); ++i) {
       const Row& r = group.rows[i];
       progress(tty, name, i, group.rows.size(), r.name);
-      auto [fwd, bwd] = timeRow(r.forward, r.backward, warmup, nloops);
+      auto [fwd, bwd, peakBytes] = timeRow(r.forward, r.backward, warmup, nloops);
+      const double peakMb = static_cast<double>(peakBytes) / (1 << 20);
       fwdOf[r.name] = fwd.medianMs;
       const std::string info = r.info();
       std::string infoFwd = info;
       if (!r.baseline.empty() && fwdOf.count(r.baseline))
         infoFwd += fmt::format(" {:.2f}x {}", fwd.medianMs / fwdOf[r.baseline], r.baseline);
       const bool hasBwd = static_cast<bool>(r.backward);
+      const std::string memory = fmt::format("peak {:.0f}MB", peakMb);
       table.push_back({r.name, ms(fwd.medianMs), ms(fwd.stdMs), infoFwd, hasBwd ? ms(bwd.medianMs) : "n/a",
-                       hasBwd ? ms(bwd.stdMs) : "n/a", hasBwd ? info : "forward only"});
+                       hasBwd ? ms(bwd.stdMs) : "n/a", hasBwd ? info + ", " + memory : "forward only, " + memory});
       nlohmann::json row = {{"group", name},
                             {"name", r.name},
                             {"fwd", {{"median_ms", fwd.medianMs}, {"std_ms", fwd.stdMs}, {"samples_ms", fwd.samplesMs}}},
-                            {"info", infoFwd}};
+                            {"info", infoFwd},
+                            {"peak_mb", peakMb}};
       if (hasBwd) row["bwd"] = {{"median_ms", bwd.medianMs}, {"std_ms", bwd.stdMs}, {"samples_ms", bwd.samplesMs}};
       json["rows"].push_back(row);
       pg.rows.push_back({r.name, fwd.medianMs, hasBwd ? std::optional<double>(bwd.medianMs) : std::nullopt});

@@ -1,5 +1,7 @@
 #include "bench/timing.h"
 
+#include "runtime/allocator.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,14 +26,15 @@ Stats summarize(std::vector<double> samples) {
   return s;
 }
 
-std::pair<Stats, Stats> timeRow(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup,
-                                int loops) {
+RowTiming timeRow(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup, int loops) {
   auto ms = [](auto t0, auto t1) { return std::chrono::duration<double, std::milli>(t1 - t0).count(); };
   for (int i = 0; i < warmup; ++i) {
     fwd();
     if (bwd) bwd();
   }
   std::vector<double> f, b;
+  const size_t before = cpuMemoryStats().currentBytes;
+  resetCpuPeak();
   for (int i = 0; i < loops; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     fwd();
@@ -41,7 +44,8 @@ std::pair<Stats, Stats> timeRow(const std::function<void()>& fwd, const std::fun
     bwd();
     b.push_back(ms(t1, std::chrono::steady_clock::now()));
   }
-  return {summarize(std::move(f)), summarize(std::move(b))};
+  const size_t peak = cpuMemoryStats().peakBytes;
+  return {summarize(std::move(f)), summarize(std::move(b)), peak > before ? peak - before : 0};
 }
 
 std::string formatTable(const std::vector<std::vector<std::string>>& rows, const std::string& sep) {

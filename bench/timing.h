@@ -11,9 +11,15 @@ struct Stats {
   std::vector<double> samplesMs;
 };
 
+struct RowTiming {
+  Stats fwd, bwd;
+  /// The most tensor memory held during the timed runs beyond what was held before them (the
+  /// training step's own memory: activations saved for backward, gradients, temporaries).
+  size_t peakBytes = 0;
+};
+
 /// Runs fwd then bwd (when given) `warmup` times untimed, then `loops` times, timing each separately.
-std::pair<Stats, Stats> timeRow(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup,
-                                int loops);
+RowTiming timeRow(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup, int loops);
 /// Summary of samples (ms): median and population standard deviation.
 Stats summarize(std::vector<double> samplesMs);
 /// Right-aligns each cell to 16 characters (the fastrnns layout), or to its column's longest cell when

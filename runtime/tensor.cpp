@@ -17,7 +17,7 @@ Storage::Storage(size_t nbytes, DeviceKind device) : nbytes_(nbytes), device_(de
   data_ = cpuAllocate(nbytes);
 }
 
-Storage::~Storage() { cpuFree(data_); }
+Storage::~Storage() { cpuFree(data_, nbytes_); }
 
 int64_t numelOf(std::span<const int64_t> sizes) {
   int64_t n = 1;

@@ -74,6 +74,7 @@ TEST_P(EveryGroup, TablesJsonAndPlotHoldEveryRowWithPositiveTimes) {
       EXPECT_TRUE(std::isfinite(median) && median > 0) << group << "/" << name << " " << pass << " " << median;
       EXPECT_EQ(row[pass]["samples_ms"].size(), 2u) << group << "/" << name;
     }
+    EXPECT_TRUE(row.contains("peak_mb") && row["peak_mb"].get<double>() >= 0) << group << "/" << name;
     // Training and graph rows have a backward; eager, inference and forward-only rows do not.
     bool forwardOnly = name == "aten" || name.ends_with(".eager") || name.ends_with(".infer");
     EXPECT_EQ(row.contains("bwd"), !forwardOnly) << group << "/" << name;

@@ -1,4 +1,5 @@
 // Tensor views and CPU kernels, checked against naive float64 loops written here.
+#include "runtime/allocator.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/gemm.h"
 #include "runtime/threading.h"
@@ -104,6 +105,22 @@ TEST(Kernels, MatmulBatchesAndAddmmScales) {
   Tensor b3 = Tensor::rand({3, 5, 2}, DType::Float64, 10);
   Tensor bm = cpu::bmm(a, b3);
   for (int64_t i = 0; i < 3; ++i) EXPECT_LE(relError(bm.select(0, i), naiveMm(a.select(0, i), b3.select(0, i))), 1e-14);
+}
+
+// The allocator counts tensor storage: what graphbench reports as a row's peak memory.
+TEST(Allocator, CountsCurrentAndPeakBytes) {
+  resetCpuPeak();
+  const size_t before = cpuMemoryStats().currentBytes;
+  {
+    Tensor a = Tensor::zeros({1000, 250}, DType::Float32);  // 1,000,000 bytes, a multiple of 64
+    EXPECT_EQ(cpuMemoryStats().currentBytes, before + 1000000);
+    Tensor b = Tensor::zeros({10}, DType::Float64);  // 80 bytes, rounded up to 128
+    EXPECT_EQ(cpuMemoryStats().currentBytes, before + 1000128);
+  }
+  EXPECT_EQ(cpuMemoryStats().currentBytes, before);
+  EXPECT_GE(cpuMemoryStats().peakBytes, before + 1000128);
+  resetCpuPeak();
+  EXPECT_EQ(cpuMemoryStats().peakBytes, before);
 }
 
 TEST(Kernels, BroadcastingPointwise) {
