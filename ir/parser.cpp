@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -347,6 +349,17 @@ class Parser {
     return v;
   }
 
+  // strtod, not std::stod: a literal beyond double's range is an error here, not an exception.
+  double parseFloat(const Token& t) const {
+    std::string text(t.text);
+    errno = 0;
+    char* end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || (errno == ERANGE && std::abs(v) > 1.0))
+      fail(t, fmt::format("float '{}' is out of range (beyond +-1.8e308; write inf for infinity)", t.text));
+    return v;
+  }
+
   // ---- nodes ----
   void parseBody(Block* b, std::string_view terminator) {
     while (true) {
@@ -454,7 +467,7 @@ class Parser {
   ConstantValue parseLiteral() {
     const Token& t = next();
     if (t.kind == TokKind::Int) return parseInt(t);
-    if (t.kind == TokKind::Float) return std::stod(t.text);
+    if (t.kind == TokKind::Float) return parseFloat(t);
     if (t.kind == TokKind::Ident && (t.text == "inf" || t.text == "nan"))
       return t.text == "inf" ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
     if (t.kind == TokKind::Punct && t.text == "-" && peek().kind == TokKind::Ident && peek().text == "inf") {

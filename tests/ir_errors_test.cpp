@@ -72,6 +72,9 @@ const BadIR kCases[] = {
      "bad.ir:8:11", "%z is not visible here"},
     {"IntOutOfRange", "graph():\n  %c : int = prim::Constant[value=99999999999999999999]()\n  return (%c)\n",
      "bad.ir:2:35", "integer '99999999999999999999' is out of range"},
+    // Found by fuzzing (tests/fuzz/regressions/ir/float-literal-out-of-range.ir): std::stod threw.
+    {"FloatOutOfRange", "graph():\n  %c : float = prim::Constant[value=5.5e555555]()\n  return (%c)\n",
+     "bad.ir:2:37", "float '5.5e555555' is out of range"},
     {"BadRequiresGrad", "graph(%x : Float(2, requires_grad=2)):\n  return (%x)\n", "bad.ir:1:35",
      "requires_grad must be 0 or 1"},
     {"ListLiteralOfFloats", "graph():\n  %c : int[] = prim::Constant[value=[1.5]]()\n  return (%c)\n", "bad.ir:2:38",
