@@ -24,23 +24,7 @@ class Emitter {
  public:
   Emitter(const LoopNest& nest, llvm::LLVMContext& ctx, llvm::Module& m)
       : nest_(nest), ctx_(ctx), m_(m), b_(ctx), i64_(llvm::Type::getInt64Ty(ctx)),
-        ptr_(llvm::PointerType::getUnqual(ctx)) {
-    struct Scan : Visitor {
-      using Visitor::visit;
-      std::unordered_set<const BufNode*> stored, loaded;
-      void visit(const Store* op) override {
-        stored.insert(op->buf.get());
-        Visitor::visit(op);
-      }
-      void visit(const Load* op) override {
-        loaded.insert(op->buf.get());
-        Visitor::visit(op);
-      }
-    } scan;
-    scan.visit(nest.root());
-    for (const BufNode* b : scan.stored)
-      if (scan.loaded.count(b)) written_.insert(b);
-  }
+        ptr_(llvm::PointerType::getUnqual(ctx)), written_(bufferUse(nest.root()).storedAndLoaded()) {}
 
   // One function per top-level statement of the root.
   std::vector<CompiledNest> emit(const std::string& name) {

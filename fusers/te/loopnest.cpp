@@ -362,28 +362,8 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
     }
     // A loop body that reads a buffer it stores (a reduction's accumulation) carries a dependence.
     static bool accumulates(const Stmt& body) {
-      struct Scan : Visitor {
-        using Visitor::visit;
-        std::unordered_set<const BufNode*> stored, loaded;
-        bool loop = false;
-        void visit(const Store* op) override {
-          stored.insert(op->buf.get());
-          Visitor::visit(op);
-        }
-        void visit(const Load* op) override {
-          loaded.insert(op->buf.get());
-          Visitor::visit(op);
-        }
-        void visit(const For* op) override {
-          loop = true;
-          Visitor::visit(op);
-        }
-      } scan;
-      scan.visit(body);
-      if (scan.loop) return true;
-      for (const BufNode* b : scan.stored)
-        if (scan.loaded.count(b)) return true;
-      return false;
+      BufferUse use = bufferUse(body);
+      return use.hasLoop || !use.storedAndLoaded().empty();
     }
     // acc[0] = acc[0] + x or max(acc[0], x), acc a one-element temporary, every load contiguous in the
     // loop's variable `v` (it appears in no index but the last): a reduction the vectorizer may reorder

@@ -40,7 +40,7 @@ class Lowerer {
         nests.push_back(reductionNest(out, {outputs[k], -1, 0}));
       } else if (n->kind() == OpKind::Softmax || n->kind() == OpKind::LogSoftmax) {
         nests.push_back(softmaxNest(out, outputs[k]));
-      } else if (n->kind() == OpKind::Cat && !bufOf_.count(out)) {
+      } else if (n->kind() == OpKind::Cat) {
         // Output partitioning: every part is stored into its slice of the output.
         const Node* list = n->input(0)->node();
         USER_CHECK(list->kind() == OpKind::ListConstruct, "TE lowering: aten::cat needs a prim::ListConstruct");
@@ -50,7 +50,7 @@ class Lowerer {
         int64_t offset = 0;
         for (const Value* part : list->inputs()) {
           Slice slice{outputs[k], dim, offset};
-          if (!bufOf_.count(part) && isReduction(part->node())) nests.push_back(reductionNest(part, slice));
+          if (isReduction(part->node())) nests.push_back(reductionNest(part, slice));
           else pointwise.push_back({*staticSizes(part), slice, part});
           offset += (*staticSizes(part))[dim];
         }

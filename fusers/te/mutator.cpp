@@ -185,4 +185,32 @@ Stmt substitute(const Stmt& s, const std::unordered_map<const ExprNode*, Expr>& 
   return Substituter(map).mutate(s);
 }
 
+BufferUse bufferUse(const Stmt& s) {
+  struct Scan : Visitor {
+    using Visitor::visit;
+    BufferUse use;
+    void visit(const Store* op) override {
+      use.stored.insert(op->buf.get());
+      Visitor::visit(op);
+    }
+    void visit(const Load* op) override {
+      use.loaded.insert(op->buf.get());
+      Visitor::visit(op);
+    }
+    void visit(const For* op) override {
+      use.hasLoop = true;
+      Visitor::visit(op);
+    }
+  } scan;
+  scan.visit(s);
+  return std::move(scan.use);
+}
+
+std::unordered_set<const BufNode*> BufferUse::storedAndLoaded() const {
+  std::unordered_set<const BufNode*> both;
+  for (const BufNode* b : stored)
+    if (loaded.count(b)) both.insert(b);
+  return both;
+}
+
 }  // namespace gj::te

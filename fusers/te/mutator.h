@@ -4,6 +4,7 @@
 #include "fusers/te/ir.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gj::te {
 
@@ -32,6 +33,15 @@ class Mutator {
 #undef TE_EXPR
 #undef TE_STMT
 };
+
+/// The buffers a statement stores into and loads from, and whether it holds a loop.
+struct BufferUse {
+  std::unordered_set<const BufNode*> stored, loaded;
+  bool hasLoop = false;
+  /// Buffers both stored and loaded (temporaries, accumulators).
+  std::unordered_set<const BufNode*> storedAndLoaded() const;
+};
+BufferUse bufferUse(const Stmt& s);
 
 /// Replaces Vars (by node identity) with expressions.
 Expr substitute(const Expr& e, const std::unordered_map<const ExprNode*, Expr>& map);
