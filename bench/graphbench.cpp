@@ -19,8 +19,9 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
-#include <new>
 #include <map>
+#include <new>
+#include <optional>
 #include <unistd.h>
 
 namespace gj::bench {
@@ -34,7 +35,29 @@ struct CudaOptions {
   std::vector<std::string> given;
 };
 
-void validate(const Options& o, const CudaOptions& cuda) {
+// The fusers and executors to compare: the compiled rows run once per pair.
+struct Combinations {
+  std::vector<std::string> fusers = {"none"}, executors = {"profiling"};
+  bool interleave = false;
+
+  size_t size() const { return fusers.size() * executors.size(); }
+  std::vector<std::pair<std::string, std::string>> pairs() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& f : fusers)
+      for (const auto& e : executors) out.emplace_back(f, e);
+    return out;
+  }
+};
+
+void checkDistinct(const std::vector<std::string>& values, const char* option) {
+  for (size_t i = 0; i < values.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      USER_CHECK(values[i] != values[j], "{} names '{}' twice; give each value once", option, values[i]);
+}
+
+void validate(const Options& o, const CudaOptions& cuda, const Combinations& combos) {
+  checkDistinct(combos.fusers, "--fuser");
+  checkDistinct(combos.executors, "--executor");
   if (o.device == "cpu")
     USER_CHECK(cuda.given.empty(), "{} applies to --device=cuda only; drop it or run on CUDA",
                fmt::join(cuda.given, ", "));
@@ -54,16 +77,16 @@ void validate(const Options& o, const CudaOptions& cuda) {
              o.plotPath);
 }
 
-std::string settingsLine(const Options& o) {
+std::string settingsLine(const Options& o, const Combinations& c) {
   auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string("default"); };
   return fmt::format(
       "Namespace(fuser='{}', executor='{}', device='{}', group={}, rnns={}, seqLength={}, numLayers={}, "
       "inputSize={}, hiddenSize={}, miniBatch={}, vocab={}, nloops={}, warmup={}, profiling_runs={}, threads={}, "
-      "seed={}) | {}",
-      o.fuser, o.executor, o.device, fmt::join(o.groups, ","),
+      "seed={}{}) | {}",
+      fmt::join(c.fusers, ","), fmt::join(c.executors, ","), o.device, fmt::join(o.groups, ","),
       o.rnns.empty() ? "all" : fmt::format("{}", fmt::join(o.rnns, ",")), opt(o.seqLength), opt(o.numLayers),
       opt(o.inputSize), opt(o.hiddenSize), opt(o.miniBatch), opt(o.vocab), opt(o.nloops), opt(o.warmup),
-      o.profilingRuns, numThreads(), o.seed, runtimeVersions());
+      o.profilingRuns, numThreads(), o.seed, c.interleave ? ", interleave" : "", runtimeVersions());
 }
 
 // Progress on standard error when it is a terminal: a bar, the row and its place.
@@ -78,30 +101,89 @@ void progress(bool tty, const std::string& group, size_t done, size_t total, con
 
 std::string ms(double v) { return fmt::format("{:.3f}", v); }
 
-int run(const Options& o, const CudaOptions& cuda) {
-  validate(o, cuda);
+// Group `name`'s rows: every row as built for the first fuser x executor pair, and each compiled row once
+// more for every other pair, next to it. With more than one pair, a compiled row's name says its pair
+// (`jit_premul/te/profiling`).
+std::vector<Row> buildRows(const std::string& name, Options o, const Combinations& combos, Group& first) {
+  std::vector<Group> built;
+  for (const auto& [fuser, executor] : combos.pairs()) {
+    o.fuser = fuser;
+    o.executor = executor;
+    built.push_back(buildGroup(name, o));
+  }
+  first = built.front();
+  std::vector<Row> rows;
+  for (size_t i = 0; i < first.rows.size(); ++i) {
+    if (!first.rows[i].compiled) {
+      rows.push_back(first.rows[i]);
+      continue;
+    }
+    for (const Group& g : built) {
+      Row r = g.rows.at(i);
+      if (combos.size() > 1) r.name += "/" + r.fuser + "/" + r.executor;
+      rows.push_back(std::move(r));
+    }
+  }
+  return rows;
+}
+
+// For a group with a `cudnn` row: each pair's fastest compiled row, forward and backward, as a ratio to it
+// (below 1: faster than the library's fused LSTM).
+std::string cudnnSummary(const std::vector<Row>& rows, const std::vector<RowTiming>& t, const Combinations& combos) {
+  size_t base = rows.size();
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].name == "cudnn") base = i;
+  if (base == rows.size()) return "";
+  std::string out;
+  for (const auto& [fuser, executor] : combos.pairs()) {
+    std::optional<size_t> bestFwd, bestBwd;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (!rows[i].compiled || rows[i].fuser != fuser || rows[i].executor != executor) continue;
+      if (!bestFwd || t[i].fwd.medianMs < t[*bestFwd].fwd.medianMs) bestFwd = i;
+      if (rows[i].backward && !t[base].bwd.samplesMs.empty() &&
+          (!bestBwd || t[i].bwd.medianMs < t[*bestBwd].bwd.medianMs))
+        bestBwd = i;
+    }
+    if (!bestFwd) continue;
+    out += fmt::format("# fuser {}, executor {}: fastest forward {} ({:.2f}x cudnn)", fuser, executor,
+                       rows[*bestFwd].name, t[*bestFwd].fwd.medianMs / t[base].fwd.medianMs);
+    if (bestBwd)
+      out += fmt::format(", fastest backward {} ({:.2f}x cudnn)", rows[*bestBwd].name,
+                         t[*bestBwd].bwd.medianMs / t[base].bwd.medianMs);
+    out += "\n";
+  }
+  return out;
+}
+
+int run(const Options& options, const CudaOptions& cuda, const Combinations& combos) {
+  validate(options, cuda, combos);
+  Options o = options;
   if (o.threads > 0) setNumThreads(o.threads);
-  std::cout << settingsLine(o) << "\n";
-  nlohmann::json json = {{"settings", settingsLine(o)}, {"rows", nlohmann::json::array()}};
+  std::cout << settingsLine(o, combos) << "\n";
+  nlohmann::json json = {{"settings", settingsLine(o, combos)}, {"rows", nlohmann::json::array()}};
   std::vector<PlotGroup> plot;
   const bool tty = isatty(STDERR_FILENO);
+  const bool profiling = std::find(combos.executors.begin(), combos.executors.end(), "profiling") != combos.executors.end();
   for (const auto& name : o.groups) {
-    Group group = buildGroup(name, o);
+    Group group;
+    std::vector<Row> rows = buildRows(name, o, combos, group);
     // No timed run may build a plan: the profiling executor profiles --profiling-runs calls, then optimizes.
-    const int minWarmup = o.executor == "profiling" ? o.profilingRuns + 1 : 1;
+    const int minWarmup = profiling ? o.profilingRuns + 1 : 1;
     const int nloops = o.nloops.value_or(group.nloops);
     const int warmup = std::max(o.warmup.value_or(group.warmup), minWarmup);
-    std::cout << fmt::format("Benchmarking {} (milliseconds; median of {} runs after {} warm-up)...\n# {}\n", name,
-                             nloops, warmup, group.title)
+    std::cout << fmt::format("Benchmarking {} (milliseconds; median of {} runs after {} warm-up{})...\n# {}\n", name,
+                             nloops, warmup, combos.interleave ? ", rows interleaved" : "", group.title)
               << std::flush;
+    std::vector<RowTiming> timings = timeRows(rows, warmup, nloops, combos.interleave, [&](size_t done, size_t total) {
+      progress(tty, name, done, total, done < rows.size() ? rows[done].name : "timed rounds");
+    });
     std::vector<std::vector<std::string>> table = {
         {"name", "avg_fwd", "std_fwd", "info_fwd", "avg_bwd", "std_bwd", "info_bwd"}};
     std::map<std::string, double> fwdOf;
     PlotGroup pg{name, {}};
-    for (size_t i = 0; i < group.rows.size(); ++i) {
-      const Row& r = group.rows[i];
-      progress(tty, name, i, group.rows.size(), r.name);
-      auto [fwd, bwd, peakBytes] = timeRow(r.forward, r.backward, warmup, nloops);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      const auto& [fwd, bwd, peakBytes] = timings[i];
       const double peakMb = static_cast<double>(peakBytes) / (1 << 20);
       fwdOf[r.name] = fwd.medianMs;
       const std::string info = r.info();
@@ -117,12 +199,16 @@ int run(const Options& o, const CudaOptions& cuda) {
                             {"fwd", {{"median_ms", fwd.medianMs}, {"std_ms", fwd.stdMs}, {"samples_ms", fwd.samplesMs}}},
                             {"info", infoFwd},
                             {"peak_mb", peakMb}};
+      if (r.compiled) {
+        row["fuser"] = r.fuser;
+        row["executor"] = r.executor;
+      }
       if (hasBwd) row["bwd"] = {{"median_ms", bwd.medianMs}, {"std_ms", bwd.stdMs}, {"samples_ms", bwd.samplesMs}};
       json["rows"].push_back(row);
       pg.rows.push_back({r.name, fwd.medianMs, hasBwd ? std::optional<double>(bwd.medianMs) : std::nullopt});
     }
     if (tty) std::cerr << "\r\033[K" << std::flush;
-    std::cout << formatTable(table, o.sep);
+    std::cout << formatTable(table, o.sep) << cudnnSummary(rows, timings, combos);
     plot.push_back(std::move(pg));
   }
   if (!o.jsonPath.empty()) {
@@ -133,8 +219,9 @@ int run(const Options& o, const CudaOptions& cuda) {
   if (!o.plotPath.empty()) {
     std::ofstream out(o.plotPath);
     USER_CHECK(out.good(), "--plot: cannot write '{}'", o.plotPath);
-    out << plotSvg(fmt::format("graphbench --fuser={} --executor={} --device={} ({} threads)", o.fuser, o.executor,
-                               o.device, numThreads()),
+    out << plotSvg(fmt::format("graphbench --fuser={} --executor={} --device={} ({} threads)",
+                               fmt::join(combos.fusers, ","), fmt::join(combos.executors, ","), o.device,
+                               numThreads()),
                    plot);
   }
   return 0;
@@ -146,11 +233,18 @@ int run(const Options& o, const CudaOptions& cuda) {
 int main(int argc, char** argv) {
   gj::bench::Options o;
   gj::bench::CudaOptions cuda;
+  gj::bench::Combinations combos;
   CLI::App app{"graphbench: forward and backward time of graphjit's models (the fastrnns table)"};
-  app.add_option("--fuser", o.fuser, "fuser: none, old (legacy) or te (tensor expressions)")
+  app.add_option("--fuser", combos.fusers,
+                 "fuser of the compiled rows: none, old (legacy) or te (tensor expressions); several compare them")
+      ->delimiter(',')
       ->check(CLI::IsMember({"none", "old", "te"}));
-  app.add_option("--executor", o.executor, "executor of the jit rows: legacy or profiling")
+  app.add_option("--executor", combos.executors, "executor of the compiled rows: legacy or profiling; several "
+                 "compare them")
+      ->delimiter(',')
       ->check(CLI::IsMember({"legacy", "profiling"}));
+  app.add_flag("--interleave", combos.interleave,
+               "time the rows of a group in rounds (each round runs every row once) instead of one after another");
   app.add_option("--profiling-runs", o.profilingRuns, "profiling executor: profiled runs before optimizing")
       ->check(CLI::PositiveNumber);
   app.add_option("--device", o.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
@@ -182,7 +276,7 @@ int main(int argc, char** argv) {
   note(app.add_flag("--cuda-graphs", cuda.cudaGraphs, "CUDA: capture each forward and backward as a CUDA graph"));
   CLI11_PARSE(app, argc, argv);
   try {
-    return gj::bench::run(o, cuda);
+    return gj::bench::run(o, cuda, combos);
   } catch (const gj::Error& e) {
     std::cerr << "graphbench: error: " << e.what() << "\n";
     return 2;

@@ -26,26 +26,72 @@ Stats summarize(std::vector<double> samples) {
   return s;
 }
 
-RowTiming timeRow(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup, int loops) {
+namespace {
+
+// The samples of one row so far.
+struct Samples {
+  std::vector<double> fwd, bwd;
+  size_t peakBytes = 0;
+};
+
+// One timed run: forward, then backward when there is one; the peak counts what this run allocated
+// beyond what was held when it started.
+void timeOnce(const std::function<void()>& fwd, const std::function<void()>& bwd, Samples& s) {
   auto ms = [](auto t0, auto t1) { return std::chrono::duration<double, std::milli>(t1 - t0).count(); };
+  const size_t before = cpuMemoryStats().currentBytes;
+  resetCpuPeak();
+  auto t0 = std::chrono::steady_clock::now();
+  fwd();
+  auto t1 = std::chrono::steady_clock::now();
+  s.fwd.push_back(ms(t0, t1));
+  if (bwd) {
+    bwd();
+    s.bwd.push_back(ms(t1, std::chrono::steady_clock::now()));
+  }
+  const size_t peak = cpuMemoryStats().peakBytes;
+  if (peak > before) s.peakBytes = std::max(s.peakBytes, peak - before);
+}
+
+void warmUp(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup) {
   for (int i = 0; i < warmup; ++i) {
     fwd();
     if (bwd) bwd();
   }
-  std::vector<double> f, b;
-  const size_t before = cpuMemoryStats().currentBytes;
-  resetCpuPeak();
-  for (int i = 0; i < loops; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    fwd();
-    auto t1 = std::chrono::steady_clock::now();
-    f.push_back(ms(t0, t1));
-    if (!bwd) continue;
-    bwd();
-    b.push_back(ms(t1, std::chrono::steady_clock::now()));
+}
+
+RowTiming finish(Samples s) { return {summarize(std::move(s.fwd)), summarize(std::move(s.bwd)), s.peakBytes}; }
+
+}  // namespace
+
+RowTiming timeRow(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup, int loops) {
+  warmUp(fwd, bwd, warmup);
+  Samples s;
+  for (int i = 0; i < loops; ++i) timeOnce(fwd, bwd, s);
+  return finish(std::move(s));
+}
+
+std::vector<RowTiming> timeRows(const std::vector<Row>& rows, int warmup, int loops, bool interleave,
+                                const std::function<void(size_t, size_t)>& onProgress) {
+  std::vector<RowTiming> out;
+  if (!interleave) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      onProgress(i, rows.size());
+      out.push_back(timeRow(rows[i].forward, rows[i].backward, warmup, loops));
+    }
+    return out;
   }
-  const size_t peak = cpuMemoryStats().peakBytes;
-  return {summarize(std::move(f)), summarize(std::move(b)), peak > before ? peak - before : 0};
+  const size_t steps = rows.size() + static_cast<size_t>(loops);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    onProgress(i, steps);
+    warmUp(rows[i].forward, rows[i].backward, warmup);
+  }
+  std::vector<Samples> samples(rows.size());
+  for (int round = 0; round < loops; ++round) {
+    onProgress(rows.size() + static_cast<size_t>(round), steps);
+    for (size_t i = 0; i < rows.size(); ++i) timeOnce(rows[i].forward, rows[i].backward, samples[i]);
+  }
+  for (Samples& s : samples) out.push_back(finish(std::move(s)));
+  return out;
 }
 
 std::string formatTable(const std::vector<std::vector<std::string>>& rows, const std::string& sep) {

@@ -1,5 +1,7 @@
 #pragma once
 // Timing helpers for graphbench: warm-up excluded, median and standard deviation over the timed runs.
+#include "bench/groups.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +22,12 @@ struct RowTiming {
 
 /// Runs fwd then bwd (when given) `warmup` times untimed, then `loops` times, timing each separately.
 RowTiming timeRow(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup, int loops);
+/// Times every row. One after another by default (each row's warm-up, then its timed runs); with
+/// `interleave`, every row is warmed up first and then each of the `loops` rounds runs every row once, so
+/// that a noisy machine's slow minutes fall on all rows alike. `onProgress(done, total)` is called before
+/// each step (a row, or a round when interleaving).
+std::vector<RowTiming> timeRows(const std::vector<Row>& rows, int warmup, int loops, bool interleave,
+                                const std::function<void(size_t, size_t)>& onProgress);
 /// Summary of samples (ms): median and population standard deviation.
 Stats summarize(std::vector<double> samplesMs);
 /// Right-aligns each cell to 16 characters (the fastrnns layout), or to its column's longest cell when

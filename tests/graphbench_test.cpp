@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <vector>
 
 namespace {
 
@@ -102,6 +103,45 @@ INSTANTIATE_TEST_SUITE_P(FuserExecutor, EveryGroup,
                                          std::pair{"te", "legacy"}, std::pair{"te", "profiling"}),
                          [](const auto& i) { return fmt::format("{}_{}", i.param.first, i.param.second); });
 
+// Several fusers and executors in one run: the baseline rows once, each compiled row once per pair (named
+// by it), timed in interleaved rounds; a summary line per pair compares its fastest rows with cudnn.
+TEST(GraphbenchCompare, EveryPairOfFuserAndExecutorInOneTable) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("graphbench_compare_{}", getpid());
+  fs::create_directories(dir);
+  Outcome r = runGraphbench(fmt::format("--group rnns,cells --rnns cudnn,py,jit,jit_premul --fuser old,te "
+                                        "--executor legacy,profiling --interleave {} --print-json {}",
+                                        kSmall, (dir / "b.json").string()));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Namespace(fuser='old,te', executor='legacy,profiling'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rows interleaved"), std::string::npos) << r.out;
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"old", "legacy"}, {"old", "profiling"}, {"te", "legacy"}, {"te", "profiling"}};
+  std::set<std::string> expected = {"rnns:cudnn", "rnns:py", "cells:cell.cudnn", "cells:layer_b2_s3_h8.cudnn"};
+  for (const auto& [fuser, executor] : pairs) {
+    for (const char* row : {"jit", "jit_premul"}) expected.insert(fmt::format("rnns:{}/{}/{}", row, fuser, executor));
+    for (const char* row : {"cell", "layer_b2_s3_h8", "stack_d1", "stack_d2"})
+      expected.insert(fmt::format("cells:{}/{}/{}", row, fuser, executor));
+    EXPECT_NE(r.out.find(fmt::format("# fuser {}, executor {}: fastest forward ", fuser, executor)), std::string::npos)
+        << r.out;
+  }
+  auto json = nlohmann::json::parse(slurp(dir / "b.json"));
+  std::set<std::string> seen;
+  for (const auto& row : json["rows"]) {
+    std::string name = row["name"];
+    seen.insert(std::string(row["group"]) + ":" + name);
+    EXPECT_GT(row["fwd"]["median_ms"].get<double>(), 0) << name;
+    EXPECT_EQ(row["fwd"]["samples_ms"].size(), 2u) << name;
+    // A compiled row says its pair, and its name ends with it.
+    if (row.contains("fuser"))
+      EXPECT_TRUE(name.ends_with(fmt::format("/{}/{}", std::string(row["fuser"]), std::string(row["executor"]))))
+          << name;
+    else
+      EXPECT_EQ(name.find('/'), std::string::npos) << name;
+  }
+  EXPECT_EQ(seen, expected);
+  fs::remove_all(dir);
+}
+
 // Contradictions and typos: a clear message and a non-zero exit.
 TEST(GraphbenchErrors, SayWhatIsWrong) {
   const std::pair<const char*, const char*> cases[] = {
@@ -112,6 +152,8 @@ TEST(GraphbenchErrors, SayWhatIsWrong) {
       {"--plot table.png", "--plot writes SVG"},
       {"--device cuda", "no CUDA device"},
       {"--nloops 0", "--nloops"},
+      {"--fuser te,old,te", "--fuser names 'te' twice"},
+      {"--fuser te --executor profiling,tracing", "--executor: tracing not in {legacy,profiling}"},
   };
   for (auto [args, message] : cases) {
     Outcome r = runGraphbench(args);
