@@ -8,22 +8,27 @@
 
 #include <benchmark/benchmark.h>
 
+#include <vector>
+
 namespace {
 
-// args: m, n, k, threads, backend
+// args: m, n, k, threads, backend, transA, transB (a transposed operand is stored the other way round and
+// passed with its flag, as the LSTM's x W^T and its backward's dgates^T x pass them).
 void BM_Sgemm(benchmark::State& state) {
   const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
   const auto backend = static_cast<gj::GemmBackendKind>(state.range(4));
+  const bool transA = state.range(5) != 0, transB = state.range(6) != 0;
   gj::setNumThreads(static_cast<int>(state.range(3)));
-  gj::Tensor a = gj::Tensor::rand({m, k}, gj::DType::Float32, 1);
-  gj::Tensor b = gj::Tensor::rand({k, n}, gj::DType::Float32, 2);
+  gj::Tensor a = gj::Tensor::rand(transA ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}, gj::DType::Float32, 1);
+  gj::Tensor b = gj::Tensor::rand(transB ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, gj::DType::Float32, 2);
   gj::Tensor c = gj::Tensor::zeros({m, n}, gj::DType::Float32);
-  // The LSTM multiplies by transposed weights (x W^T): B is stored [n, k] and passed transposed.
-  gj::Tensor bt = b.t().contiguous();
-  for (int i = 0; i < 2; ++i)  // warm-up: thread pools, JIT'd kernels
-    gj::sgemm(backend, false, true, m, n, k, 1.f, a.data<float>(), k, bt.data<float>(), k, 0.f, c.data<float>(), n);
+  const int64_t lda = transA ? m : k, ldb = transB ? k : n;
+  auto once = [&] {
+    gj::sgemm(backend, transA, transB, m, n, k, 1.f, a.data<float>(), lda, b.data<float>(), ldb, 0.f, c.data<float>(), n);
+  };
+  for (int i = 0; i < 2; ++i) once();  // warm-up: thread pools, JIT'd kernels
   for (auto _ : state) {
-    gj::sgemm(backend, false, true, m, n, k, 1.f, a.data<float>(), k, bt.data<float>(), k, 0.f, c.data<float>(), n);
+    once();
     benchmark::ClobberMemory();
   }
   state.counters["GFLOPs"] = benchmark::Counter(2.0 * m * n * k, benchmark::Counter::kIsIterationInvariantRate,
@@ -31,11 +36,16 @@ void BM_Sgemm(benchmark::State& state) {
   state.SetLabel(std::string(gj::gemmBackendName(backend)));
 }
 
+// The LSTM's GEMMs at the fastrnns shape: forward x W_ih^T (all steps) and h W_hh^T (one step); backward
+// dgates W_hh (one step), dgates W_ih (all steps) and the weight gradients x^T dgates (all steps).
 void shapes(benchmark::internal::Benchmark* b) {
-  for (int threads : {1, 2})
+  for (int threads : {1, 2}) {
     for (auto [m, n, k] : {std::tuple{64, 2048, 512}, {6400, 2048, 512}, {64, 512, 2048}})
-      for (int backend : {0, 1}) b->Args({m, n, k, threads, backend});
-  b->ArgNames({"m", "n", "k", "threads", "backend"})->Unit(benchmark::kMillisecond)->UseRealTime();
+      for (int backend : {0, 1}) b->Args({m, n, k, threads, backend, 0, 1});
+    for (auto [m, n, k, ta, tb] : {std::tuple{64, 2048, 512, 0, 0}, {64, 512, 2048, 0, 0}, {6400, 512, 2048, 0, 0}, {512, 2048, 6400, 1, 0}})
+      b->Args({m, n, k, threads, 0, ta, tb});
+  }
+  b->ArgNames({"m", "n", "k", "threads", "backend", "transA", "transB"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
 BENCHMARK(BM_Sgemm)->Apply(shapes);

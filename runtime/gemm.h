@@ -21,6 +21,8 @@ inline void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, flo
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   sgemm(kDefaultGemmBackend, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
+/// Whether a oneDNN sgemm is split over C's columns, one sequential sgemm per thread (see gemm.cpp).
+bool gemmSplitsColumns(bool transB, int64_t m, int64_t n, int64_t k, int threads);
 void dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
            const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 

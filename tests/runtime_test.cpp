@@ -92,6 +92,27 @@ TEST(Kernels, BothGemmBackendsAgree) {
   }
 }
 
+// A small-M GEMM by a transposed B is split over C's columns, one sgemm per thread (runtime/gemm.cpp):
+// columns that do not divide evenly, alpha, beta and a C with a wider row stride must come out as unsplit.
+TEST(Kernels, GemmSplitOverColumnsMatchesTheWholeGemm) {
+  const int previous = numThreads();
+  setNumThreads(2);
+  const int64_t m = 24, n = 1003, k = 70, ldc = 1010;
+  ASSERT_TRUE(gemmSplitsColumns(true, m, n, k, 2));
+  ASSERT_FALSE(gemmSplitsColumns(false, m, n, k, 2));
+  ASSERT_FALSE(gemmSplitsColumns(true, m, n, k, 1));
+  Tensor a = Tensor::rand({m, k}, DType::Float32, 21), b = Tensor::rand({n, k}, DType::Float32, 22);
+  Tensor c0 = Tensor::rand({m, ldc}, DType::Float32, 23);
+  Tensor c = c0.contiguous().clone();
+  sgemm(false, true, m, n, k, 0.5f, a.data<float>(), k, b.data<float>(), k, 2.f, c.data<float>(), ldc);
+  Tensor expect = cpu::add(cpu::mul(naiveMm(a, b.t().contiguous()), Tensor::scalar(0.5, DType::Float32)),
+                           cpu::mul(c0.narrow(1, 0, n), Tensor::scalar(2.0, DType::Float32)));
+  EXPECT_LE(relError(c.narrow(1, 0, n), expect), 1e-6);
+  // Columns past n are left alone.
+  EXPECT_LE(relError(c.narrow(1, n, ldc - n), c0.narrow(1, n, ldc - n)), 0.0);
+  setNumThreads(previous);
+}
+
 TEST(Kernels, MatmulBatchesAndAddmmScales) {
   Tensor a = Tensor::rand({3, 4, 5}, DType::Float64, 7), w = Tensor::rand({5, 6}, DType::Float64, 8);
   Tensor out = cpu::matmul(a, w);
