@@ -130,6 +130,54 @@ bool isSumOperand(const Node* n) {
   return uses.size() == 1 && uses[0].user->kind() == OpKind::Add && isConstantEqual(uses[0].user->input(2), 1.0);
 }
 
+// A stack along a new first dimension, in `b`, of exactly the (distinct, 2-D) values `xs` in some order,
+// or null. A backward stacks the per-step gate gradients for the input's gradient; its weight gradients
+// multiply the same tensors.
+Node* stackOfPermutation(const std::vector<Value*>& xs, Block* b) {
+  std::unordered_map<Value*, int> want;
+  for (Value* x : xs) {
+    auto s = staticSizes(x);
+    if (!s || s->size() != 2 || ++want[x] > 1) return nullptr;
+  }
+  for (const Use& u : xs[0]->uses()) {
+    Node* list = u.user;
+    if (list->kind() != OpKind::ListConstruct || list->owningBlock() != b || list->inputs().size() != xs.size())
+      continue;
+    if (!std::all_of(list->inputs().begin(), list->inputs().end(), [&](Value* v) { return want.count(v) != 0; }))
+      continue;
+    for (const Use& lu : list->output()->uses())
+      if (lu.user->kind() == OpKind::Stack && lu.user->owningBlock() == b && constantInt(lu.user->input(1)) == 0)
+        return lu.user;
+  }
+  return nullptr;
+}
+
+// The right operand of the batched product when those operands are stacked already: the terms are put in
+// the stack's order and the stack, viewed as [steps * rows, columns], is the operand, instead of a second
+// copy of the same tensors. A stack after `root` is recreated at `root` (its inputs are the products'
+// operands, defined before it), taking over its uses.
+Value* stackedOperand(Node* root, std::vector<Value*>& lefts, std::vector<Value*>& rights) {
+  Node* stack = stackOfPermutation(rights, root->owningBlock());
+  if (!stack) return nullptr;
+  Node* list = stack->input(0)->node();
+  std::unordered_map<Value*, Value*> leftOf;
+  for (size_t i = 0; i < rights.size(); ++i) leftOf[rights[i]] = lefts[i];
+  for (size_t i = 0; i < rights.size(); ++i) {
+    rights[i] = list->input(i);
+    lefts[i] = leftOf.at(rights[i]);
+  }
+  Value* stacked = stack->output();
+  if (root->isBefore(stack)) {
+    Value* fresh = emit(root, OpKind::Stack, {emit(root, OpKind::ListConstruct, rights, list->output()->type()),
+                                              constant(root, int64_t{0})},
+                        stacked->type());
+    root->graph()->replaceAllUsesWith(stacked, fresh);  // the old stack is left to dce: the caller's walk
+    stacked = fresh;                                      // over the block still holds it
+  }
+  const auto cols = (*staticSizes(rights[0]))[1];
+  return emit(root, OpKind::Reshape, {stacked, constant(root, std::vector<int64_t>{-1, cols})});
+}
+
 // A sum of products, mm(a1, b1) + mm(a2, b2) + ... (any tree of adds with alpha 1, equal static result
 // sizes), becomes one product mm(cat([a1, a2, ...], 1), cat([b1, b2, ...], 0)); when every a_i is t(x_i),
 // the left operand is t(cat([x1, x2, ...], 0)), a contiguous copy. This is how a backward's weight
@@ -149,10 +197,12 @@ bool batchTree(Node* root) {
     lefts.push_back(transposed ? m->input(0)->node()->input(0) : m->input(0));
     rights.push_back(m->input(1));
   }
+  Value* rhs = stackedOperand(root, lefts, rights);
   Value* lhs = emit(root, OpKind::Cat, {emit(root, OpKind::ListConstruct, lefts, list),
                                         constant(root, int64_t{transposed ? 0 : 1})});
   if (transposed) lhs = emit(root, OpKind::T, {lhs});
-  Value* rhs = emit(root, OpKind::Cat, {emit(root, OpKind::ListConstruct, rights, list), constant(root, int64_t{0})});
+  if (!rhs)
+    rhs = emit(root, OpKind::Cat, {emit(root, OpKind::ListConstruct, rights, list), constant(root, int64_t{0})});
   Value* mm = emit(root, OpKind::Mm, {lhs, rhs}, root->output()->type());
   Graph* g = root->graph();
   if (!root->output()->name().empty()) {

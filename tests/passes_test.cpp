@@ -418,6 +418,43 @@ TEST(BatchMM, ASumOfTransposedProductsBecomesOneProduct) {
   EXPECT_EQ(mms, 1u);
 }
 
+// The LSTM backward also stacks the per-step gate gradients (for the input's gradient), after the sum: the
+// product takes the terms in the stack's order and a view of the stack, recreated before it, instead of a
+// second copy of the same tensors; the later user reads the recreated stack.
+TEST(BatchMM, ASumOfProductsReusesAStackOfItsRightOperands) {
+  auto after = checkPass(R"IR(graph(%h1 : Double(2, 3), %h2 : Double(2, 3), %h3 : Double(2, 3), %g1 : Double(2, 4),
+      %g2 : Double(2, 4), %g3 : Double(2, 4), %wi : Double(4, 5)):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %t1 : Double(3, 2) = aten::t(%h1)
+  %m1 : Double(3, 4) = aten::mm(%t1, %g1)
+  %t2 : Double(3, 2) = aten::t(%h2)
+  %m2 : Double(3, 4) = aten::mm(%t2, %g2)
+  %s : Double(3, 4) = aten::add(%m1, %m2, %one)
+  %t3 : Double(3, 2) = aten::t(%h3)
+  %m3 : Double(3, 4) = aten::mm(%t3, %g3)
+  %w : Double(3, 4) = aten::add(%s, %m3, %one)
+  %gs : Tensor[] = prim::ListConstruct(%g3, %g2, %g1)
+  %st : Double(3, 2, 4) = aten::stack(%gs, %zero)
+  %dx : Tensor = aten::matmul(%st, %wi)
+  return (%w, %dx)
+)IR",
+                         "batch-mm", R"(
+    CHECK: %[[GL:.*]] : Tensor[] = prim::ListConstruct(%g3, %g2, %g1)
+    CHECK: %[[ST:.*]] : Double(3, 2, 4) = aten::stack(%[[GL]]
+    CHECK: %[[G:.*]] : Tensor = aten::reshape(%[[ST]]
+    CHECK: prim::ListConstruct(%h3, %h2, %h1)
+    CHECK: %[[X:.*]] : Tensor = aten::cat
+    CHECK: %[[XT:.*]] : Tensor = aten::t(%[[X]])
+    CHECK: %w : Double(3, 4) = aten::mm(%[[XT]], %[[G]])
+    CHECK: aten::matmul(%[[ST]], %wi)
+  )");
+  size_t cats = 0;
+  for (const Node* n : *after->block()) cats += n->kind() == OpKind::Cat && !n->output()->uses().empty();
+  EXPECT_EQ(cats, 1u);
+  EXPECT_TRUE(verify(*after).empty());
+}
+
 TEST(RequiresGrad, FollowsFloatDataflowOnly) {
   checkPass(R"IR(graph(%w : Double(5, 3, requires_grad=1), %idx : Long(4), %x : Double(4, 3)):
   %e : Tensor = aten::embedding(%w, %idx)
