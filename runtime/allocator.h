@@ -4,16 +4,25 @@
 namespace gj {
 /// Alignment of every CPU allocation: one AVX-512 vector / cache line.
 constexpr size_t kCpuAlignment = 64;
-/// Allocates `nbytes` aligned to kCpuAlignment; throws gj::Error with the size when memory runs out.
+/// Blocks of this size or larger are cached when freed and handed out again for the same size, up to
+/// GJ_CPU_CACHE_MB megabytes in all (default 2048; 0 turns the cache off; off under AddressSanitizer).
+constexpr size_t kCpuCacheMinBytes = size_t{1} << 20;
+
+/// Allocates `nbytes` aligned to kCpuAlignment; throws gj::Error with the size when memory runs out
+/// (after giving the cache's blocks back to the system and trying again).
 void* cpuAllocate(size_t nbytes);
-/// Frees what cpuAllocate(nbytes) returned.
+/// Frees what cpuAllocate(nbytes) returned: into the cache when large enough and there is room.
 void cpuFree(void* p, size_t nbytes);
+/// Gives every cached block back to the system.
+void releaseCpuCache();
 
 /// Bytes of tensor storage held now, and the most held since the last resetCpuPeak() (process-wide,
-/// all threads; what graphbench reports as a row's peak memory).
+/// all threads; what graphbench reports as a row's peak memory); and the bytes of freed blocks the cache
+/// keeps (not counted as held).
 struct CpuMemoryStats {
   size_t currentBytes = 0;
   size_t peakBytes = 0;
+  size_t cachedBytes = 0;
 };
 CpuMemoryStats cpuMemoryStats();
 /// Starts a new peak at the current level.

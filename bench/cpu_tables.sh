@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The CPU tables of bench/results/cpu.md (issue #10): the rnns group at the fastrnns shape under every
+# fuser x executor in one interleaved table, at 2 threads, at 1 thread and with 3 layers; PyTorch's rows
+# beside them (bench/torch_compare.py, OpenBLAS told the real core); a perf profile of the fastest and
+# the slowest row. Raw outputs go to DIR (default bench/results/cpu-raw), to be summarized by hand.
+#
+#   bench/cpu_tables.sh [DIR]        (builds first; takes about 20 minutes on 2 cores)
+#
+# Run it on an otherwise idle machine: nothing else may compile or benchmark meanwhile.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-bench/results/cpu-raw}"
+mkdir -p "$out"
+scripts/build >/dev/null
+gb=build/bin/graphbench
+all=(--group rnns --fuser old,te --executor legacy,profiling --interleave)
+
+{ uname -a; nproc; grep -m1 "model name" /proc/cpuinfo; date -u; git rev-parse --short HEAD; } > "$out/machine.txt"
+
+"$gb" "${all[@]}" --nloops 15 --warmup 3 --print-json "$out/rnns-2threads.json" | tee "$out/rnns-2threads.txt"
+"$gb" "${all[@]}" --threads 1 --nloops 8 --warmup 3 --print-json "$out/rnns-1thread.json" | tee "$out/rnns-1thread.txt"
+"$gb" "${all[@]}" --numLayers 3 --nloops 8 --warmup 3 --print-json "$out/rnns-3layers.json" | tee "$out/rnns-3layers.txt"
+
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  for threads in 2 1; do
+    OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 bench/torch_compare.py --group rnns --threads "$threads" --nloops 10 \
+      --warmup 3 | tee "$out/torch-rnns-${threads}thread.txt"
+  done
+fi
+
+if command -v perf >/dev/null; then
+  # DNNL_JIT_PROFILE=2 makes oneDNN write a perf map, so its JIT'd GEMM kernels have names.
+  for row in jit_premul py; do
+    DNNL_JIT_PROFILE=2 perf record -o "$out/perf-$row.data" -- "$gb" --group rnns --fuser te --executor profiling \
+      --rnns "$row" --nloops 15 --warmup 3 >/dev/null 2>&1
+    perf report -i "$out/perf-$row.data" --no-children --sort dso 2>/dev/null | grep "%" | head -12 \
+      > "$out/perf-$row-dso.txt"
+    perf report -i "$out/perf-$row.data" --no-children --sort dso,sym 2>/dev/null | grep "%" | head -40 | cut -c1-160 \
+      > "$out/perf-$row-sym.txt"
+    rm -f "$out/perf-$row.data"
+  done
+fi
