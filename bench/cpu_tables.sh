@@ -33,10 +33,11 @@ if command -v perf >/dev/null; then
   for row in jit_premul py; do
     DNNL_JIT_PROFILE=2 perf record -o "$out/perf-$row.data" -- "$gb" --group rnns --fuser te --executor profiling \
       --rnns "$row" --nloops 15 --warmup 3 >/dev/null 2>&1
-    perf report -i "$out/perf-$row.data" --no-children --sort dso 2>/dev/null | grep "%" | head -12 \
-      > "$out/perf-$row-dso.txt"
-    perf report -i "$out/perf-$row.data" --no-children --sort dso,sym 2>/dev/null | grep "%" | head -40 | cut -c1-160 \
-      > "$out/perf-$row-sym.txt"
-    rm -f "$out/perf-$row.data"
+    # Whole reports first: `head` closing a pipe early would stop the script (pipefail).
+    perf report -i "$out/perf-$row.data" --no-children --sort dso > "$out/perf-$row.report" 2>/dev/null
+    grep "%" "$out/perf-$row.report" | head -12 > "$out/perf-$row-dso.txt" || true
+    perf report -i "$out/perf-$row.data" --no-children --sort dso,sym > "$out/perf-$row.report" 2>/dev/null
+    grep "%" "$out/perf-$row.report" | head -40 | cut -c1-160 > "$out/perf-$row-sym.txt" || true
+    rm -f "$out/perf-$row.data" "$out/perf-$row.report"
   done
 fi

@@ -104,14 +104,28 @@ static void fuseAll(Plan& p, std::vector<Graph*> graphs, const PipelineOptions& 
   for (Graph* g : graphs) fuser->compile(*g, p.kernels, p.fusion);
 }
 
+// Rounds of full unrolling (each can make the next loop's trip count constant): one per loop in a chain.
+constexpr int kMaxFullUnrollRounds = 16;
+
 Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o) {
   Plan p;
   p.graph = g;
   p.withGrad = anyTrue(requiresGrad);
   run(p, *g, {"shape-propagation", "constant-propagation", "peephole"}, o);
   if (o.unrollLoops) {
-    timed(p, "unroll-loops", [&] { return unrollLoops(*g, UnrollOptions{o.maxFullUnroll, 8}); });
-    run(p, *g, {"peephole", "constant-propagation", "shape-propagation"}, o);
+    // Full unrolling first, round after round: a loop whose trip count becomes a constant only once the
+    // loops before it are unrolled and their results' shapes propagated (a stacked LSTM's upper layers
+    // run over the stacked outputs of the layer below) unrolls in a later round. Then what is left is
+    // unrolled partially.
+    for (int round = 0; round < kMaxFullUnrollRounds; ++round) {
+      bool changed = false;
+      timed(p, "unroll-loops", [&] { return changed = unrollLoops(*g, UnrollOptions{o.maxFullUnroll, 1}); });
+      if (!changed) break;
+      run(p, *g, {"peephole", "shape-propagation", "constant-propagation"}, o);
+    }
+    bool partial = false;
+    timed(p, "unroll-loops", [&] { return partial = unrollLoops(*g, UnrollOptions{o.maxFullUnroll, 8}); });
+    if (partial) run(p, *g, {"peephole", "constant-propagation", "shape-propagation"}, o);
   }
   run(p, *g, {"cse", "batch-mm", "licm", "cse", "dce", "shape-propagation"}, o);
   if (p.withGrad) {

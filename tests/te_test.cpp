@@ -164,6 +164,50 @@ TEST(LoopNest, ScheduleCpuVectorizesContiguousReductionsOnly) {
   }
 }
 
+// A sum over the batch (strided in the reduction variable) is interchanged on the CPU: the output is
+// zeroed, then each batch row is added to it by a contiguous, vectorized inner loop; the outer loop over
+// the rows accumulates and is neither vectorized nor parallel. Same values (same summation order).
+TEST(LoopNest, InterchangeStridedReductionsMakesTheInnerLoopContiguous) {
+  Buf in = makeBuf("in0", {64, 40}, ScalarKind::Float32), out = makeBuf("out0", {80}, ScalarKind::Float32);
+  Buf acc = makeBuf("acc", {1}, ScalarKind::Float32);
+  Expr j = Var::make("j"), r = Var::make("r");
+  Expr x = Load::make(in, {r, j}) * Load::make(in, {r, j});
+  Stmt body = te::Block::make({Allocate::make(acc),
+                               Store::make(acc, {imm(0)}, Reduce::make(ReduceOpKind::Sum, x, {r}, {64})),
+                               Store::make(out, {j + imm(40)}, Load::make(acc, {imm(0)})), Free::make(acc)});
+  // out0[0, 40) is a contiguous sum (a softmax-like row): it stays as it is.
+  Expr k = Var::make("k"), c = Var::make("c");
+  Buf acc2 = makeBuf("acc2", {1}, ScalarKind::Float32);
+  Stmt rows = te::Block::make({Allocate::make(acc2),
+                               Store::make(acc2, {imm(0)}, Reduce::make(ReduceOpKind::Sum, Load::make(in, {k, c}), {c}, {40})),
+                               Store::make(out, {k}, Load::make(acc2, {imm(0)})), Free::make(acc2)});
+  LoopNest n(te::Block::make({For::make(j, imm(0), imm(40), body), For::make(k, imm(0), imm(40), rows)}), {in}, {out});
+  LoopNest t = n;
+  t.interchangeStridedReductions();
+  t.lowerReductions();
+  t.scheduleCpu(/*parallelGrain=*/16);
+  EXPECT_FILECHECK(toString(t.root()), R"(
+    CHECK: for (int64_t j = 0; j < 40; j++) { // vectorize parallel
+    CHECK-NEXT: out0[(j + 40)] = 0.0f;
+    CHECK: for (int64_t r = 0; r < 64; r++) {
+    CHECK-NEXT: for (int64_t j = 0; j < 40; j++) { // vectorize
+    CHECK-NEXT: out0[(j + 40)] = (out0[(j + 40)] + (in0[r, j] * in0[r, j]));
+    CHECK: for (int64_t k = 0; k < 40; k++) { // parallel
+    CHECK: acc2[0] = 0.0f;
+  )");
+  Tensor a = Tensor::rand({64, 40}, DType::Float32, 8);
+  LoopNest ref = n;
+  ref.lowerReductions();
+  auto expect = interpret(ref, {a});
+  EXPECT_LE(test::relError(interpret(t, {a})[0], expect[0]), 0.0);
+  auto fns = compileLlvm(t, "te_interchanged_sum", {});
+  ASSERT_TRUE(fns.ok()) << fns.error().what();
+  Tensor o = Tensor::empty({80}, DType::Float32);
+  std::vector<void*> ptrs = {a.rawData(), o.rawData()};
+  for (const CompiledNest& f : fns.value()) f.fn(ptrs.data(), 0, f.trips);
+  EXPECT_LE(test::relError(o, expect[0]), 1e-6);
+}
+
 TEST(LoopNest, InlineAnIntermediateBuffer) {
   // tmp[i] = in0[i] * in0[i]; out0[i] = tmp[i] + 1
   Buf a = makeBuf("in0", {6}, ScalarKind::Float32);
@@ -240,9 +284,7 @@ TEST(TeKernels, InterpreterLlvmAndCudaAgreeForEveryModelKernel) {
           LoopNest lowered = nest;
           lowered.lowerReductions();
           auto ref = interpret(lowered, in);
-          LoopNest cpu = nest;
-          cpu.lowerReductions();
-          cpu.scheduleCpu();
+          LoopNest cpu = cpuLoopNest(*n->subgraph());
           auto fns = compileLlvm(cpu, fmt::format("te_test_{}", kernels), {});
           ASSERT_TRUE(fns.ok()) << fns.error().what();
           std::vector<Tensor> outs;
@@ -296,8 +338,10 @@ std::multiset<OpKind> checkTeGroups(const std::string& ir, DType dtype) {
     LoopNest lowered = nest;
     lowered.lowerReductions();
     auto interpreted = interpret(lowered, in);
-    LoopNest cpu = lowered;
-    cpu.scheduleCpu(/*parallelGrain=*/64);  // small, so the parallel path runs too
+    // The CPU's nest: outputs read back, strided sums interchanged; parallel from a small size on, so
+    // that the parallel path runs too.
+    LoopNest cpu = cpuLoopNest(sub, /*parallelGrain=*/64);
+    auto cpuInterpreted = interpret(cpu, in);
     auto fns = compileLlvm(cpu, fmt::format("te_lowering_{}_{}", dtypeName(dtype), k++), {});
     ASSERT_TRUE(fns.ok()) << fns.error().what();
     std::vector<Tensor> outs;
@@ -314,6 +358,8 @@ std::multiset<OpKind> checkTeGroups(const std::string& ir, DType dtype) {
       EXPECT_GT(r.numel() == 0 ? 1.0 : cpu::sum(cpu::mul(r, r), std::vector<int64_t>{}, false).item(0), 0.0);
       EXPECT_EQ(outs[j].dtype(), r.dtype()) << "output " << j;
       EXPECT_LE(test::relError(interpreted[j], r), tol) << "interpreter, output " << j << ":\n" << toString(nest.root());
+      EXPECT_LE(test::relError(cpuInterpreted[j], r), tol) << "interpreter, CPU nest, output " << j << ":\n"
+                                                           << toString(cpu.root());
       EXPECT_LE(test::relError(outs[j], r), tol) << "LLVM, output " << j << ":\n" << toString(cpu.root());
     }
     if (!haveNvrtc()) return;

@@ -152,16 +152,15 @@ static std::string groupCode(const Node* n, const std::string& target, const std
     legacy::KernelSpec spec = legacy::buildKernelSpec(*n->subgraph());
     return target == "cuda" ? legacy::emitCudaKernel(spec, name) : orThrow(legacy::emitCpuKernelIR(spec, name));
   }
-  te::LoopNest nest = te::lowerGroup(*n->subgraph());
-  std::string loops = "/* loop nest:\n" + te::toString(nest.root()) + "*/\n";
   if (target == "cuda") {
+    te::LoopNest nest = te::lowerGroup(*n->subgraph());
+    std::string loops = "/* loop nest:\n" + te::toString(nest.root()) + "*/\n";
     nest.lowerReductions();
     nest.scheduleGpu();
     return loops + te::CudaPrinter().kernel(name, nest.inputs(), nest.outputs(), nest.root());
   }
-  nest.lowerReductions();
-  nest.scheduleCpu();
-  return loops + orThrow(te::emitLlvmIR(nest, name));
+  te::LoopNest nest = te::cpuLoopNest(*n->subgraph());
+  return "/* loop nest: as scheduled for the CPU\n" + te::toString(nest.root()) + "*/\n" + orThrow(te::emitLlvmIR(nest, name));
 }
 
 int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,

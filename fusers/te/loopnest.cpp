@@ -1,6 +1,7 @@
 #include "fusers/te/loopnest.h"
 
 #include "fusers/te/mutator.h"
+#include "fusers/te/printer.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -337,6 +338,96 @@ void LoopNest::lowerReductions() {
   root_ = te::simplify(Lower().mutate(root_));
 }
 
+namespace {
+
+// Whether `var` (a Var node) occurs in `e`.
+bool mentions(const Expr& e, const ExprNode* var) {
+  struct Find : Visitor {
+    using Visitor::visit;
+    const ExprNode* var;
+    bool found = false;
+    void visit(const Var* op) override { found = found || op == var; }
+  } f;
+  f.var = var;
+  f.visit(e);
+  return f.found;
+}
+
+// The loads of `e`.
+std::vector<const Load*> loadsOf(const Expr& e) {
+  struct Collect : Visitor {
+    using Visitor::visit;
+    std::vector<const Load*> loads;
+    void visit(const Load* op) override {
+      loads.push_back(op);
+      Visitor::visit(op);
+    }
+  } c;
+  c.visit(e);
+  return c.loads;
+}
+
+// for v1..vk { allocate acc; acc[0] = sum(body, r1..rm); out[i] = acc[0]; free acc }, whose body reads
+// along some r in an outer dimension and along none in the last (a sum over the batch of [batch, n]):
+// the reduction, or null when the nest is not of that form.
+struct StridedSum {
+  std::vector<const For*> loops;
+  const Reduce* reduce = nullptr;
+  const Store* out = nullptr;
+};
+
+std::optional<StridedSum> stridedSum(const Stmt& nest) {
+  StridedSum m;
+  Stmt s = nest;
+  while (const For* f = s.as<For>()) {
+    m.loops.push_back(f);
+    s = f->body;
+  }
+  const Block* b = s.as<Block>();
+  if (m.loops.empty() || !b || b->stmts.size() != 4) return std::nullopt;
+  const Allocate* alloc = b->stmts[0].as<Allocate>();
+  const Store* acc = b->stmts[1].as<Store>();
+  m.out = b->stmts[2].as<Store>();
+  if (!alloc || !acc || !m.out || !b->stmts[3].as<Free>() || acc->buf != alloc->buf) return std::nullopt;
+  m.reduce = acc->value.as<Reduce>();
+  const Load* result = m.out->value.as<Load>();
+  if (!m.reduce || m.reduce->op != ReduceOpKind::Sum || !result || result->buf != acc->buf) return std::nullopt;
+  bool strided = false;
+  for (const Load* l : loadsOf(m.reduce->body)) {
+    if (l->indices.empty()) continue;
+    for (const Expr& r : m.reduce->vars) {
+      if (mentions(l->indices.back(), r.get())) return std::nullopt;  // contiguous along r: keep as is
+      for (size_t d = 0; d + 1 < l->indices.size(); ++d) strided = strided || mentions(l->indices[d], r.get());
+    }
+  }
+  if (!strided) return std::nullopt;
+  return m;
+}
+
+}  // namespace
+
+void LoopNest::interchangeStridedReductions() {
+  const Block* top = root_.as<Block>();
+  std::vector<Stmt> nests = top ? top->stmts : std::vector<Stmt>{root_};
+  for (Stmt& nest : nests) {
+    auto m = stridedSum(nest);
+    if (!m) continue;
+    const Store* out = m->out;
+    auto overOutput = [&](Stmt body) {
+      for (auto it = m->loops.rbegin(); it != m->loops.rend(); ++it)
+        body = For::make((*it)->var, (*it)->start, (*it)->stop, body, (*it)->options);
+      return body;
+    };
+    Stmt init = overOutput(Store::make(out->buf, out->indices, FloatImm::make(0.0, out->buf->type)));
+    Stmt add = overOutput(
+        Store::make(out->buf, out->indices, Load::make(out->buf, out->indices) + m->reduce->body));
+    for (int64_t k = static_cast<int64_t>(m->reduce->vars.size()) - 1; k >= 0; --k)
+      add = For::make(m->reduce->vars[k], imm(0), imm(m->reduce->extents[k]), add);
+    nest = Block::make({init, add});
+  }
+  root_ = te::simplify(Block::make(nests));
+}
+
 void LoopNest::simplify() { root_ = te::simplify(root_); }
 
 // Innermost loops of each top-level nest vectorize; the outermost loop of a nest parallelizes when the
@@ -360,10 +451,41 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
       auto a = intValue(f->start), b = intValue(f->stop);
       return (a && b ? *b - *a : 1) * work(f->body);
     }
-    // A loop body that reads a buffer it stores (a reduction's accumulation) carries a dependence.
-    static bool accumulates(const Stmt& body) {
+    // Whether iterations of loop `v` depend on each other: the body reads a buffer it stores (and does
+    // not allocate itself), at an index that is not the same in every access or does not involve `v` (a
+    // reduction's accumulation). A body
+    // that only reads back what the same iteration stores (out[j] = out[j] + x[r, j] under loop j)
+    // carries nothing.
+    static bool carriesDependence(const Stmt& body, const Expr& v) {
       BufferUse use = bufferUse(body);
-      return use.hasLoop || !use.storedAndLoaded().empty();
+      for (const BufNode* buf : use.storedAndLoaded()) {
+        if (use.allocated.count(buf)) continue;  // private to an iteration
+        struct Access : Visitor {
+          using Visitor::visit;
+          const BufNode* buf;
+          std::vector<const std::vector<Expr>*> indices;
+          void visit(const Store* op) override {
+            if (op->buf.get() == buf) indices.push_back(&op->indices);
+            Visitor::visit(op);
+          }
+          void visit(const Load* op) override {
+            if (op->buf.get() == buf) indices.push_back(&op->indices);
+            Visitor::visit(op);
+          }
+        } access;
+        access.buf = buf;
+        access.visit(body);
+        const auto& first = *access.indices.front();
+        bool involvesV = false;
+        for (const Expr& i : first) involvesV = involvesV || mentions(i, v.get());
+        if (!involvesV) return true;
+        for (const auto* idx : access.indices) {
+          if (idx->size() != first.size()) return true;
+          for (size_t d = 0; d < first.size(); ++d)
+            if (toString((*idx)[d]) != toString(first[d])) return true;
+        }
+      }
+      return false;
     }
     // acc[0] = acc[0] + x or max(acc[0], x), acc a one-element temporary, every load contiguous in the
     // loop's variable `v` (it appears in no index but the last): a reduction the vectorizer may reorder
@@ -399,8 +521,9 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
       Stmt body = mutate(op->body);
       --depth;
       LoopOptions o = op->options;
-      if (!accumulates(body) || reducesIntoTemporary(body, op->var)) o.vectorize = true;
-      if (depth == 0 && work(self) >= grain) o.parallel = true;
+      const bool carried = carriesDependence(body, op->var);
+      if ((!bufferUse(body).hasLoop && !carried) || reducesIntoTemporary(body, op->var)) o.vectorize = true;
+      if (depth == 0 && !carried && work(self) >= grain) o.parallel = true;
       return For::make(op->var, op->start, op->stop, body, o);
     }
   } mark(parallelGrain);

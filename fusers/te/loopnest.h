@@ -43,12 +43,18 @@ class LoopNest {
   void inlineBuffer(const Buf& buf);
   /// Store(b, i, Reduce(op, body, vars)) -> Store(b, i, identity); for vars: b[i] = b[i] op body.
   void lowerReductions();
+  /// CPU, before lowerReductions: a top-level nest that sums along outer dimensions of what it reads
+  /// (a bias gradient: out[j] = sum over r of x[r, j]) becomes out[j] = 0 for all j, then for every r,
+  /// for all j: out[j] += x[r, j]: the inner loop reads contiguously and vectorizes, and every element
+  /// is summed in the same order as before. Not for the GPU, whose threads split the outer loops.
+  void interchangeStridedReductions();
   /// Folds constants and simple identities (see simplify()).
   void simplify();
 
   // ---- default schedules ----
-  /// CPU: innermost loops vectorized (not those that accumulate into what they read), the outermost loop
-  /// of a large nest parallel. Run lowerReductions first.
+  /// CPU: innermost loops vectorized (not those whose iterations depend on each other through a buffer
+  /// they store and read), the outermost loop of a large nest parallel when its iterations are
+  /// independent. Run lowerReductions first.
   void scheduleCpu(int64_t parallelGrain = 1 << 15);
   /// GPU, with fastrnns' knobs. loopLevel 2: flatten, split by blockSize, bind (blocks, threads).
   /// loopLevel 3: flatten, split by blockCount * blockSize, then by blockSize; bind the inner two and

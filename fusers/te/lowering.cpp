@@ -16,7 +16,7 @@ using Indices = std::vector<Expr>;
 
 class Lowerer {
  public:
-  explicit Lowerer(const Graph& sub) : sub_(sub) {}
+  Lowerer(const Graph& sub, LoweringOptions options) : sub_(sub), options_(options) {}
 
   LoopNest run() {
     for (size_t i = 0; i < sub_.inputs().size(); ++i) {
@@ -29,6 +29,7 @@ class Lowerer {
     }
     std::vector<Stmt> nests;
     std::vector<PointwiseStore> pointwise;
+    std::vector<std::pair<const Value*, Slice>> reductions;  // built after every pointwise store is known
     std::vector<Buf> outputs(sub_.outputs().size());
     for (size_t k = 0; k < sub_.outputs().size(); ++k) {
       const Value* out = sub_.outputs()[k];
@@ -37,7 +38,7 @@ class Lowerer {
       outputs[k] = makeBuf(fmt::format("out{}", k), *s, scalarKindOf(*out->type().dtype));
       const Node* n = out->node();
       if (isReduction(n)) {
-        nests.push_back(reductionNest(out, {outputs[k], -1, 0}));
+        reductions.push_back({out, {outputs[k], -1, 0}});
       } else if (n->kind() == OpKind::Softmax || n->kind() == OpKind::LogSoftmax) {
         nests.push_back(softmaxNest(out, outputs[k]));
       } else if (n->kind() == OpKind::Cat) {
@@ -50,7 +51,7 @@ class Lowerer {
         int64_t offset = 0;
         for (const Value* part : list->inputs()) {
           Slice slice{outputs[k], dim, offset};
-          if (isReduction(part->node())) nests.push_back(reductionNest(part, slice));
+          if (isReduction(part->node())) reductions.push_back({part, slice});
           else pointwise.push_back({*staticSizes(part), slice, part});
           offset += (*staticSizes(part))[dim];
         }
@@ -58,6 +59,9 @@ class Lowerer {
         pointwise.push_back({*s, {outputs[k], -1, 0}, out});
       }
     }
+    if (options_.readBackOutputs)
+      for (const PointwiseStore& p : pointwise) storedAt_.emplace(p.value, p.to);
+    for (const auto& [value, slice] : reductions) nests.push_back(reductionNest(value, slice));
     // Pointwise stores: one nest per shape, in the order the shapes first appear, ahead of the rest.
     std::vector<Stmt> pointwiseNests;
     std::vector<bool> done(pointwise.size(), false);
@@ -167,8 +171,12 @@ class Lowerer {
     Buf acc = temporary("acc", t);
     Expr total = Load::make(acc, {imm(0)});
     bool mean = n->kind() == OpKind::Mean || n->kind() == OpKind::MeanDim;
+    // A value the group also stores (the LSTM backward sums the gate gradients it outputs) is read back
+    // from its output, which the pointwise nests ahead of this one have written, instead of computed again.
+    auto stored = storedAt_.find(x);
+    Expr summand = stored != storedAt_.end() ? Load::make(stored->second.buf, stored->second.at(xidx)) : compute(x, xidx);
     Stmt body = Block::make({Allocate::make(acc),
-                             Store::make(acc, {imm(0)}, Reduce::make(ReduceOpKind::Sum, compute(x, xidx), rvars, extents)),
+                             Store::make(acc, {imm(0)}, Reduce::make(ReduceOpKind::Sum, summand, rvars, extents)),
                              Store::make(to.buf, to.at(oidx), mean ? total / FloatImm::make(double(count), t) : total),
                              Free::make(acc)});
     return loops(oidx, os, body);
@@ -302,13 +310,23 @@ class Lowerer {
 
   const Graph& sub_;
   std::vector<Buf> inputs_;
+  LoweringOptions options_;
   std::unordered_map<const Value*, Buf> bufOf_;
+  std::unordered_map<const Value*, Slice> storedAt_;  // pointwise outputs, with options_.readBackOutputs
   std::map<std::string, Expr> memo_;
   int temps_ = 0;
 };
 
 }  // namespace
 
-LoopNest lowerGroup(const Graph& sub) { return Lowerer(sub).run(); }
+LoopNest lowerGroup(const Graph& sub, LoweringOptions options) { return Lowerer(sub, options).run(); }
+
+LoopNest cpuLoopNest(const Graph& sub, int64_t parallelGrain) {
+  LoopNest nest = lowerGroup(sub, {.readBackOutputs = true});
+  nest.interchangeStridedReductions();
+  nest.lowerReductions();
+  nest.scheduleCpu(parallelGrain);
+  return nest;
+}
 
 }  // namespace gj::te

@@ -6,8 +6,19 @@
 
 namespace gj::te {
 
+struct LoweringOptions {
+  /// A reduction of a value the group also stores reads it back from that output instead of computing
+  /// it again (the LSTM backward sums the gate gradients it outputs). Only where the nests of a kernel
+  /// run one after another (the CPU); a GPU kernel's threads run its nests side by side.
+  bool readBackOutputs = false;
+};
+
 /// Pre: the subgraph holds pointwise ops, chunks of its inputs and, at its outputs, sum_to_size / sum
 /// reductions of its values, all over static float types. Throws gj::Error for anything else.
-LoopNest lowerGroup(const Graph& sub);
+LoopNest lowerGroup(const Graph& sub, LoweringOptions options = {});
+
+/// A group's loop nest as the CPU runs it: lowered reading outputs back, strided sums interchanged,
+/// reductions lowered, scheduled (vectorized; parallel above `parallelGrain` statements).
+LoopNest cpuLoopNest(const Graph& sub, int64_t parallelGrain = 1 << 15);
 
 }  // namespace gj::te

@@ -201,6 +201,10 @@ BufferUse bufferUse(const Stmt& s) {
       use.hasLoop = true;
       Visitor::visit(op);
     }
+    void visit(const Allocate* op) override {
+      use.allocated.insert(op->buf.get());
+      Visitor::visit(op);
+    }
   } scan;
   scan.visit(s);
   return std::move(scan.use);

@@ -36,7 +36,7 @@ class Mutator {
 
 /// The buffers a statement stores into and loads from, and whether it holds a loop.
 struct BufferUse {
-  std::unordered_set<const BufNode*> stored, loaded;
+  std::unordered_set<const BufNode*> stored, loaded, allocated;
   bool hasLoop = false;
   /// Buffers both stored and loaded (temporaries, accumulators).
   std::unordered_set<const BufNode*> storedAndLoaded() const;

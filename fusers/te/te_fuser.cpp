@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <unordered_set>
 
 namespace gj::te {
@@ -195,7 +196,10 @@ class TeFuser final : public Fuser {
   PreparedGroup prepare(const Graph& sub) const {
     LoopNest nest = lowerGroup(sub);
     std::string key = signature(nest);
-    return {std::move(key), [this, nest = std::move(nest)](const std::string& name) -> std::shared_ptr<const CompiledKernel> {
+    std::optional<LoopNest> cpu;
+    if (opts_.device == DeviceKind::Cpu) cpu = cpuLoopNest(sub, kParallelGrain);
+    return {std::move(key), [this, nest = std::move(nest), cpu = std::move(cpu)](
+                                const std::string& name) -> std::shared_ptr<const CompiledKernel> {
       if (!opts_.dumpDir.empty()) {
         LoopNest gpu = nest;
         gpu.lowerReductions();
@@ -205,12 +209,9 @@ class TeFuser final : public Fuser {
       }
       switch (opts_.device) {
         case DeviceKind::Cpu: {
-          LoopNest cpu = nest;
-          cpu.lowerReductions();
-          cpu.scheduleCpu(kParallelGrain);
-          auto fns = compileLlvm(cpu, name, {opts_.dumpDir, name});
+          auto fns = compileLlvm(*cpu, name, {opts_.dumpDir, name});
           if (!fns) throw fns.error();
-          return std::make_shared<TeCpuKernel>(cpu, std::move(fns).value());
+          return std::make_shared<TeCpuKernel>(*cpu, std::move(fns).value());
         }
         case DeviceKind::Cuda:
           break;
