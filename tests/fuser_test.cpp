@@ -73,6 +73,23 @@ TEST(LegacyFuser, UnrolledLstmHasOneGroupPerStep) {
 }
 
 // Fused and unfused runs agree on random inputs, at odd sizes (tails of the vector loops, size-1 dims).
+// A stacked LSTM: the upper layers' loops run over the stacked outputs of the layer below, whose length
+// is known only once that layer is unrolled; the pipeline's rounds of unrolling unroll every layer, one
+// group per step and layer, and the result matches the model's eager kernels.
+TEST(LegacyFuser, EveryLayerOfAStackedLstmUnrolls) {
+  Model m = buildLstm(LstmVariantKind::Jit, {7, 3, 4, 5, 3});
+  Plan p = fusedPlan(m, false);
+  size_t loops = 0;
+  forEachNode(p.graph->block(), [&](Node* n) { loops += n->kind() == OpKind::Loop; });
+  EXPECT_EQ(loops, 0u) << printIR(*p.graph);
+  EXPECT_EQ(countGroups(*p.graph), 21u);
+  auto in = randomInputs(m, 5);
+  auto out = Interpreter(*p.graph, nullptr, &p.kernels).run(std::vector<IValue>(in.begin(), in.end()));
+  auto ref = m.eager(in);
+  ASSERT_EQ(out.size(), ref.size());
+  for (size_t k = 0; k < ref.size(); ++k) EXPECT_LE(test::relError(out[k].toTensor(), ref[k]), 1e-5) << k;
+}
+
 TEST(LegacyFuser, FusedMatchesUnfusedAtOddSizes) {
   for (LstmParams lp : {LstmParams{3, 1, 3, 1, 1}, LstmParams{4, 3, 7, 17, 2}, LstmParams{2, 5, 33, 67, 1}}) {
     Model m = buildLstm(LstmVariantKind::JitPremul, lp);
