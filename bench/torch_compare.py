@@ -9,9 +9,24 @@ Timing: warm-up runs excluded, forward and backward timed separately (CUDA: sync
 population standard deviation in milliseconds. Training rows (lm, classifier) time backward + SGD as bwd.
 """
 import argparse
+import os
 import statistics
 import sys
 import time
+
+
+def _size_blas_threads():
+    """--threads N also sizes the BLAS's own thread pool (OPENBLAS_NUM_THREADS, unless set): Debian's torch
+    does its GEMMs in OpenBLAS, whose pthreads torch.set_num_threads does not size. Must run before torch
+    is imported."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--threads", type=int, default=None)
+    known, _ = pre.parse_known_args()
+    if known.threads:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", str(known.threads))
+
+
+_size_blas_threads()
 
 try:
     import torch
@@ -199,7 +214,8 @@ def main():
     p.add_argument("--rnns", default=None, help="rows of the rnns group (cudnn, aten, py, jit, jit_premul)")
     for name in ("seqLength", "numLayers", "inputSize", "hiddenSize", "miniBatch", "vocab", "nloops", "warmup"):
         p.add_argument("--" + name, type=int, default=None)
-    p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch.set_num_threads, and OPENBLAS_NUM_THREADS unless the environment sets it")
     p.add_argument("--device", default="cpu")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--sep", default=" ")
@@ -212,6 +228,7 @@ def main():
         torch.set_num_threads(a.threads)
     b = Bench(a)
     print(f"torch {torch.__version__}, device {a.device}, threads {torch.get_num_threads()}, "
+          f"OPENBLAS_NUM_THREADS {os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, "
           f"mkldnn {torch.backends.mkldnn.is_available()}, settings {vars(a)}")
     for g in groups:
         nloops, warmup = pick(a.nloops, 60 if g == "lm" else 20), pick(a.warmup, 10 if g == "lm" else 3)

@@ -168,30 +168,39 @@ TEST(LoopNest, ScheduleCpuVectorizesContiguousReductionsOnly) {
 // zeroed, then each batch row is added to it by a contiguous, vectorized inner loop; the outer loop over
 // the rows accumulates and is neither vectorized nor parallel. Same values (same summation order).
 TEST(LoopNest, InterchangeStridedReductionsMakesTheInnerLoopContiguous) {
-  Buf in = makeBuf("in0", {64, 40}, ScalarKind::Float32), out = makeBuf("out0", {80}, ScalarKind::Float32);
-  Buf acc = makeBuf("acc", {1}, ScalarKind::Float32);
-  Expr j = Var::make("j"), r = Var::make("r");
-  Expr x = Load::make(in, {r, j}) * Load::make(in, {r, j});
-  Stmt body = te::Block::make({Allocate::make(acc),
-                               Store::make(acc, {imm(0)}, Reduce::make(ReduceOpKind::Sum, x, {r}, {64})),
-                               Store::make(out, {j + imm(40)}, Load::make(acc, {imm(0)})), Free::make(acc)});
+  Buf in = makeBuf("in0", {64, 40}, ScalarKind::Float32), out = makeBuf("out0", {120}, ScalarKind::Float32);
+  // Two sums over the batch into slices of out0 (as the LSTM's bias gradients): one pair of nests.
+  auto strided = [&](const char* name, int64_t offset, Expr scale) {
+    Buf acc = makeBuf(name, {1}, ScalarKind::Float32);
+    Expr j = Var::make(std::string("j") + name), r = Var::make(std::string("r") + name);
+    Expr x = Load::make(in, {r, j}) * scale;
+    Stmt body = te::Block::make({Allocate::make(acc),
+                                 Store::make(acc, {imm(0)}, Reduce::make(ReduceOpKind::Sum, x, {r}, {64})),
+                                 Store::make(out, {j + imm(offset)}, Load::make(acc, {imm(0)})), Free::make(acc)});
+    return For::make(j, imm(0), imm(40), body);
+  };
   // out0[0, 40) is a contiguous sum (a softmax-like row): it stays as it is.
   Expr k = Var::make("k"), c = Var::make("c");
   Buf acc2 = makeBuf("acc2", {1}, ScalarKind::Float32);
   Stmt rows = te::Block::make({Allocate::make(acc2),
                                Store::make(acc2, {imm(0)}, Reduce::make(ReduceOpKind::Sum, Load::make(in, {k, c}), {c}, {40})),
                                Store::make(out, {k}, Load::make(acc2, {imm(0)})), Free::make(acc2)});
-  LoopNest n(te::Block::make({For::make(j, imm(0), imm(40), body), For::make(k, imm(0), imm(40), rows)}), {in}, {out});
+  LoopNest n(te::Block::make({strided("a", 40, FloatImm::make(1.0, ScalarKind::Float32)),
+                              strided("b", 80, FloatImm::make(2.0, ScalarKind::Float32)),
+                              For::make(k, imm(0), imm(40), rows)}),
+             {in}, {out});
   LoopNest t = n;
   t.interchangeStridedReductions();
   t.lowerReductions();
   t.scheduleCpu(/*parallelGrain=*/16);
   EXPECT_FILECHECK(toString(t.root()), R"(
-    CHECK: for (int64_t j = 0; j < 40; j++) { // vectorize parallel
-    CHECK-NEXT: out0[(j + 40)] = 0.0f;
-    CHECK: for (int64_t r = 0; r < 64; r++) {
-    CHECK-NEXT: for (int64_t j = 0; j < 40; j++) { // vectorize
-    CHECK-NEXT: out0[(j + 40)] = (out0[(j + 40)] + (in0[r, j] * in0[r, j]));
+    CHECK: for (int64_t ja = 0; ja < 40; ja++) { // vectorize parallel
+    CHECK-NEXT: out0[(ja + 40)] = 0.0f;
+    CHECK-NEXT: out0[(ja + 80)] = 0.0f;
+    CHECK: for (int64_t ra = 0; ra < 64; ra++) {
+    CHECK-NEXT: for (int64_t ja = 0; ja < 40; ja++) { // vectorize
+    CHECK-NEXT: out0[(ja + 40)] = (out0[(ja + 40)] + in0[ra, ja]);
+    CHECK-NEXT: out0[(ja + 80)] = (out0[(ja + 80)] + (in0[ra, ja] * 2.0f));
     CHECK: for (int64_t k = 0; k < 40; k++) { // parallel
     CHECK: acc2[0] = 0.0f;
   )");
@@ -202,7 +211,7 @@ TEST(LoopNest, InterchangeStridedReductionsMakesTheInnerLoopContiguous) {
   EXPECT_LE(test::relError(interpret(t, {a})[0], expect[0]), 0.0);
   auto fns = compileLlvm(t, "te_interchanged_sum", {});
   ASSERT_TRUE(fns.ok()) << fns.error().what();
-  Tensor o = Tensor::empty({80}, DType::Float32);
+  Tensor o = Tensor::empty({120}, DType::Float32);
   std::vector<void*> ptrs = {a.rawData(), o.rawData()};
   for (const CompiledNest& f : fns.value()) f.fn(ptrs.data(), 0, f.trips);
   EXPECT_LE(test::relError(o, expect[0]), 1e-6);

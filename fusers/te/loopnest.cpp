@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <unordered_set>
 
 namespace gj::te {
@@ -409,23 +411,58 @@ std::optional<StridedSum> stridedSum(const Stmt& nest) {
 void LoopNest::interchangeStridedReductions() {
   const Block* top = root_.as<Block>();
   std::vector<Stmt> nests = top ? top->stmts : std::vector<Stmt>{root_};
-  for (Stmt& nest : nests) {
-    auto m = stridedSum(nest);
-    if (!m) continue;
-    const Store* out = m->out;
+  // Consecutive sums over the same ranges (the LSTM's four bias gradients, slices of one output) share
+  // one pair of nests: fewer functions to compile, and one pass over the rows.
+  struct Pending {
+    std::vector<const For*> loops;
+    std::vector<Expr> rvars;
+    std::vector<int64_t> extents;
+    std::vector<Stmt> inits, adds;
+  };
+  std::optional<Pending> pending;
+  std::vector<Stmt> out;
+  auto flush = [&] {
+    if (!pending) return;
     auto overOutput = [&](Stmt body) {
-      for (auto it = m->loops.rbegin(); it != m->loops.rend(); ++it)
+      for (auto it = pending->loops.rbegin(); it != pending->loops.rend(); ++it)
         body = For::make((*it)->var, (*it)->start, (*it)->stop, body, (*it)->options);
       return body;
     };
-    Stmt init = overOutput(Store::make(out->buf, out->indices, FloatImm::make(0.0, out->buf->type)));
-    Stmt add = overOutput(
-        Store::make(out->buf, out->indices, Load::make(out->buf, out->indices) + m->reduce->body));
-    for (int64_t k = static_cast<int64_t>(m->reduce->vars.size()) - 1; k >= 0; --k)
-      add = For::make(m->reduce->vars[k], imm(0), imm(m->reduce->extents[k]), add);
-    nest = Block::make({init, add});
+    Stmt add = overOutput(Block::make(pending->adds));
+    for (int64_t k = static_cast<int64_t>(pending->rvars.size()) - 1; k >= 0; --k)
+      add = For::make(pending->rvars[k], imm(0), imm(pending->extents[k]), add);
+    out.push_back(overOutput(Block::make(pending->inits)));
+    out.push_back(add);
+    pending.reset();
+  };
+  auto sameRanges = [](const Pending& p, const StridedSum& m) {
+    if (p.loops.size() != m.loops.size() || p.extents != m.reduce->extents) return false;
+    for (size_t k = 0; k < p.loops.size(); ++k)
+      if (toString(p.loops[k]->start) != toString(m.loops[k]->start) ||
+          toString(p.loops[k]->stop) != toString(m.loops[k]->stop))
+        return false;
+    return true;
+  };
+  for (const Stmt& nest : nests) {
+    auto m = stridedSum(nest);
+    if (!m) {
+      flush();
+      out.push_back(nest);
+      continue;
+    }
+    if (pending && !sameRanges(*pending, *m)) flush();
+    if (!pending) pending = Pending{m->loops, m->reduce->vars, m->reduce->extents, {}, {}};
+    // In the pending pair's variables.
+    std::unordered_map<const ExprNode*, Expr> rename;
+    for (size_t k = 0; k < m->loops.size(); ++k) rename[m->loops[k]->var.get()] = pending->loops[k]->var;
+    for (size_t k = 0; k < m->reduce->vars.size(); ++k) rename[m->reduce->vars[k].get()] = pending->rvars[k];
+    const Store* o = m->out;
+    pending->inits.push_back(substitute(Store::make(o->buf, o->indices, FloatImm::make(0.0, o->buf->type)), rename));
+    pending->adds.push_back(
+        substitute(Store::make(o->buf, o->indices, Load::make(o->buf, o->indices) + m->reduce->body), rename));
   }
-  root_ = te::simplify(Block::make(nests));
+  flush();
+  root_ = te::simplify(Block::make(out));
 }
 
 void LoopNest::simplify() { root_ = te::simplify(root_); }
@@ -451,39 +488,57 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
       auto a = intValue(f->start), b = intValue(f->stop);
       return (a && b ? *b - *a : 1) * work(f->body);
     }
-    // Whether iterations of loop `v` depend on each other: the body reads a buffer it stores (and does
-    // not allocate itself), at an index that is not the same in every access or does not involve `v` (a
-    // reduction's accumulation). A body
-    // that only reads back what the same iteration stores (out[j] = out[j] + x[r, j] under loop j)
-    // carries nothing.
-    static bool carriesDependence(const Stmt& body, const Expr& v) {
+    // `e` as v + c (c a constant, 0 for v itself), when it is of that form.
+    static std::optional<int64_t> offsetFrom(const Expr& e, const ExprNode* v) {
+      if (e.get() == v) return 0;
+      const Binary* b = e.as<Binary>();
+      if (!b || b->op != BinaryOpKind::Add) return std::nullopt;
+      if (b->a.get() == v && b->b.as<IntImm>()) return b->b.as<IntImm>()->value;
+      if (b->b.get() == v && b->a.as<IntImm>()) return b->a.as<IntImm>()->value;
+      return std::nullopt;
+    }
+    // Whether two accesses of one buffer from iterations i != i' of loop `v` (`trips` iterations) can
+    // touch the same element: not when their indices are equal and involve `v`, nor when they differ
+    // only in one dimension, v + a against v + b with |a - b| >= trips (two slices of one output).
+    static bool mayOverlap(const std::vector<Expr>& x, const std::vector<Expr>& y, const ExprNode* v,
+                           std::optional<int64_t> trips) {
+      if (x.size() != y.size()) return true;
+      bool involvesV = false, apart = false;
+      for (size_t d = 0; d < x.size(); ++d) {
+        const bool vx = mentions(x[d], v), vy = mentions(y[d], v);
+        involvesV = involvesV || vx;
+        if (toString(x[d]) == toString(y[d])) continue;
+        auto a = offsetFrom(x[d], v), b = offsetFrom(y[d], v);
+        if (!vx || !vy || !a || !b || !trips || std::abs(*a - *b) < *trips) return true;
+        apart = true;
+      }
+      return !involvesV && !apart;
+    }
+    // Whether iterations of loop `v` depend on each other through a buffer the body stores and reads (and
+    // does not allocate itself): a reduction's accumulation. A body that only reads back what the same
+    // iteration stores (out[j] = out[j] + x[r, j] under loop j) carries nothing.
+    static bool carriesDependence(const Stmt& body, const Expr& v, std::optional<int64_t> trips) {
       BufferUse use = bufferUse(body);
       for (const BufNode* buf : use.storedAndLoaded()) {
         if (use.allocated.count(buf)) continue;  // private to an iteration
         struct Access : Visitor {
           using Visitor::visit;
           const BufNode* buf;
-          std::vector<const std::vector<Expr>*> indices;
+          std::vector<std::pair<const std::vector<Expr>*, bool>> accesses;  // indices, is a store
           void visit(const Store* op) override {
-            if (op->buf.get() == buf) indices.push_back(&op->indices);
+            if (op->buf.get() == buf) accesses.push_back({&op->indices, true});
             Visitor::visit(op);
           }
           void visit(const Load* op) override {
-            if (op->buf.get() == buf) indices.push_back(&op->indices);
+            if (op->buf.get() == buf) accesses.push_back({&op->indices, false});
             Visitor::visit(op);
           }
         } access;
         access.buf = buf;
         access.visit(body);
-        const auto& first = *access.indices.front();
-        bool involvesV = false;
-        for (const Expr& i : first) involvesV = involvesV || mentions(i, v.get());
-        if (!involvesV) return true;
-        for (const auto* idx : access.indices) {
-          if (idx->size() != first.size()) return true;
-          for (size_t d = 0; d < first.size(); ++d)
-            if (toString((*idx)[d]) != toString(first[d])) return true;
-        }
+        for (const auto& [x, xStores] : access.accesses)
+          for (const auto& [y, yStores] : access.accesses)
+            if ((xStores || yStores) && mayOverlap(*x, *y, v.get(), trips)) return true;
       }
       return false;
     }
@@ -521,7 +576,8 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
       Stmt body = mutate(op->body);
       --depth;
       LoopOptions o = op->options;
-      const bool carried = carriesDependence(body, op->var);
+      auto a = intValue(op->start), b = intValue(op->stop);
+      const bool carried = carriesDependence(body, op->var, a && b ? std::optional<int64_t>(*b - *a) : std::nullopt);
       if ((!bufferUse(body).hasLoop && !carried) || reducesIntoTemporary(body, op->var)) o.vectorize = true;
       if (depth == 0 && !carried && work(self) >= grain) o.parallel = true;
       return For::make(op->var, op->start, op->stop, body, o);

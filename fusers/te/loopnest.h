@@ -46,7 +46,8 @@ class LoopNest {
   /// CPU, before lowerReductions: a top-level nest that sums along outer dimensions of what it reads
   /// (a bias gradient: out[j] = sum over r of x[r, j]) becomes out[j] = 0 for all j, then for every r,
   /// for all j: out[j] += x[r, j]: the inner loop reads contiguously and vectorizes, and every element
-  /// is summed in the same order as before. Not for the GPU, whose threads split the outer loops.
+  /// is summed in the same order as before; consecutive such sums over the same ranges share the two
+  /// nests. Not for the GPU, whose threads split the outer loops.
   void interchangeStridedReductions();
   /// Folds constants and simple identities (see simplify()).
   void simplify();
