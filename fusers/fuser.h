@@ -50,8 +50,9 @@ class Fuser {
 };
 
 /// One group's kernel, before compilation: `key` identifies it (same key, same kernel) and `build`
-/// generates and compiles it under a fresh symbol name. A fuser's prepare step throws gj::Error for a
-/// group it cannot handle.
+/// generates and compiles it under a fresh symbol name; compileGroups calls `build` (on a cache miss)
+/// before it moves on to the next group, so it may refer to the group's subgraph. A fuser's prepare step
+/// throws gj::Error for a group it cannot handle.
 struct PreparedGroup {
   std::string key;
   std::function<std::shared_ptr<const CompiledKernel>(const std::string& name)> build;

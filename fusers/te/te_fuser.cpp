@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <optional>
 #include <unordered_set>
 
 namespace gj::te {
@@ -196,10 +195,8 @@ class TeFuser final : public Fuser {
   PreparedGroup prepare(const Graph& sub) const {
     LoopNest nest = lowerGroup(sub);
     std::string key = signature(nest);
-    std::optional<LoopNest> cpu;
-    if (opts_.device == DeviceKind::Cpu) cpu = cpuLoopNest(sub, kParallelGrain);
-    return {std::move(key), [this, nest = std::move(nest), cpu = std::move(cpu)](
-                                const std::string& name) -> std::shared_ptr<const CompiledKernel> {
+    // `build` runs only on a cache miss, inside compileGroups, while `sub` is alive.
+    return {std::move(key), [this, nest = std::move(nest), &sub](const std::string& name) -> std::shared_ptr<const CompiledKernel> {
       if (!opts_.dumpDir.empty()) {
         LoopNest gpu = nest;
         gpu.lowerReductions();
@@ -209,9 +206,10 @@ class TeFuser final : public Fuser {
       }
       switch (opts_.device) {
         case DeviceKind::Cpu: {
-          auto fns = compileLlvm(*cpu, name, {opts_.dumpDir, name});
+          LoopNest cpu = cpuLoopNest(sub, kParallelGrain);
+          auto fns = compileLlvm(cpu, name, {opts_.dumpDir, name});
           if (!fns) throw fns.error();
-          return std::make_shared<TeCpuKernel>(*cpu, std::move(fns).value());
+          return std::make_shared<TeCpuKernel>(cpu, std::move(fns).value());
         }
         case DeviceKind::Cuda:
           break;
