@@ -369,6 +369,15 @@ std::vector<const Load*> loadsOf(const Expr& e) {
   return c.loads;
 }
 
+// Whether some load of `e` indexes a dimension other than its last (innermost) with `var`: a loop over
+// `var` would read it with a stride.
+bool readsAlongOuterDimension(const Expr& e, const ExprNode* var) {
+  for (const Load* l : loadsOf(e))
+    for (size_t d = 0; d + 1 < l->indices.size(); ++d)
+      if (mentions(l->indices[d], var)) return true;
+  return false;
+}
+
 // for v1..vk { allocate acc; acc[0] = sum(body, r1..rm); out[i] = acc[0]; free acc }, whose body reads
 // along some r in an outer dimension and along none in the last (a sum over the batch of [batch, n]):
 // the reduction, or null when the nest is not of that form.
@@ -395,12 +404,10 @@ std::optional<StridedSum> stridedSum(const Stmt& nest) {
   const Load* result = m.out->value.as<Load>();
   if (!m.reduce || m.reduce->op != ReduceOpKind::Sum || !result || result->buf != acc->buf) return std::nullopt;
   bool strided = false;
-  for (const Load* l : loadsOf(m.reduce->body)) {
-    if (l->indices.empty()) continue;
-    for (const Expr& r : m.reduce->vars) {
-      if (mentions(l->indices.back(), r.get())) return std::nullopt;  // contiguous along r: keep as is
-      for (size_t d = 0; d + 1 < l->indices.size(); ++d) strided = strided || mentions(l->indices[d], r.get());
-    }
+  for (const Expr& r : m.reduce->vars) {
+    for (const Load* l : loadsOf(m.reduce->body))
+      if (!l->indices.empty() && mentions(l->indices.back(), r.get())) return std::nullopt;  // contiguous along r
+    strided = strided || readsAlongOuterDimension(m.reduce->body, r.get());
   }
   if (!strided) return std::nullopt;
   return m;
@@ -553,23 +560,7 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
       if (!b || (b->op != BinaryOpKind::Add && b->op != BinaryOpKind::Max)) return false;
       const Load* acc = b->a.as<Load>();
       if (!acc || acc->buf != st->buf || io.count(st->buf.get())) return false;
-      struct Strided : Visitor {
-        using Visitor::visit;
-        const ExprNode* var;
-        bool found = false, strided = false;
-        void visit(const Var* op) override { found = found || op == var; }
-        void visit(const Load* op) override {
-          for (size_t d = 0; d + 1 < op->indices.size(); ++d) {
-            found = false;
-            Visitor::visit(op->indices[d]);
-            strided = strided || found;
-          }
-          if (!op->indices.empty()) Visitor::visit(op->indices.back());
-        }
-      } scan;
-      scan.var = v.get();
-      scan.visit(b->b);
-      return !scan.strided;
+      return !readsAlongOuterDimension(b->b, v.get());
     }
     Stmt mutate(const For* op, const Stmt& self) override {
       ++depth;
