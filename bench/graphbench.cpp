@@ -114,7 +114,7 @@ std::vector<Row> buildRows(const std::string& name, Options o, const Combination
   first = built.front();
   std::vector<Row> rows;
   for (size_t i = 0; i < first.rows.size(); ++i) {
-    if (!first.rows[i].compiled) {
+    if (!first.rows[i].compiled()) {
       rows.push_back(first.rows[i]);
       continue;
     }
@@ -138,7 +138,7 @@ std::string cudnnSummary(const std::vector<Row>& rows, const std::vector<RowTimi
   for (const auto& [fuser, executor] : combos.pairs()) {
     std::optional<size_t> bestFwd, bestBwd;
     for (size_t i = 0; i < rows.size(); ++i) {
-      if (!rows[i].compiled || rows[i].fuser != fuser || rows[i].executor != executor) continue;
+      if (rows[i].fuser != fuser || rows[i].executor != executor) continue;  // another pair, or not compiled
       if (!bestFwd || t[i].fwd.medianMs < t[*bestFwd].fwd.medianMs) bestFwd = i;
       if (rows[i].backward && !t[base].bwd.samplesMs.empty() &&
           (!bestBwd || t[i].bwd.medianMs < t[*bestBwd].bwd.medianMs))
@@ -199,7 +199,7 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
                             {"fwd", {{"median_ms", fwd.medianMs}, {"std_ms", fwd.stdMs}, {"samples_ms", fwd.samplesMs}}},
                             {"info", infoFwd},
                             {"peak_mb", peakMb}};
-      if (r.compiled) {
+      if (r.compiled()) {
         row["fuser"] = r.fuser;
         row["executor"] = r.executor;
       }

@@ -86,8 +86,7 @@ Row trainingRow(const std::string& name, const Model& m, const Options& o, Funct
   }
   t->lr = o.learningRate;
   t->sgd = sgd;
-  return {name, [t] { t->forward(); }, [t] { t->backward(); }, [t] { return functionInfo(*t->f); }, "", true,
-          o.fuser, o.executor};
+  return {name, [t] { t->forward(); }, [t] { t->backward(); }, [t] { return functionInfo(*t->f); }, "", o.fuser, o.executor};
 }
 
 // Forward only, no gradients (inference).
@@ -95,7 +94,7 @@ Row inferenceRow(const std::string& name, const Model& m, const Options& o, Func
   auto f = std::make_shared<Function>(*m.graph, fo);
   auto in = std::make_shared<std::vector<IValue>>();
   for (const Tensor& t : randomInputs(m, o.seed)) in->push_back(t);
-  return {name, [f, in] { f->forward(*in); }, {}, [f] { return functionInfo(*f); }, "", true, o.fuser, o.executor};
+  return {name, [f, in] { f->forward(*in); }, {}, [f] { return functionInfo(*f); }, "", o.fuser, o.executor};
 }
 
 // The graph interpreted as written (loops kept, no optimization), with the autodiff tape.

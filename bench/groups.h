@@ -30,10 +30,10 @@ struct Row {
   std::function<void()> backward;
   std::function<std::string()> info;
   std::string baseline;  ///< a row of the same group this one is compared with ("slower by"), or empty
-  /// A compiled row (a Function with the options' fuser and executor): graphbench builds it once per
-  /// fuser x executor it is asked to compare; every other row runs once.
-  bool compiled = false;
-  std::string fuser{}, executor{};  ///< set on compiled rows
+  /// The fuser and executor of a compiled row (a Function with the options' fuser and executor); empty on
+  /// every other row. graphbench builds a compiled row once per fuser x executor it is asked to compare.
+  std::string fuser{}, executor{};
+  bool compiled() const { return !fuser.empty(); }
 };
 
 /// A group: its rows and a line saying the sizes it uses.

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <string>
 
 namespace gj {
 
