@@ -388,12 +388,8 @@ TEST(BatchMM, TurnsAnAddOfMatmulsIntoOneMatmul) {
   )");
 }
 
-// A backward's weight gradient: a chain of adds over per-step products t(h_i) x g_i becomes one product
-// of the steps concatenated (one copy each side, no nested cats).
-TEST(BatchMM, ASumOfTransposedProductsBecomesOneProduct) {
-  auto after = checkPass(R"IR(graph(%h1 : Double(2, 3), %h2 : Double(2, 3), %h3 : Double(2, 3), %g1 : Double(2, 4),
-      %g2 : Double(2, 4), %g3 : Double(2, 4)):
-  %one : int = prim::Constant[value=1]()
+// A backward's weight gradient over three steps: %w = t(h1) g1 + t(h2) g2 + t(h3) g3, a chain of adds.
+const char* kWeightGradientSum = R"IR(  %one : int = prim::Constant[value=1]()
   %t1 : Double(3, 2) = aten::t(%h1)
   %m1 : Double(3, 4) = aten::mm(%t1, %g1)
   %t2 : Double(3, 2) = aten::t(%h2)
@@ -402,8 +398,14 @@ TEST(BatchMM, ASumOfTransposedProductsBecomesOneProduct) {
   %t3 : Double(3, 2) = aten::t(%h3)
   %m3 : Double(3, 4) = aten::mm(%t3, %g3)
   %w : Double(3, 4) = aten::add(%s, %m3, %one)
-  return (%w)
-)IR",
+)IR";
+
+// A backward's weight gradient: a chain of adds over per-step products t(h_i) x g_i becomes one product
+// of the steps concatenated (one copy each side, no nested cats).
+TEST(BatchMM, ASumOfTransposedProductsBecomesOneProduct) {
+  auto after = checkPass(std::string(R"IR(graph(%h1 : Double(2, 3), %h2 : Double(2, 3), %h3 : Double(2, 3),
+      %g1 : Double(2, 4), %g2 : Double(2, 4), %g3 : Double(2, 4)):
+)IR") + kWeightGradientSum + "  return (%w)\n",
                          "batch-mm", R"(
     CHECK: prim::ListConstruct(%h1, %h2, %h3)
     CHECK: %[[X:.*]] : Tensor = aten::cat
@@ -422,18 +424,9 @@ TEST(BatchMM, ASumOfTransposedProductsBecomesOneProduct) {
 // product takes the terms in the stack's order and a view of the stack, recreated before it, instead of a
 // second copy of the same tensors; the later user reads the recreated stack.
 TEST(BatchMM, ASumOfProductsReusesAStackOfItsRightOperands) {
-  auto after = checkPass(R"IR(graph(%h1 : Double(2, 3), %h2 : Double(2, 3), %h3 : Double(2, 3), %g1 : Double(2, 4),
-      %g2 : Double(2, 4), %g3 : Double(2, 4), %wi : Double(4, 5)):
-  %zero : int = prim::Constant[value=0]()
-  %one : int = prim::Constant[value=1]()
-  %t1 : Double(3, 2) = aten::t(%h1)
-  %m1 : Double(3, 4) = aten::mm(%t1, %g1)
-  %t2 : Double(3, 2) = aten::t(%h2)
-  %m2 : Double(3, 4) = aten::mm(%t2, %g2)
-  %s : Double(3, 4) = aten::add(%m1, %m2, %one)
-  %t3 : Double(3, 2) = aten::t(%h3)
-  %m3 : Double(3, 4) = aten::mm(%t3, %g3)
-  %w : Double(3, 4) = aten::add(%s, %m3, %one)
+  auto after = checkPass(std::string(R"IR(graph(%h1 : Double(2, 3), %h2 : Double(2, 3), %h3 : Double(2, 3),
+      %g1 : Double(2, 4), %g2 : Double(2, 4), %g3 : Double(2, 4), %wi : Double(4, 5)):
+)IR") + kWeightGradientSum + R"IR(  %zero : int = prim::Constant[value=0]()
   %gs : Tensor[] = prim::ListConstruct(%g3, %g2, %g1)
   %st : Double(3, 2, 4) = aten::stack(%gs, %zero)
   %dx : Tensor = aten::matmul(%st, %wi)
