@@ -8,6 +8,7 @@
 #include "bench/groups.h"
 #include "bench/plot.h"
 #include "bench/timing.h"
+#include "runtime/cuda/device.h"
 #include "runtime/threading.h"
 #include "runtime/version.h"
 #include "support/error.h"
@@ -61,8 +62,11 @@ void validate(const Options& o, const CudaOptions& cuda, const Combinations& com
   if (o.device == "cpu")
     USER_CHECK(cuda.given.empty(), "{} applies to --device=cuda only; drop it or run on CUDA",
                fmt::join(cuda.given, ", "));
-  USER_CHECK(o.device == "cpu", "--device=cuda: no CUDA device: this build runs graphs on the CPU only "
-             "(CUDA kernels are generated and NVRTC-compiled, but not launched yet); use --device=cpu");
+  if (o.device == "cuda") {
+    if (auto d = cuda::device(); !d) throw Error(fmt::format("--device=cuda: {}", d.error().what()));
+    throw Error("--device=cuda: graphs do not run on CUDA yet (fused kernels launch there, but the unfused ops "
+                "have no CUDA kernels); use --device=cpu");
+  }
   for (const auto& g : o.groups)
     USER_CHECK(std::find(groupNames().begin(), groupNames().end(), g) != groupNames().end(),
                "--group={}: unknown group; groups: {}", g, fmt::join(groupNames(), ", "));

@@ -3,11 +3,21 @@ find_package(fmt REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(Threads REQUIRED)
 
-find_path(DNNL_INCLUDE_DIR dnnl.h REQUIRED)
-find_library(DNNL_LIBRARY dnnl REQUIRED)
+# oneDNN (GJ_WITH_ONEDNN): without it float32 GEMMs go to OpenBLAS and the CPU `cudnn` row is missing,
+# which is what the CUDA-only configuration for a GPU machine wants (scripts/build --cuda-only).
+set(GJ_HAVE_ONEDNN OFF)
 add_library(gj_dnnl INTERFACE)
-target_include_directories(gj_dnnl SYSTEM INTERFACE ${DNNL_INCLUDE_DIR})
-target_link_libraries(gj_dnnl INTERFACE ${DNNL_LIBRARY})
+if(NOT GJ_WITH_ONEDNN STREQUAL "OFF")
+  find_path(DNNL_INCLUDE_DIR dnnl.h)
+  find_library(DNNL_LIBRARY dnnl)
+  if(DNNL_INCLUDE_DIR AND DNNL_LIBRARY)
+    set(GJ_HAVE_ONEDNN ON)
+    target_include_directories(gj_dnnl SYSTEM INTERFACE ${DNNL_INCLUDE_DIR})
+    target_link_libraries(gj_dnnl INTERFACE ${DNNL_LIBRARY})
+  elseif(GJ_WITH_ONEDNN STREQUAL "ON")
+    message(FATAL_ERROR "GJ_WITH_ONEDNN=ON but oneDNN was not found (apt-get install libdnnl-dev)")
+  endif()
+endif()
 
 find_path(OPENBLAS_INCLUDE_DIR cblas.h PATHS /usr/include/x86_64-linux-gnu/openblas-pthread
           /usr/include/openblas NO_DEFAULT_PATH)

@@ -2,6 +2,7 @@
 
 #include "executors/executor.h"
 #include "ir/printer.h"
+#include "runtime/cuda/device.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -233,7 +234,11 @@ static std::shared_ptr<const Graph> generalized(const Graph& graph) {
 
 Function::Function(const Graph& graph, FunctionOptions options)
     : graph_(generalized(graph)), options_(std::move(options)) {
-  USER_CHECK(options_.device == DeviceKind::Cpu, "no CUDA device: this build has no CUDA runtime; use device cpu");
+  if (options_.device == DeviceKind::Cuda) {
+    cuda::requireDevice();  // "no CUDA device: <why>" where there is none
+    throw Error("running a graph on CUDA is not supported yet: fused kernels launch there, but the unfused "
+                "ops have no CUDA kernels; use device cpu");
+  }
   if (options_.executor == ExecutorKind::Legacy)
     executor_ = std::make_unique<LegacyExecutor>(graph_, options_);
   else

@@ -10,6 +10,28 @@
 
 namespace gj {
 CompiledKernel::~CompiledKernel() = default;
+
+KernelArgs kernelArgs(std::string_view what, DeviceKind device, const std::vector<Tensor>& inputs,
+                      const std::vector<TensorSignature>& expected, const std::vector<TensorSignature>& outputs) {
+  USER_CHECK(inputs.size() == expected.size(), "{}: {} inputs for {}", what, inputs.size(), expected.size());
+  KernelArgs a;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    const TensorSignature& e = expected[i];
+    USER_CHECK(t.defined() && t.device() == device && t.dtype() == e.dtype && t.sizes() == e.sizes,
+               "{}: input {} is {} but the kernel was compiled for {} {} {}", what, i,
+               t.defined() ? fmt::format("{} {} {}", deviceName(t.device()), dtypeName(t.dtype()), shapeStr(t.sizes()))
+                           : "undefined",
+               deviceName(device), dtypeName(e.dtype), shapeStr(e.sizes));
+    a.inputs.push_back(t.contiguous());
+    a.pointers.push_back(a.inputs.back().rawData());
+  }
+  for (const TensorSignature& o : outputs) {
+    a.outputs.push_back(Tensor::empty(o.sizes, o.dtype, device));
+    a.pointers.push_back(a.outputs.back().rawData());
+  }
+  return a;
+}
 Fuser::~Fuser() = default;
 
 namespace {
@@ -28,6 +50,8 @@ KernelCache& kernelCache() {
 std::shared_ptr<const CompiledKernel> compileOne(const Graph& sub, const FuserOptions& opts,
                                                  std::string_view symbolPrefix, FusionReport& report,
                                                  const std::function<PreparedGroup(const Graph&)>& prepare) {
+  // Before the cache: a test's injected failure must not depend on what earlier tests compiled.
+  USER_CHECK(!opts.injectCompileFailure, "compile failure injected (FuserOptions::injectCompileFailure)");
   PreparedGroup group = prepare(sub);
   std::string key = fmt::format("{}|{}|{}", symbolPrefix, deviceName(opts.device), group.key);
   KernelCache& c = kernelCache();
@@ -36,7 +60,6 @@ std::shared_ptr<const CompiledKernel> compileOne(const Graph& sub, const FuserOp
     ++report.cacheHits;
     return it->second;
   }
-  USER_CHECK(!opts.injectCompileFailure, "compile failure injected (FuserOptions::injectCompileFailure)");
   auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const CompiledKernel> k = group.build(fmt::format("{}_{}", symbolPrefix, c.counter++));
   report.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -21,13 +21,29 @@ class CompiledKernel {
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) const = 0;
 };
 
+/// A kernel parameter's tensor: what a compiled kernel reads or writes, contiguous.
+struct TensorSignature {
+  DType dtype;
+  Shape sizes;
+};
+
+/// A launch's tensors: the inputs checked against what the kernel was compiled for (defined, on `device`,
+/// of the signature's dtype and sizes; else a gj::Error naming `what` and the input, after which the caller
+/// runs the subgraph) and made contiguous, new outputs, and the data pointers of both, inputs first.
+struct KernelArgs {
+  std::vector<Tensor> inputs, outputs;
+  std::vector<void*> pointers;
+};
+KernelArgs kernelArgs(std::string_view what, DeviceKind device, const std::vector<Tensor>& inputs,
+                      const std::vector<TensorSignature>& expected, const std::vector<TensorSignature>& outputs);
+
 /// The compiled kernel of each fusion node of a plan (nodes of nested blocks and subgraphs included).
 using KernelTable = std::unordered_map<const Node*, std::shared_ptr<const CompiledKernel>>;
 
 struct FuserOptions {
   DeviceKind device = DeviceKind::Cpu;
   std::string dumpDir;               ///< GJ_DUMP_KERNELS: write every generated kernel here
-  bool injectCompileFailure = false;  ///< tests: make every compilation fail
+  bool injectCompileFailure = false;  ///< tests: every group fails to compile (cached kernels too)
 };
 
 struct FusionReport {

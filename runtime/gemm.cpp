@@ -4,7 +4,9 @@
 #include "support/error.h"
 
 #include <cblas.h>
+#ifdef GJ_WITH_ONEDNN
 #include <dnnl.h>
+#endif
 
 #include <algorithm>
 
@@ -18,6 +20,14 @@ std::string_view gemmBackendName(GemmBackendKind k) {
   return "?";
 }
 
+bool haveGemmBackend(GemmBackendKind k) {
+#ifndef GJ_WITH_ONEDNN
+  if (k == GemmBackendKind::OneDnn) return false;
+#endif
+  return true;
+}
+
+#ifdef GJ_WITH_ONEDNN
 namespace {
 
 dnnl_status_t onednnSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
@@ -26,6 +36,7 @@ dnnl_status_t onednnSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_
 }
 
 }  // namespace
+#endif
 
 // oneDNN's sgemm gains little from a second thread when B is transposed and M small, which is one LSTM
 // step's h W^T (bench/results/gemm-cpu.md: 64 x 2048 x 512, 0.84-0.89 ms on 2 threads, 0.70-0.74 ms split
@@ -40,6 +51,9 @@ void sgemm(GemmBackendKind backend, bool transA, bool transB, int64_t m, int64_t
   if (m == 0 || n == 0) return;
   switch (backend) {
     case GemmBackendKind::OneDnn: {
+#ifndef GJ_WITH_ONEDNN
+      throw Error("the oneDNN GEMM backend is not in this build (configured with GJ_WITH_ONEDNN=OFF); use openblas");
+#else
       const int threads = numThreads();
       dnnl_status_t st = dnnl_success;
       if (!gemmSplitsColumns(transB, m, n, k, threads)) {
@@ -58,6 +72,7 @@ void sgemm(GemmBackendKind backend, bool transA, bool transB, int64_t m, int64_t
       IR_CHECK(st == dnnl_success) << "dnnl_sgemm failed with status " << static_cast<int>(st) << " for " << m << "x"
                                    << n << "x" << k;
       return;
+#endif
     }
     case GemmBackendKind::OpenBlas:
       cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, m, n, k,

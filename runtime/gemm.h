@@ -10,8 +10,15 @@ namespace gj {
 enum class GemmBackendKind : uint8_t { OneDnn, OpenBlas };
 
 /// The backend used by the kernels. Chosen from bench/gemm_bench measurements (bench/results/gemm-cpu.md):
-/// oneDNN's sgemm, faster at the LSTM shapes and unaffected by OPENBLAS_CORETYPE.
+/// oneDNN's sgemm, faster at the LSTM shapes and unaffected by OPENBLAS_CORETYPE; OpenBLAS in builds
+/// without oneDNN (GJ_WITH_ONEDNN=OFF), where asking for OneDnn is a gj::Error.
+#ifdef GJ_WITH_ONEDNN
 constexpr GemmBackendKind kDefaultGemmBackend = GemmBackendKind::OneDnn;
+#else
+constexpr GemmBackendKind kDefaultGemmBackend = GemmBackendKind::OpenBlas;
+#endif
+/// Whether this build has the backend.
+bool haveGemmBackend(GemmBackendKind k);
 
 std::string_view gemmBackendName(GemmBackendKind k);
 

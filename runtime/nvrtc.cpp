@@ -9,6 +9,14 @@ namespace gj {
 
 bool haveNvrtc() { return true; }
 
+std::vector<int> nvrtcSupportedArchs() {
+  int n = 0;
+  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return {};
+  std::vector<int> archs(n);
+  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return {};
+  return archs;
+}
+
 Result<NvrtcOutput> nvrtcCompile(const std::string& source, const std::string& name, const std::string& arch) {
   nvrtcProgram prog;
   nvrtcResult r = nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr);
@@ -30,8 +38,15 @@ Result<NvrtcOutput> nvrtcCompile(const std::string& source, const std::string& n
   nvrtcGetPTXSize(prog, &ptxSize);
   std::string ptx(ptxSize, '\0');
   nvrtcGetPTX(prog, ptx.data());
+  std::string cubin;
+  if (arch.starts_with("sm_")) {
+    size_t cubinSize = 0;
+    nvrtcGetCUBINSize(prog, &cubinSize);
+    cubin.resize(cubinSize);
+    if (cubinSize) nvrtcGetCUBIN(prog, cubin.data());
+  }
   nvrtcDestroyProgram(&prog);
-  return NvrtcOutput{ptx, log};
+  return NvrtcOutput{std::move(ptx), std::move(cubin), std::move(log)};
 }
 
 }  // namespace gj

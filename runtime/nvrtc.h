@@ -3,16 +3,21 @@
 #include "support/result.h"
 
 #include <string>
+#include <vector>
 
 namespace gj {
 
 struct NvrtcOutput {
   std::string ptx;
+  std::string cubin;  ///< machine code, when `arch` names a real architecture ("sm_90"); else empty
   std::string log;  ///< compiler messages (warnings included); empty when clean
 };
 
 /// Compiles `source` for `arch` ("sm_80", "sm_90", ...). Failure carries NVRTC's log.
 Result<NvrtcOutput> nvrtcCompile(const std::string& source, const std::string& name, const std::string& arch);
+
+/// The compute capabilities NVRTC compiles for, as 10 * major + minor (75, 80, 90, ...), ascending.
+std::vector<int> nvrtcSupportedArchs();
 
 /// True when this build includes NVRTC (GJ_WITH_CUDA).
 bool haveNvrtc();

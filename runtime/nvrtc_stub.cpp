@@ -5,6 +5,8 @@ namespace gj {
 
 bool haveNvrtc() { return false; }
 
+std::vector<int> nvrtcSupportedArchs() { return {}; }
+
 Result<NvrtcOutput> nvrtcCompile(const std::string&, const std::string& name, const std::string&) {
   return Error("NVRTC is not in this build (configured with GJ_WITH_CUDA=OFF); cannot compile " + name);
 }

@@ -2,6 +2,7 @@
 
 #include "runtime/allocator.h"
 #include "runtime/cpu/loops.h"
+#include "runtime/cuda/device.h"
 #include "support/error.h"
 
 #include <cmath>
@@ -13,11 +14,15 @@
 namespace gj {
 
 Storage::Storage(size_t nbytes, DeviceKind device) : nbytes_(nbytes), device_(device) {
-  USER_CHECK(device == DeviceKind::Cpu, "no CUDA device: this build allocates cpu tensors only");
-  data_ = cpuAllocate(nbytes);
+  data_ = device == DeviceKind::Cpu ? cpuAllocate(nbytes) : cuda::deviceAllocate(nbytes);
 }
 
-Storage::~Storage() { cpuFree(data_, nbytes_); }
+Storage::~Storage() {
+  if (device_ == DeviceKind::Cpu)
+    cpuFree(data_, nbytes_);
+  else
+    cuda::deviceFree(data_);
+}
 
 int64_t numelOf(std::span<const int64_t> sizes) {
   int64_t n = 1;
@@ -151,6 +156,7 @@ void* Tensor::rawData() const {
 double Tensor::item(int64_t flatIndex) const {
   USER_CHECK(flatIndex >= 0 && flatIndex < numel(), "item({}) out of range for a tensor of {} elements", flatIndex,
              numel());
+  if (device() != DeviceKind::Cpu) return to(DeviceKind::Cpu).item(flatIndex);
   int64_t off = 0;
   for (int64_t d = dim() - 1; d >= 0; --d) {
     off += (flatIndex % sizes_[d]) * strides_[d];
@@ -375,6 +381,10 @@ static void copyToTyped(const Tensor& dst, const Tensor& src) {
 
 void Tensor::copyFrom(const Tensor& src) const {
   Tensor s = src.sizes_ == sizes_ ? src : src.expand(sizes_);
+  if (device() != DeviceKind::Cpu || s.device() != DeviceKind::Cpu) {
+    copyAcrossDevices(s);
+    return;
+  }
   if (dtype_ == s.dtype_ && isContiguous() && s.isContiguous()) {
     std::memcpy(rawData(), s.rawData(), numel() * dtypeSize(dtype_));
     return;
@@ -385,6 +395,51 @@ void Tensor::copyFrom(const Tensor& src) const {
     case DType::Int64: return copyToTyped<int64_t>(*this, s);
     case DType::Bool: return copyToTyped<bool>(*this, s);
   }
+}
+
+Tensor Tensor::hostMirror() const {
+  Tensor h = *this;
+  h.gradEdge_ = nullptr;
+  h.storage_ = std::make_shared<Storage>(storage_->nbytes(), DeviceKind::Cpu);
+  cuda::copyDeviceToHost(h.storage_->data(), storage_->data(), storage_->nbytes());
+  return h;
+}
+
+void Tensor::copyAcrossDevices(const Tensor& src) const {
+  size_t nbytes = numel() * dtypeSize(dtype_);
+  if (dtype_ == src.dtype_ && isContiguous() && src.isContiguous()) {
+    if (device() == DeviceKind::Cpu)
+      cuda::copyDeviceToHost(rawData(), src.rawData(), nbytes);
+    else if (src.device() == DeviceKind::Cpu)
+      cuda::copyHostToDevice(rawData(), src.rawData(), nbytes);
+    else
+      cuda::copyDeviceToDevice(rawData(), src.rawData(), nbytes);
+    return;
+  }
+  // Anything else (a conversion, a broadcast, a strided view) goes through the host, element by element.
+  Tensor hostSrc = src.to(DeviceKind::Cpu);
+  if (device() == DeviceKind::Cpu) {
+    copyFrom(hostSrc);
+    return;
+  }
+  if (isContiguous()) {
+    Tensor staged = empty(sizes_, dtype_);
+    staged.copyFrom(hostSrc);
+    cuda::copyHostToDevice(rawData(), staged.rawData(), nbytes);
+    return;
+  }
+  // A strided device view: write into a host copy of its whole storage and copy that back.
+  Tensor mirror = hostMirror();
+  mirror.copyFrom(hostSrc);
+  cuda::copyHostToDevice(storage_->data(), mirror.storage_->data(), storage_->nbytes());
+}
+
+Tensor Tensor::to(DeviceKind device) const {
+  if (device == this->device()) return *this;
+  if (device == DeviceKind::Cpu && !isContiguous()) return hostMirror().contiguous();
+  Tensor t = empty(sizes_, dtype_, device);
+  t.copyFrom(device == DeviceKind::Cpu ? *this : contiguous());
+  return t;
 }
 
 Tensor Tensor::contiguous() const { return isContiguous() ? *this : clone(); }
@@ -404,6 +459,7 @@ Tensor Tensor::to(DType dtype) const {
 
 std::string Tensor::toString(int64_t maxElements) const {
   if (!defined()) return "Tensor(undefined)";
+  if (device() != DeviceKind::Cpu) return "cuda " + to(DeviceKind::Cpu).toString(maxElements);
   std::string s = fmt::format("Tensor({}, {}, [", dtypeName(dtype_), shapeStr(sizes_));
   int64_t n = std::min(numel(), maxElements);
   for (int64_t i = 0; i < n; ++i) s += fmt::format("{}{:.6g}", i ? ", " : "", item(i));

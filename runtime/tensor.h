@@ -98,7 +98,10 @@ class Tensor {
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor to(DType dtype) const;
-  /// Copies src (same sizes; src may broadcast) into *this, converting dtype.
+  /// The same values on `device` (itself when already there); a contiguous copy otherwise.
+  Tensor to(DeviceKind device) const;
+  /// Copies src (same sizes; src may broadcast) into *this, converting dtype. Across devices, a
+  /// contiguous copy of one dtype is one transfer; anything else is done on the host.
   void copyFrom(const Tensor& src) const;
 
   std::string toString(int64_t maxElements = 20) const;
@@ -114,6 +117,10 @@ class Tensor {
   }
 
  private:
+  /// This view over a host copy of its (device) storage.
+  Tensor hostMirror() const;
+  void copyAcrossDevices(const Tensor& src) const;
+
   std::shared_ptr<Storage> storage_;
   int64_t offset_ = 0;
   Shape sizes_, strides_;

@@ -9,7 +9,9 @@
 #include "ir/printer.h"
 #include "models/lstm.h"
 #include "passes/util.h"
+#include "runtime/cuda/device.h"
 #include "runtime/nvrtc.h"
+#include "tests/support/build_config.h"
 #include "tests/support/reference.h"
 
 #include <gtest/gtest.h>
@@ -45,6 +47,7 @@ std::vector<const Graph*> planGraphs(const Plan& p) {
 }
 
 TEST(LegacyFuser, LstmCellForwardIsOneGroup) {
+  SKIP_WITHOUT_LLVM();
   Plan p = fusedPlan(buildLstmCell(3, 4, 5), false);
   EXPECT_EQ(countGroups(*p.graph), 1u) << printIR(*p.graph);
   std::string text = printIR(*p.graph);
@@ -189,6 +192,7 @@ TEST(LegacyFuser, KernelCacheIsSharedAcrossFunctions) {
 }
 
 TEST(LegacyFuser, DumpsEveryKernel) {
+  SKIP_WITHOUT_LLVM();
   auto dir = std::filesystem::temp_directory_path() / "gj_dump_test";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
@@ -209,10 +213,9 @@ TEST(LegacyFuser, DumpsEveryKernel) {
   std::filesystem::remove_all(dir);
 }
 
-// Every CUDA kernel the models of tests/data produce (forward and backward, every LSTM variant)
-// compiles with NVRTC for sm_80 and sm_90 without a warning. Needs NVRTC, not a GPU.
-TEST(LegacyFuserCuda, EveryModelKernelCompilesWithNvrtc) {
-  if (!haveNvrtc()) GTEST_SKIP() << "built without CUDA (GJ_WITH_CUDA=OFF)";
+// Calls fn(model, plan graph, fusion node) for every fusion group of the models of tests/data
+// (forward and backward, every LSTM variant).
+void forEachModelFusionGroup(const std::function<void(const Model&, const Graph&, Node*)>& fn) {
   std::vector<Model> models;
   for (LstmVariantKind v : allLstmVariants()) models.push_back(buildLstm(v, {3, 2, 4, 5, 2}));
   for (const char* name : {"lstm_cell", "lstm_lm", "lstm_classifier", "linear", "softmax", "conv2d",
@@ -220,24 +223,68 @@ TEST(LegacyFuserCuda, EveryModelKernelCompilesWithNvrtc) {
     auto c = test::loadCase(name);
     models.push_back(buildModel(c.model, c.config));
   }
-  std::set<std::string> sources;  // the same group at the same sizes gives the same kernel: compile it once
   for (const Model& m : models)
     for (bool grad : {false, true}) {
       Plan p = fusedPlan(m, grad);
       for (const Graph* g : planGraphs(p))
         forEachNode(g->block(), [&](Node* n) {
-          if (n->kind() != OpKind::FusionGroup) return;
-          std::string src = legacy::emitCudaKernel(legacy::buildKernelSpec(*n->subgraph()), "k");
-          if (!sources.insert(src).second) return;
-          for (const char* arch : {"sm_80", "sm_90"}) {
-            auto r = nvrtcCompile(src, "k", arch);
-            ASSERT_TRUE(r.ok()) << m.name << ": " << r.error().what() << "\n" << src;
-            EXPECT_TRUE(r.value().log.empty()) << m.name << " " << arch << ": " << r.value().log << "\n" << src;
-            EXPECT_NE(r.value().ptx.find(".entry k"), std::string::npos);
-          }
+          if (n->kind() == OpKind::FusionGroup) fn(m, *g, n);
         });
     }
+}
+
+// Every CUDA kernel the models of tests/data produce (forward and backward, every LSTM variant)
+// compiles with NVRTC for sm_80 and sm_90 without a warning. Needs NVRTC, not a GPU.
+TEST(LegacyFuserCuda, EveryModelKernelCompilesWithNvrtc) {
+  if (!haveNvrtc()) GTEST_SKIP() << "built without CUDA (GJ_WITH_CUDA=OFF)";
+  std::set<std::string> sources;  // the same group at the same sizes gives the same kernel: compile it once
+  forEachModelFusionGroup([&](const Model& m, const Graph&, Node* n) {
+    std::string src = legacy::emitCudaKernel(legacy::buildKernelSpec(*n->subgraph()), "k");
+    if (!sources.insert(src).second) return;
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      auto r = nvrtcCompile(src, "k", arch);
+      ASSERT_TRUE(r.ok()) << m.name << ": " << r.error().what() << "\n" << src;
+      EXPECT_TRUE(r.value().log.empty()) << m.name << " " << arch << ": " << r.value().log << "\n" << src;
+      EXPECT_NE(r.value().ptx.find(".entry k"), std::string::npos);
+      EXPECT_FALSE(r.value().cubin.empty()) << "no machine code for " << arch;
+    }
+  });
   EXPECT_GE(sources.size(), 10u);
+}
+
+// The same kernels run on a GPU, through the fuser's compile step, and give the interpreter's outputs
+// for the group's subgraph on random inputs.
+TEST(LegacyFuserCuda, EveryModelKernelRunsOnTheDeviceLikeTheInterpreter) {
+  if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
+  auto fuser = makeLegacyFuser({.device = DeviceKind::Cuda});
+  std::set<std::string> seen;
+  uint64_t seed = 1;
+  forEachModelFusionGroup([&](const Model& m, const Graph& g, Node* n) {
+    const Graph& sub = *n->subgraph();
+    legacy::KernelSpec spec = legacy::buildKernelSpec(sub);
+    if (!seen.insert(spec.key()).second) return;
+    KernelTable kernels;
+    FusionReport report;
+    fuser->compile(g, kernels, report);
+    ASSERT_TRUE(report.warnings.empty()) << m.name << ": " << report.warnings.front();
+    ASSERT_TRUE(kernels.contains(n)) << m.name;
+    std::vector<IValue> inputs;
+    std::vector<Tensor> onDevice;
+    for (const auto& sizes : spec.argSizes) {
+      Tensor t = Tensor::rand(sizes, spec.dtype, seed++, 0.1, 1.0);
+      inputs.emplace_back(t);
+      onDevice.push_back(t.to(DeviceKind::Cuda));
+    }
+    std::vector<IValue> want = Interpreter(sub).run(inputs);
+    std::vector<Tensor> got = kernels.at(n)->run(onDevice);
+    ASSERT_EQ(got.size(), want.size()) << m.name;
+    for (size_t o = 0; o < got.size(); ++o) {
+      ASSERT_EQ(got[o].device(), DeviceKind::Cuda);
+      EXPECT_LE(test::relError(got[o].to(DeviceKind::Cpu), want[o].toTensor()), 1e-5)
+          << m.name << " output " << o << "\n" << printIR(sub);
+    }
+  });
+  EXPECT_GE(seen.size(), 10u);
 }
 
 TEST(LegacyFuserCuda, NvrtcReportsErrorsWithTheLog) {

@@ -1,5 +1,6 @@
 // oneDNN's LSTM (the CPU `cudnn` row) against PyTorch's references, forward and backward.
 #include "runtime/cpu/onednn_lstm.h"
+#include "tests/support/build_config.h"
 #include "tests/support/reference.h"
 
 #include <gtest/gtest.h>
@@ -32,10 +33,18 @@ void checkCase(const char* name) {
   }
 }
 
-TEST(OnednnLstm, OneLayerMatchesPyTorch) { checkCase("lstm_1layer"); }
-TEST(OnednnLstm, ThreeLayersMatchPyTorch) { checkCase("lstm_3layer"); }
+TEST(OnednnLstm, OneLayerMatchesPyTorch) {
+  SKIP_WITHOUT_ONEDNN();
+  checkCase("lstm_1layer");
+}
+
+TEST(OnednnLstm, ThreeLayersMatchPyTorch) {
+  SKIP_WITHOUT_ONEDNN();
+  checkCase("lstm_3layer");
+}
 
 TEST(OnednnLstm, WrongShapesAreClearErrors) {
+  SKIP_WITHOUT_ONEDNN();
   cpu::OnednnLstm lstm(3, 2, 4, 5, 1);
   Tensor x = Tensor::rand({3, 2, 5}, DType::Float32, 1);
   Tensor h = Tensor::rand({1, 2, 5}, DType::Float32, 2);

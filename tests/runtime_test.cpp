@@ -86,6 +86,7 @@ TEST(Kernels, BothGemmBackendsAgree) {
   Tensor a = Tensor::rand({33, 17}, DType::Float32, 5), b = Tensor::rand({17, 29}, DType::Float32, 6);
   Tensor ref = naiveMm(a, b);
   for (GemmBackendKind k : {GemmBackendKind::OneDnn, GemmBackendKind::OpenBlas}) {
+    if (!haveGemmBackend(k)) continue;
     Tensor c = Tensor::zeros({33, 29}, DType::Float32);
     sgemm(k, false, false, 33, 29, 17, 1.f, a.data<float>(), 17, b.data<float>(), 29, 0.f, c.data<float>(), 29);
     EXPECT_LE(relError(c, ref), 1e-6) << gemmBackendName(k);

@@ -11,8 +11,10 @@
 #include "ir/printer.h"
 #include "models/lstm.h"
 #include "passes/util.h"
+#include "runtime/cuda/device.h"
 #include "runtime/nvrtc.h"
 #include "tests/support/filecheck.h"
+#include "tests/support/build_config.h"
 #include "tests/support/reference.h"
 #include "runtime/cpu/ops.h"
 
@@ -49,6 +51,25 @@ void expectSameResults(const LoopNest& original, const LoopNest& transformed, co
   auto ref = interpret(original, in);
   auto got = interpret(transformed, in);
   for (size_t k = 0; k < ref.size(); ++k) EXPECT_EQ(test::relError(got[k], ref[k]), 0.0) << toString(transformed.root());
+}
+
+DType dtypeOf(ScalarKind k) { return k == ScalarKind::Float64 ? DType::Float64 : DType::Float32; }
+
+// Runs a CPU nest compiled by LLVM, each of its nests over its whole range; empty in a build without LLVM.
+std::vector<Tensor> runNestWithLlvm(const LoopNest& cpu, const std::string& name, const std::vector<Tensor>& in) {
+  if (!test::kHaveLlvm) return {};
+  auto fns = compileLlvm(cpu, name, {});
+  EXPECT_TRUE(fns.ok()) << fns.error().what();
+  if (!fns.ok()) return {};
+  std::vector<Tensor> outs;
+  std::vector<void*> args;
+  for (const Tensor& t : in) args.push_back(t.rawData());
+  for (const Buf& b : cpu.outputs()) {
+    outs.push_back(Tensor::empty(b->dims, dtypeOf(b->type)));
+    args.push_back(outs.back().rawData());
+  }
+  for (const CompiledNest& f : fns.value()) f.fn(args.data(), 0, f.trips);
+  return outs;
 }
 
 TEST(LoopNest, SplitWithTail) {
@@ -129,11 +150,19 @@ TEST(LoopNest, MarksForVectorizeParallelAndGpu) {
     CHECK: // threadIdx.x
   )");
   expectSameResults(simpleNest(), g3, simpleInputs());
+  // The launch each needs: 35 elements in blocks of 8 -> 5 blocks; at level 3, 2 blocks of 4 threads.
+  LoopNest::GpuLaunch l2 = g.gpuLaunch(), l3 = g3.gpuLaunch();
+  EXPECT_EQ(l2.blocks, (std::array<int64_t, 3>{5, 1, 1}));
+  EXPECT_EQ(l2.threads, (std::array<int64_t, 3>{8, 1, 1}));
+  EXPECT_EQ(l3.blocks, (std::array<int64_t, 3>{2, 1, 1}));
+  EXPECT_EQ(l3.threads, (std::array<int64_t, 3>{4, 1, 1}));
+  EXPECT_EQ(simpleNest().gpuLaunch().blocks, (std::array<int64_t, 3>{1, 1, 1}));
 }
 
 // The CPU schedule vectorizes a reduction into a one-element temporary when its loads are contiguous in
 // the reduction variable (a softmax row), and keeps it scalar when they stride (a sum over the batch).
 TEST(LoopNest, ScheduleCpuVectorizesContiguousReductionsOnly) {
+  SKIP_WITHOUT_LLVM();
   for (bool contiguous : {true, false}) {
     Buf in = makeBuf("in0", {6, 9}, ScalarKind::Float32), out = makeBuf("out0", {contiguous ? 6 : 9},
                                                                           ScalarKind::Float32);
@@ -155,12 +184,9 @@ TEST(LoopNest, ScheduleCpuVectorizesContiguousReductionsOnly) {
     Tensor a = Tensor::rand({6, 9}, DType::Float32, 3);
     LoopNest ref = n;
     ref.lowerReductions();
-    auto fns = compileLlvm(t, contiguous ? "te_reduce_contiguous" : "te_reduce_strided", {});
-    ASSERT_TRUE(fns.ok()) << fns.error().what();
-    Tensor o = Tensor::empty(out->dims, DType::Float32);
-    std::vector<void*> ptrs = {a.rawData(), o.rawData()};
-    for (const CompiledNest& f : fns.value()) f.fn(ptrs.data(), 0, f.trips);
-    EXPECT_LE(test::relError(o, interpret(ref, {a})[0]), 1e-6) << text;
+    auto outs = runNestWithLlvm(t, contiguous ? "te_reduce_contiguous" : "te_reduce_strided", {a});
+    ASSERT_EQ(outs.size(), 1u);
+    EXPECT_LE(test::relError(outs[0], interpret(ref, {a})[0]), 1e-6) << text;
   }
 }
 
@@ -168,6 +194,7 @@ TEST(LoopNest, ScheduleCpuVectorizesContiguousReductionsOnly) {
 // zeroed, then each batch row is added to it by a contiguous, vectorized inner loop; the outer loop over
 // the rows accumulates and is neither vectorized nor parallel. Same values (same summation order).
 TEST(LoopNest, InterchangeStridedReductionsMakesTheInnerLoopContiguous) {
+  SKIP_WITHOUT_LLVM();
   Buf in = makeBuf("in0", {64, 40}, ScalarKind::Float32), out = makeBuf("out0", {120}, ScalarKind::Float32);
   // Two sums over the batch into slices of out0 (as the LSTM's bias gradients): one pair of nests.
   auto strided = [&](const char* name, int64_t offset, Expr scale) {
@@ -209,12 +236,9 @@ TEST(LoopNest, InterchangeStridedReductionsMakesTheInnerLoopContiguous) {
   ref.lowerReductions();
   auto expect = interpret(ref, {a});
   EXPECT_LE(test::relError(interpret(t, {a})[0], expect[0]), 0.0);
-  auto fns = compileLlvm(t, "te_interchanged_sum", {});
-  ASSERT_TRUE(fns.ok()) << fns.error().what();
-  Tensor o = Tensor::empty({120}, DType::Float32);
-  std::vector<void*> ptrs = {a.rawData(), o.rawData()};
-  for (const CompiledNest& f : fns.value()) f.fn(ptrs.data(), 0, f.trips);
-  EXPECT_LE(test::relError(o, expect[0]), 1e-6);
+  auto outs = runNestWithLlvm(t, "te_interchanged_sum", {a});
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_LE(test::relError(outs[0], expect[0]), 1e-6);
 }
 
 TEST(LoopNest, InlineAnIntermediateBuffer) {
@@ -258,8 +282,53 @@ TEST(LoopNest, LowerReductionsAndSimplify) {
   EXPECT_EQ(toString(simplify(imm(6) * imm(7) + imm(0))), "42");
 }
 
+// Runs fusion node `n` of `graph` through the TE fuser on the GPU; empty without a device.
+std::vector<Tensor> runGroupOnGpu(const Graph& graph, Node* n, const std::vector<Tensor>& in) {
+  if (!cuda::available()) return {};
+  static auto fuser = makeTeFuser({.device = DeviceKind::Cuda});
+  KernelTable kernels;
+  FusionReport report;
+  fuser->compile(graph, kernels, report);
+  EXPECT_TRUE(kernels.contains(n)) << (report.warnings.empty() ? "no kernel" : report.warnings.front());
+  if (!kernels.contains(n)) return {};
+  std::vector<Tensor> onDevice;
+  for (const Tensor& t : in) onDevice.push_back(t.to(DeviceKind::Cuda));
+  std::vector<Tensor> outs = kernels.at(n)->run(onDevice);
+  for (Tensor& o : outs) o = o.to(DeviceKind::Cpu);
+  return outs;
+}
+
+// Runs a GPU-scheduled nest's CUDA C on the GPU, launched as gpuLaunch() says; empty without a device.
+std::vector<Tensor> runNestOnGpu(const LoopNest& gpu, const std::string& source, const std::vector<Tensor>& in) {
+  if (!cuda::available()) return {};
+  auto k = cuda::compileKernel(source, "k");
+  EXPECT_TRUE(k.ok()) << k.error().what();
+  if (!k.ok()) return {};
+  std::vector<Tensor> keep, outs;
+  std::vector<void*> pointers, args;
+  for (const Tensor& t : in) {
+    keep.push_back(t.to(DeviceKind::Cuda));
+    pointers.push_back(keep.back().rawData());
+  }
+  for (const Buf& b : gpu.outputs()) {
+    outs.push_back(Tensor::empty(b->dims, b->type == ScalarKind::Float64 ? DType::Float64 : DType::Float32,
+                                 DeviceKind::Cuda));
+    pointers.push_back(outs.back().rawData());
+  }
+  for (void*& p : pointers) args.push_back(&p);
+  LoopNest::GpuLaunch l = gpu.gpuLaunch();
+  auto u = [](int64_t v) { return static_cast<unsigned>(v); };
+  k.value().launch({.grid = {u(l.blocks[0]), u(l.blocks[1]), u(l.blocks[2])},
+                    .block = {u(l.threads[0]), u(l.threads[1]), u(l.threads[2])}},
+                   args.data());
+  for (Tensor& o : outs) o = o.to(DeviceKind::Cpu);
+  return outs;
+}
+
 // Every TE kernel the reference models produce, forward and backward: interpreter = LLVM code; the
 // CUDA C compiles with NVRTC for sm_80 and sm_90 without a warning.
+//
+// With a GPU, the group also runs there through the TE fuser (its default schedule) and must match.
 TEST(TeKernels, InterpreterLlvmAndCudaAgreeForEveryModelKernel) {
   std::vector<Model> models;
   for (LstmVariantKind v : allLstmVariants()) models.push_back(buildLstm(v, {3, 2, 4, 5, 2}));
@@ -294,17 +363,8 @@ TEST(TeKernels, InterpreterLlvmAndCudaAgreeForEveryModelKernel) {
           lowered.lowerReductions();
           auto ref = interpret(lowered, in);
           LoopNest cpu = cpuLoopNest(*n->subgraph());
-          auto fns = compileLlvm(cpu, fmt::format("te_test_{}", kernels), {});
-          ASSERT_TRUE(fns.ok()) << fns.error().what();
-          std::vector<Tensor> outs;
-          std::vector<void*> args;
-          for (const Tensor& t : in) args.push_back(t.rawData());
-          for (const Buf& b : nest.outputs()) {
-            outs.push_back(Tensor::empty(b->dims, DType::Float32));
-            args.push_back(outs.back().rawData());
-          }
-          for (const CompiledNest& f : fns.value()) f.fn(args.data(), 0, f.trips);
-          for (size_t k = 0; k < ref.size(); ++k)
+          std::vector<Tensor> outs = runNestWithLlvm(cpu, fmt::format("te_test_{}", kernels), in);
+          for (size_t k = 0; k < outs.size(); ++k)
             EXPECT_LE(test::relError(outs[k], ref[k]), 1e-6) << m.name << " kernel:\n" << text;
           if (!haveNvrtc()) return;
           LoopNest gpu = lowered;
@@ -315,12 +375,13 @@ TEST(TeKernels, InterpreterLlvmAndCudaAgreeForEveryModelKernel) {
             ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
             EXPECT_TRUE(r.value().log.empty()) << r.value().log << "\n" << src;
           }
+          std::vector<Tensor> onGpu = runGroupOnGpu(*graph, n, in);
+          for (size_t k = 0; k < onGpu.size(); ++k)
+            EXPECT_LE(test::relError(onGpu[k], ref[k]), 1e-5) << m.name << " on the GPU, kernel:\n" << text;
         });
     }
   EXPECT_GE(kernels, 8u);
 }
-
-DType dtypeOf(ScalarKind k) { return k == ScalarKind::Float64 ? DType::Float64 : DType::Float32; }
 
 // A graph through the pipeline with the TE fuser: every group's loop nest run by the interpreter and by
 // LLVM code must equal the group's subgraph run unfused by the graph interpreter (to 1e-13 in float64,
@@ -351,24 +412,16 @@ std::multiset<OpKind> checkTeGroups(const std::string& ir, DType dtype) {
     // that the parallel path runs too.
     LoopNest cpu = cpuLoopNest(sub, /*parallelGrain=*/64);
     auto cpuInterpreted = interpret(cpu, in);
-    auto fns = compileLlvm(cpu, fmt::format("te_lowering_{}_{}", dtypeName(dtype), k++), {});
-    ASSERT_TRUE(fns.ok()) << fns.error().what();
-    std::vector<Tensor> outs;
-    std::vector<void*> ptrs;
-    for (const Tensor& t : in) ptrs.push_back(t.rawData());
-    for (const Buf& b : nest.outputs()) {
-      outs.push_back(Tensor::empty(b->dims, dtypeOf(b->type)));
-      ptrs.push_back(outs.back().rawData());
-    }
-    for (const CompiledNest& f : fns.value()) f.fn(ptrs.data(), 0, f.trips);
+    std::vector<Tensor> outs = runNestWithLlvm(cpu, fmt::format("te_lowering_{}_{}", dtypeName(dtype), k++), in);
     const double tol = dtype == DType::Float64 ? 1e-13 : 1e-6;
     for (size_t j = 0; j < ref.size(); ++j) {
       const Tensor& r = ref[j].toTensor();
       EXPECT_GT(r.numel() == 0 ? 1.0 : cpu::sum(cpu::mul(r, r), std::vector<int64_t>{}, false).item(0), 0.0);
-      EXPECT_EQ(outs[j].dtype(), r.dtype()) << "output " << j;
       EXPECT_LE(test::relError(interpreted[j], r), tol) << "interpreter, output " << j << ":\n" << toString(nest.root());
       EXPECT_LE(test::relError(cpuInterpreted[j], r), tol) << "interpreter, CPU nest, output " << j << ":\n"
                                                            << toString(cpu.root());
+      if (outs.empty()) continue;  // no LLVM in this build
+      EXPECT_EQ(outs[j].dtype(), r.dtype()) << "output " << j;
       EXPECT_LE(test::relError(outs[j], r), tol) << "LLVM, output " << j << ":\n" << toString(cpu.root());
     }
     if (!haveNvrtc()) return;
@@ -378,6 +431,10 @@ std::multiset<OpKind> checkTeGroups(const std::string& ir, DType dtype) {
     auto r = nvrtcCompile(src, "k", "sm_80");
     ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
     EXPECT_TRUE(r.value().log.empty()) << r.value().log << "\n" << src;
+    std::vector<Tensor> onGpu = runNestOnGpu(gpu, src, in);
+    for (size_t j = 0; j < onGpu.size(); ++j)
+      EXPECT_LE(test::relError(onGpu[j], ref[j].toTensor()), dtype == DType::Float64 ? 1e-13 : 1e-5)
+          << "on the GPU, output " << j << ":\n" << src;
   });
   return fused;
 }
@@ -473,6 +530,7 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, TeLowering, testing::Values(DType::Float32, DTy
 
 // Softmax rows that hold -inf, +inf and NaN give PyTorch's answers (NaN rows stay NaN).
 TEST(TeLowering, SoftmaxOfNonFiniteRowsMatchesTheRuntime) {
+  SKIP_WITHOUT_LLVM();
   auto g = std::shared_ptr<Graph>(parseIR(R"IR(
 graph(%a : Float(3, 4)):
   %one : float = prim::Constant[value=1.0]()
@@ -493,11 +551,8 @@ graph(%a : Float(3, 4)):
   LoopNest nest = lowerGroup(*group->subgraph());
   nest.lowerReductions();
   nest.scheduleCpu();
-  auto fns = compileLlvm(nest, "te_softmax_nonfinite", {});
-  ASSERT_TRUE(fns.ok()) << fns.error().what();
-  std::vector<Tensor> outs = {Tensor::empty({3, 4}, DType::Float32), Tensor::empty({3, 4}, DType::Float32)};
-  std::vector<void*> ptrs = {a.rawData(), outs[0].rawData(), outs[1].rawData()};
-  for (const CompiledNest& f : fns.value()) f.fn(ptrs.data(), 0, f.trips);
+  std::vector<Tensor> outs = runNestWithLlvm(nest, "te_softmax_nonfinite", {a});
+  ASSERT_EQ(outs.size(), 2u);
   Tensor refs[2] = {cpu::softmax(a, 1), cpu::logSoftmax(a, 1)};
   for (int k = 0; k < 2; ++k)
     for (int64_t i = 0; i < 12; ++i) {

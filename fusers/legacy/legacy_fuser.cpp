@@ -4,18 +4,39 @@
 #include "fusers/legacy/codegen.h"
 #include "fusers/legacy/graph_fuser.h"
 #include "passes/util.h"
+#include "runtime/cuda/device.h"
 #include "runtime/nvrtc.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 
 namespace gj::legacy {
 
 namespace {
+
+// Threads per block of a CUDA kernel, and blocks: enough to fill the device a few times over, no more
+// (the kernels loop over what is left).
+constexpr unsigned kCudaBlock = 256;
+unsigned cudaGridSize(int64_t n) {
+  int64_t blocks = (n + kCudaBlock - 1) / kCudaBlock;
+  int64_t most = int64_t{cuda::requireDevice().multiprocessors} * 8;
+  return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, most));
+}
+
+std::vector<TensorSignature> argSignatures(const KernelSpec& spec) {
+  std::vector<TensorSignature> sigs;
+  for (const auto& sizes : spec.argSizes) sigs.push_back({spec.dtype, sizes});
+  return sigs;
+}
+
+std::vector<TensorSignature> outputSignatures(const KernelSpec& spec) {
+  return std::vector<TensorSignature>(spec.outputs.size(), {spec.dtype, spec.shape});
+}
 
 // Work below this many elements runs on one thread.
 constexpr int64_t kParallelGrain = 1 << 15;
@@ -25,36 +46,22 @@ class CpuKernel final : public CompiledKernel {
   CpuKernel(KernelSpec spec, CpuKernelFn fn) : spec_(std::move(spec)), fn_(fn) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
-    USER_CHECK(inputs.size() == spec_.argSizes.size(), "fused kernel: {} inputs for {}", inputs.size(),
-               spec_.argSizes.size());
-    std::vector<Tensor> keep;
-    std::vector<void*> args;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const Tensor& t = inputs[i];
-      USER_CHECK(t.defined() && t.dtype() == spec_.dtype && t.sizes() == spec_.argSizes[i],
-                 "fused kernel: input {} is {} but the kernel was compiled for {} {}", i,
-                 t.defined() ? shapeStr(t.sizes()) : "undefined", dtypeName(spec_.dtype), shapeStr(spec_.argSizes[i]));
-      keep.push_back(t.contiguous());
-      args.push_back(keep.back().rawData());
-    }
-    std::vector<Tensor> outs;
-    for (size_t o = 0; o < spec_.outputs.size(); ++o) {
-      outs.push_back(Tensor::empty(spec_.shape, spec_.dtype));
-      args.push_back(outs.back().rawData());
-    }
+    auto [keep, outs, pointers] = kernelArgs("fused kernel", DeviceKind::Cpu, inputs, argSignatures(spec_),
+                                             outputSignatures(spec_));
+    void** args = pointers.data();
     const int64_t numel = spec_.numel();
     if (numel == 0) return outs;
     const int64_t rowLength = spec_.shape.empty() ? 1 : spec_.shape.back();
     const int64_t rows = numel / rowLength;
     if (numel < kParallelGrain || rows < 2) {
-      fn_(args.data(), 0, rows);
+      fn_(args, 0, rows);
       return outs;
     }
 #pragma omp parallel
     {
       int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
       int64_t begin = rows * t / nt, end = rows * (t + 1) / nt;
-      if (begin < end) fn_(args.data(), begin, end);
+      if (begin < end) fn_(args, begin, end);
     }
     return outs;
   }
@@ -62,6 +69,28 @@ class CpuKernel final : public CompiledKernel {
  private:
   KernelSpec spec_;
   CpuKernelFn fn_;
+};
+
+// A group compiled by NVRTC: one thread per output element in a grid-stride loop, on the current stream.
+class CudaFusedKernel final : public CompiledKernel {
+ public:
+  CudaFusedKernel(KernelSpec spec, cuda::Kernel kernel) : spec_(std::move(spec)), kernel_(std::move(kernel)) {}
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
+    auto [keep, outs, pointers] = kernelArgs("fused CUDA kernel", DeviceKind::Cuda, inputs, argSignatures(spec_),
+                                             outputSignatures(spec_));
+    long long n = spec_.numel();
+    if (n == 0) return outs;
+    std::vector<void*> args;
+    for (void*& p : pointers) args.push_back(&p);
+    args.push_back(&n);
+    kernel_.launch({.grid = {cudaGridSize(n), 1, 1}, .block = {kCudaBlock, 1, 1}}, args.data());
+    return outs;
+  }
+
+ private:
+  KernelSpec spec_;
+  cuda::Kernel kernel_;
 };
 
 // Kernels compiled in this process, shared by every Function: the same group on the same target
@@ -89,10 +118,13 @@ class LegacyFuser final : public Fuser {
           if (!fn) throw fn.error();
           return std::make_shared<CpuKernel>(spec, fn.value());
         }
-        case DeviceKind::Cuda:
-          break;
+        case DeviceKind::Cuda: {
+          auto kernel = cuda::compileKernel(emitCudaKernel(spec, name), name);
+          if (!kernel) throw kernel.error();
+          return std::make_shared<CudaFusedKernel>(spec, kernel.value());
+        }
       }
-      throw Error("no CUDA device: CUDA kernels cannot run in this build");
+      throw Error("unknown device");
     }};
   }
 

@@ -579,6 +579,27 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
   root_ = mark.mutate(root_);
 }
 
+LoopNest::GpuLaunch LoopNest::gpuLaunch() const {
+  struct Collect : Visitor {
+    using Visitor::visit;
+    GpuLaunch launch;
+    void visit(const For* op) override {
+      const LoopOptions& o = op->options;
+      if (o.gpuBlock >= 0 || o.gpuThread >= 0) {
+        const IntImm* start = op->start.as<IntImm>();
+        const IntImm* stop = op->stop.as<IntImm>();
+        USER_CHECK(start && stop, "GPU-bound loop {} has bounds that are not constant",
+                   op->var.as<Var>()->name);
+        int64_t& extent = o.gpuBlock >= 0 ? launch.blocks[o.gpuBlock] : launch.threads[o.gpuThread];
+        extent = std::max(extent, stop->value - start->value);
+      }
+      Visitor::visit(op);
+    }
+  } c;
+  c.visit(root_);
+  return c.launch;
+}
+
 void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel) {
   USER_CHECK(loopLevel == 2 || loopLevel == 3, "GPU loop level must be 2 or 3, got {}", loopLevel);
   USER_CHECK(blockSize > 0 && blockCount > 0, "GPU block size and count must be positive");

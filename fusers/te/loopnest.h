@@ -8,6 +8,7 @@
 //                                            for (i_tail = 0; i_tail < 2; i_tail++) S(8 + i_tail)
 #include "fusers/te/ir.h"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,14 @@ class LoopNest {
   /// loopLevel 3: flatten, split by blockCount * blockSize, then by blockSize; bind the inner two and
   /// keep the outermost as a loop.
   void scheduleGpu(int64_t blockSize = 512, int64_t blockCount = 1280, int loopLevel = 2);
+  /// The launch a GPU-scheduled nest needs: per axis, the largest trip count of the loops bound to
+  /// blockIdx (blocks) and threadIdx (threads), 1 where none is. Every nest of the kernel runs in that one
+  /// launch, each guarding its own range. Throws gj::Error for a bound loop whose bounds are not constant.
+  struct GpuLaunch {
+    std::array<int64_t, 3> blocks{1, 1, 1};
+    std::array<int64_t, 3> threads{1, 1, 1};
+  };
+  GpuLaunch gpuLaunch() const;
 
  private:
   Stmt root_;

@@ -329,4 +329,11 @@ LoopNest cpuLoopNest(const Graph& sub, int64_t parallelGrain) {
   return nest;
 }
 
+LoopNest gpuLoopNest(const Graph& sub, int64_t blockSize, int64_t blockCount, int loopLevel) {
+  LoopNest nest = lowerGroup(sub);
+  nest.lowerReductions();
+  nest.scheduleGpu(blockSize, blockCount, loopLevel);
+  return nest;
+}
+
 }  // namespace gj::te

@@ -21,4 +21,7 @@ LoopNest lowerGroup(const Graph& sub, LoweringOptions options = {});
 /// reductions lowered, scheduled (vectorized; parallel above `parallelGrain` statements).
 LoopNest cpuLoopNest(const Graph& sub, int64_t parallelGrain = 1 << 15);
 
+/// A group's loop nest as a GPU runs it: lowered, reductions lowered, scheduled with scheduleGpu's knobs.
+LoopNest gpuLoopNest(const Graph& sub, int64_t blockSize = 512, int64_t blockCount = 1280, int loopLevel = 2);
+
 }  // namespace gj::te

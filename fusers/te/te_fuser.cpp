@@ -9,6 +9,7 @@
 #include "fusers/te/printer.h"
 #include "passes/subgraph_regions.h"
 #include "passes/util.h"
+#include "runtime/cuda/device.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -128,6 +129,22 @@ int64_t fuseInBlock(gj::Block* b) {
 
 // ---- compiled kernels ----
 
+DType dtypeOf(ScalarKind k) {
+  switch (k) {
+    case ScalarKind::Int: return DType::Int64;
+    case ScalarKind::Float32: return DType::Float32;
+    case ScalarKind::Float64: return DType::Float64;
+    case ScalarKind::Bool: return DType::Bool;
+  }
+  return DType::Float32;
+}
+
+std::vector<TensorSignature> signatures(const std::vector<Buf>& bufs) {
+  std::vector<TensorSignature> sigs;
+  for (const Buf& b : bufs) sigs.push_back({dtypeOf(b->type), b->dims});
+  return sigs;
+}
+
 constexpr int64_t kParallelGrain = 1 << 15;
 
 class TeCpuKernel final : public CompiledKernel {
@@ -135,34 +152,19 @@ class TeCpuKernel final : public CompiledKernel {
   TeCpuKernel(LoopNest nest, std::vector<CompiledNest> fns) : nest_(std::move(nest)), fns_(std::move(fns)) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
-    USER_CHECK(inputs.size() == nest_.inputs().size(), "TE kernel: {} inputs for {}", inputs.size(),
-               nest_.inputs().size());
-    std::vector<Tensor> keep;
-    std::vector<void*> args;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const Buf& b = nest_.inputs()[i];
-      const Tensor& t = inputs[i];
-      USER_CHECK(t.defined() && t.sizes() == b->dims && scalarKindOf(t.dtype()) == b->type,
-                 "TE kernel: input {} is {} but the kernel was compiled for {}", i,
-                 t.defined() ? shapeStr(t.sizes()) : "undefined", shapeStr(b->dims));
-      keep.push_back(t.contiguous());
-      args.push_back(keep.back().rawData());
-    }
-    std::vector<Tensor> outs;
-    for (const Buf& b : nest_.outputs()) {
-      outs.push_back(Tensor::empty(b->dims, b->type == ScalarKind::Float64 ? DType::Float64 : DType::Float32));
-      args.push_back(outs.back().rawData());
-    }
+    auto [keep, outs, pointers] =
+        kernelArgs("TE kernel", DeviceKind::Cpu, inputs, signatures(nest_.inputs()), signatures(nest_.outputs()));
+    void** args = pointers.data();
     for (const CompiledNest& n : fns_) {
       if (!n.parallel || n.trips < 2) {
-        n.fn(args.data(), 0, n.trips);
+        n.fn(args, 0, n.trips);
         continue;
       }
 #pragma omp parallel
       {
         int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
         int64_t begin = n.trips * t / nt, end = n.trips * (t + 1) / nt;
-        if (begin < end) n.fn(args.data(), begin, end);
+        if (begin < end) n.fn(args, begin, end);
       }
     }
     return outs;
@@ -171,6 +173,37 @@ class TeCpuKernel final : public CompiledKernel {
  private:
   LoopNest nest_;
   std::vector<CompiledNest> fns_;
+};
+
+// A group's GPU nest compiled by NVRTC: every nest of the kernel in one launch, on the current stream.
+class TeCudaKernel final : public CompiledKernel {
+ public:
+  TeCudaKernel(LoopNest nest, cuda::Kernel kernel)
+      : nest_(std::move(nest)), kernel_(std::move(kernel)), launch_(nest_.gpuLaunch()) {
+    for (int64_t extent : launch_.blocks) USER_CHECK(extent <= INT32_MAX, "TE kernel: {} blocks is too many", extent);
+    USER_CHECK(launch_.threads[0] * launch_.threads[1] * launch_.threads[2] <= kernel_.maxThreadsPerBlock(),
+               "TE kernel: {} threads per block, more than the device allows ({})",
+               launch_.threads[0] * launch_.threads[1] * launch_.threads[2], kernel_.maxThreadsPerBlock());
+  }
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
+    auto [keep, outs, pointers] = kernelArgs("TE CUDA kernel", DeviceKind::Cuda, inputs, signatures(nest_.inputs()),
+                                             signatures(nest_.outputs()));
+    const auto& [blocks, threads] = launch_;
+    if (blocks[0] * blocks[1] * blocks[2] * threads[0] * threads[1] * threads[2] == 0) return outs;
+    std::vector<void*> args;
+    for (void*& p : pointers) args.push_back(&p);
+    auto u = [](int64_t v) { return static_cast<unsigned>(v); };
+    kernel_.launch({.grid = {u(launch_.blocks[0]), u(launch_.blocks[1]), u(launch_.blocks[2])},
+                    .block = {u(launch_.threads[0]), u(launch_.threads[1]), u(launch_.threads[2])}},
+                   args.data());
+    return outs;
+  }
+
+ private:
+  LoopNest nest_;
+  cuda::Kernel kernel_;
+  LoopNest::GpuLaunch launch_;
 };
 
 std::string signature(const LoopNest& nest) {
@@ -198,9 +231,7 @@ class TeFuser final : public Fuser {
     // `build` runs only on a cache miss, inside compileGroups, while `sub` is alive.
     return {std::move(key), [this, nest = std::move(nest), &sub](const std::string& name) -> std::shared_ptr<const CompiledKernel> {
       if (!opts_.dumpDir.empty()) {
-        LoopNest gpu = nest;
-        gpu.lowerReductions();
-        gpu.scheduleGpu();
+        LoopNest gpu = gpuLoopNest(sub);
         std::ofstream(opts_.dumpDir + "/" + name + ".te.txt") << toString(nest.root());
         std::ofstream(opts_.dumpDir + "/" + name + ".cu") << CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root());
       }
@@ -211,10 +242,14 @@ class TeFuser final : public Fuser {
           if (!fns) throw fns.error();
           return std::make_shared<TeCpuKernel>(cpu, std::move(fns).value());
         }
-        case DeviceKind::Cuda:
-          break;
+        case DeviceKind::Cuda: {
+          LoopNest gpu = gpuLoopNest(sub);
+          auto kernel = cuda::compileKernel(CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root()), name);
+          if (!kernel) throw kernel.error();
+          return std::make_shared<TeCudaKernel>(std::move(gpu), kernel.value());
+        }
       }
-      throw Error("no CUDA device: CUDA kernels cannot run in this build");
+      throw Error("unknown device");
     }};
   }
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# On a GPU machine: runs the GPU tests and graphbench on CUDA with a build packed by bench/gpu_pack.sh,
+# and writes one dated results file, gpu-DATE-DEVICE.md, into OUTDIR (then committed to bench/results/).
+#
+#   bench/gpu_run.sh [CARRY=gpu-carry] [OUTDIR=bench/results]
+#
+# Every test binary runs whole: the CUDA cases (runtime/cuda, every kernel either fuser generates for the
+# models of tests/data, launched and compared with the interpreter) no longer skip there.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+carry=${1:-gpu-carry}
+outdir=${2:-bench/results}
+mkdir -p "$outdir"
+export LD_LIBRARY_PATH="$PWD/$carry/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export GJ_TEST_DATA_DIR="$PWD/tests/data"
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+slug=$(echo "${device:-unknown}" | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
+report="$outdir/gpu-$(date -u +%F)-$slug.md"
+status=0
+{
+  echo "# GPU run $(date -u '+%F %H:%M UTC')"
+  echo
+  echo "- device: ${device:-none found} (driver ${driver:-?}), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  echo "- build: CUDA-only (scripts/build --cuda-only), carried from the build machine"
+  echo
+  echo "## Tests"
+  echo
+  for t in cuda_test fuser_test te_test runtime_test; do
+    log=$(mktemp)
+    if "$carry/bin/$t" --gtest_brief=1 > "$log" 2>&1; then result=passed; else result=FAILED; status=1; fi
+    summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ')
+    echo "- $t: $result. $summary"
+    if [ $result = FAILED ]; then echo; echo '```'; tail -60 "$log"; echo '```'; echo; fi
+    rm -f "$log"
+  done
+  echo
+  echo "## graphbench --device=cuda"
+  echo
+  echo '```'
+  "$carry/bin/graphbench" --device cuda --fuser old,te --executor legacy,profiling --group rnns 2>&1 | tail -40
+  echo '```'
+} > "$report"
+cat "$report"
+exit $status

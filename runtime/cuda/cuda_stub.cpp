@@ -1,0 +1,46 @@
+// runtime/cuda for builds without CUDA (GJ_WITH_CUDA=OFF): there is never a device, and every request
+// says so.
+#include "runtime/cuda/device.h"
+
+#include "support/error.h"
+
+namespace gj::cuda {
+namespace {
+constexpr const char* kNoCuda = "no CUDA device: this build has no CUDA support (configure with GJ_WITH_CUDA=ON)";
+[[noreturn]] void fail() { throw Error(kNoCuda); }
+}  // namespace
+
+Result<const DeviceInfo*> device() { return Error(kNoCuda); }
+const DeviceInfo& requireDevice() { fail(); }
+bool available() { return false; }
+std::string nvrtcArch() { fail(); }
+
+Stream::Stream() { fail(); }
+Stream::~Stream() = default;
+void Stream::synchronize() const { fail(); }
+StreamHandle currentStream() { return nullptr; }
+void synchronize() { fail(); }
+StreamGuard::StreamGuard(const Stream& stream) : previous_(stream.handle()) { fail(); }
+StreamGuard::~StreamGuard() = default;
+Event::Event() { fail(); }
+Event::~Event() = default;
+void Event::record() { fail(); }
+float Event::elapsedMsSince(const Event&) const { fail(); }
+
+void* deviceAllocate(size_t) { fail(); }
+void deviceFree(void*) {}
+void releaseDeviceCache() {}
+DeviceMemoryStats deviceMemoryStats() { return {}; }
+void resetDevicePeak() {}
+void copyHostToDevice(void*, const void*, size_t) { fail(); }
+void copyDeviceToHost(void*, const void*, size_t) { fail(); }
+void copyDeviceToDevice(void*, const void*, size_t) { fail(); }
+void fillBytes(void*, unsigned char, size_t) { fail(); }
+
+void Kernel::launch(const LaunchShape&, void**) const { fail(); }
+int Kernel::maxThreadsPerBlock() const { fail(); }
+Result<Kernel> loadKernel(const std::string&, const std::string&, const std::string&) { return Error(kNoCuda); }
+Result<Kernel> compileKernel(const std::string&, const std::string&) { return Error(kNoCuda); }
+KernelCacheStats kernelCacheStats() { return {}; }
+
+}  // namespace gj::cuda

@@ -1,0 +1,165 @@
+#pragma once
+// The CUDA device, streams, events, device memory and copies. The driver is loaded at run time
+// (dlopen of libcuda.so.1; nothing links it), so every binary starts on a machine without one: there
+// device() says why ("no CUDA device: ..."), and everything else throws that as a gj::Error.
+//
+// One device (ordinal 0) and its primary context, made current on each thread that calls in. Work is
+// queued on the calling thread's current stream (StreamGuard), the legacy default stream when none is
+// set; copies to the host wait for their stream.
+#include "support/result.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+struct CUstream_st;
+struct CUevent_st;
+
+namespace gj::cuda {
+
+using StreamHandle = CUstream_st*;
+
+struct DeviceInfo {
+  std::string name;
+  int major = 0;  ///< compute capability, e.g. 9.0 on Hopper
+  int minor = 0;
+  int multiprocessors = 0;
+  size_t totalMemory = 0;
+  int driverVersion = 0;  ///< e.g. 13000 for CUDA 13.0
+  std::string driverPath;  ///< the libcuda that was loaded
+};
+
+/// Device 0, set up on the first call (thread-safe). The error says why there is none, starting with
+/// "no CUDA device:". GJ_CUDA_DRIVER=PATH loads that driver library instead of libcuda.so.1.
+Result<const DeviceInfo*> device();
+/// device()'s value, or throws its error.
+const DeviceInfo& requireDevice();
+/// True when device() succeeds.
+bool available();
+/// The architecture NVRTC compiles for on this device: "sm_XY" for its compute capability when NVRTC
+/// knows it, else "compute_XY" of the newest NVRTC knows (PTX that the driver compiles on load).
+std::string nvrtcArch();
+
+/// A stream of its own (non-blocking with respect to the default stream).
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  StreamHandle handle() const { return stream_; }
+  /// Waits for everything queued on it.
+  void synchronize() const;
+
+ private:
+  StreamHandle stream_ = nullptr;
+};
+
+/// The calling thread's current stream (null: the legacy default stream).
+StreamHandle currentStream();
+/// Waits for the current stream.
+void synchronize();
+
+/// Makes `stream` current on this thread for its lifetime.
+class StreamGuard {
+ public:
+  explicit StreamGuard(const Stream& stream);
+  ~StreamGuard();
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+
+ private:
+  StreamHandle previous_;
+};
+
+/// A timing event: record() on the current stream; elapsedMs between two recorded events.
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record();
+  /// Milliseconds from `start` to this event; waits until this one has happened.
+  float elapsedMsSince(const Event& start) const;
+
+ private:
+  CUevent_st* event_ = nullptr;
+};
+
+// ---- device memory: a caching allocator ----
+//
+// Freed blocks are kept by the stream they were allocated on and their size (rounded up to 512 bytes)
+// and handed out again to an allocation of that size on that stream, whose queued work is ordered after
+// any earlier use. A block used on another stream must not be freed before that stream is done with it.
+// When the driver runs out of memory, the cached blocks are given back and the allocation is tried again.
+
+/// Device memory for `nbytes` on the current stream; throws gj::Error with the size when there is none.
+void* deviceAllocate(size_t nbytes);
+/// Frees what deviceAllocate returned: into the cache.
+void deviceFree(void* p);
+/// Gives every cached block back to the driver (waits for the device first).
+void releaseDeviceCache();
+
+struct DeviceMemoryStats {
+  size_t currentBytes = 0;  ///< held by tensors now (rounded sizes)
+  size_t peakBytes = 0;     ///< the most held since resetDevicePeak()
+  size_t cachedBytes = 0;   ///< freed and kept for reuse
+  size_t driverAllocations = 0;  ///< cuMemAlloc calls so far (a cache hit makes none)
+};
+DeviceMemoryStats deviceMemoryStats();
+void resetDevicePeak();
+
+// ---- copies, queued on the current stream ----
+/// Host to device; returns once `src` may be reused.
+void copyHostToDevice(void* dst, const void* src, size_t nbytes);
+/// Device to host; returns once the bytes are in `dst`.
+void copyDeviceToHost(void* dst, const void* src, size_t nbytes);
+void copyDeviceToDevice(void* dst, const void* src, size_t nbytes);
+void fillBytes(void* dst, unsigned char value, size_t nbytes);
+
+// ---- kernels compiled by NVRTC ----
+
+class Module;
+
+/// Blocks per grid and threads per block along x, y, z; dynamic shared memory.
+struct LaunchShape {
+  std::array<unsigned, 3> grid{1, 1, 1};
+  std::array<unsigned, 3> block{1, 1, 1};
+  unsigned sharedBytes = 0;
+};
+
+/// A kernel in a loaded module (the module stays loaded while a Kernel refers to it).
+class Kernel {
+ public:
+  Kernel() = default;
+  bool loaded() const { return function_ != nullptr; }
+  /// Queues the kernel on the current stream. `args` holds a pointer to each parameter's value, in order.
+  void launch(const LaunchShape& shape, void** args) const;
+  /// The most threads per block this kernel can be launched with.
+  int maxThreadsPerBlock() const;
+
+ private:
+  friend Result<Kernel> loadKernel(const std::string&, const std::string&, const std::string&);
+  std::shared_ptr<Module> module_;
+  void* function_ = nullptr;  ///< CUfunction
+};
+
+/// Loads `image` (PTX text or a CUBIN from nvrtcCompile) and finds `entry` in it. `name` is for messages.
+Result<Kernel> loadKernel(const std::string& image, const std::string& entry, const std::string& name);
+
+/// Compiles `source` with NVRTC for this device (nvrtcArch()), loads it and finds the extern "C" kernel
+/// `entry`. Cached by source text: the second request for the same source compiles nothing. The error
+/// carries NVRTC's or the driver's message.
+Result<Kernel> compileKernel(const std::string& source, const std::string& entry);
+
+struct KernelCacheStats {
+  size_t compiles = 0;
+  size_t hits = 0;
+  double compileMs = 0;  ///< NVRTC and module load, summed over compiles
+};
+KernelCacheStats kernelCacheStats();
+
+}  // namespace gj::cuda

@@ -1,0 +1,25 @@
+#pragma once
+// Internal to runtime/cuda: the CUDA driver API as a table of entry points found at run time. Only
+// runtime/cuda's sources include this (it needs the toolkit's cuda.h); nothing links libcuda.
+#include <cuda.h>
+
+#include <string>
+
+namespace gj::cuda::detail {
+
+struct DriverApi {
+#define GJ_CUDA_DRIVER_ENTRY(name) decltype(&::name) name = nullptr;
+#include "runtime/cuda/driver_entries.def"
+#undef GJ_CUDA_DRIVER_ENTRY
+};
+
+/// The loaded driver with device 0's primary context current on the calling thread; throws
+/// gj::Error("no CUDA device: ...") when there is none.
+const DriverApi& driver();
+
+/// Throws gj::Error "`what` failed: CUDA_ERROR_... (the driver's description)" unless r is CUDA_SUCCESS.
+void check(CUresult r, const char* what);
+/// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)"
+std::string errorText(CUresult r);
+
+}  // namespace gj::cuda::detail

@@ -1,0 +1,104 @@
+// Kernels: NVRTC output loaded as driver modules, a cache by source text, and launch.
+#include "runtime/cuda/device.h"
+
+#include "runtime/cuda/driver_api.h"
+#include "runtime/nvrtc.h"
+#include "support/error.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <mutex>
+#include <unordered_map>
+
+namespace gj::cuda {
+
+using detail::check;
+using detail::driver;
+
+/// A loaded module; unloaded when the last Kernel in it goes.
+class Module {
+ public:
+  explicit Module(CUmodule m) : module_(m) {}
+  ~Module() { driver().cuModuleUnload(module_); }
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  CUmodule handle() const { return module_; }
+
+ private:
+  CUmodule module_;
+};
+
+Result<Kernel> loadKernel(const std::string& image, const std::string& entry, const std::string& name) {
+  const auto& api = driver();
+  CUmodule m = nullptr;
+  if (CUresult r = api.cuModuleLoadData(&m, image.c_str()); r != CUDA_SUCCESS)
+    return Error(fmt::format("loading the module of {} failed: {}", name, detail::errorText(r)));
+  Kernel k;
+  k.module_ = std::make_shared<Module>(m);
+  CUfunction f = nullptr;
+  if (CUresult r = api.cuModuleGetFunction(&f, m, entry.c_str()); r != CUDA_SUCCESS)
+    return Error(fmt::format("{} has no kernel named {}: {}", name, entry, detail::errorText(r)));
+  k.function_ = f;
+  return k;
+}
+
+void Kernel::launch(const LaunchShape& s, void** args) const {
+  IR_CHECK(loaded()) << "launch of a kernel that was never loaded";
+  check(driver().cuLaunchKernel(static_cast<CUfunction>(function_), s.grid[0], s.grid[1], s.grid[2], s.block[0],
+                                s.block[1], s.block[2], s.sharedBytes, currentStream(), args, nullptr),
+        "cuLaunchKernel");
+}
+
+int Kernel::maxThreadsPerBlock() const {
+  int n = 0;
+  check(driver().cuFuncGetAttribute(&n, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, static_cast<CUfunction>(function_)),
+        "cuFuncGetAttribute");
+  return n;
+}
+
+namespace {
+struct KernelCache {
+  std::mutex mutex;
+  std::unordered_map<std::string, Kernel> kernels;  ///< by entry name + source text
+  KernelCacheStats stats;
+};
+KernelCache& kernelCache() {
+  static KernelCache* c = new KernelCache;  // kernels outlive static destruction order
+  return *c;
+}
+}  // namespace
+
+Result<Kernel> compileKernel(const std::string& source, const std::string& entry) {
+  std::string arch;
+  try {
+    arch = nvrtcArch();  // "no CUDA device: ..." first
+  } catch (const Error& e) {
+    return e;
+  }
+  KernelCache& c = kernelCache();
+  std::string key = entry + '\n' + source;
+  std::lock_guard lock(c.mutex);
+  if (auto it = c.kernels.find(key); it != c.kernels.end()) {
+    ++c.stats.hits;
+    return it->second;
+  }
+  auto start = std::chrono::steady_clock::now();
+  Result<NvrtcOutput> out = nvrtcCompile(source, entry, arch);
+  if (!out) return out.error();
+  const NvrtcOutput& o = out.value();
+  Result<Kernel> k = loadKernel(o.cubin.empty() ? o.ptx : o.cubin, entry, entry);
+  if (!k) return k.error();
+  ++c.stats.compiles;
+  c.stats.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  c.kernels.emplace(std::move(key), k.value());
+  return k;
+}
+
+KernelCacheStats kernelCacheStats() {
+  KernelCache& c = kernelCache();
+  std::lock_guard lock(c.mutex);
+  return c.stats;
+}
+
+}  // namespace gj::cuda
