@@ -4,6 +4,10 @@
 #include "passes/util.h"
 #include "runtime/cpu/ops.h"
 
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
 namespace gj {
 
 void checkInputType(const Value* input, const IValue& v) {
@@ -69,6 +73,8 @@ class Frame {
         keepAlive_(std::move(keepAlive)) {}
 
   void runBlock(const Block* b) {
+    const DropPlan& drops = dropPlan(b);
+    size_t i = 0;
     for (const Node* n : *b) {
       try {
         runNode(n);
@@ -76,6 +82,7 @@ class Frame {
         if (!e.where().empty()) throw;
         throw Error(e.message(), n->describe(), e.hint());
       }
+      for (const Value* v : drops[i++]) at(v) = IValue();
     }
   }
   IValue& at(const Value* v) { return env_[v->id()]; }
@@ -153,7 +160,20 @@ class Frame {
   void recordStep(const Node* n, const std::vector<IValue>& in);
   static bool definedIn(const Value* v, const Block* b) { return v->node()->owningBlock() == b; }
 
+  // For each node of a block, the values the block defines (its params and its nodes' outputs) whose
+  // last use, nested blocks included, is that node: runBlock drops them once it has run, so a long
+  // unrolled graph holds only what is still to be read (a backward's per-step weight gradients) rather
+  // than every value until the frame ends. The block's outputs are kept: its caller reads them.
+  using DropPlan = std::vector<std::vector<const Value*>>;
+  const DropPlan& dropPlan(const Block* b) {
+    auto [it, added] = dropPlans_.try_emplace(b);
+    if (added) it->second = makeDropPlan(b);
+    return it->second;
+  }
+  static DropPlan makeDropPlan(const Block* b);
+
   std::vector<IValue> env_;
+  std::unordered_map<const Block*, DropPlan> dropPlans_;
   const GradientTable* gradients_;
   const KernelTable* kernels_;
   Tape* tape_;
@@ -204,6 +224,26 @@ void Frame::recordStep(const Node* n, const std::vector<IValue>& in) {
     at(n->output(k)) = isList ? IValue(std::move(elems)) : IValue(elems[0]);
   }
   tape_->record(std::move(step));
+}
+
+Frame::DropPlan Frame::makeDropPlan(const Block* b) {
+  std::unordered_map<const Node*, size_t> position;
+  for (const Node* n : *b) position.emplace(n, position.size());
+  DropPlan drops(position.size());
+  auto plan = [&](const Value* v, std::optional<size_t> definedAt) {
+    std::optional<size_t> last = definedAt;  // an output nothing reads goes right after its node
+    for (const Use& u : v->uses()) {
+      const Node* user = u.user;
+      while (user->owningBlock() != b) user = user->owningBlock()->owningNode();
+      if (user == b->returnNode()) return;
+      last = std::max(last.value_or(0), position.at(user));
+    }
+    if (last) drops[*last].push_back(v);
+  };
+  for (const Value* v : b->inputs()) plan(v, std::nullopt);
+  for (const Node* n : *b)
+    for (const Value* v : n->outputs()) plan(v, position.at(n));
+  return drops;
 }
 
 // Appends in place when this node holds the only reference to the list: the list value is defined in
