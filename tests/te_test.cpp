@@ -7,6 +7,7 @@
 #include "fusers/te/llvm_codegen.h"
 #include "fusers/te/lowering.h"
 #include "fusers/te/printer.h"
+#include "fusers/te/te_fuser.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "models/lstm.h"
@@ -52,8 +53,6 @@ void expectSameResults(const LoopNest& original, const LoopNest& transformed, co
   auto got = interpret(transformed, in);
   for (size_t k = 0; k < ref.size(); ++k) EXPECT_EQ(test::relError(got[k], ref[k]), 0.0) << toString(transformed.root());
 }
-
-DType dtypeOf(ScalarKind k) { return k == ScalarKind::Float64 ? DType::Float64 : DType::Float32; }
 
 // Runs a CPU nest compiled by LLVM, each of its nests over its whole range; empty in a build without LLVM.
 std::vector<Tensor> runNestWithLlvm(const LoopNest& cpu, const std::string& name, const std::vector<Tensor>& in) {
@@ -282,6 +281,15 @@ TEST(LoopNest, LowerReductionsAndSimplify) {
   EXPECT_EQ(toString(simplify(imm(6) * imm(7) + imm(0))), "42");
 }
 
+// A compiled kernel run on copies of `in` on the GPU; its outputs back on the host.
+std::vector<Tensor> runOnGpu(const CompiledKernel& kernel, const std::vector<Tensor>& in) {
+  std::vector<Tensor> onDevice;
+  for (const Tensor& t : in) onDevice.push_back(t.to(DeviceKind::Cuda));
+  std::vector<Tensor> outs = kernel.run(onDevice);
+  for (Tensor& o : outs) o = o.to(DeviceKind::Cpu);
+  return outs;
+}
+
 // Runs fusion node `n` of `graph` through the TE fuser on the GPU; empty without a device.
 std::vector<Tensor> runGroupOnGpu(const Graph& graph, Node* n, const std::vector<Tensor>& in) {
   if (!cuda::available()) return {};
@@ -291,38 +299,13 @@ std::vector<Tensor> runGroupOnGpu(const Graph& graph, Node* n, const std::vector
   fuser->compile(graph, kernels, report);
   EXPECT_TRUE(kernels.contains(n)) << (report.warnings.empty() ? "no kernel" : report.warnings.front());
   if (!kernels.contains(n)) return {};
-  std::vector<Tensor> onDevice;
-  for (const Tensor& t : in) onDevice.push_back(t.to(DeviceKind::Cuda));
-  std::vector<Tensor> outs = kernels.at(n)->run(onDevice);
-  for (Tensor& o : outs) o = o.to(DeviceKind::Cpu);
-  return outs;
+  return runOnGpu(*kernels.at(n), in);
 }
 
-// Runs a GPU-scheduled nest's CUDA C on the GPU, launched as gpuLaunch() says; empty without a device.
-std::vector<Tensor> runNestOnGpu(const LoopNest& gpu, const std::string& source, const std::vector<Tensor>& in) {
+// Runs a GPU-scheduled nest on the GPU as the TE fuser would (compileGpuNest); empty without a device.
+std::vector<Tensor> runNestOnGpu(const LoopNest& gpu, const std::vector<Tensor>& in) {
   if (!cuda::available()) return {};
-  auto k = cuda::compileKernel(source, "k");
-  EXPECT_TRUE(k.ok()) << k.error().what();
-  if (!k.ok()) return {};
-  std::vector<Tensor> keep, outs;
-  std::vector<void*> pointers, args;
-  for (const Tensor& t : in) {
-    keep.push_back(t.to(DeviceKind::Cuda));
-    pointers.push_back(keep.back().rawData());
-  }
-  for (const Buf& b : gpu.outputs()) {
-    outs.push_back(Tensor::empty(b->dims, b->type == ScalarKind::Float64 ? DType::Float64 : DType::Float32,
-                                 DeviceKind::Cuda));
-    pointers.push_back(outs.back().rawData());
-  }
-  for (void*& p : pointers) args.push_back(&p);
-  LoopNest::GpuLaunch l = gpu.gpuLaunch();
-  auto u = [](int64_t v) { return static_cast<unsigned>(v); };
-  k.value().launch({.grid = {u(l.blocks[0]), u(l.blocks[1]), u(l.blocks[2])},
-                    .block = {u(l.threads[0]), u(l.threads[1]), u(l.threads[2])}},
-                   args.data());
-  for (Tensor& o : outs) o = o.to(DeviceKind::Cpu);
-  return outs;
+  return runOnGpu(*compileGpuNest(gpu, "k"), in);
 }
 
 // Every TE kernel the reference models produce, forward and backward: interpreter = LLVM code; the
@@ -431,7 +414,7 @@ std::multiset<OpKind> checkTeGroups(const std::string& ir, DType dtype) {
     auto r = nvrtcCompile(src, "k", "sm_80");
     ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
     EXPECT_TRUE(r.value().log.empty()) << r.value().log << "\n" << src;
-    std::vector<Tensor> onGpu = runNestOnGpu(gpu, src, in);
+    std::vector<Tensor> onGpu = runNestOnGpu(gpu, in);
     for (size_t j = 0; j < onGpu.size(); ++j)
       EXPECT_LE(test::relError(onGpu[j], ref[j].toTensor()), dtype == DType::Float64 ? 1e-13 : 1e-5)
           << "on the GPU, output " << j << ":\n" << src;

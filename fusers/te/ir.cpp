@@ -16,6 +16,16 @@ ScalarKind scalarKindOf(DType t) {
   return ScalarKind::Float32;
 }
 
+DType dtypeOf(ScalarKind k) {
+  switch (k) {
+    case ScalarKind::Int: return DType::Int64;
+    case ScalarKind::Float32: return DType::Float32;
+    case ScalarKind::Float64: return DType::Float64;
+    case ScalarKind::Bool: return DType::Bool;
+  }
+  return DType::Float32;
+}
+
 const char* scalarKindName(ScalarKind k) {
   switch (k) {
     case ScalarKind::Int: return "int";

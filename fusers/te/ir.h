@@ -28,6 +28,8 @@ enum class NodeKind : uint8_t {
 /// Element types of TE values. Index arithmetic is Int (int64).
 enum class ScalarKind : uint8_t { Int, Float32, Float64, Bool };
 ScalarKind scalarKindOf(DType t);
+/// The tensor dtype of a buffer of this kind (Int is int64).
+DType dtypeOf(ScalarKind k);
 const char* scalarKindName(ScalarKind k);
 
 struct NodeBase {

@@ -129,16 +129,6 @@ int64_t fuseInBlock(gj::Block* b) {
 
 // ---- compiled kernels ----
 
-DType dtypeOf(ScalarKind k) {
-  switch (k) {
-    case ScalarKind::Int: return DType::Int64;
-    case ScalarKind::Float32: return DType::Float32;
-    case ScalarKind::Float64: return DType::Float64;
-    case ScalarKind::Bool: return DType::Bool;
-  }
-  return DType::Float32;
-}
-
 std::vector<TensorSignature> signatures(const std::vector<Buf>& bufs) {
   std::vector<TensorSignature> sigs;
   for (const Buf& b : bufs) sigs.push_back({dtypeOf(b->type), b->dims});
@@ -181,9 +171,9 @@ class TeCudaKernel final : public CompiledKernel {
   TeCudaKernel(LoopNest nest, cuda::Kernel kernel)
       : nest_(std::move(nest)), kernel_(std::move(kernel)), launch_(nest_.gpuLaunch()) {
     for (int64_t extent : launch_.blocks) USER_CHECK(extent <= INT32_MAX, "TE kernel: {} blocks is too many", extent);
-    USER_CHECK(launch_.threads[0] * launch_.threads[1] * launch_.threads[2] <= kernel_.maxThreadsPerBlock(),
-               "TE kernel: {} threads per block, more than the device allows ({})",
-               launch_.threads[0] * launch_.threads[1] * launch_.threads[2], kernel_.maxThreadsPerBlock());
+    const int64_t threads = launch_.threads[0] * launch_.threads[1] * launch_.threads[2];
+    USER_CHECK(threads <= kernel_.maxThreadsPerBlock(), "TE kernel: {} threads per block, more than the device "
+               "allows ({})", threads, kernel_.maxThreadsPerBlock());
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
@@ -205,6 +195,16 @@ class TeCudaKernel final : public CompiledKernel {
   cuda::Kernel kernel_;
   LoopNest::GpuLaunch launch_;
 };
+
+}  // namespace
+
+std::shared_ptr<const CompiledKernel> compileGpuNest(LoopNest gpu, const std::string& name) {
+  auto kernel = cuda::compileKernel(CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root()), name);
+  if (!kernel) throw kernel.error();
+  return std::make_shared<TeCudaKernel>(std::move(gpu), kernel.value());
+}
+
+namespace {
 
 std::string signature(const LoopNest& nest) {
   std::string s;
@@ -242,12 +242,8 @@ class TeFuser final : public Fuser {
           if (!fns) throw fns.error();
           return std::make_shared<TeCpuKernel>(cpu, std::move(fns).value());
         }
-        case DeviceKind::Cuda: {
-          LoopNest gpu = gpuLoopNest(sub);
-          auto kernel = cuda::compileKernel(CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root()), name);
-          if (!kernel) throw kernel.error();
-          return std::make_shared<TeCudaKernel>(std::move(gpu), kernel.value());
-        }
+        case DeviceKind::Cuda:
+          return compileGpuNest(gpuLoopNest(sub), name);
       }
       throw Error("unknown device");
     }};

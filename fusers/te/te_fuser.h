@@ -1,8 +1,11 @@
 #pragma once
 // The TE fuser's graph pass: prim::TensorExprGroup around pointwise regions and the reductions of their
 // values (the gradient-of-broadcast sums), so a backward's bias gradients stay inside the group.
+#include "fusers/fuser.h"
+#include "fusers/te/loopnest.h"
 #include "ir/graph.h"
 
+#include <memory>
 #include <string>
 
 namespace gj::te {
@@ -11,5 +14,10 @@ namespace gj::te {
 /// tensors read as partitions) with sum_to_size / sum reductions of their values at the group's edge.
 /// Pre: complete types. Returns the number of groups.
 int64_t fuseTensorExprGroups(Graph& g);
+
+/// A GPU-scheduled nest (gpuLoopNest, or any scheduleGpu) as CUDA C, compiled by NVRTC for this device,
+/// as the kernel the TE fuser runs on CUDA: one launch shaped by gpu.gpuLaunch(). Throws gj::Error ("no
+/// CUDA device: ..." first) when it cannot be compiled or loaded.
+std::shared_ptr<const CompiledKernel> compileGpuNest(LoopNest gpu, const std::string& name);
 
 }  // namespace gj::te
