@@ -3,6 +3,7 @@
 #include "passes/util.h"
 
 #include <unordered_set>
+#include <utility>
 
 namespace gj {
 
@@ -89,6 +90,59 @@ Node* mergeIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std
   }
   for (auto it = region.rbegin(); it != region.rend(); ++it) g->erase(*it);
   return node;
+}
+
+void canonicalizeSubgraph(Node* group) {
+  Block* b = group->subgraph()->block();
+  std::vector<Node*> order;
+  std::vector<size_t> inputOrder;
+  std::vector<bool> inputReached(b->inputs().size(), false);
+  std::unordered_set<const Node*> visited;
+  // Iterative post-order (a long pointwise chain must not exhaust the stack): a node is emitted once
+  // every operand's producer has been.
+  std::vector<std::pair<Node*, size_t>> stack;
+  auto reach = [&](Value* v) {
+    Node* producer = v->node();
+    if (producer == b->paramNode()) {
+      if (!inputReached[v->offset()]) inputOrder.push_back(v->offset());
+      inputReached[v->offset()] = true;
+    } else if (visited.insert(producer).second) {
+      stack.emplace_back(producer, 0);
+    }
+  };
+  for (Value* out : b->outputs()) {
+    reach(out);
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs().size()) {
+        reach(n->input(next++));  // may push: `n` and `next` are not used after this
+        continue;
+      }
+      order.push_back(n);
+      stack.pop_back();
+    }
+  }
+  for (Node* n : order) n->moveBefore(b->returnNode());
+  for (Node* n : b->nodesList())
+    if (!visited.count(n)) n->moveBefore(b->returnNode());  // unused by any output: after the rest, in order
+  for (size_t i = 0; i < inputReached.size(); ++i)
+    if (!inputReached[i]) inputOrder.push_back(i);
+
+  bool identity = true;
+  for (size_t i = 0; i < inputOrder.size(); ++i) identity = identity && inputOrder[i] == i;
+  if (identity) return;
+  std::vector<Value*> outer(group->inputs().begin(), group->inputs().end());
+  std::vector<Value*> inner(b->inputs().begin(), b->inputs().end());
+  group->removeAllInputs();
+  Graph* sub = group->subgraph().get();
+  for (size_t i : inputOrder) {
+    group->addInput(outer[i]);
+    std::string name = inner[i]->name();
+    inner[i]->setName("");
+    Value* fresh = b->addInput(inner[i]->type(), name);
+    sub->replaceAllUsesWith(inner[i], fresh);
+  }
+  for (size_t i = inner.size(); i-- > 0;) b->eraseInput(i);
 }
 
 }  // namespace gj

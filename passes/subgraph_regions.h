@@ -21,6 +21,13 @@ void growRegions(Block* b, const std::function<bool(const Node*, const std::vect
 /// values used after them become its outputs, and `dependents` move after it. Returns the new node.
 Node* mergeIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std::vector<Node*>& dependents);
 
+/// Puts a subgraph node's body (one block, no nested blocks) in a canonical order: its nodes in the
+/// order a walk from the body's outputs meets them, operands first and in operand order, and its inputs
+/// (the node's and the body's alike) in the order that walk reaches them. Two groups that compute the
+/// same expression then print alike, whatever order growRegions found their nodes in, and share one
+/// compiled kernel. Nodes no output depends on keep their place at the end.
+void canonicalizeSubgraph(Node* group);
+
 /// The values `region` computes that are used outside it.
 std::vector<Value*> regionOutputs(const std::vector<Node*>& region);
 

@@ -576,5 +576,37 @@ TEST(TeFuser, LstmBackwardKeepsBiasReductionsInTheGroup) {
   EXPECT_GE(inside, 4u) << printIR(*te);
 }
 
+// Every step of an unrolled LSTM computes the same cell, so each fuser's groups print alike and share
+// one compiled kernel, forward and backward, however the regions' nodes and inputs happened to be found
+// (the first step's group once listed its inputs in another order and compiled a second kernel).
+TEST(Fusers, EveryStepOfAnUnrolledLstmSharesOneKernel) {
+  Model m = buildLstm(LstmVariantKind::Jit, {5, 3, 4, 6, 1});
+  std::vector<bool> rg;
+  for (const InputSpec& in : m.inputs) rg.push_back(isFloating(in.dtype));
+  for (FuserKind f : {FuserKind::Legacy, FuserKind::Te}) {
+    OpKind groupKind = f == FuserKind::Te ? OpKind::TensorExprGroup : OpKind::FusionGroup;
+    PipelineOptions o;
+    o.fuser = f;
+    o.unrollLoops = true;
+    Plan p = optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), rg, o);
+    ASSERT_EQ(p.gradients.size(), 1u);
+    const Gradient& grad = *p.gradients.begin()->second;
+    for (const Graph* g : {grad.forward.get(), grad.backward.get()}) {
+      std::set<std::string> bodies;
+      std::set<const CompiledKernel*> kernels;
+      size_t groups = 0;
+      forEachNode(g->block(), [&](Node* n) {
+        if (n->kind() != groupKind) return;
+        ++groups;
+        bodies.insert(printIR(*n->subgraph()));
+        if (auto it = p.kernels.find(n); it != p.kernels.end()) kernels.insert(it->second.get());
+      });
+      EXPECT_EQ(groups, 5u) << printIR(*g);
+      EXPECT_EQ(bodies.size(), 1u) << fuserName(f) << ":\n" << printIR(*g);
+      if (test::kHaveLlvm) EXPECT_EQ(kernels.size(), 1u) << fuserName(f);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gj

@@ -76,7 +76,7 @@ int64_t fuseInBlock(Block* b) {
   growRegions(b, canJoin, [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
     trimChunks(region);
     if (!worthFusing(region)) return;
-    mergeIntoSubgraph(region, OpKind::FusionGroup, dependents);
+    canonicalizeSubgraph(mergeIntoSubgraph(region, OpKind::FusionGroup, dependents));
     ++groups;
   });
   return groups;

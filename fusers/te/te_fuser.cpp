@@ -121,7 +121,7 @@ int64_t fuseInBlock(gj::Block* b) {
   growRegions(b, canJoin, [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
     trimChunks(region);
     if (!worthFusing(region)) return;
-    mergeIntoSubgraph(region, OpKind::TensorExprGroup, dependents);
+    canonicalizeSubgraph(mergeIntoSubgraph(region, OpKind::TensorExprGroup, dependents));
     ++groups;
   });
   return groups;
