@@ -382,6 +382,13 @@ void Frame::runNode(const Node* n) {
     case OpKind::Unbind: set(n, IValue(T(0).unbind(I(1)))); return;
     case OpKind::Contiguous: set(n, T(0).contiguous()); return;
     case OpKind::TypeAs: set(n, T(0).to(T(1).dtype())); return;
+    case OpKind::DTypeOf: set(n, IValue(static_cast<int64_t>(T(0).dtype()))); return;
+    case OpKind::ToDType: {
+      auto d = dtypeFromCode(I(1));
+      USER_CHECK(d, "aten::to: {} is not a dtype code (0 Float, 1 Double, 2 Long, 3 Bool)", I(1));
+      set(n, T(0).to(*d));
+      return;
+    }
     case OpKind::Add:
       set(n, cpu::add(T(0), tensorOrScalar(in[1], T(0), "aten::add"), in[2].toDouble("aten::add alpha")));
       return;

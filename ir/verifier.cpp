@@ -135,7 +135,7 @@ class Verifier {
       case OpKind::Matmul: case OpKind::Addmm: case OpKind::Linear: case OpKind::T: case OpKind::Transpose:
       case OpKind::Permute: case OpKind::Select: case OpKind::Slice: case OpKind::View: case OpKind::Reshape:
       case OpKind::Unsqueeze: case OpKind::Squeeze: case OpKind::Expand: case OpKind::Chunk: case OpKind::Unbind:
-      case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::Add: case OpKind::Sub: case OpKind::Mul:
+      case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::DTypeOf: case OpKind::ToDType: case OpKind::Add: case OpKind::Sub: case OpKind::Mul:
       case OpKind::Div: case OpKind::Neg: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Relu: case OpKind::Exp:
       case OpKind::Log: case OpKind::Sqrt: case OpKind::Sum: case OpKind::SumDim: case OpKind::Mean:
       case OpKind::MeanDim: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::NllLoss:

@@ -81,9 +81,24 @@ void GradientContext::accumulate(Value* v, Value* g) {
   it->second = b_.op(OpKind::Add, {it->second, g, b_.i(1)}, v->type());
 }
 
+Value* GradientContext::savedMeta(OpKind k, Value* v, Type t) {
+  auto& cache = k == OpKind::Sizes ? savedSizes_ : savedDTypes_;
+  if (auto it = cache.find(v); it != cache.end()) return it->second;
+  Node* meta = v->graph()->create(k, {v});
+  meta->output()->setType(std::move(t));
+  meta->insertAfter(v->node());  // a param's: the block's first node
+  return cache[v] = F(meta->output());
+}
+
 Value* GradientContext::sizesOf(Value* v) {
   if (auto s = staticSizes(v)) return b_.ints(*s);
-  return b_.op(OpKind::Sizes, {F(v)}, Type::of(TypeKind::IntList));
+  return savedMeta(OpKind::Sizes, v, Type::of(TypeKind::IntList));
+}
+
+Value* GradientContext::castTo(Value* g, Value* v) {
+  Value* code = v->type().dtype ? b_.i(static_cast<int64_t>(*v->type().dtype))
+                                : savedMeta(OpKind::DTypeOf, v, Type::of(TypeKind::Int));
+  return b_.op(OpKind::ToDType, {g, code}, v->type());
 }
 
 Value* GradientContext::reduceTo(Value* g, Value* v, Value* result) {
@@ -98,7 +113,7 @@ Value* GradientContext::reduceTo(Value* g, Value* v, Value* result) {
   // are known and equal, as after specialization for one-dtype models, nothing is added.
   const auto &dv = v->type().dtype, &dr = result->type().dtype;
   if (dv && dr && *dv == *dr) return g;
-  return b_.op(OpKind::TypeAs, {g, F(v)}, v->type());
+  return castTo(g, v);
 }
 
 Gradient differentiate(const Graph& original) {

@@ -36,6 +36,9 @@ std::optional<ConstantValue> fold(Node* n) {
     case OpKind::Sizes:
       if (auto s = staticSizes(n->input(0))) return *s;
       return std::nullopt;
+    case OpKind::DTypeOf:
+      if (const auto& d = n->input(0)->type().dtype) return static_cast<int64_t>(*d);
+      return std::nullopt;
     case OpKind::Len: {
       Node* src = n->input(0)->node();
       if (src->kind() == OpKind::ListConstruct) return static_cast<int64_t>(src->inputs().size());

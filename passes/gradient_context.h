@@ -23,8 +23,12 @@ class GradientContext {
   void accumulate(Value* v, Value* g);
   static bool requiresGrad(const Value* v) { return v->type().requiresGrad.value_or(false); }
 
-  /// The sizes of forward tensor `v` as an int[] value: a constant when static, else aten::size(v).
+  /// The sizes of forward tensor `v` as an int[] value: a constant when static, else aten::size(v)
+  /// computed in the forward and saved (the int[], not the tensor: see Note [Save metadata, not tensors]).
   Value* sizesOf(Value* v);
+  /// g converted to the dtype of forward tensor `v` (aten::to with v's dtype code: a constant when
+  /// known, else prim::dtype(v) computed in the forward and saved).
+  Value* castTo(Value* g, Value* v);
   /// g summed back to the sizes of `v` when `result` (the value g is the gradient of) broadcast it.
   Value* reduceTo(Value* g, Value* v, Value* result);
 
@@ -46,6 +50,12 @@ class GradientContext {
     std::vector<Value*> byIndex;
   };
   void materialize(const Value* v);
+  // Note [Save metadata, not tensors]: a formula that needs only a forward tensor's sizes or dtype (the
+  // broadcast reductions and dtype casts of reduceTo, when types are not static) must not keep the
+  // tensor alive until the backward: an interpreted LSTM step saved four 64x2048 gate sums that way.
+  // The forward computes the metadata right after the tensor and the backward reads that instead.
+  Value* savedMeta(OpKind k, Value* v, Type t);
+  std::unordered_map<const Value*, Value*> savedSizes_, savedDTypes_;
   std::unordered_map<const Value*, SliceGrads> slices_;
   Graph& bwd_;
   GraphBuilder& b_;

@@ -49,7 +49,8 @@ bool hasGradientFormula(OpKind k) {
     case OpKind::Log: case OpKind::Sqrt: case OpKind::Mm: case OpKind::Bmm: case OpKind::Matmul:
     case OpKind::Addmm: case OpKind::Linear: case OpKind::T: case OpKind::Transpose: case OpKind::Permute:
     case OpKind::Select: case OpKind::Slice: case OpKind::View: case OpKind::Reshape: case OpKind::Squeeze:
-    case OpKind::Unsqueeze: case OpKind::Expand: case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::Chunk:
+    case OpKind::Unsqueeze: case OpKind::Expand: case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::ToDType:
+    case OpKind::Chunk:
     case OpKind::Unbind: case OpKind::SplitWithSizes: case OpKind::Cat: case OpKind::Stack:
     case OpKind::ListConstruct: case OpKind::ListUnpack: case OpKind::Sum: case OpKind::SumDim:
     case OpKind::Mean: case OpKind::MeanDim: case OpKind::Softmax: case OpKind::LogSoftmax:
@@ -60,7 +61,8 @@ bool hasGradientFormula(OpKind k) {
     case OpKind::Profile: case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup:
     case OpKind::TensorExprGroup:
     case OpKind::DifferentiableGraph: case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len:
-    case OpKind::Size: case OpKind::Sizes: case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder:
+    case OpKind::Size: case OpKind::Sizes: case OpKind::DTypeOf: case OpKind::IntAdd: case OpKind::FloorDiv:
+    case OpKind::Remainder:
     case OpKind::ZerosLike: case OpKind::SigmoidBackward: case OpKind::TanhBackward:
     case OpKind::ThresholdBackward: case OpKind::SelectBackward: case OpKind::SliceBackward:
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
@@ -167,7 +169,7 @@ void emitGradient(GradientContext& c, Node* n) {
       return;
     }
     case OpKind::Contiguous: acc(in(0), gy); return;
-    case OpKind::TypeAs: acc(in(0), b.op(OpKind::TypeAs, {gy, F(in(0))}, in(0)->type())); return;
+    case OpKind::TypeAs: case OpKind::ToDType: acc(in(0), c.castTo(gy, in(0))); return;
     case OpKind::Chunk: case OpKind::SplitWithSizes:
       acc(in(0), b.op(OpKind::Cat, {c.gradOf(out), F(in(2))}));
       return;
@@ -230,7 +232,8 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::Profile: case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup:
     case OpKind::TensorExprGroup:
     case OpKind::DifferentiableGraph: case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len:
-    case OpKind::Size: case OpKind::Sizes: case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder:
+    case OpKind::Size: case OpKind::Sizes: case OpKind::DTypeOf: case OpKind::IntAdd: case OpKind::FloorDiv:
+    case OpKind::Remainder:
     case OpKind::ZerosLike: case OpKind::SigmoidBackward: case OpKind::TanhBackward:
     case OpKind::ThresholdBackward: case OpKind::SelectBackward: case OpKind::SliceBackward:
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:

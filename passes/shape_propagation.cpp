@@ -323,7 +323,8 @@ Type outputType(const Node* n, size_t k) {
       if (in(0)->node()->kind() == OpKind::Unbind) return *listElement(in(0), 0);
       return Type::tensor();
     }
-    case OpKind::Len: case OpKind::Size: case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder:
+    case OpKind::Len: case OpKind::Size: case OpKind::DTypeOf: case OpKind::IntAdd: case OpKind::FloorDiv:
+    case OpKind::Remainder:
       return Type::of(TypeKind::Int);
     case OpKind::Sizes: return Type::of(TypeKind::IntList);
     case OpKind::Mm: case OpKind::Bmm: case OpKind::Matmul: return like(0, matmulSizes(in(0), in(1), n->kind()));
@@ -419,6 +420,12 @@ Type outputType(const Node* n, size_t k) {
     case OpKind::TypeAs: {
       Type t = same(0);
       t.dtype = in(1)->type().dtype;
+      return t;
+    }
+    case OpKind::ToDType: {
+      Type t = same(0);
+      auto code = constantInt(in(1));
+      t.dtype = code ? dtypeFromCode(*code) : std::nullopt;
       return t;
     }
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::AutogradAdd:

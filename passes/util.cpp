@@ -96,14 +96,14 @@ bool isPlumbing(OpKind k) {
     case OpKind::Param: case OpKind::Return: case OpKind::Constant: case OpKind::ListConstruct:
     case OpKind::ListUnpack: case OpKind::ListAppend: case OpKind::DifferentiableGraph: case OpKind::Loop:
     case OpKind::If: case OpKind::GetItem: case OpKind::Len: case OpKind::Size: case OpKind::Sizes:
-    case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder: case OpKind::Profile:
+    case OpKind::DTypeOf: case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder: case OpKind::Profile:
     case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup:
     case OpKind::TensorExprGroup:
       return true;
     case OpKind::Mm: case OpKind::Bmm: case OpKind::Matmul: case OpKind::Addmm: case OpKind::Linear: case OpKind::T:
     case OpKind::Transpose: case OpKind::Permute: case OpKind::Select: case OpKind::Slice: case OpKind::View:
     case OpKind::Reshape: case OpKind::Unsqueeze: case OpKind::Squeeze: case OpKind::Expand: case OpKind::Chunk:
-    case OpKind::Unbind: case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::Add: case OpKind::Sub: case OpKind::Mul:
+    case OpKind::Unbind: case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::ToDType: case OpKind::Add: case OpKind::Sub: case OpKind::Mul:
     case OpKind::Div: case OpKind::Neg: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Relu:
     case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Sum: case OpKind::SumDim:
     case OpKind::Mean: case OpKind::MeanDim: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::NllLoss:

@@ -28,6 +28,12 @@ std::optional<DType> dtypeFromIrName(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<DType> dtypeFromCode(int64_t code) {
+  for (DType t : {DType::Float32, DType::Float64, DType::Int64, DType::Bool})
+    if (static_cast<int64_t>(t) == code) return t;
+  return std::nullopt;
+}
+
 std::string_view dtypeName(DType t) {
   switch (t) {
     case DType::Float32: return "float32";

@@ -16,6 +16,9 @@ size_t dtypeSize(DType t);
 std::string_view dtypeIrName(DType t);
 /// Inverse of dtypeIrName; nullopt for an unknown name.
 std::optional<DType> dtypeFromIrName(std::string_view name);
+/// The dtype whose code (its enumerator's value: prim::dtype's result, aten::to's argument) is `code`;
+/// nullopt for any other number.
+std::optional<DType> dtypeFromCode(int64_t code);
 /// numpy-like short name: float32, float64, int64, bool.
 std::string_view dtypeName(DType t);
 inline bool isFloating(DType t) { return t == DType::Float32 || t == DType::Float64; }

@@ -81,7 +81,9 @@ const GradCase kCases[] = {
   %ex : Tensor = aten::expand(%c, %e)
   %ct : Tensor = aten::contiguous(%t)
   %ta : Tensor = aten::type_as(%m, %c)
-  return (%t, %tr, %p, %vw, %rs, %us, %sq, %ex, %ct, %ta)
+  %double : int = prim::dtype(%c)
+  %to : Tensor = aten::to(%m, %double)
+  return (%t, %tr, %p, %vw, %rs, %us, %sq, %ex, %ct, %ta, %to)
 )IR", {}},
     {"SelectAndSlice", R"IR(graph(%x : Double(5, 4)):
   %zero : int = prim::Constant[value=0]()

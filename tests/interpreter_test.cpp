@@ -137,6 +137,30 @@ TEST(Interpreter, KernelErrorsNameTheNode) {
   }
 }
 
+TEST(Interpreter, ConvertsByDTypeCodeAndRefusesUnknownCodes) {
+  auto g = parseIR(R"IR(graph(%x : Float(3), %like : Double(2), %code : int):
+  %d : int = prim::dtype(%like)
+  %y : Tensor = aten::to(%x, %d)
+  %z : Tensor = aten::to(%x, %code)
+  return (%d, %y, %z)
+)IR",
+                   "to.ir");
+  Tensor x = Tensor::fromVector({3}, {0.1f, 2, 3});
+  Tensor like = Tensor::rand({2}, DType::Float64, 1);
+  auto out = run(*g, {x, like, int64_t{2}});
+  EXPECT_EQ(out[0].toInt(), 1);
+  EXPECT_EQ(out[1].toTensor().dtype(), DType::Float64);
+  EXPECT_EQ(out[1].toTensor().item(0), static_cast<double>(0.1f));
+  EXPECT_EQ(out[2].toTensor().dtype(), DType::Int64);
+  try {
+    run(*g, {x, like, int64_t{9}});
+    FAIL() << "expected an error for dtype code 9";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "node aten::to at to.ir:4:17");
+    EXPECT_NE(e.message().find("9 is not a dtype code"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Interpreter, LongSequencesAppendInPlace) {
   auto g = parseIR(kLoopIR);
   Tensor x = Tensor::rand({2, 3}, DType::Float64, 5);

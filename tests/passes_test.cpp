@@ -146,6 +146,26 @@ TEST(ConstantPropagation, FoldsStaticSizesAndLengths) {
   )");
 }
 
+// A known dtype folds to its code, and aten::to by a constant code types its result.
+TEST(ConstantPropagation, FoldsTheDTypeOfATypedTensor) {
+  checkPass(R"IR(graph(%x : Double(3), %f : Float(3)):
+  %d : int = prim::dtype(%x)
+  %y : Tensor = aten::to(%f, %d)
+  return (%y)
+)IR",
+            "constant-propagation", R"(
+    CHECK: %[[D:.*]] : int = prim::Constant[value=1]()
+    CHECK-NOT: prim::dtype
+    CHECK: aten::to(%f, %[[D]])
+  )");
+  checkPass(R"IR(graph(%f : Float(3)):
+  %d : int = prim::Constant[value=1]()
+  %y : Tensor = aten::to(%f, %d)
+  return (%y)
+)IR",
+            "shape-propagation", "CHECK: Double(3) = aten::to(%f, %d)");
+}
+
 TEST(ConstantPropagation, InlinesTheTakenBranchOfAConstantIf) {
   checkPass(R"IR(graph(%x : Double(3)):
   %c : bool = prim::Constant[value=0]()
