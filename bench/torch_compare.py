@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The rows of graphbench, run on PyTorch at the same sizes, printed in the same table.
 
-    /usr/bin/python3 bench/torch_compare.py --group rnns [--threads 2] [--nloops 20] [size options]
+    /usr/bin/python3 bench/torch_compare.py --group rnns [--threads 2] [--nloops 20] [--peak-memory] [size options]
 
 Takes graphbench's size options with the same per-group defaults (see docs/graphbench.md). Needs torch
 (Debian: apt-get install python3-torch; a GPU machine: whatever torch is installed, --device=cuda).
@@ -27,6 +27,18 @@ def _size_blas_threads():
 
 
 _size_blas_threads()
+
+
+def _peak_memory_environment():
+    """--peak-memory measures a step's peak by the resident set, which follows live tensors only when
+    glibc returns every freed large block to the system: a fixed mmap threshold does that (glibc reads it
+    at start-up, so the script re-executes itself with it set)."""
+    if "--peak-memory" in sys.argv and os.environ.get("MALLOC_MMAP_THRESHOLD_") != "65536":
+        os.environ["MALLOC_MMAP_THRESHOLD_"] = "65536"
+        os.execv(sys.executable, [sys.executable] + sys.argv)
+
+
+_peak_memory_environment()
 
 try:
     import torch
@@ -99,6 +111,37 @@ class Bench:
                 self.sync()
                 b.append((time.perf_counter() - t1) * 1e3)
         return f, b
+
+    @staticmethod
+    def _status_kb(field):
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+        raise RuntimeError(f"no {field} in /proc/self/status")
+
+    def peak_mb(self, fwd, bwd):
+        """The memory one more step (forward and backward) takes above what was resident before it: the
+        resident set's high-water mark (reset through /proc/self/clear_refs) less the resident set at
+        the start. On CUDA, the caching allocator's peak above what was allocated before."""
+        if self.dev.type == "cuda":
+            torch.cuda.synchronize()
+            before = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
+            out = fwd()
+            if bwd:
+                bwd(out)
+            del out
+            torch.cuda.synchronize()
+            return (torch.cuda.max_memory_allocated() - before) / 2**20
+        before = self._status_kb("VmRSS")
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        out = fwd()
+        if bwd:
+            bwd(out)
+        del out
+        return max(0, self._status_kb("VmHWM") - before) / 1024
 
     def param(self, *shape, bound=0.1):
         return (torch.rand(*shape, device=self.dev) * 2 - 1).mul_(bound).requires_grad_()
@@ -219,6 +262,10 @@ def main():
     p.add_argument("--device", default="cpu")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--sep", default=" ")
+    p.add_argument("--peak-memory", action="store_true",
+                   help="also measure each row's peak memory over one more step (CPU: resident set, the "
+                        "script re-runs itself with MALLOC_MMAP_THRESHOLD_=65536, which slows PyTorch: take "
+                        "times from a run without this flag)")
     a = p.parse_args()
     groups = a.group.split(",")
     for g in groups:
@@ -257,7 +304,10 @@ def main():
         for name, fwd, bwd, info in rows:
             f, bw = b.time_row(fwd, bwd, warmup, nloops)
             fmt = lambda xs: (f"{statistics.median(xs):.3f}", f"{statistics.pstdev(xs):.3f}") if xs else ("n/a", "n/a")
-            table.append([name, *fmt(f), info, *fmt(bw), info if bw else "forward only"])
+            info_bwd = info if bw else "forward only"
+            if a.peak_memory:
+                info_bwd += f", peak {b.peak_mb(fwd, bwd):.0f}MB"
+            table.append([name, *fmt(f), info, *fmt(bw), info_bwd])
         width = [max(16, max(len(r[i]) for r in table)) for i in range(len(table[0]))]
         for r in table:
             print(a.sep.join(c.rjust(w) for c, w in zip(r, width)))
