@@ -28,7 +28,17 @@ IValue detach(const IValue& v) {
 void Tape::accumulate(const GradEdge& e, const Tensor& g) {
   if (!g.defined()) return;
   Tensor& slot = e.step ? e.step->grads[e.slot][std::max<int64_t>(e.element, 0)] : leafGrads_[e.slot];
-  slot = cpu::autogradAdd(slot, g.to(e.dtype));
+  Tensor x = g.to(e.dtype);
+  // In place once the sum is a tensor of the tape's own: a weight's gradient takes one term per step of
+  // a kept loop, and a new tensor per term cost an allocation and a pass over memory each. A sum whose
+  // storage anything else still holds (a saved value, a view of another gradient, the caller's
+  // gradient) is never written: it is added out of place into a tensor of the tape's own.
+  if (slot.defined() && slot.storage().use_count() == 1 && slot.isContiguous() && slot.sizes() == x.sizes() &&
+      slot.dtype() == x.dtype() && slot.device() == DeviceKind::Cpu && x.device() == DeviceKind::Cpu) {
+    cpu::addInPlace(slot, x);
+    return;
+  }
+  slot = cpu::autogradAdd(slot, x);
 }
 
 static Tensor orZeros(const Tensor& g, const Tensor& like) {

@@ -224,6 +224,25 @@ TEST(Kernels, UnaryFunctionsMatchLibm) {
   EXPECT_TRUE(std::isnan(cpu::relu(nan).item(0)));
 }
 
+// The tape's in-place accumulation agrees with the out-of-place add for every layout it meets:
+// contiguous, transposed (tiled, with ragged tiles at 130 x 70), a strided 3-D slice; float32 and 64.
+TEST(Kernels, AddInPlaceMatchesAddForEveryLayout) {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Tensor big = Tensor::rand({70, 130}, dt, 1, -1, 1);
+    Tensor cube = Tensor::rand({4, 6, 10}, dt, 2, -1, 1);
+    for (const Tensor& x : {Tensor::rand({130, 70}, dt, 3, -1, 1), big.t(), cube.slice(2, 1, 9, 2).transpose(0, 1)}) {
+      Tensor acc = Tensor::rand(x.sizes(), dt, 4, -1, 1);
+      Tensor want = cpu::add(acc, x);
+      cpu::addInPlace(acc, x);
+      EXPECT_LE(relError(acc, want), 0) << dtypeName(dt) << " " << shapeStr(x.sizes());
+    }
+  }
+  Tensor acc = Tensor::rand({3, 4}, DType::Float32, 5);
+  EXPECT_THROW(cpu::addInPlace(acc, Tensor::rand({4, 3}, DType::Float32, 6)), Error);
+  Tensor view = acc.t();
+  EXPECT_THROW(cpu::addInPlace(view, acc.t()), Error);  // not contiguous
+}
+
 TEST(Kernels, SumMeanOverDims) {
   Tensor x = Tensor::rand({3, 4, 5}, DType::Float64, 5);
   Tensor s = cpu::sum(x, std::vector<int64_t>{0, 2}, false);

@@ -77,5 +77,8 @@ Tensor sumBackward(const Tensor& g, std::span<const int64_t> sizes, std::span<co
 Tensor meanBackward(const Tensor& g, std::span<const int64_t> sizes, std::span<const int64_t> dims, bool keepdim);
 /// a + b where an undefined tensor counts as zero (gradient accumulation).
 Tensor autogradAdd(const Tensor& a, const Tensor& b);
+/// acc += x, in place: `acc` contiguous, `x` of the same sizes and dtype, any strides (a transposed
+/// weight gradient is read in tiles). The caller guarantees nothing else sees acc's storage.
+void addInPlace(Tensor& acc, const Tensor& x);
 
 }  // namespace gj::cpu

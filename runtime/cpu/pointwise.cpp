@@ -53,6 +53,45 @@ static Tensor mapBinary(const Tensor& a, const Tensor& b, F f) {
   return out;
 }
 
+template <typename T>
+static void accumulate(T* acc, const Tensor& x) {
+  const T* px = x.data<T>();
+  const int64_t n = x.numel();
+  if (x.isContiguous()) {
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) acc[i] += px[i];
+    return;
+  }
+  if (x.dim() == 2) {
+    // Square tiles: a transposed x is read column by column, which misses the cache on every element
+    // when the walk follows acc's rows across the whole matrix.
+    constexpr int64_t kTile = 64;
+    const int64_t rows = x.size(0), cols = x.size(1), rs = x.stride(0), cs = x.stride(1);
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i0 = 0; i0 < rows; i0 += kTile)
+      for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+        const int64_t i1 = std::min(i0 + kTile, rows), j1 = std::min(j0 + kTile, cols);
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t j = j0; j < j1; ++j) acc[i * cols + j] += px[i * rs + j * cs];
+      }
+    return;
+  }
+  Shape strides(x.sizes().size());
+  for (int64_t d = x.dim() - 1, s = 1; d >= 0; s *= x.size(d), --d) strides[d] = s;
+  forEachOffset<2>(x.sizes(), {strides.data(), x.strides().data()},
+                   [&](const std::array<int64_t, 2>& off) { acc[off[0]] += px[off[1]]; });
+}
+
+void addInPlace(Tensor& acc, const Tensor& x) {
+  checkFloat(acc, "addInPlace");
+  checkFloat(x, "addInPlace");
+  USER_CHECK(acc.isContiguous() && acc.sizes() == x.sizes() && acc.dtype() == x.dtype(),
+             "addInPlace: a contiguous {} {} cannot take {} {}", dtypeName(acc.dtype()), shapeStr(acc.sizes()),
+             dtypeName(x.dtype()), shapeStr(x.sizes()));
+  if (acc.dtype() == DType::Float32) return accumulate(acc.data<float>(), x);
+  accumulate(acc.data<double>(), x);
+}
+
 template <typename F>
 static Tensor binary(const char* op, const Tensor& a, const Tensor& b, F f) {
   checkFloat(a, op);
