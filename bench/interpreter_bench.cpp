@@ -1,0 +1,108 @@
+// What the interpreter adds per node, apart from the kernel it calls (issue #10: "interpreter overhead
+// per node measured and kept small"). Each benchmark runs a chain of N nodes; the counter per_node
+// divides the time of one run by N.
+//
+//   build/bin/interpreter_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//
+// - Views: a chain of aten::t (no kernel, no allocation): dispatch, argument gathering, frame slots.
+// - Pointwise, interpreted against the same cpu:: kernels called directly on the same tensor: the
+//   difference is the interpreter's share of a small op.
+// - LstmStep: one step of the interpreted `py` row's cell (as built, types unknown), at a small and at
+//   the fastrnns size, with and without the autodiff tape.
+#include "executors/autograd.h"
+#include "executors/interpreter.h"
+#include "ir/builder.h"
+#include "models/lstm.h"
+#include "runtime/cpu/ops.h"
+#include "runtime/threading.h"
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <vector>
+
+namespace {
+
+using namespace gj;
+
+// graph(%x): N nodes of `kind`, each applied to the previous result.
+std::unique_ptr<Graph> chain(OpKind kind, int64_t n, const Shape& sizes) {
+  auto g = std::make_unique<Graph>();
+  Value* v = g->addInput(Type::tensor(DType::Float32, sizes), "x");
+  GraphBuilder b(*g);
+  for (int64_t i = 0; i < n; ++i) v = b.op(kind, {v});
+  g->registerOutput(v);
+  return g;
+}
+
+// Seconds per node (printed with an SI prefix: "265n" is 265 ns).
+void perNode(benchmark::State& state, int64_t nodes) {
+  state.counters["per_node"] = benchmark::Counter(
+      static_cast<double>(nodes), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+void BM_InterpretedViews(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  auto g = chain(OpKind::T, n, {8, 8});
+  Interpreter interp(*g);
+  Tensor x = Tensor::rand({8, 8}, DType::Float32, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(interp.run({x}));
+  perNode(state, n);
+}
+
+void BM_InterpretedPointwise(benchmark::State& state) {
+  const int64_t n = state.range(0), elems = state.range(1);
+  auto g = chain(OpKind::Neg, n, {elems});
+  Interpreter interp(*g);
+  Tensor x = Tensor::rand({elems}, DType::Float32, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(interp.run({x}));
+  perNode(state, n);
+}
+
+void BM_DirectPointwise(benchmark::State& state) {
+  const int64_t n = state.range(0), elems = state.range(1);
+  Tensor x = Tensor::rand({elems}, DType::Float32, 1);
+  for (auto _ : state) {
+    Tensor v = x;
+    for (int64_t i = 0; i < n; ++i) v = cpu::neg(v);
+    benchmark::DoNotOptimize(v);
+  }
+  perNode(state, n);
+}
+
+// One step of the py row: the LSTM graph at seqLength 1, as built, prepared for autodiff.
+void BM_LstmStep(benchmark::State& state) {
+  const int64_t hidden = state.range(0), batch = state.range(1);
+  const bool tape = state.range(2) != 0;
+  setNumThreads(1);
+  Model m = buildLstm(LstmVariantKind::Jit, {1, batch, hidden, hidden, 1});
+  std::vector<IValue> in;
+  std::vector<bool> rg;
+  for (const Tensor& t : randomInputs(m, 3)) {
+    in.push_back(t);
+    rg.push_back(isFloating(t.dtype()));
+  }
+  AutodiffGraph ag = prepareAutodiff(std::shared_ptr<Graph>(m.graph->clone()), rg);
+  Interpreter interp(*ag.graph, &ag.gradients);
+  size_t nodes = 0;
+  for (const auto& [node, grad] : ag.gradients)
+    for ([[maybe_unused]] const Node* n : *grad->forward->block()) ++nodes;
+  for (auto _ : state) {
+    if (tape) {
+      Tape t(in.size());
+      benchmark::DoNotOptimize(interp.runWithTape(in, rg, t));
+    } else {
+      benchmark::DoNotOptimize(interp.run(in));
+    }
+  }
+  state.counters["forward_nodes"] = static_cast<double>(nodes);
+}
+
+BENCHMARK(BM_InterpretedViews)->Arg(1000);
+BENCHMARK(BM_InterpretedPointwise)->Args({1000, 1})->Args({1000, 4096});
+BENCHMARK(BM_DirectPointwise)->Args({1000, 1})->Args({1000, 4096});
+BENCHMARK(BM_LstmStep)->Args({8, 2, 0})->Args({8, 2, 1})->Args({512, 64, 0})->Args({512, 64, 1})->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
