@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace gj::fusion {
 
@@ -54,6 +55,35 @@ llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x) {
 llvm::Value* emitSigmoid(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x) {
   llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
   return b.CreateFDiv(one, b.CreateFAdd(one, emitExp(b, m, b.CreateFNeg(x))));
+}
+
+llvm::Function* createKernelBody(llvm::Module& m, const std::string& name, size_t buffers) {
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* ptr = llvm::PointerType::getUnqual(ctx);
+  auto* i64 = llvm::Type::getInt64Ty(ctx);
+  std::vector<llvm::Type*> params(buffers, ptr);
+  params.push_back(i64);
+  params.push_back(i64);
+  auto* ty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
+  auto* body = llvm::Function::Create(ty, llvm::Function::InternalLinkage, name + "_body", m);
+  body->addFnAttr(llvm::Attribute::AlwaysInline);
+  for (size_t i = 0; i < buffers; ++i) body->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
+  return body;
+}
+
+void emitKernelEntry(llvm::Module& m, const std::string& name, llvm::Function* body, size_t buffers) {
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* ptr = llvm::PointerType::getUnqual(ctx);
+  auto* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* ty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, i64, i64}, false);
+  auto* entry = llvm::Function::Create(ty, llvm::Function::ExternalLinkage, name, m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  std::vector<llvm::Value*> args;
+  for (size_t i = 0; i < buffers; ++i) args.push_back(b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, entry->getArg(0), i)));
+  args.push_back(entry->getArg(1));
+  args.push_back(entry->getArg(2));
+  b.CreateCall(body, args);
+  b.CreateRetVoid();
 }
 
 }  // namespace gj::fusion

@@ -14,4 +14,16 @@ llvm::Value* emitSigmoid(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x);
 /// A call to libm's `base` (float: basef).
 llvm::Value* emitLibm(llvm::IRBuilder<>& b, llvm::Module& m, const char* base, llvm::Value* x);
 
+// The CPU kernel ABI both fusers compile to: NAME(ptr args, i64 begin, i64 end), where args holds one
+// pointer per buffer (inputs, then outputs) and [begin, end) is the share of the outer loop this call
+// runs. The code lives in NAME_body(ptr noalias buf0, ..., i64 begin, i64 end), internal and always
+// inlined into NAME, so the noalias facts become alias scopes: every buffer is its own allocation
+// (outputs are made fresh for each call, inputs are only read), and without them LLVM guards each
+// vectorized loop with run-time overlap checks and keeps a scalar copy of it.
+
+/// Declares NAME_body with `buffers` noalias pointer parameters and then begin, end (its last two).
+llvm::Function* createKernelBody(llvm::Module& m, const std::string& name, size_t buffers);
+/// Defines NAME, which unpacks the argument array and calls `body`.
+void emitKernelEntry(llvm::Module& m, const std::string& name, llvm::Function* body, size_t buffers);
+
 }  // namespace gj::fusion

@@ -18,31 +18,15 @@ class Emitter {
   Emitter(const KernelSpec& spec, llvm::LLVMContext& ctx, llvm::Module& m)
       : spec_(spec), ctx_(ctx), m_(m), b_(ctx),
         t_(spec.dtype == DType::Float64 ? llvm::Type::getDoubleTy(ctx) : llvm::Type::getFloatTy(ctx)),
-        i64_(llvm::Type::getInt64Ty(ctx)), ptr_(llvm::PointerType::getUnqual(ctx)) {}
+        i64_(llvm::Type::getInt64Ty(ctx)) {}
 
-  // NAME_body(ptr noalias arg0, ..., i64 rowBegin, i64 rowEnd) holds the loops; NAME(ptr args, i64, i64)
-  // unpacks the argument array and calls it (inlined, so the noalias facts become alias scopes).
+  // The kernel ABI of fusers/llvm_math.h: NAME_body(noalias args..., rowBegin, rowEnd) holds the loops
+  // over rows and columns, NAME unpacks the argument array.
   void emit(const std::string& name) {
     const size_t nargs = spec_.argSizes.size() + spec_.outputs.size();
-    std::vector<llvm::Type*> params(nargs, ptr_);
-    params.push_back(i64_);
-    params.push_back(i64_);
-    auto* bodyTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), params, false);
-    auto* body = llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage, name + "_body", m_);
-    body->addFnAttr(llvm::Attribute::AlwaysInline);
-    for (size_t i = 0; i < nargs; ++i) body->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
+    llvm::Function* body = fusion::createKernelBody(m_, name, nargs);
     emitBody(body, nargs);
-
-    auto* entryTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), {ptr_, i64_, i64_}, false);
-    auto* entry = llvm::Function::Create(entryTy, llvm::Function::ExternalLinkage, name, m_);
-    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry));
-    std::vector<llvm::Value*> args;
-    for (size_t i = 0; i < nargs; ++i)
-      args.push_back(b_.CreateLoad(ptr_, b_.CreateConstGEP1_64(ptr_, entry->getArg(0), i)));
-    args.push_back(entry->getArg(1));
-    args.push_back(entry->getArg(2));
-    b_.CreateCall(body, args);
-    b_.CreateRetVoid();
+    fusion::emitKernelEntry(m_, name, body, nargs);
   }
 
  private:
@@ -167,7 +151,6 @@ class Emitter {
   llvm::IRBuilder<> b_;
   llvm::Type* t_;
   llvm::Type* i64_;
-  llvm::PointerType* ptr_;
   std::vector<llvm::Value*> values_;
 };
 

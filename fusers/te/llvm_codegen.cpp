@@ -24,7 +24,7 @@ class Emitter {
  public:
   Emitter(const LoopNest& nest, llvm::LLVMContext& ctx, llvm::Module& m)
       : nest_(nest), ctx_(ctx), m_(m), b_(ctx), i64_(llvm::Type::getInt64Ty(ctx)),
-        ptr_(llvm::PointerType::getUnqual(ctx)), written_(bufferUse(nest.root()).storedAndLoaded()) {}
+        written_(bufferUse(nest.root()).storedAndLoaded()) {}
 
   // One function per top-level statement of the root.
   std::vector<CompiledNest> emit(const std::string& name) {
@@ -57,23 +57,24 @@ class Emitter {
     return i64_;
   }
 
+  // The kernel ABI of fusers/llvm_math.h: FNAME_body (noalias buffers) holds the nest, FNAME unpacks.
   void emitFunction(const std::string& fname, const Stmt& s) {
-    auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), {ptr_, i64_, i64_}, false);
-    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, fname, m_);
+    const size_t nbufs = nest_.inputs().size() + nest_.outputs().size();
+    fn_ = fusion::createKernelBody(m_, fname, nbufs);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
     bufs_.clear();
-    size_t a = 0;
+    unsigned a = 0;
     for (const std::vector<Buf>* list : {&nest_.inputs(), &nest_.outputs()})
-      for (const Buf& buf : *list)
-        bufs_[buf.get()] = b_.CreateLoad(ptr_, b_.CreateConstGEP1_64(ptr_, fn_->getArg(0), a++));
+      for (const Buf& buf : *list) bufs_[buf.get()] = fn_->getArg(a++);
     scopes_.assign(1, {});
     if (const For* f = s.as<For>()) {
       // The outermost loop runs over [begin, end).
-      loop(f, fn_->getArg(1), fn_->getArg(2));
+      loop(f, fn_->getArg(a), fn_->getArg(a + 1));
     } else {
       stmt(s);
     }
     b_.CreateRetVoid();
+    fusion::emitKernelEntry(m_, fname, fn_, nbufs);
   }
 
   llvm::Value* lookup(const ExprNode* e) {
@@ -304,7 +305,6 @@ class Emitter {
   llvm::Module& m_;
   llvm::IRBuilder<> b_;
   llvm::Type* i64_;
-  llvm::PointerType* ptr_;
   llvm::Function* fn_ = nullptr;
   std::unordered_map<const BufNode*, llvm::Value*> bufs_;
   std::unordered_set<const BufNode*> written_;
