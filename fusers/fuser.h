@@ -33,6 +33,12 @@ struct TensorSignature {
 struct KernelArgs {
   std::vector<Tensor> inputs, outputs;
   std::vector<void*> pointers;
+  /// A CUDA launch's parameter array for the pointers (each entry the address of one pointer).
+  std::vector<void*> launchParameters() {
+    std::vector<void*> params;
+    for (void*& p : pointers) params.push_back(&p);
+    return params;
+  }
 };
 KernelArgs kernelArgs(std::string_view what, DeviceKind device, const std::vector<Tensor>& inputs,
                       const std::vector<TensorSignature>& expected, const std::vector<TensorSignature>& outputs);

@@ -73,7 +73,7 @@ Tensor parseNpy(std::string_view bytes, const std::string& what) {
              "numpy.ascontiguousarray first", what);
   Shape shape = parseShape(valueAfter(header, "shape", what), what);
   std::optional<DType> dtype;
-  for (DType t : {DType::Float32, DType::Float64, DType::Int64, DType::Bool})
+  for (DType t : kAllDTypes)
     if (descr.substr(0, 5) == "'" + std::string(descrOf(t)) + "'") dtype = t;
   USER_CHECK(dtype.has_value(), "{}: unsupported .npy dtype {}; expected <f4, <f8, <i8 or |b1",
              what, descr.substr(0, descr.find(',')));

@@ -23,13 +23,13 @@ std::string_view dtypeIrName(DType t) {
 }
 
 std::optional<DType> dtypeFromIrName(std::string_view name) {
-  for (DType t : {DType::Float32, DType::Float64, DType::Int64, DType::Bool})
+  for (DType t : kAllDTypes)
     if (dtypeIrName(t) == name) return t;
   return std::nullopt;
 }
 
 std::optional<DType> dtypeFromCode(int64_t code) {
-  for (DType t : {DType::Float32, DType::Float64, DType::Int64, DType::Bool})
+  for (DType t : kAllDTypes)
     if (static_cast<int64_t>(t) == code) return t;
   return std::nullopt;
 }

@@ -9,6 +9,8 @@ namespace gj {
 
 /// Element type of a tensor. Float64 exists for gradient checks; Int64 for token ids and labels.
 enum class DType : uint8_t { Float32, Float64, Int64, Bool };
+/// Every dtype, in enumerator order.
+inline constexpr DType kAllDTypes[] = {DType::Float32, DType::Float64, DType::Int64, DType::Bool};
 
 /// Bytes per element.
 size_t dtypeSize(DType t);

@@ -12,11 +12,11 @@
 #include "runtime/cuda/device.h"
 #include "runtime/nvrtc.h"
 #include "tests/support/build_config.h"
+#include "tests/support/kernel_dump.h"
 #include "tests/support/reference.h"
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <set>
 
 namespace gj {
@@ -193,16 +193,9 @@ TEST(LegacyFuser, KernelCacheIsSharedAcrossFunctions) {
 
 TEST(LegacyFuser, DumpsEveryKernel) {
   SKIP_WITHOUT_LLVM();
-  auto dir = std::filesystem::temp_directory_path() / "gj_dump_test";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  Model m = buildLstmCell(2, 3, 11);  // a size no other test compiles, so nothing comes from the cache
-  Function f(*m.graph, {.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy, .dumpKernels = dir.string()});
-  auto in = randomInputs(m, 8);
-  f.forward(std::vector<IValue>(in.begin(), in.end()));
   size_t ll = 0, opt = 0, cu = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
+  // A size no other test compiles, so nothing comes from the cache.
+  for (const auto& [name, text] : test::dumpedKernels(buildLstmCell(2, 3, 11), FuserKind::Legacy, "legacy_test")) {
     opt += name.ends_with(".opt.ll");
     ll += name.ends_with(".ll") && !name.ends_with(".opt.ll");
     cu += name.ends_with(".cu");
@@ -210,7 +203,6 @@ TEST(LegacyFuser, DumpsEveryKernel) {
   EXPECT_EQ(ll, 1u);
   EXPECT_EQ(opt, 1u);
   EXPECT_EQ(cu, 1u);
-  std::filesystem::remove_all(dir);
 }
 
 // Calls fn(model, plan graph, fusion node) for every fusion group of the models of tests/data

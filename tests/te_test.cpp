@@ -1,7 +1,6 @@
 // The TE fuser: LoopNest transforms (golden loop nests before/after, equal results), and every TE kernel
 // the models produce run by the interpreter and by LLVM code (agreeing), printed as CUDA C and compiled
 // by NVRTC; the LSTM backward's group structure.
-#include "executors/function.h"
 #include "executors/interpreter.h"
 #include "executors/pipeline.h"
 #include "fusers/te/interpreter.h"
@@ -16,6 +15,7 @@
 #include "runtime/cuda/device.h"
 #include "runtime/nvrtc.h"
 #include "tests/support/filecheck.h"
+#include "tests/support/kernel_dump.h"
 #include "tests/support/build_config.h"
 #include "tests/support/reference.h"
 #include "runtime/cpu/ops.h"
@@ -25,9 +25,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <set>
 
@@ -585,25 +582,16 @@ TEST(TeFuser, LstmBackwardKeepsBiasReductionsInTheGroup) {
 // of the loop behind them, which once doubled the optimized module and its compile time.
 TEST(TeFuser, CpuKernelsVectorizeWithoutOverlapChecks) {
   SKIP_WITHOUT_LLVM();
-  auto dir = std::filesystem::temp_directory_path() / "gj_te_noalias_test";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  Model m = buildLstmCell(4, 16, 48);  // a size no other test compiles, so nothing comes from the cache
-  Function f(*m.graph, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .dumpKernels = dir.string()});
-  auto in = randomInputs(m, 8);
-  f.forward(std::vector<IValue>(in.begin(), in.end()));
   size_t modules = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (!e.path().filename().string().ends_with(".opt.ll")) continue;
+  // A size no other test compiles, so nothing comes from the cache.
+  for (const auto& [name, text] : test::dumpedKernels(buildLstmCell(4, 16, 48), FuserKind::Te, "te_noalias_test")) {
+    if (!name.ends_with(".opt.ll")) continue;
     ++modules;
-    std::ifstream file(e.path());
-    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    EXPECT_NE(text.find(" x float>"), std::string::npos) << e.path() << " is not vectorized";
+    EXPECT_NE(text.find(" x float>"), std::string::npos) << name << " is not vectorized";
     for (const char* check : {"found.conflict", "bound0"})
-      EXPECT_EQ(text.find(check), std::string::npos) << e.path() << " checks for overlapping buffers (" << check << ")";
+      EXPECT_EQ(text.find(check), std::string::npos) << name << " checks for overlapping buffers (" << check << ")";
   }
   EXPECT_EQ(modules, 1u);
-  std::filesystem::remove_all(dir);
 }
 
 // Every step of an unrolled LSTM computes the same cell, so each fuser's groups print alike and share

@@ -77,15 +77,14 @@ class CudaFusedKernel final : public CompiledKernel {
   CudaFusedKernel(KernelSpec spec, cuda::Kernel kernel) : spec_(std::move(spec)), kernel_(std::move(kernel)) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
-    auto [keep, outs, pointers] = kernelArgs("fused CUDA kernel", DeviceKind::Cuda, inputs, argSignatures(spec_),
-                                             outputSignatures(spec_));
+    KernelArgs a = kernelArgs("fused CUDA kernel", DeviceKind::Cuda, inputs, argSignatures(spec_),
+                              outputSignatures(spec_));
     long long n = spec_.numel();
-    if (n == 0) return outs;
-    std::vector<void*> args;
-    for (void*& p : pointers) args.push_back(&p);
-    args.push_back(&n);
-    kernel_.launch({.grid = {cudaGridSize(n), 1, 1}, .block = {kCudaBlock, 1, 1}}, args.data());
-    return outs;
+    if (n == 0) return a.outputs;
+    std::vector<void*> params = a.launchParameters();
+    params.push_back(&n);
+    kernel_.launch({.grid = {cudaGridSize(n), 1, 1}, .block = {kCudaBlock, 1, 1}}, params.data());
+    return a.outputs;
   }
 
  private:

@@ -177,17 +177,16 @@ class TeCudaKernel final : public CompiledKernel {
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
-    auto [keep, outs, pointers] = kernelArgs("TE CUDA kernel", DeviceKind::Cuda, inputs, signatures(nest_.inputs()),
-                                             signatures(nest_.outputs()));
+    KernelArgs a = kernelArgs("TE CUDA kernel", DeviceKind::Cuda, inputs, signatures(nest_.inputs()),
+                              signatures(nest_.outputs()));
     const auto& [blocks, threads] = launch_;
-    if (blocks[0] * blocks[1] * blocks[2] * threads[0] * threads[1] * threads[2] == 0) return outs;
-    std::vector<void*> args;
-    for (void*& p : pointers) args.push_back(&p);
+    if (blocks[0] * blocks[1] * blocks[2] * threads[0] * threads[1] * threads[2] == 0) return a.outputs;
+    std::vector<void*> params = a.launchParameters();
     auto u = [](int64_t v) { return static_cast<unsigned>(v); };
-    kernel_.launch({.grid = {u(launch_.blocks[0]), u(launch_.blocks[1]), u(launch_.blocks[2])},
-                    .block = {u(launch_.threads[0]), u(launch_.threads[1]), u(launch_.threads[2])}},
-                   args.data());
-    return outs;
+    kernel_.launch({.grid = {u(blocks[0]), u(blocks[1]), u(blocks[2])},
+                    .block = {u(threads[0]), u(threads[1]), u(threads[2])}},
+                   params.data());
+    return a.outputs;
   }
 
  private:

@@ -76,8 +76,7 @@ static void accumulate(T* acc, const Tensor& x) {
       }
     return;
   }
-  Shape strides(x.sizes().size());
-  for (int64_t d = x.dim() - 1, s = 1; d >= 0; s *= x.size(d), --d) strides[d] = s;
+  const Shape strides = contiguousStrides(x.sizes());  // acc's
   forEachOffset<2>(x.sizes(), {strides.data(), x.strides().data()},
                    [&](const std::array<int64_t, 2>& off) { acc[off[0]] += px[off[1]]; });
 }
