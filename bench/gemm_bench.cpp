@@ -37,12 +37,15 @@ void BM_Sgemm(benchmark::State& state) {
 }
 
 // The LSTM's GEMMs at the fastrnns shape: forward x W_ih^T (all steps) and h W_hh^T (one step); backward
-// dgates W_hh (one step), dgates W_ih (all steps) and the weight gradients x^T dgates (all steps).
+// dgates W_hh (one step), dgates W_ih (all steps) and the weight gradients x^T dgates (all steps); the
+// all-steps GEMMs also over a quarter of the steps, as batch_mm chunks them (passes/batch_mm.h).
 void shapes(benchmark::internal::Benchmark* b) {
   for (int threads : {1, 2}) {
     for (auto [m, n, k] : {std::tuple{64, 2048, 512}, {6400, 2048, 512}, {64, 512, 2048}})
       for (int backend : {0, 1}) b->Args({m, n, k, threads, backend, 0, 1});
-    for (auto [m, n, k, ta, tb] : {std::tuple{64, 2048, 512, 0, 0}, {64, 512, 2048, 0, 0}, {6400, 512, 2048, 0, 0}, {512, 2048, 6400, 1, 0}})
+    for (auto [m, n, k, ta, tb] : {std::tuple{64, 2048, 512, 0, 0}, {64, 512, 2048, 0, 0}, {6400, 512, 2048, 0, 0},
+                                   {512, 2048, 6400, 1, 0}, {1600, 2048, 512, 0, 1}, {1600, 512, 2048, 0, 0},
+                                   {512, 2048, 1600, 1, 0}})
       b->Args({m, n, k, threads, 0, ta, tb});
   }
   b->ArgNames({"m", "n", "k", "threads", "backend", "transA", "transB"})->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gj {
 
@@ -54,34 +55,78 @@ Value* constant(Node* before, ConstantValue v) {
   return c->output();
 }
 
+// The position of every node of `b`, its param node first (0). Rewrites that insert or move nodes make a
+// map stale; each takes a fresh one.
+std::unordered_map<const Node*, size_t> positionsIn(Block* b) {
+  std::unordered_map<const Node*, size_t> pos{{b->paramNode(), 0}};
+  for (Node* n : *b) pos.emplace(n, pos.size());
+  return pos;
+}
+
+// The node of `b` that defines `v` or holds its definition; b's param node for block inputs and for values
+// from outside b.
+Node* definitionIn(Value* v, Block* b) {
+  Node* def = ancestorIn(v->node(), b);
+  return def ? def : b->paramNode();
+}
+
+int64_t numElements(const Value* v) {
+  auto s = staticSizes(v);
+  if (!s) return 0;
+  int64_t n = 1;
+  for (int64_t d : *s) n *= d;
+  return n;
+}
+
+// Splits items (in program order, `sizes[i]` elements each) into consecutive runs: the fewest that keep each
+// run within kBatchChunkElements, filled evenly (an item goes to the run its middle falls in when the
+// total is cut into equal parts; an item over the limit is a run of its own). Each run is [begin, end).
+std::vector<std::pair<size_t, size_t>> chunkRuns(const std::vector<int64_t>& sizes) {
+  const int64_t limit = kBatchChunkElements;
+  if (sizes.empty()) return {};
+  int64_t total = 0;
+  for (int64_t s : sizes) total += s;
+  if (total <= limit) return {{0, sizes.size()}};
+  const int64_t runs = (total + limit - 1) / limit;
+  const double part = static_cast<double>(total) / static_cast<double>(runs);
+  std::vector<std::pair<size_t, size_t>> out;
+  size_t begin = 0;
+  int64_t before = 0, filled = 0, run = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const auto partOf = static_cast<int64_t>((static_cast<double>(before) + static_cast<double>(sizes[i]) / 2) / part);
+    if (i > begin && (partOf > run || filled + sizes[i] > limit)) {
+      out.emplace_back(begin, i);
+      begin = i;
+      filled = 0;
+      run = std::max(run + 1, partOf);
+    }
+    filled += sizes[i];
+    before += sizes[i];
+  }
+  out.emplace_back(begin, sizes.size());
+  return out;
+}
+
 // Moves the nodes `v` depends on that sit at or after `point` (in b) in front of `point`.
-void hoistCone(Value* v, Node* point, Block* b, const Reachability& r) {
+void hoistCone(Value* v, Node* point, Block* b) {
   Node* def = ancestorIn(v->node(), b);
   if (!def || def->kind() == OpKind::Param || (!point->isBefore(def) && def != point)) return;
-  for (Value* in : allUses(def)) hoistCone(in, point, b, r);
+  for (Value* in : allUses(def)) hoistCone(in, point, b);
   def->moveBefore(point);
 }
 
-// Merges mm nodes that share operand `shared` (side 1: the right operand) and are independent.
-bool batchSide(Block* b, std::vector<Node*> group, int sharedSide, const Reachability& r) {
-  std::vector<Node*> chosen;
-  for (Node* n : group) {
-    bool independent = true;
-    // Both ways: an earlier merge in this block may have moved nodes, so `group` (in the order the block
-    // had when it was scanned) need not be in program order any more.
-    for (Node* c : chosen) independent = independent && !r.dependsOn(n, c) && !r.dependsOn(c, n);
-    if (independent && staticSizes(n->input(1 - sharedSide))) chosen.push_back(n);
-  }
-  if (chosen.size() < 2) return false;
+// Replaces the independent mm nodes `chosen`, which share operand `sharedSide` (1: the right operand), by
+// one product of their other operands concatenated, split back into pieces.
+void mergeSide(Block* b, const std::vector<Node*>& chosen, int sharedSide) {
+  auto pos = positionsIn(b);
   // Insert before the first use of any chosen output (or the last chosen node when they are unused).
-  Node* point = *std::max_element(chosen.begin(), chosen.end(),
-                                  [&](Node* a, Node* c) { return r.position(a) < r.position(c); });
+  Node* point = *std::max_element(chosen.begin(), chosen.end(), [&](Node* a, Node* c) { return pos[a] < pos[c]; });
   for (Node* n : chosen)
     for (const Use& u : n->output()->uses()) {
       Node* user = ancestorIn(u.user, b);
-      if (user && user->kind() != OpKind::Return && r.position(user) < r.position(point)) point = user;
+      if (user && user->kind() != OpKind::Return && pos[user] < pos[point]) point = user;
     }
-  for (Node* n : chosen) hoistCone(n->input(1 - sharedSide), point, b, r);
+  for (Node* n : chosen) hoistCone(n->input(1 - sharedSide), point, b);
   Graph* g = b->graph();
   const int catDim = sharedSide == 1 ? 0 : 1;
   std::vector<Value*> parts;
@@ -103,7 +148,31 @@ bool batchSide(Block* b, std::vector<Node*> group, int sharedSide, const Reachab
     g->replaceAllUsesWith(chosen[i]->output(), unpack->output(i));
     g->erase(chosen[i]);
   }
-  return true;
+}
+
+// Merges the mm nodes of `group`, which share operand `sharedSide`, that are independent of each other and
+// have static sizes: in program order, in chunks of at most kBatchChunkElements (a product, or the operand
+// concatenated for it), each placed before the first use of its own results.
+bool batchSide(Block* b, const std::vector<Node*>& group, int sharedSide, const Reachability& r) {
+  std::vector<Node*> chosen;
+  for (Node* n : group) {
+    bool independent = true;
+    // Both ways: an earlier merge in this block may have moved nodes, so `group` (in the order the block
+    // had when it was scanned) need not be in program order any more.
+    for (Node* c : chosen) independent = independent && !r.dependsOn(n, c) && !r.dependsOn(c, n);
+    if (independent && staticSizes(n->input(1 - sharedSide))) chosen.push_back(n);
+  }
+  if (chosen.size() < 2) return false;
+  std::sort(chosen.begin(), chosen.end(), [&](Node* a, Node* c) { return r.position(a) < r.position(c); });
+  std::vector<int64_t> sizes;
+  for (Node* n : chosen) sizes.push_back(std::max(numElements(n->input(1 - sharedSide)), numElements(n->output())));
+  bool changed = false;
+  for (auto [begin, end] : chunkRuns(sizes))
+    if (end - begin >= 2) {
+      mergeSide(b, {chosen.begin() + begin, chosen.begin() + end}, sharedSide);
+      changed = true;
+    }
+  return changed;
 }
 
 // The mm leaves of the sum rooted at `n`: aten::add nodes with alpha 1 (below the root, each used once)
@@ -130,89 +199,166 @@ bool isSumOperand(const Node* n) {
   return uses.size() == 1 && uses[0].user->kind() == OpKind::Add && isConstantEqual(uses[0].user->input(2), 1.0);
 }
 
-// A stack along a new first dimension, in `b`, of exactly the (distinct, 2-D) values `xs` in some order,
-// or null. A backward stacks the per-step gate gradients for the input's gradient; its weight gradients
-// multiply the same tensors.
-Node* stackOfPermutation(const std::vector<Value*>& xs, Block* b) {
-  std::unordered_map<Value*, int> want;
-  for (Value* x : xs) {
-    auto s = staticSizes(x);
-    if (!s || s->size() != 2 || ++want[x] > 1) return nullptr;
-  }
-  for (const Use& u : xs[0]->uses()) {
-    Node* list = u.user;
-    if (list->kind() != OpKind::ListConstruct || list->owningBlock() != b || list->inputs().size() != xs.size())
-      continue;
-    if (!std::all_of(list->inputs().begin(), list->inputs().end(), [&](Value* v) { return want.count(v) != 0; }))
-      continue;
-    for (const Use& lu : list->output()->uses())
-      if (lu.user->kind() == OpKind::Stack && lu.user->owningBlock() == b && constantInt(lu.user->input(1)) == 0)
-        return lu.user;
-  }
-  return nullptr;
-}
+// One term t(x) * b or a * b of a sum of products: its operands (x for a transposed left operand) and its
+// mm node.
+struct Term {
+  Value* left;
+  Value* right;
+  Node* mm;
+};
 
-// The right operand of the batched product when those operands are stacked already: the terms are put in
-// the stack's order and the stack, viewed as [steps * rows, columns], is the operand, instead of a second
-// copy of the same tensors. A stack after `root` is recreated at `root` (its inputs are the products'
-// operands, defined before it), taking over its uses.
-Value* stackedOperand(Node* root, std::vector<Value*>& lefts, std::vector<Value*>& rights) {
-  Node* stack = stackOfPermutation(rights, root->owningBlock());
-  if (!stack) return nullptr;
-  Node* list = stack->input(0)->node();
-  std::unordered_map<Value*, Value*> leftOf;
-  for (size_t i = 0; i < rights.size(); ++i) leftOf[rights[i]] = lefts[i];
-  for (size_t i = 0; i < rights.size(); ++i) {
-    rights[i] = list->input(i);
-    lefts[i] = leftOf.at(rights[i]);
+// Terms multiplied together as one product: `terms` in the order of their rows, and the concatenation of
+// their right operands when the graph holds one already (else null).
+struct Chunk {
+  std::vector<size_t> terms;
+  Value* rightRows = nullptr;
+};
+
+// The concatenations along rows (aten::cat or a stack along a new first dimension, in `b`) of two or more
+// distinct right operands of `terms` that no other such concatenation took. A backward concatenates the
+// per-step gate gradients for the input's gradient; the weight gradients multiply the same tensors, so
+// their products read that copy instead of making another. A stack after `root` is recreated at `root`
+// (its inputs are operands of products before it), taking over its uses; a stack is read as
+// [steps * rows, columns].
+std::vector<Chunk> existingRowConcatenations(Node* root, const std::vector<Term>& terms, std::vector<bool>& taken) {
+  Block* b = root->owningBlock();
+  std::unordered_map<Value*, size_t> termOf;
+  std::unordered_map<Value*, int> count;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    auto s = staticSizes(terms[i].right);
+    if (!s || s->size() != 2) continue;
+    termOf[terms[i].right] = i;
+    ++count[terms[i].right];
   }
-  Value* stacked = stack->output();
-  if (root->isBefore(stack)) {
-    Value* fresh = emit(root, OpKind::Stack, {emit(root, OpKind::ListConstruct, rights, list->output()->type()),
-                                              constant(root, int64_t{0})},
-                        stacked->type());
-    root->graph()->replaceAllUsesWith(stacked, fresh);  // the old stack is left to dce: the caller's walk
-    stacked = fresh;                                      // over the block still holds it
+  std::vector<Chunk> found;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    if (taken[i] || !termOf.count(terms[i].right) || count[terms[i].right] != 1) continue;
+    for (const Use& u : terms[i].right->uses()) {
+      Node* list = u.user;
+      if (list->kind() != OpKind::ListConstruct || list->owningBlock() != b || list->inputs().size() < 2) continue;
+      std::vector<size_t> members;
+      for (Value* v : list->inputs()) {
+        auto it = termOf.find(v);
+        if (it == termOf.end() || count[v] != 1 || taken[it->second] ||
+            std::find(members.begin(), members.end(), it->second) != members.end())
+          break;
+        members.push_back(it->second);
+      }
+      if (members.size() != list->inputs().size()) continue;
+      Node* concat = nullptr;
+      for (const Use& lu : list->output()->uses())
+        if ((lu.user->kind() == OpKind::Cat || lu.user->kind() == OpKind::Stack) && lu.user->owningBlock() == b &&
+            constantInt(lu.user->input(1)) == 0)
+          concat = lu.user;
+      if (!concat) continue;
+      Value* rows = concat->output();
+      if (concat->kind() == OpKind::Stack) {
+        if (root->isBefore(concat)) {
+          Value* fresh =
+              emit(root, OpKind::Stack, {emit(root, OpKind::ListConstruct, std::vector<Value*>(list->inputs().begin(), list->inputs().end()), list->output()->type()),
+                                         constant(root, int64_t{0})},
+                   rows->type());
+          root->graph()->replaceAllUsesWith(rows, fresh);  // the old stack is left to dce: the caller's walk
+          rows = fresh;                                      // over the block still holds it
+        }
+        const auto cols = (*staticSizes(terms[i].right))[1];
+        Node* after = rows->node()->next();
+        rows = emit(after, OpKind::Reshape, {rows, constant(after, std::vector<int64_t>{-1, cols})});
+      } else if (root->isBefore(concat)) {
+        continue;  // a cat after the sum is left alone
+      }
+      for (size_t m : members) taken[m] = true;
+      found.push_back({std::move(members), rows});
+      break;
+    }
   }
-  const auto cols = (*staticSizes(rights[0]))[1];
-  return emit(root, OpKind::Reshape, {stacked, constant(root, std::vector<int64_t>{-1, cols})});
+  return found;
 }
 
 // A sum of products, mm(a1, b1) + mm(a2, b2) + ... (any tree of adds with alpha 1, equal static result
-// sizes), becomes one product mm(cat([a1, a2, ...], 1), cat([b1, b2, ...], 0)); when every a_i is t(x_i),
+// sizes), becomes few products mm(cat([a1, a2, ...], 1), cat([b1, b2, ...], 0)); when every a_i is t(x_i),
 // the left operand is t(cat([x1, x2, ...], 0)), a contiguous copy. This is how a backward's weight
-// gradient, accumulated over time steps from one small GEMM per step, becomes one large GEMM.
+// gradient, accumulated over time steps from one small GEMM per step, becomes a few large GEMMs: the terms
+// are taken in chunks of at most kBatchChunkElements per operand (terms whose right operands the graph
+// concatenates already form a chunk that reads that concatenation), each product placed as soon as its
+// operands exist and summed as the products come, so the per-step tensors need not all be alive at once.
 bool batchTree(Node* root) {
   if (root->kind() != OpKind::Add || isSumOperand(root)) return false;
   std::optional<std::vector<int64_t>> sizes;
   std::vector<Node*> adds, mms;
   if (!collectMmSum(root, sizes, true, adds, mms) || mms.size() < 2) return false;
-  Type list = Type::of(TypeKind::TensorList);
+  Block* b = root->owningBlock();
+  Graph* g = root->graph();
   bool transposed = std::all_of(mms.begin(), mms.end(), [](Node* m) {
     const Node* a = m->input(0)->node();
     return a->kind() == OpKind::T && staticSizes(a->input(0)) && staticSizes(a->input(0))->size() == 2;
   });
-  std::vector<Value*> lefts, rights;
-  for (Node* m : mms) {
-    lefts.push_back(transposed ? m->input(0)->node()->input(0) : m->input(0));
-    rights.push_back(m->input(1));
+  std::vector<Term> terms;
+  for (Node* m : mms) terms.push_back({transposed ? m->input(0)->node()->input(0) : m->input(0), m->input(1), m});
+
+  std::vector<bool> taken(terms.size(), false);
+  std::vector<Chunk> chunks = existingRowConcatenations(root, terms, taken);
+  // The rest in the order their operands become available, in runs of bounded size.
+  auto pos = positionsIn(b);
+  auto ready = [&](const Term& t) {
+    return std::max(pos.at(definitionIn(t.left, b)), pos.at(definitionIn(t.right, b)));
+  };
+  std::vector<size_t> rest;
+  for (size_t i = 0; i < terms.size(); ++i)
+    if (!taken[i]) rest.push_back(i);
+  std::stable_sort(rest.begin(), rest.end(), [&](size_t x, size_t y) { return ready(terms[x]) < ready(terms[y]); });
+  std::vector<int64_t> elements;
+  for (size_t i : rest) elements.push_back(std::max(numElements(terms[i].left), numElements(terms[i].right)));
+  for (auto [begin, end] : chunkRuns(elements)) chunks.push_back({std::vector<size_t>(rest.begin() + begin, rest.begin() + end)});
+  if (std::all_of(chunks.begin(), chunks.end(), [](const Chunk& c) { return c.terms.size() == 1; })) return false;
+
+  // One product per chunk, right after the last of its operands (a chunk of one term keeps its mm).
+  Type list = Type::of(TypeKind::TensorList);
+  std::vector<Value*> products;
+  std::unordered_set<Node*> kept;
+  for (const Chunk& c : chunks) {
+    if (c.terms.size() == 1) {
+      products.push_back(terms[c.terms[0]].mm->output());
+      kept.insert(terms[c.terms[0]].mm);
+      continue;
+    }
+    pos = positionsIn(b);
+    Node* last = c.rightRows ? c.rightRows->node() : b->paramNode();
+    std::vector<Value*> lefts, rights;
+    for (size_t i : c.terms) {
+      lefts.push_back(terms[i].left);
+      rights.push_back(terms[i].right);
+      for (Value* v : {terms[i].left, terms[i].right})
+        if (Node* def = definitionIn(v, b); pos.at(def) > pos.at(last)) last = def;
+    }
+    Node* at = last->next();
+    Value* lhs = emit(at, OpKind::Cat, {emit(at, OpKind::ListConstruct, lefts, list),
+                                        constant(at, int64_t{transposed ? 0 : 1})});
+    if (transposed) lhs = emit(at, OpKind::T, {lhs});
+    Value* rhs = c.rightRows ? c.rightRows
+                             : emit(at, OpKind::Cat, {emit(at, OpKind::ListConstruct, rights, list),
+                                                      constant(at, int64_t{0})});
+    products.push_back(emit(at, OpKind::Mm, {lhs, rhs}, root->output()->type()));
   }
-  Value* rhs = stackedOperand(root, lefts, rights);
-  Value* lhs = emit(root, OpKind::Cat, {emit(root, OpKind::ListConstruct, lefts, list),
-                                        constant(root, int64_t{transposed ? 0 : 1})});
-  if (transposed) lhs = emit(root, OpKind::T, {lhs});
-  if (!rhs)
-    rhs = emit(root, OpKind::Cat, {emit(root, OpKind::ListConstruct, rights, list), constant(root, int64_t{0})});
-  Value* mm = emit(root, OpKind::Mm, {lhs, rhs}, root->output()->type());
-  Graph* g = root->graph();
+
+  // Summed in the order the products are made.
+  pos = positionsIn(b);
+  std::sort(products.begin(), products.end(),
+            [&](Value* x, Value* y) { return pos.at(x->node()) < pos.at(y->node()); });
+  Value* sum = products[0];
+  for (size_t k = 1; k < products.size(); ++k) {
+    Node* at = products[k]->node()->next();
+    sum = emit(at, OpKind::Add, {sum, products[k], constant(at, int64_t{1})}, root->output()->type());
+  }
   if (!root->output()->name().empty()) {
     std::string name = root->output()->name();
     root->output()->setName("");
-    mm->setName(name);
+    sum->setName(name);
   }
-  g->replaceAllUsesWith(root->output(), mm);
+  g->replaceAllUsesWith(root->output(), sum);
   for (Node* a : adds) g->erase(a);  // pre-order: each add's one use (its parent) is gone before it
-  for (Node* m : mms) g->erase(m);
+  for (Node* m : mms)
+    if (!kept.count(m)) g->erase(m);
   return true;
 }
 

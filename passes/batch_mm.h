@@ -8,6 +8,16 @@ namespace gj {
 ///         (and sharing the left operand: mm(X, w_i) -> mm(X, cat(w_i, 1)), split by columns);
 ///   tree: add(mm(a, b), mm(c, d))           -> mm(cat([a, c], 1), cat([b, d], 0)).
 /// Needs static sizes on the operands (run shape propagation first). Returns true if g changed.
+///
+/// Batches are made in chunks of at most kBatchChunkElements elements per product or concatenated
+/// operand, as few as that allows and evenly filled, each placed where its own operands exist: an LSTM's
+/// input GEMM for 100 steps becomes 4 of 25 steps (each computed just before its first step, so at most
+/// one chunk of the premultiplied gates is alive), its weight gradients 4 products (each made once its
+/// steps' gate gradients exist, which are then freed). A GEMM of 1600 rows runs at the rate of one of
+/// 6400 (bench/results/gemm-cpu.md); the memory of the whole batch does not have to exist at once.
 bool batchMatmuls(Graph& g);
+
+/// The most elements (16 MiB of float32) of one batched product or of one operand concatenated for it.
+inline constexpr int64_t kBatchChunkElements = int64_t{1} << 22;
 
 }  // namespace gj

@@ -222,6 +222,28 @@ TEST(Function, KeptAndUnrolledLoopsAgree) {
   for (size_t i = 0; i < grads[0].size(); ++i) EXPECT_LE(test::relError(grads[0][i], grads[1][i]), 1e-5) << i;
 }
 
+// 40 steps of 64 x 2048 gates are more than one batched GEMM may hold (passes/batch_mm.h): unrolled, the
+// input GEMM is made in two chunks of 20 steps (1280 rows) and the backward's weight and input gradients
+// likewise; with the loop kept nothing is batched across steps. Both agree, forward and backward.
+TEST(Function, ChunkedBatchedGemmsAgreeWithUnbatchedSteps) {
+  Model m = buildLstm(LstmVariantKind::Jit, {40, 64, 16, 512, 1});
+  auto in = randomInputs(m, 21);
+  std::vector<bool> rg(m.inputs.size(), true);
+  std::vector<std::vector<Tensor>> grads;
+  std::vector<std::vector<IValue>> outs;
+  for (bool unroll : {true, false}) {
+    Function f(*m.graph, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .unrollLoops = unroll});
+    outs.push_back(f.forward(std::vector<IValue>(in.begin(), in.end()), rg));
+    std::vector<Tensor> g;
+    for (const IValue& o : outs.back()) g.push_back(Tensor::rand(o.toTensor().sizes(), DType::Float32, 5, -1.0, 1.0));
+    grads.push_back(f.backward(g));
+    if (unroll) EXPECT_NE(f.optimizedGraph().find("Float(1280, 2048"), std::string::npos) << "not chunked";
+  }
+  for (size_t i = 0; i < outs[0].size(); ++i)
+    EXPECT_LE(test::relError(outs[0][i].toTensor(), outs[1][i].toTensor()), 1e-5) << "output " << i;
+  for (size_t i = 0; i < grads[0].size(); ++i) EXPECT_LE(test::relError(grads[0][i], grads[1][i]), 1e-4) << m.inputs[i].name;
+}
+
 TEST(Function, TwoFunctionsWithDifferentOptionsLiveSideBySide) {
   Model m = smallLstm(3, 2);
   Function legacy(*m.graph, {.executor = ExecutorKind::Legacy});

@@ -4,6 +4,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/batch_mm.h"
 #include "passes/pass_manager.h"
 #include "passes/canonicalize.h"
 #include "passes/create_autodiff_subgraphs.h"
@@ -13,6 +14,7 @@
 #include "tests/support/filecheck.h"
 #include "tests/support/reference.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -465,6 +467,99 @@ TEST(BatchMM, ASumOfProductsReusesAStackOfItsRightOperands) {
   size_t cats = 0;
   for (const Node* n : *after->block()) cats += n->kind() == OpKind::Cat && !n->output()->uses().empty();
   EXPECT_EQ(cats, 1u);
+  EXPECT_TRUE(verify(*after).empty());
+}
+
+// "%x1, %x2, ..., %xN" for the values x1..xN of a list in the IR.
+std::string valueList(const std::string& stem, int from, int to) {
+  std::string s;
+  for (int i = from; i <= to; ++i) s += (i > from ? ", %" : "%") + stem + std::to_string(i);
+  return s;
+}
+
+size_t countOf(const Graph& g, OpKind k) {
+  size_t n = 0;
+  for (const Node* node : *g.block()) n += node->kind() == k && !node->output()->uses().empty();
+  return n;
+}
+
+// Ten products of 2048 x 512 (1 Mi elements each, 10 Mi in all) sharing %w are more than one batch may
+// hold (kBatchChunkElements, 4 Mi): they become three products of 3, 4 and 3 (the fewest within the
+// limit, evenly filled), each made just before its own first use, after the previous chunk's users.
+TEST(BatchMM, ALargeBatchIsMadeInEvenChunksEachBeforeItsFirstUse) {
+  static_assert(kBatchChunkElements == 4 * 1024 * 1024, "the sizes below assume chunks of 4 Mi elements");
+  std::string ir = "graph(";
+  for (int i = 1; i <= 10; ++i) ir += "%x" + std::to_string(i) + " : Double(2048, 8), ";
+  ir += "%w : Double(8, 512)):\n  %one : int = prim::Constant[value=1]()\n";
+  ir += "  %a1 : Double(2048, 512) = aten::mm(%x1, %w)\n  %y1 : Double(2048, 512) = aten::tanh(%a1)\n";
+  for (int i = 2; i <= 10; ++i)
+    ir += fmt::format("  %a{0} : Double(2048, 512) = aten::mm(%x{0}, %w)\n"
+                      "  %y{0} : Double(2048, 512) = aten::add(%y{1}, %a{0}, %one)\n",
+                      i, i - 1);
+  ir += "  return (%y10)\n";
+  auto after = checkPass(ir, "batch-mm", "CHECK: prim::ListConstruct(" + valueList("x", 1, 3) + R"()
+    CHECK: aten::mm({{.*}}, %w)
+    CHECK: %y3 : Double(2048, 512) = aten::add
+    CHECK: prim::ListConstruct()" + valueList("x", 4, 7) + R"()
+    CHECK: aten::mm({{.*}}, %w)
+    CHECK: %y7 : Double(2048, 512) = aten::add
+    CHECK: prim::ListConstruct()" + valueList("x", 8, 10) + R"()
+    CHECK: aten::mm({{.*}}, %w)
+    CHECK: %y8 : Double(2048, 512) = aten::add
+  )");
+  EXPECT_EQ(countOf(*after, OpKind::Mm), 3u);
+  EXPECT_TRUE(verify(*after).empty());
+}
+
+// A weight gradient over ten steps whose gate gradients %g1..%g10 come one after another: the sum is made
+// of three products (3, 4 and 3 steps), each right after its last gate gradient, summed as they come, so
+// the first steps' tensors are dead before the later ones exist.
+TEST(BatchMM, AWeightGradientIsSummedInChunksAsItsStepsAppear) {
+  std::string ir = "graph(%x : Double(2048, 512), ";
+  for (int i = 1; i <= 10; ++i) ir += "%h" + std::to_string(i) + " : Double(2048, 8)" + (i < 10 ? ", " : "):\n");
+  ir += "  %one : int = prim::Constant[value=1]()\n  %g1 : Double(2048, 512) = aten::tanh(%x)\n";
+  for (int i = 2; i <= 10; ++i) ir += fmt::format("  %g{} : Double(2048, 512) = aten::tanh(%g{})\n", i, i - 1);
+  for (int i = 1; i <= 10; ++i)
+    ir += fmt::format("  %t{0} : Double(8, 2048) = aten::t(%h{0})\n  %m{0} : Double(8, 512) = aten::mm(%t{0}, %g{0})\n", i);
+  ir += "  %s2 : Double(8, 512) = aten::add(%m1, %m2, %one)\n";
+  for (int i = 3; i <= 9; ++i) ir += fmt::format("  %s{} : Double(8, 512) = aten::add(%s{}, %m{}, %one)\n", i, i - 1, i);
+  ir += "  %w : Double(8, 512) = aten::add(%s9, %m10, %one)\n  return (%w)\n";
+  auto after = checkPass(ir, "batch-mm", "CHECK: prim::ListConstruct(" + valueList("h", 1, 3) + R"()
+    CHECK: prim::ListConstruct()" + valueList("g", 1, 3) + R"()
+    CHECK: %[[P1:.*]] : Double(8, 512) = aten::mm
+    CHECK: %g4 : Double(2048, 512) = aten::tanh(%g3)
+    CHECK: prim::ListConstruct()" + valueList("g", 4, 7) + R"()
+    CHECK: %[[P2:.*]] : Double(8, 512) = aten::mm
+    CHECK: %[[S:.*]] : Double(8, 512) = aten::add(%[[P1]], %[[P2]]
+    CHECK: %g8 : Double(2048, 512) = aten::tanh(%g7)
+    CHECK: prim::ListConstruct()" + valueList("g", 8, 10) + R"()
+    CHECK: %[[P3:.*]] : Double(8, 512) = aten::mm
+    CHECK: %w : Double(8, 512) = aten::add(%[[S]], %[[P3]]
+    CHECK: return (%w)
+  )");
+  EXPECT_EQ(countOf(*after, OpKind::Mm), 3u);
+  EXPECT_EQ(countOf(*after, OpKind::Add), 2u);
+  EXPECT_TRUE(verify(*after).empty());
+}
+
+// The backward of a batched forward concatenates the gate gradients itself (the gradient of the split);
+// the weight gradient's product reads that concatenation, in its order, instead of making a second copy.
+TEST(BatchMM, ASumOfProductsReadsAConcatenationOfItsRightOperandsTheGraphHas) {
+  auto after = checkPass(std::string(R"IR(graph(%h1 : Double(2, 3), %h2 : Double(2, 3), %h3 : Double(2, 3),
+      %g1 : Double(2, 4), %g2 : Double(2, 4), %g3 : Double(2, 4), %wi : Double(4, 5)):
+  %zero : int = prim::Constant[value=0]()
+  %gs : Tensor[] = prim::ListConstruct(%g3, %g1, %g2)
+  %c : Double(6, 4) = aten::cat(%gs, %zero)
+  %dx : Double(6, 5) = aten::mm(%c, %wi)
+)IR") + kWeightGradientSum + "  return (%w, %dx)\n",
+                         "batch-mm", R"(
+    CHECK: %c : Double(6, 4) = aten::cat
+    CHECK: prim::ListConstruct(%h3, %h1, %h2)
+    CHECK: %[[X:.*]] : Tensor = aten::cat
+    CHECK: %[[XT:.*]] : Tensor = aten::t(%[[X]])
+    CHECK: %w : Double(3, 4) = aten::mm(%[[XT]], %c)
+  )");
+  EXPECT_EQ(countOf(*after, OpKind::Cat), 2u);
   EXPECT_TRUE(verify(*after).empty());
 }
 
