@@ -82,7 +82,7 @@ static std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> differenti
     auto g = std::make_shared<Gradient>(*grad);
     for (Graph* sub : {g->forward.get(), g->backward.get()})
       run(p, *sub, {"shape-propagation", "constant-propagation", "peephole", "cse", "batch-mm", "dce",
-                    "shape-propagation"},
+                    "shape-propagation", "contiguous-operands"},
           o);
     out.emplace_back(node, g);
   }
@@ -137,6 +137,9 @@ Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requ
   }
   std::vector<Graph*> graphs = {g.get()};
   auto grads = p.withGrad ? differentiateAll(p, o) : decltype(differentiateAll(p, o)){};
+  // After differentiation: a backward reads the forward's operands in its own layout (a transposed
+  // weight's transpose is row-major again), so each graph is laid out for itself.
+  run(p, *g, {"contiguous-operands"}, o);
   for (auto& [node, grad] : grads) graphs.insert(graphs.end(), {grad->forward.get(), grad->backward.get()});
   fuseAll(p, graphs, o);
   for (auto& [node, grad] : grads) p.gradients[node] = grad;

@@ -5,6 +5,7 @@
 #include "passes/batch_mm.h"
 #include "passes/canonicalize.h"
 #include "passes/constant_propagation.h"
+#include "passes/contiguous_operands.h"
 #include "passes/create_autodiff_subgraphs.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
