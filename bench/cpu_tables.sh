@@ -22,10 +22,12 @@ all=(--group rnns --fuser old,te --executor legacy,profiling --interleave)
 "$gb" "${all[@]}" --numLayers 3 --nloops 8 --warmup 3 --print-json "$out/rnns-3layers.json" | tee "$out/rnns-3layers.txt"
 
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  for threads in 2 1; do
-    OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 bench/torch_compare.py --group rnns --threads "$threads" --nloops 10 \
-      --warmup 3 | tee "$out/torch-rnns-${threads}thread.txt"
-  done
+  # PyTorch's fastest use of 2 cores is 1 OpenMP thread with 2 OpenBLAS threads (2 and 2 fight over the
+  # cores: bench/results/cpu.md); then one core.
+  OPENBLAS_NUM_THREADS=2 OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 bench/torch_compare.py --group rnns \
+    --threads 1 --nloops 10 --warmup 3 | tee "$out/torch-rnns-1thread-blas2.txt"
+  OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 bench/torch_compare.py --group rnns --threads 1 --nloops 10 \
+    --warmup 3 | tee "$out/torch-rnns-1thread.txt"
 fi
 
 if command -v perf >/dev/null; then
