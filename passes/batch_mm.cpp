@@ -222,24 +222,24 @@ struct Chunk {
 // [steps * rows, columns].
 std::vector<Chunk> existingRowConcatenations(Node* root, const std::vector<Term>& terms, std::vector<bool>& taken) {
   Block* b = root->owningBlock();
-  std::unordered_map<Value*, size_t> termOf;
+  // The terms by right operand, for the 2-D right operands that only one term has.
   std::unordered_map<Value*, int> count;
+  for (const Term& t : terms) ++count[t.right];
+  std::unordered_map<Value*, size_t> termOf;
   for (size_t i = 0; i < terms.size(); ++i) {
     auto s = staticSizes(terms[i].right);
-    if (!s || s->size() != 2) continue;
-    termOf[terms[i].right] = i;
-    ++count[terms[i].right];
+    if (s && s->size() == 2 && count[terms[i].right] == 1) termOf[terms[i].right] = i;
   }
   std::vector<Chunk> found;
   for (size_t i = 0; i < terms.size(); ++i) {
-    if (taken[i] || !termOf.count(terms[i].right) || count[terms[i].right] != 1) continue;
+    if (taken[i] || !termOf.count(terms[i].right)) continue;
     for (const Use& u : terms[i].right->uses()) {
       Node* list = u.user;
       if (list->kind() != OpKind::ListConstruct || list->owningBlock() != b || list->inputs().size() < 2) continue;
       std::vector<size_t> members;
       for (Value* v : list->inputs()) {
         auto it = termOf.find(v);
-        if (it == termOf.end() || count[v] != 1 || taken[it->second] ||
+        if (it == termOf.end() || taken[it->second] ||
             std::find(members.begin(), members.end(), it->second) != members.end())
           break;
         members.push_back(it->second);
@@ -254,10 +254,10 @@ std::vector<Chunk> existingRowConcatenations(Node* root, const std::vector<Term>
       Value* rows = concat->output();
       if (concat->kind() == OpKind::Stack) {
         if (root->isBefore(concat)) {
-          Value* fresh =
-              emit(root, OpKind::Stack, {emit(root, OpKind::ListConstruct, std::vector<Value*>(list->inputs().begin(), list->inputs().end()), list->output()->type()),
-                                         constant(root, int64_t{0})},
-                   rows->type());
+          std::vector<Value*> pieces(list->inputs().begin(), list->inputs().end());
+          Value* fresh = emit(root, OpKind::Stack,
+                              {emit(root, OpKind::ListConstruct, pieces, list->output()->type()), constant(root, int64_t{0})},
+                              rows->type());
           root->graph()->replaceAllUsesWith(rows, fresh);  // the old stack is left to dce: the caller's walk
           rows = fresh;                                      // over the block still holds it
         }

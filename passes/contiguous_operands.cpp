@@ -23,12 +23,13 @@ bool makeContiguous(Value* v, const Block* home, Node* at) {
   if (!v->type().isTensor() || v->node()->kind() == OpKind::Contiguous) return false;
   std::vector<Node*> users;
   bool repeated = false;
-  for (const Use& u : v->uses())
-    if (u.user->kind() == OpKind::Mm && u.index == 1 && staticSizes(u.user->input(0)) &&
-        (*staticSizes(u.user->input(0)))[0] <= kRowMajorOperandMaxRows) {
-      users.push_back(u.user);
-      repeated = repeated || inLoopBelow(u.user, home);
-    }
+  for (const Use& u : v->uses()) {
+    if (u.user->kind() != OpKind::Mm || u.index != 1) continue;
+    auto left = staticSizes(u.user->input(0));
+    if (!left || (*left)[0] > kRowMajorOperandMaxRows) continue;
+    users.push_back(u.user);
+    repeated = repeated || inLoopBelow(u.user, home);
+  }
   if (users.size() < 2 && !repeated) return false;
   Node* c = v->node()->graph()->create(OpKind::Contiguous, {v});
   c->output()->setType(v->type());

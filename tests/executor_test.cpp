@@ -204,19 +204,33 @@ TEST(Function, ThreadsCallingAtOnceMatchSerialCalls) {
   }
 }
 
+// Outputs and gradients of `m` with its loops unrolled ([0]) and kept ([1]), on the same random inputs
+// and output gradients, and the unrolled plan's optimized graph.
+struct UnrolledAndKept {
+  std::vector<std::vector<IValue>> outs;
+  std::vector<std::vector<Tensor>> grads;
+  std::string unrolledGraph;
+};
+
+UnrolledAndKept runUnrolledAndKept(const Model& m, FunctionOptions opts, uint64_t inputSeed, uint64_t gradSeed) {
+  auto in = randomInputs(m, inputSeed);
+  std::vector<bool> rg(m.inputs.size(), true);
+  UnrolledAndKept r;
+  for (bool unroll : {true, false}) {
+    opts.unrollLoops = unroll;
+    Function f(*m.graph, opts);
+    r.outs.push_back(f.forward(std::vector<IValue>(in.begin(), in.end()), rg));
+    std::vector<Tensor> g;
+    for (const IValue& o : r.outs.back()) g.push_back(Tensor::rand(o.toTensor().sizes(), DType::Float32, gradSeed));
+    r.grads.push_back(f.backward(g));
+    if (unroll) r.unrolledGraph = f.optimizedGraph();
+  }
+  return r;
+}
+
 TEST(Function, KeptAndUnrolledLoopsAgree) {
   Model m = buildLstm(LstmVariantKind::JitPremul, {6, 3, 5, 7, 2});
-  auto in = randomInputs(m, 9);
-  std::vector<bool> rg(m.inputs.size(), true);
-  std::vector<std::vector<Tensor>> grads;
-  std::vector<std::vector<IValue>> outs;
-  for (bool unroll : {true, false}) {
-    Function f(*m.graph, {.executor = ExecutorKind::Legacy, .unrollLoops = unroll});
-    outs.push_back(f.forward(std::vector<IValue>(in.begin(), in.end()), rg));
-    std::vector<Tensor> g;
-    for (const IValue& o : outs.back()) g.push_back(Tensor::rand(o.toTensor().sizes(), DType::Float32, 3));
-    grads.push_back(f.backward(g));
-  }
+  auto [outs, grads, unrolledGraph] = runUnrolledAndKept(m, {.executor = ExecutorKind::Legacy}, 9, 3);
   for (size_t i = 0; i < outs[0].size(); ++i)
     EXPECT_LE(test::relError(outs[0][i].toTensor(), outs[1][i].toTensor()), 1e-6);
   for (size_t i = 0; i < grads[0].size(); ++i) EXPECT_LE(test::relError(grads[0][i], grads[1][i]), 1e-5) << i;
@@ -227,18 +241,9 @@ TEST(Function, KeptAndUnrolledLoopsAgree) {
 // likewise; with the loop kept nothing is batched across steps. Both agree, forward and backward.
 TEST(Function, ChunkedBatchedGemmsAgreeWithUnbatchedSteps) {
   Model m = buildLstm(LstmVariantKind::Jit, {40, 64, 16, 512, 1});
-  auto in = randomInputs(m, 21);
-  std::vector<bool> rg(m.inputs.size(), true);
-  std::vector<std::vector<Tensor>> grads;
-  std::vector<std::vector<IValue>> outs;
-  for (bool unroll : {true, false}) {
-    Function f(*m.graph, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .unrollLoops = unroll});
-    outs.push_back(f.forward(std::vector<IValue>(in.begin(), in.end()), rg));
-    std::vector<Tensor> g;
-    for (const IValue& o : outs.back()) g.push_back(Tensor::rand(o.toTensor().sizes(), DType::Float32, 5, -1.0, 1.0));
-    grads.push_back(f.backward(g));
-    if (unroll) EXPECT_NE(f.optimizedGraph().find("Float(1280, 2048"), std::string::npos) << "not chunked";
-  }
+  auto [outs, grads, unrolledGraph] =
+      runUnrolledAndKept(m, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy}, 21, 5);
+  EXPECT_NE(unrolledGraph.find("Float(1280, 2048"), std::string::npos) << "not chunked";
   for (size_t i = 0; i < outs[0].size(); ++i)
     EXPECT_LE(test::relError(outs[0][i].toTensor(), outs[1][i].toTensor()), 1e-5) << "output " << i;
   for (size_t i = 0; i < grads[0].size(); ++i) EXPECT_LE(test::relError(grads[0][i], grads[1][i]), 1e-4) << m.inputs[i].name;
