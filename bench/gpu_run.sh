@@ -5,7 +5,9 @@
 #   bench/gpu_run.sh [CARRY=gpu-carry] [OUTDIR=bench/results]
 #
 # Every test binary runs whole: the CUDA cases (runtime/cuda, every kernel either fuser generates for the
-# models of tests/data, launched and compared with the interpreter) no longer skip there.
+# models of tests/data, launched and compared with the interpreter; the unfused ops and Function on the
+# device against the CPU and tests/data, cuda_ops_test) no longer skip there. GJ_CUDA_DRIVER must be unset:
+# cuda_ops_test runs on the emulated driver only where ctest sets it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=${1:-gpu-carry}
@@ -13,6 +15,7 @@ outdir=${2:-bench/results}
 mkdir -p "$outdir"
 export LD_LIBRARY_PATH="$PWD/$carry/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export GJ_TEST_DATA_DIR="$PWD/tests/data"
+unset GJ_CUDA_DRIVER
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
 slug=$(echo "${device:-unknown}" | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
@@ -26,7 +29,7 @@ status=0
   echo
   echo "## Tests"
   echo
-  for t in cuda_test fuser_test te_test runtime_test; do
+  for t in cuda_test cuda_ops_test fuser_test te_test runtime_test; do
     log=$(mktemp)
     if "$carry/bin/$t" --gtest_brief=1 > "$log" 2>&1; then result=passed; else result=FAILED; status=1; fi
     summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ')

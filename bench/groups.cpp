@@ -9,6 +9,7 @@
 #include "models/modules.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/cpu/onednn_lstm.h"
+#include "runtime/cuda/device.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -22,10 +23,24 @@ namespace {
 
 Tensor ones(const Tensor& like) { return Tensor::full(like.sizes(), like.dtype(), 1.0); }
 
+bool onCuda(const Options& o) { return o.device == "cuda"; }
+
+// The model's random inputs, on the device the rows run on (copied there once, outside the timed runs).
+std::vector<Tensor> rowInputs(const Model& m, const Options& o) {
+  std::vector<Tensor> in = randomInputs(m, o.seed);
+  if (onCuda(o))
+    for (Tensor& t : in) t = t.to(DeviceKind::Cuda);
+  return in;
+}
+
 // w -= lr * g, in place (the parameters are contiguous graph inputs, owned by the row).
 void sgdUpdate(const Tensor& w, const Tensor& g, double lr) {
   USER_CHECK(w.dtype() == DType::Float32 && w.isContiguous() && g.sizes() == w.sizes(),
              "SGD update: parameter and gradient disagree");
+  if (w.device() == DeviceKind::Cuda) {
+    w.copyFrom(cpu::sub(w, g, lr));
+    return;
+  }
   Tensor gc = g.contiguous();
   float* pw = w.data<float>();
   const float* pg = gc.data<float>();
@@ -38,6 +53,7 @@ FunctionOptions functionOptions(const Options& o) {
   fo.fuser = fuserFromName(o.fuser);
   fo.executor = executorFromName(o.executor);
   fo.profilingRuns = o.profilingRuns;
+  fo.device = onCuda(o) ? DeviceKind::Cuda : DeviceKind::Cpu;
   fo.verifyEach = false;
   return fo;
 }
@@ -79,7 +95,7 @@ Row trainingRow(const std::string& name, const Model& m, const Options& o, Funct
                 const std::function<bool(const std::string&)>& wantsGrad = {}) {
   auto t = std::make_shared<Training>();
   t->f = std::make_shared<Function>(*m.graph, fo);
-  auto in = randomInputs(m, o.seed);
+  auto in = rowInputs(m, o);
   for (size_t i = 0; i < in.size(); ++i) {
     t->inputs.push_back(in[i]);
     t->requiresGrad.push_back(isFloating(in[i].dtype()) && (!wantsGrad || wantsGrad(m.inputs[i].name)));
@@ -93,7 +109,7 @@ Row trainingRow(const std::string& name, const Model& m, const Options& o, Funct
 Row inferenceRow(const std::string& name, const Model& m, const Options& o, FunctionOptions fo) {
   auto f = std::make_shared<Function>(*m.graph, fo);
   auto in = std::make_shared<std::vector<IValue>>();
-  for (const Tensor& t : randomInputs(m, o.seed)) in->push_back(t);
+  for (const Tensor& t : rowInputs(m, o)) in->push_back(t);
   return {name, [f, in] { f->forward(*in); }, {}, [f] { return functionInfo(*f); }, "", o.fuser, o.executor};
 }
 
@@ -107,7 +123,7 @@ Row interpretedRow(const std::string& name, const Model& m, const Options& o) {
     std::shared_ptr<Tape> tape;
   };
   auto s = std::make_shared<State>();
-  for (const Tensor& t : randomInputs(m, o.seed)) {
+  for (const Tensor& t : rowInputs(m, o)) {
     s->inputs.push_back(t);
     s->requiresGrad.push_back(isFloating(t.dtype()));
   }
@@ -125,7 +141,7 @@ Row interpretedRow(const std::string& name, const Model& m, const Options& o) {
 // Eager kernels (no graph, no autograd): forward only.
 Row eagerRow(const std::string& name, const Model& m, const Options& o, std::string info = "eager kernels") {
   auto model = std::make_shared<Model>(m);
-  auto in = std::make_shared<std::vector<Tensor>>(randomInputs(m, o.seed));
+  auto in = std::make_shared<std::vector<Tensor>>(rowInputs(m, o));
   return {name, [model, in] { model->eager(*in); }, {}, [info] { return info; }, ""};
 }
 
@@ -154,8 +170,12 @@ Group rnns(const Options& o) {
   Group g;
   g.title = fmt::format("rnns: seqLength {}, miniBatch {}, inputSize {}, hiddenSize {}, numLayers {}", p.seqLength,
                         p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+  if (onCuda(o) && (o.rnns.empty() || std::ranges::find(o.rnns, "cudnn") != o.rnns.end()))
+    g.title += "; no cudnn row (cuDNN's LSTM is not wired up yet)";
   for (const std::string& name : o.rnns.empty() ? rnnRowNames() : o.rnns) {
-    if (name == "cudnn") g.rows.push_back(onednnLstmRow(name, p, o));
+    if (name == "cudnn") {
+      if (!onCuda(o)) g.rows.push_back(onednnLstmRow(name, p, o));
+    }
     else if (name == "aten") g.rows.push_back(eagerRow(name, buildLstm(LstmVariantKind::Jit, p), o));
     else if (name == "py") g.rows.push_back(interpretedRow(name, buildLstm(LstmVariantKind::Jit, p), o));
     else g.rows.push_back(trainingRow(name, buildLstm(lstmVariantFromName(name), p), o, functionOptions(o), false));
@@ -269,17 +289,19 @@ Group cells(const Options& o) {
                         "input = hidden {{{}}}; stacked depth {{{}}} at input = hidden {}, seq {}, batch {}",
                         cellBatch, cellIn, cellHidden, fmt::join(batches, ","), fmt::join(seqs, ","),
                         fmt::join(sizes, ","), fmt::join(depths, ","), stackSize, stackSeq, stackBatch);
-  g.rows.push_back(onednnLstmRow("cell.cudnn", {1, cellBatch, cellIn, cellHidden, 1}, o));
+  // The library rows are oneDNN's: on the CPU only (cuDNN's LSTM is not wired up yet).
+  const bool library = !onCuda(o);
+  if (library) g.rows.push_back(onednnLstmRow("cell.cudnn", {1, cellBatch, cellIn, cellHidden, 1}, o));
   g.rows.push_back(trainingRow("cell", buildLstmCell(cellBatch, cellIn, cellHidden), o, functionOptions(o), false));
-  g.rows.back().baseline = "cell.cudnn";
+  if (library) g.rows.back().baseline = "cell.cudnn";
   for (int64_t b : batches)
     for (int64_t t : seqs)
       for (int64_t h : sizes) {
         LstmParams p{t, b, h, h, 1};
         std::string name = fmt::format("layer_b{}_s{}_h{}", b, t, h);
-        g.rows.push_back(onednnLstmRow(name + ".cudnn", p, o));
+        if (library) g.rows.push_back(onednnLstmRow(name + ".cudnn", p, o));
         g.rows.push_back(trainingRow(name, buildLstm(LstmVariantKind::JitPremul, p), o, functionOptions(o), false));
-        g.rows.back().baseline = name + ".cudnn";
+        if (library) g.rows.back().baseline = name + ".cudnn";
       }
   for (int64_t d : depths) {
     LstmParams p{stackSeq, stackBatch, stackSize, stackSize, d};
@@ -329,13 +351,32 @@ const std::vector<std::string>& rnnRowNames() {
   return names;
 }
 
-Group buildGroup(const std::string& name, const Options& o) {
+static Group buildRows(const std::string& name, const Options& o) {
   if (name == "rnns") return rnns(o);
   if (name == "lm") return lm(o);
   if (name == "classifier") return classifier(o);
   if (name == "cells") return cells(o);
   if (name == "ops") return ops(o);
   throw Error(fmt::format("--group={}: unknown group; groups: {}", name, fmt::join(groupNames(), ", ")));
+}
+
+Group buildGroup(const std::string& name, const Options& o) {
+  Group g = buildRows(name, o);
+  if (!onCuda(o)) return g;
+  // On CUDA a row's work is queued when its closure returns: each one waits for the device, so that
+  // the times are the device's.
+  auto waiting = [](std::function<void()> f) -> std::function<void()> {
+    if (!f) return f;
+    return [f] {
+      f();
+      cuda::synchronize();
+    };
+  };
+  for (Row& r : g.rows) {
+    r.forward = waiting(std::move(r.forward));
+    r.backward = waiting(std::move(r.backward));
+  }
+  return g;
 }
 
 }  // namespace gj::bench

@@ -1,6 +1,7 @@
 #include "bench/timing.h"
 
 #include "runtime/allocator.h"
+#include "runtime/cuda/device.h"
 
 #include <fmt/format.h>
 
@@ -35,11 +36,12 @@ struct Samples {
 };
 
 // One timed run: forward, then backward when there is one; the peak counts what this run allocated
-// beyond what was held when it started.
+// beyond what was held when it started, host and device memory together.
 void timeOnce(const std::function<void()>& fwd, const std::function<void()>& bwd, Samples& s) {
   auto ms = [](auto t0, auto t1) { return std::chrono::duration<double, std::milli>(t1 - t0).count(); };
-  const size_t before = cpuMemoryStats().currentBytes;
+  const size_t before = cpuMemoryStats().currentBytes, deviceBefore = cuda::deviceMemoryStats().currentBytes;
   resetCpuPeak();
+  cuda::resetDevicePeak();
   auto t0 = std::chrono::steady_clock::now();
   fwd();
   auto t1 = std::chrono::steady_clock::now();
@@ -48,8 +50,9 @@ void timeOnce(const std::function<void()>& fwd, const std::function<void()>& bwd
     bwd();
     s.bwd.push_back(ms(t1, std::chrono::steady_clock::now()));
   }
-  const size_t peak = cpuMemoryStats().peakBytes;
-  if (peak > before) s.peakBytes = std::max(s.peakBytes, peak - before);
+  const size_t peak = cpuMemoryStats().peakBytes, devicePeak = cuda::deviceMemoryStats().peakBytes;
+  const size_t grew = (peak > before ? peak - before : 0) + (devicePeak > deviceBefore ? devicePeak - deviceBefore : 0);
+  s.peakBytes = std::max(s.peakBytes, grew);
 }
 
 void warmUp(const std::function<void()>& fwd, const std::function<void()>& bwd, int warmup) {

@@ -42,7 +42,7 @@ void Tape::accumulate(const GradEdge& e, const Tensor& g) {
 }
 
 static Tensor orZeros(const Tensor& g, const Tensor& like) {
-  return g.defined() ? g : Tensor::zeros(like.sizes(), like.dtype());
+  return g.defined() ? g : Tensor::zeros(like.sizes(), like.dtype(), like.device());
 }
 
 std::vector<Tensor> Tape::backward(const std::vector<IValue>& outputs, const std::vector<Tensor>& gradOutputs) {
@@ -53,7 +53,7 @@ std::vector<Tensor> Tape::backward(const std::vector<IValue>& outputs, const std
     const Tensor& out = outputs[k].toTensor();
     USER_CHECK(gradOutputs[k].sizes() == out.sizes(), "backward: gradient {} has shape {} but output {} has {}", k,
                shapeStr(gradOutputs[k].sizes()), k, shapeStr(out.sizes()));
-    if (out.gradEdge()) accumulate(*out.gradEdge(), gradOutputs[k].to(out.dtype()));
+    if (out.gradEdge()) accumulate(*out.gradEdge(), gradOutputs[k].to(out.dtype()).to(out.device()));
   }
   for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
     TapeStep& s = **it;

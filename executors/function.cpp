@@ -234,11 +234,7 @@ static std::shared_ptr<const Graph> generalized(const Graph& graph) {
 
 Function::Function(const Graph& graph, FunctionOptions options)
     : graph_(generalized(graph)), options_(std::move(options)) {
-  if (options_.device == DeviceKind::Cuda) {
-    cuda::requireDevice();  // "no CUDA device: <why>" where there is none
-    throw Error("running a graph on CUDA is not supported yet: fused kernels launch there, but the unfused "
-                "ops have no CUDA kernels; use device cpu");
-  }
+  if (options_.device == DeviceKind::Cuda) cuda::requireDevice();  // "no CUDA device: <why>" where there is none
   if (options_.executor == ExecutorKind::Legacy)
     executor_ = std::make_unique<LegacyExecutor>(graph_, options_);
   else
@@ -251,7 +247,22 @@ Function::~Function() {
   for (auto it = m.begin(); it != m.end();) it = it->first.first == this ? m.erase(it) : std::next(it);
 }
 
+// On a CUDA Function, host tensors among the inputs are copied to the device.
+static void toDevice(std::vector<IValue>& inputs, DeviceKind device) {
+  if (device == DeviceKind::Cpu) return;
+  for (IValue& v : inputs) {
+    if (v.isTensor() && v.toTensor().defined()) {
+      v = IValue(v.toTensor().to(device));
+    } else if (v.isTensorList()) {
+      TensorList xs = v.toTensorList();
+      for (Tensor& t : xs) t = t.to(device);
+      v = IValue(std::move(xs));
+    }
+  }
+}
+
 std::vector<IValue> Function::forward(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad) {
+  toDevice(inputs, options_.device);
   bool withGrad = std::find(requiresGrad.begin(), requiresGrad.end(), true) != requiresGrad.end();
   if (!withGrad) return executor_->run(std::move(inputs), {}, nullptr);
   USER_CHECK(requiresGrad.size() == inputs.size(), "forward: {} requires_grad flags for {} inputs",

@@ -59,7 +59,9 @@ class Function {
   Function& operator=(const Function&) = delete;
 
   /// Runs the graph. `requiresGrad` (one flag per input, or empty for none) selects the inputs whose
-  /// gradients backward() will return; with any flag set the run records what backward needs.
+  /// gradients backward() will return; with any flag set the run records what backward needs. On a
+  /// CUDA Function, host tensors among the inputs are copied to the device, and outputs and gradients
+  /// stay there.
   std::vector<IValue> forward(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad = {});
   /// Gradients of this thread's last forward() with gradients on: one per input (undefined for inputs
   /// that do not require grad). An undefined gradOutput counts as zero. Consumes that forward.

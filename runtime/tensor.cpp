@@ -3,6 +3,7 @@
 #include "runtime/allocator.h"
 #include "runtime/cpu/loops.h"
 #include "runtime/cuda/device.h"
+#include "runtime/cuda/ops.h"
 #include "support/error.h"
 
 #include <cmath>
@@ -69,9 +70,12 @@ Tensor Tensor::empty(Shape sizes, DType dtype, DeviceKind device) {
   return t;
 }
 
-Tensor Tensor::zeros(Shape sizes, DType dtype) {
-  Tensor t = empty(std::move(sizes), dtype);
-  std::memset(t.rawData(), 0, t.numel() * dtypeSize(dtype));
+Tensor Tensor::zeros(Shape sizes, DType dtype, DeviceKind device) {
+  Tensor t = empty(std::move(sizes), dtype, device);
+  if (device == DeviceKind::Cuda)
+    cuda::fillBytes(t.rawData(), 0, t.numel() * dtypeSize(dtype));
+  else
+    std::memset(t.rawData(), 0, t.numel() * dtypeSize(dtype));
   return t;
 }
 
@@ -416,7 +420,12 @@ void Tensor::copyAcrossDevices(const Tensor& src) const {
       cuda::copyDeviceToDevice(rawData(), src.rawData(), nbytes);
     return;
   }
-  // Anything else (a conversion, a broadcast, a strided view) goes through the host, element by element.
+  if (device() == DeviceKind::Cuda && src.device() == DeviceKind::Cuda) {
+    cuda::copy(*this, src);  // a kernel: strides, broadcasts and conversions on the device
+    return;
+  }
+  // Between host and device, anything else (a conversion, a broadcast, a strided view) goes through the
+  // host, element by element.
   Tensor hostSrc = src.to(DeviceKind::Cpu);
   if (device() == DeviceKind::Cpu) {
     copyFrom(hostSrc);

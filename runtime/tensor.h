@@ -47,7 +47,7 @@ class Tensor {
   Tensor() = default;
   /// A new contiguous tensor with uninitialized contents.
   static Tensor empty(Shape sizes, DType dtype, DeviceKind device = DeviceKind::Cpu);
-  static Tensor zeros(Shape sizes, DType dtype);
+  static Tensor zeros(Shape sizes, DType dtype, DeviceKind device = DeviceKind::Cpu);
   static Tensor full(Shape sizes, DType dtype, double value);
   /// A 0-dim tensor holding `value`.
   static Tensor scalar(double value, DType dtype);

@@ -1,7 +1,10 @@
 // runtime/cuda: without a device every request says why; with one, copies, the caching allocator,
 // NVRTC kernels and events work. The GPU cases skip, with the reason, where there is no device.
 #include "runtime/cuda/device.h"
+#include "runtime/cuda/ops.h"
 #include "runtime/nvrtc.h"
+
+#include <fmt/format.h>
 #include "runtime/tensor.h"
 
 #include <gmock/gmock.h>
@@ -170,6 +173,22 @@ TEST(CudaRuntime, AKernelThatFailsToCompileCarriesNvrtcsLog) {
   auto missing = cuda::compileKernel("extern \"C\" __global__ void k() {}", "other");
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.error().what(), HasSubstr("no kernel named other"));
+}
+
+// The unfused path's kernels (kernels.cuh), compiled as a GPU would get them, for the oldest and the newest
+// architecture this NVRTC knows and for Hopper: no device needed, and no warning either.
+TEST(CudaKernels, TheUnfusedKernelsCompileWithNvrtcForEveryArchitecture) {
+  if (!haveNvrtc()) GTEST_SKIP() << "this build has no NVRTC";
+  std::vector<int> archs = nvrtcSupportedArchs();
+  ASSERT_FALSE(archs.empty());
+  for (int arch : {archs.front(), 90, archs.back()}) {
+    SCOPED_TRACE(arch);
+    auto out = nvrtcCompile(cuda::kernelSource(), "graphjit_kernels.cu", fmt::format("sm_{}", arch));
+    ASSERT_TRUE(out.ok()) << out.error().what();
+    EXPECT_EQ(out.value().log, "");
+    for (const char* entry : {"gj_map_f32", "gj_map_f64", "gj_copy", "gj_fill", "gj_sum_parts", "gj_sum_finish"})
+      EXPECT_THAT(out.value().ptx, HasSubstr(std::string(".entry ") + entry)) << entry;
+  }
 }
 
 }  // namespace

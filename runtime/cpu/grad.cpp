@@ -2,6 +2,7 @@
 #include "runtime/cpu/im2col.h"
 #include "runtime/cpu/loops.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/cuda/ops.h"
 #include "runtime/gemm.h"
 #include "support/error.h"
 
@@ -29,15 +30,17 @@ Tensor sumToSize(const Tensor& g, std::span<const int64_t> sizes) {
   return sum(g, dims, true).view(Shape(sizes.begin(), sizes.end()));
 }
 
+// `code` and `scalar`: the op as a device tensor's kernel runs it (cuda::map).
 template <typename F>
-static Tensor zipFloat(const char* op, const Tensor& a, const Tensor& b, F f) {
+static Tensor zipFloat(const char* op, cuda::MapOp code, double scalar, const Tensor& a, const Tensor& b, F f) {
   USER_CHECK(a.defined() && b.defined() && isFloating(a.dtype()) && isFloating(b.dtype()),
              "{}: expected two float tensors", op);
   if (a.dtype() != b.dtype()) {  // type promotion, as for the forward ops
     DType t = promoteTypes(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
-    return zipFloat(op, a.to(t), b.to(t), f);
+    return zipFloat(op, code, scalar, a.to(t), b.to(t), f);
   }
   USER_CHECK(a.sizes() == b.sizes(), "{}: shapes {} and {} differ", op, shapeStr(a.sizes()), shapeStr(b.sizes()));
+  if (onCuda(a, b)) return cuda::map(code, a, b, scalar);
   Tensor out = Tensor::empty(a.sizes(), a.dtype());
   auto run = [&](auto tag) {
     using T = decltype(tag);
@@ -55,20 +58,20 @@ static Tensor zipFloat(const char* op, const Tensor& a, const Tensor& b, F f) {
 }
 
 Tensor sigmoidBackward(const Tensor& g, const Tensor& y) {
-  return zipFloat("sigmoid_backward", g, y, [](auto gv, auto yv) { return gv * yv * (decltype(yv)(1) - yv); });
+  return zipFloat("sigmoid_backward", cuda::MapOp::SigmoidBackward, 0.0, g, y, [](auto gv, auto yv) { return gv * yv * (decltype(yv)(1) - yv); });
 }
 
 Tensor tanhBackward(const Tensor& g, const Tensor& y) {
-  return zipFloat("tanh_backward", g, y, [](auto gv, auto yv) { return gv * (decltype(yv)(1) - yv * yv); });
+  return zipFloat("tanh_backward", cuda::MapOp::TanhBackward, 0.0, g, y, [](auto gv, auto yv) { return gv * (decltype(yv)(1) - yv * yv); });
 }
 
 Tensor thresholdBackward(const Tensor& g, const Tensor& x, double threshold) {
-  return zipFloat("threshold_backward", g, x,
+  return zipFloat("threshold_backward", cuda::MapOp::ThresholdBackward, threshold, g, x,
                   [threshold](auto gv, auto xv) { return xv > threshold ? gv : decltype(gv)(0); });
 }
 
 Tensor selectBackward(const Tensor& g, std::span<const int64_t> sizes, int64_t dim, int64_t index) {
-  Tensor out = Tensor::zeros(Shape(sizes.begin(), sizes.end()), g.dtype());
+  Tensor out = Tensor::zeros(Shape(sizes.begin(), sizes.end()), g.dtype(), g.device());
   out.select(dim, index).copyFrom(g);
   return out;
 }
@@ -77,7 +80,7 @@ Tensor sliceBackward(const Tensor& g, std::span<const int64_t> sizes, int64_t di
                      int64_t step) {
   Shape full(sizes.begin(), sizes.end());
   if (g.sizes() == full) return g;  // the slice was the whole tensor
-  Tensor out = Tensor::zeros(full, g.dtype());
+  Tensor out = Tensor::zeros(full, g.dtype(), g.device());
   out.slice(dim, start, end, step).copyFrom(g);
   return out;
 }

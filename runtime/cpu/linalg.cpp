@@ -1,5 +1,7 @@
 #include <algorithm>
+#include "runtime/cpu/loops.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/cuda/ops.h"
 #include "runtime/gemm.h"
 #include "support/error.h"
 
@@ -27,6 +29,13 @@ static BlasMatrix asBlas(const Tensor& m) {
 static void gemmInto(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
   BlasMatrix A = asBlas(a), B = asBlas(b);
   int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  if (onCuda(out)) {
+    USER_CHECK(onCuda(A.keep) && onCuda(B.keep), "matrix product of tensors on two devices");
+    cuda::gemm(out.dtype(), A.trans, B.trans, m, n, k, alpha, A.keep.rawData(), A.ld, B.keep.rawData(), B.ld, beta,
+               out.rawData(), std::max<int64_t>(n, 1));
+    return;
+  }
+  USER_CHECK(!onCuda(A.keep) && !onCuda(B.keep), "matrix product of tensors on two devices");
   if (out.dtype() == DType::Float32) {
     sgemm(A.trans, B.trans, m, n, k, static_cast<float>(alpha), A.keep.data<float>(), A.ld, B.keep.data<float>(), B.ld,
           static_cast<float>(beta), out.data<float>(), std::max<int64_t>(n, 1));
@@ -47,8 +56,8 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   USER_CHECK(a.dim() == 2 && b.dim() == 2, "mm: expected two matrices, got {} and {}", shapeStr(a.sizes()),
              shapeStr(b.sizes()));
   USER_CHECK(a.size(1) == b.size(0), "mm: inner dimensions differ: {} x {}", shapeStr(a.sizes()), shapeStr(b.sizes()));
-  Tensor out = Tensor::empty({a.size(0), b.size(1)}, a.dtype());
-  if (a.size(1) == 0) return Tensor::zeros(out.sizes(), a.dtype());
+  Tensor out = Tensor::empty({a.size(0), b.size(1)}, a.dtype(), a.device());
+  if (a.size(1) == 0) return Tensor::zeros(out.sizes(), a.dtype(), a.device());
   gemmInto(out, a, b, 1.0, 0.0);
   return out;
 }
@@ -59,7 +68,7 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, double beta, 
              shapeStr(a.sizes()), shapeStr(b.sizes()));
   USER_CHECK(bias.dtype() == a.dtype(), "addmm: bias dtype {} differs from {}", dtypeName(bias.dtype()),
              dtypeName(a.dtype()));
-  Tensor out = Tensor::empty({a.size(0), b.size(1)}, a.dtype());
+  Tensor out = Tensor::empty({a.size(0), b.size(1)}, a.dtype(), a.device());
   out.copyFrom(bias.expand(out.sizes()));
   gemmInto(out, a, b, alpha, beta);
   return out;
@@ -69,11 +78,11 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   checkMatmulOperands("bmm", a, b);
   USER_CHECK(a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0) && a.size(2) == b.size(1),
              "bmm: cannot multiply batches {} and {}", shapeStr(a.sizes()), shapeStr(b.sizes()));
-  Tensor out = Tensor::empty({a.size(0), a.size(1), b.size(2)}, a.dtype());
+  Tensor out = Tensor::empty({a.size(0), a.size(1), b.size(2)}, a.dtype(), a.device());
   for (int64_t i = 0; i < a.size(0); ++i) {
     Tensor o = out.select(0, i);
     if (a.size(2) == 0)
-      o.copyFrom(Tensor::zeros(o.sizes(), a.dtype()));
+      o.copyFrom(Tensor::zeros(o.sizes(), a.dtype(), a.device()));
     else
       gemmInto(o, a.select(0, i), b.select(0, i), 1.0, 0.0);
   }

@@ -1,10 +1,17 @@
 #pragma once
 // Strided element loops shared by the CPU kernels.
+#include "runtime/tensor.h"
+
 #include <array>
 #include <cstdint>
 #include <span>
 
 namespace gj::cpu {
+
+/// True when an operand is a device tensor: the op hands its work to runtime/cuda (cuda/ops.h).
+inline bool onCuda(const Tensor& a, const Tensor& b = Tensor()) {
+  return (a.defined() && a.device() == DeviceKind::Cuda) || (b.defined() && b.device() == DeviceKind::Cuda);
+}
 
 /// Calls f(std::array<int64_t, N> offsets) for every element of `sizes` in row-major order;
 /// offsets[k] is the element offset of operand k, whose strides are strides[k] (one per dim).

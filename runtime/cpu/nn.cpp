@@ -21,9 +21,11 @@ Tensor cat(std::span<const Tensor> xs, int64_t dim) {
     for (int64_t d = 0; d < x.dim(); ++d)
       USER_CHECK(d == dim || x.size(d) == first.size(d), "cat: sizes {} and {} differ outside dimension {}",
                  shapeStr(x.sizes()), shapeStr(first.sizes()), dim);
+    USER_CHECK(x.device() == first.device(), "cat: tensor {} is on {}, tensor 0 on {}", i, deviceName(x.device()),
+               deviceName(first.device()));
     outSizes[dim] += x.size(dim);
   }
-  Tensor out = Tensor::empty(outSizes, first.dtype());
+  Tensor out = Tensor::empty(outSizes, first.dtype(), first.device());
   int64_t at = 0;
   for (const Tensor& x : xs) {
     out.narrow(dim, at, x.size(dim)).copyFrom(x);

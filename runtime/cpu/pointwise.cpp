@@ -1,5 +1,6 @@
 #include "runtime/cpu/loops.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/cuda/ops.h"
 #include "support/error.h"
 
 #include <algorithm>
@@ -91,30 +92,36 @@ void addInPlace(Tensor& acc, const Tensor& x) {
   accumulate(acc.data<double>(), x);
 }
 
+// `code` and `scalar` are the op as a device tensor's kernel runs it (cuda::map).
 template <typename F>
-static Tensor binary(const char* op, const Tensor& a, const Tensor& b, F f) {
+static Tensor binary(const char* op, cuda::MapOp code, double scalar, const Tensor& a, const Tensor& b, F f) {
   checkFloat(a, op);
   checkFloat(b, op);
   if (a.dtype() != b.dtype()) {  // type promotion: compute in the result's dtype
     DType t = promoteTypes(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
-    return binary(op, a.to(t), b.to(t), f);
+    return binary(op, code, scalar, a.to(t), b.to(t), f);
   }
+  if (onCuda(a, b)) return cuda::map(code, a, b, scalar);
   if (a.dtype() == DType::Float32) return mapBinary<float>(a, b, [&](float x, float y) { return f(x, y); });
   return mapBinary<double>(a, b, [&](double x, double y) { return f(x, y); });
 }
 
 Tensor add(const Tensor& a, const Tensor& b, double alpha) {
-  if (alpha == 1.0) return binary("add", a, b, [](auto x, auto y) { return x + y; });
-  return binary("add", a, b, [alpha](auto x, auto y) { return x + static_cast<decltype(x)>(alpha) * y; });
+  if (alpha == 1.0) return binary("add", cuda::MapOp::Add, 1.0, a, b, [](auto x, auto y) { return x + y; });
+  return binary("add", cuda::MapOp::Add, alpha, a, b, [alpha](auto x, auto y) { return x + static_cast<decltype(x)>(alpha) * y; });
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
-  if (alpha == 1.0) return binary("sub", a, b, [](auto x, auto y) { return x - y; });
-  return binary("sub", a, b, [alpha](auto x, auto y) { return x - static_cast<decltype(x)>(alpha) * y; });
+  if (alpha == 1.0) return binary("sub", cuda::MapOp::Sub, 1.0, a, b, [](auto x, auto y) { return x - y; });
+  return binary("sub", cuda::MapOp::Sub, alpha, a, b, [alpha](auto x, auto y) { return x - static_cast<decltype(x)>(alpha) * y; });
 }
 
-Tensor mul(const Tensor& a, const Tensor& b) { return binary("mul", a, b, [](auto x, auto y) { return x * y; }); }
-Tensor div(const Tensor& a, const Tensor& b) { return binary("div", a, b, [](auto x, auto y) { return x / y; }); }
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return binary("mul", cuda::MapOp::Mul, 1.0, a, b, [](auto x, auto y) { return x * y; });
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  return binary("div", cuda::MapOp::Div, 1.0, a, b, [](auto x, auto y) { return x / y; });
+}
 
 template <typename T, typename F>
 static Tensor mapUnary(const Tensor& x, F f) {
@@ -133,21 +140,23 @@ static Tensor mapUnary(const Tensor& x, F f) {
 }
 
 template <typename F>
-static Tensor unary(const char* op, const Tensor& x, F f) {
+static Tensor unary(const char* op, cuda::MapOp code, const Tensor& x, F f) {
   checkFloat(x, op);
+  if (onCuda(x)) return cuda::map(code, x, Tensor());
   if (x.dtype() == DType::Float32) return mapUnary<float>(x, [&](float v) { return f(v); });
   return mapUnary<double>(x, [&](double v) { return f(v); });
 }
 
-Tensor neg(const Tensor& x) { return unary("neg", x, [](auto v) { return -v; }); }
+Tensor neg(const Tensor& x) { return unary("neg", cuda::MapOp::Neg, x, [](auto v) { return -v; }); }
 Tensor sigmoid(const Tensor& x) {
-  return unary("sigmoid", x, [](auto v) { return decltype(v)(1) / (decltype(v)(1) + std::exp(-v)); });
+  return unary("sigmoid", cuda::MapOp::Sigmoid, x, [](auto v) { return decltype(v)(1) / (decltype(v)(1) + std::exp(-v)); });
 }
-Tensor tanh(const Tensor& x) { return unary("tanh", x, [](auto v) { return std::tanh(v); }); }
+Tensor tanh(const Tensor& x) { return unary("tanh", cuda::MapOp::Tanh, x, [](auto v) { return std::tanh(v); }); }
 // relu keeps NaN, as PyTorch does.
-Tensor relu(const Tensor& x) { return unary("relu", x, [](auto v) { return v < 0 ? decltype(v)(0) : v; }); }
-Tensor exp(const Tensor& x) { return unary("exp", x, [](auto v) { return std::exp(v); }); }
-Tensor log(const Tensor& x) { return unary("log", x, [](auto v) { return std::log(v); }); }
-Tensor sqrt(const Tensor& x) { return unary("sqrt", x, [](auto v) { return std::sqrt(v); }); }
+Tensor relu(const Tensor& x) {
+  return unary("relu", cuda::MapOp::Relu, x, [](auto v) { return v < 0 ? decltype(v)(0) : v; }); }
+Tensor exp(const Tensor& x) { return unary("exp", cuda::MapOp::Exp, x, [](auto v) { return std::exp(v); }); }
+Tensor log(const Tensor& x) { return unary("log", cuda::MapOp::Log, x, [](auto v) { return std::log(v); }); }
+Tensor sqrt(const Tensor& x) { return unary("sqrt", cuda::MapOp::Sqrt, x, [](auto v) { return std::sqrt(v); }); }
 
 }  // namespace gj::cpu

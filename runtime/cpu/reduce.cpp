@@ -1,5 +1,6 @@
 #include "runtime/cpu/loops.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/cuda/ops.h"
 #include "support/error.h"
 
 #include <cmath>
@@ -49,6 +50,7 @@ static Tensor reduceSum(const char* op, const Tensor& x, std::span<const int64_t
   ReducePlan p = planReduce(x, dims, keepdim);
   double scale = isMean ? (p.count ? 1.0 / static_cast<double>(p.count) : std::numeric_limits<double>::quiet_NaN())
                         : 1.0;
+  if (onCuda(x)) return cuda::sum(x, p.keptSizes, p.outSizes, scale);
   if (x.dtype() == DType::Float32) return sumTyped<float>(x, p, scale);
   return sumTyped<double>(x, p, scale);
 }

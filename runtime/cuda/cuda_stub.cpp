@@ -1,6 +1,7 @@
 // runtime/cuda for builds without CUDA (GJ_WITH_CUDA=OFF): there is never a device, and every request
 // says so.
 #include "runtime/cuda/device.h"
+#include "runtime/cuda/ops.h"
 
 #include "support/error.h"
 
@@ -42,5 +43,10 @@ int Kernel::maxThreadsPerBlock() const { fail(); }
 Result<Kernel> loadKernel(const std::string&, const std::string&, const std::string&) { return Error(kNoCuda); }
 Result<Kernel> compileKernel(const std::string&, const std::string&) { return Error(kNoCuda); }
 KernelCacheStats kernelCacheStats() { return {}; }
+
+void gemm(DType, bool, bool, int64_t, int64_t, int64_t, double, const void*, int64_t, const void*, int64_t, double, void*,
+          int64_t) {
+  fail();
+}
 
 }  // namespace gj::cuda

@@ -39,11 +39,19 @@ std::string resultText(const DriverApi& api, CUresult r) {
   return text ? fmt::format("{} ({})", name, text) : std::string(name);
 }
 
+void setUp(Loaded& l);
+
 // Fills `l`, or says in l.failure why there is no device. Never throws: the answer is kept for the
 // process, and every later request gives the same reason.
 void load(Loaded& l) {
   const char* override = std::getenv("GJ_CUDA_DRIVER");
   std::string path = override && *override ? override : "libcuda.so.1";
+  if (path == "emulated") {
+    installEmulatedDriver(l.api);
+    l.info.driverPath = path;
+    l.info.emulated = true;
+    return setUp(l);
+  }
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* why = dlerror();
@@ -71,6 +79,12 @@ void load(Loaded& l) {
                             CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
     return;
   }
+  setUp(l);
+}
+
+// Initializes the driver and device 0 through l.api, or says in l.failure why not.
+void setUp(Loaded& l) {
+  const DriverApi& api = l.api;
   CUresult r = api.cuInit(0);
   if (r != CUDA_SUCCESS) {
     l.failure = fmt::format("cuInit failed: {}", resultText(api, r));

@@ -28,11 +28,15 @@ struct DeviceInfo {
   int multiprocessors = 0;
   size_t totalMemory = 0;
   int driverVersion = 0;  ///< e.g. 13000 for CUDA 13.0
-  std::string driverPath;  ///< the libcuda that was loaded
+  std::string driverPath;  ///< the libcuda that was loaded, or "emulated"
+  /// GJ_CUDA_DRIVER=emulated: the host stands in for the GPU (runtime/cuda/emulator.cpp), for tests of the
+  /// CUDA path on machines without one. Only the kernels of kernels.cuh run there.
+  bool emulated = false;
 };
 
 /// Device 0, set up on the first call (thread-safe). The error says why there is none, starting with
-/// "no CUDA device:". GJ_CUDA_DRIVER=PATH loads that driver library instead of libcuda.so.1.
+/// "no CUDA device:". GJ_CUDA_DRIVER=PATH loads that driver library instead of libcuda.so.1;
+/// GJ_CUDA_DRIVER=emulated runs on the host (DeviceInfo::emulated).
 Result<const DeviceInfo*> device();
 /// device()'s value, or throws its error.
 const DeviceInfo& requireDevice();

@@ -13,6 +13,11 @@ struct DriverApi {
 #undef GJ_CUDA_DRIVER_ENTRY
 };
 
+/// Fills `api` with the emulated driver (emulator.cpp): GJ_CUDA_DRIVER=emulated.
+void installEmulatedDriver(DriverApi& api);
+/// The host address behind a device pointer of the emulated driver.
+void* emulatedHostPointer(const void* device);
+
 /// The loaded driver with device 0's primary context current on the calling thread; throws
 /// gj::Error("no CUDA device: ...") when there is none.
 const DriverApi& driver();

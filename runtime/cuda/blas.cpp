@@ -1,0 +1,117 @@
+// GEMMs on the device through cuBLAS, loaded at run time like the driver (dlopen of libcublas.so.13, or
+// $GJ_CUBLAS), so that nothing links it and binaries start where it is missing. Under the emulated
+// driver the host's GEMM stands in.
+#include "runtime/cuda/device.h"
+#include "runtime/cuda/driver_api.h"
+#include "runtime/cuda/ops.h"
+#include "runtime/gemm.h"
+#include "support/error.h"
+
+#include <cublas_api.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace gj::cuda {
+namespace {
+
+struct Cublas {
+  decltype(&::cublasCreate_v2) create = nullptr;
+  decltype(&::cublasSetStream_v2) setStream = nullptr;
+  decltype(&::cublasSetMathMode) setMathMode = nullptr;
+  decltype(&::cublasSgemm_v2) sgemm = nullptr;
+  decltype(&::cublasDgemm_v2) dgemm = nullptr;
+  decltype(&::cublasGetStatusString) statusString = nullptr;
+  std::string failure;  ///< why cuBLAS cannot be used; empty when it can
+};
+
+const Cublas& cublas() {
+  static Cublas c;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* override = std::getenv("GJ_CUBLAS");
+    std::string tried;
+    void* lib = nullptr;
+    for (const char* name : {override, "libcublas.so.13", "libcublas.so.12", "libcublas.so"}) {
+      if (!name || !*name) continue;
+      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+      tried += fmt::format("{}{}", tried.empty() ? "" : ", ", name);
+    }
+    if (!lib) {
+      c.failure = fmt::format("cuBLAS could not be loaded (tried {}); set GJ_CUBLAS to its path or add its folder "
+                              "to LD_LIBRARY_PATH", tried);
+      return;
+    }
+    std::string missing;
+    auto find = [&](const char* symbol, auto& entry) {
+      void* fn = dlsym(lib, symbol);
+      if (!fn) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", symbol);
+      entry = reinterpret_cast<std::remove_reference_t<decltype(entry)>>(fn);
+    };
+    find("cublasCreate_v2", c.create);
+    find("cublasSetStream_v2", c.setStream);
+    find("cublasSetMathMode", c.setMathMode);
+    find("cublasSgemm_v2", c.sgemm);
+    find("cublasDgemm_v2", c.dgemm);
+    find("cublasGetStatusString", c.statusString);
+    if (!missing.empty()) c.failure = fmt::format("the cuBLAS library lacks {}", missing);
+  });
+  return c;
+}
+
+void check(const Cublas& c, cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) throw Error(fmt::format("{} failed: {}", what, c.statusString(s)));
+}
+
+// This thread's handle (a handle must not be used by two threads at once), on its current stream.
+cublasHandle_t handle(const Cublas& c) {
+  thread_local cublasHandle_t h = nullptr;
+  if (!h) {
+    check(c, c.create(&h), "cublasCreate");
+    // Plain float32 arithmetic, never TF32: results compare with the float32 references.
+    check(c, c.setMathMode(h, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+  }
+  check(c, c.setStream(h, currentStream()), "cublasSetStream");
+  return h;
+}
+
+}  // namespace
+
+void gemm(DType dtype, bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
+          int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc) {
+  USER_CHECK(isFloating(dtype), "CUDA gemm: float32 or float64, not {}", dtypeName(dtype));
+  if (requireDevice().emulated) {  // device memory is host memory there
+    a = detail::emulatedHostPointer(a);
+    b = detail::emulatedHostPointer(b);
+    c = detail::emulatedHostPointer(c);
+    if (dtype == DType::Float32)
+      return sgemm(transA, transB, m, n, k, static_cast<float>(alpha), static_cast<const float*>(a), lda,
+                   static_cast<const float*>(b), ldb, static_cast<float>(beta), static_cast<float*>(c), ldc);
+    return dgemm(transA, transB, m, n, k, alpha, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb,
+                 beta, static_cast<double*>(c), ldc);
+  }
+  const Cublas& cb = cublas();
+  USER_CHECK(cb.failure.empty(), "{}", cb.failure);
+  USER_CHECK(m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && lda <= INT32_MAX && ldb <= INT32_MAX && ldc <= INT32_MAX,
+             "CUDA gemm: {}x{}x{} is beyond cuBLAS's 32-bit sizes", m, n, k);
+  // cuBLAS is column-major: row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, the same
+  // memory read with the operands swapped.
+  const cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N, opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
+  cublasHandle_t h = handle(cb);
+  if (dtype == DType::Float32) {
+    const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
+    check(cb, cb.sgemm(h, opB, opA, N, M, K, &al, static_cast<const float*>(b), static_cast<int>(ldb),
+                       static_cast<const float*>(a), static_cast<int>(lda), &be, static_cast<float*>(c), static_cast<int>(ldc)),
+          "cublasSgemm");
+  } else {
+    check(cb, cb.dgemm(h, opB, opA, N, M, K, &alpha, static_cast<const double*>(b), static_cast<int>(ldb),
+                       static_cast<const double*>(a), static_cast<int>(lda), &beta, static_cast<double*>(c),
+                       static_cast<int>(ldc)),
+          "cublasDgemm");
+  }
+}
+
+}  // namespace gj::cuda

@@ -1,0 +1,234 @@
+// The unfused path's CUDA kernels: pointwise maps, strided copies, fills and sums. One source, used
+// three ways:
+//   - NVRTC compiles it at run time (ops.cpp embeds the text; kernel_source.cpp.in), once per process;
+//   - host C++ includes the first part (GJ_KERNEL_TYPES_ONLY) for the argument structs, so that their
+//     layout is written once;
+//   - the emulated driver (emulator.cpp) compiles all of it as host C++ and runs each grid thread by
+//     thread, so that tests exercise these kernels, and everything that launches them, without a GPU.
+// Hence plain C++ that both compilers accept: no headers, no templates, no shared memory, no
+// __syncthreads (the emulator runs one thread at a time), and every kernel a grid-stride loop (any launch
+// shape covers the work). Each kernel takes one parameter, a struct by value.
+#ifndef GJ_CUDA_KERNELS_CUH
+#define GJ_CUDA_KERNELS_CUH
+
+#define GJ_MAX_RANK 8
+
+typedef long long gj_i64;
+
+// Element types, as support/dtype.h numbers them.
+enum GjType { GJ_F32 = 0, GJ_F64 = 1, GJ_I64 = 2, GJ_BOOL = 3 };
+
+// The iteration space of a kernel: row-major over `sizes`.
+struct GjShape {
+  gj_i64 sizes[GJ_MAX_RANK];
+  int rank;
+  gj_i64 numel;
+};
+
+// Where element i (a row-major index into a GjShape) of an operand lives: the sum of index * stride, in
+// elements from the operand's pointer. A broadcast dimension has stride 0.
+struct GjStrides {
+  gj_i64 strides[GJ_MAX_RANK];
+};
+
+// Pointwise ops of one or two operands. `scalar` is alpha for add and sub, the threshold for
+// threshold_backward.
+enum GjMapOp {
+  GJ_ADD, GJ_SUB, GJ_MUL, GJ_DIV, GJ_NEG, GJ_SIGMOID, GJ_TANH, GJ_RELU, GJ_EXP, GJ_LOG, GJ_SQRT,
+  GJ_SIGMOID_BACKWARD, GJ_TANH_BACKWARD, GJ_THRESHOLD_BACKWARD
+};
+
+// gj_map_f32 / gj_map_f64: out (contiguous) = op(a, b) over `shape`; b is unused by one-operand ops.
+struct GjMapArgs {
+  GjShape shape;
+  int op;
+  double scalar;
+  void* out;
+  const void* a;
+  const void* b;
+  GjStrides sa, sb;
+};
+
+// gj_copy: out[sout(i)] = in[sin(i)] over `shape`, converting the element type.
+struct GjCopyArgs {
+  GjShape shape;
+  int outType, inType;
+  void* out;
+  const void* in;
+  GjStrides sout, sin;
+};
+
+// gj_fill: n elements of out (contiguous) set to value.
+struct GjFillArgs {
+  gj_i64 n;
+  int type;
+  double value;
+  void* out;
+};
+
+// Sums in two steps, with no barrier: gj_sum_parts adds `parts` slices of each output's reduced elements
+// into partial[o * parts + p] (double); gj_sum_finish adds each output's parts, multiplies by `scale` (1,
+// or 1/count for a mean) and writes out (contiguous, outType). `kept` walks the output's elements through
+// the input, `reduced` the elements that each output sums.
+struct GjSumArgs {
+  GjShape kept, reduced;
+  GjStrides skept, sreduced;
+  int type;
+  gj_i64 parts;
+  double scale;
+  const void* in;
+  double* partial;
+  void* out;
+};
+
+#ifndef GJ_KERNEL_TYPES_ONLY
+
+#ifndef GJ_KERNEL
+#define GJ_KERNEL extern "C" __global__
+#define GJ_DEVICE __device__ __forceinline__
+#endif
+
+#define GJ_GRID_STRIDE(i, n)                                                                  \
+  for (gj_i64 i = (gj_i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                     \
+       i += (gj_i64)blockDim.x * gridDim.x)
+
+GJ_DEVICE gj_i64 gjOffset(gj_i64 i, const GjShape& shape, const GjStrides& s) {
+  gj_i64 off = 0;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    const gj_i64 size = shape.sizes[d];
+    const gj_i64 q = i / size;
+    off += (i - q * size) * s.strides[d];
+    i = q;
+  }
+  return off;
+}
+
+GJ_DEVICE float gjApply(int op, float a, float b, double scalar) {
+  const float s = (float)scalar;
+  switch (op) {
+    case GJ_ADD: return a + s * b;
+    case GJ_SUB: return a - s * b;
+    case GJ_MUL: return a * b;
+    case GJ_DIV: return a / b;
+    case GJ_NEG: return -a;
+    case GJ_SIGMOID: return 1.0f / (1.0f + expf(-a));
+    case GJ_TANH: return tanhf(a);
+    case GJ_RELU: return a < 0.0f ? 0.0f : a;
+    case GJ_EXP: return expf(a);
+    case GJ_LOG: return logf(a);
+    case GJ_SQRT: return sqrtf(a);
+    case GJ_SIGMOID_BACKWARD: return a * b * (1.0f - b);
+    case GJ_TANH_BACKWARD: return a * (1.0f - b * b);
+    case GJ_THRESHOLD_BACKWARD: return b > s ? a : 0.0f;
+  }
+  return 0.0f / 0.0f;
+}
+
+GJ_DEVICE double gjApply(int op, double a, double b, double s) {
+  switch (op) {
+    case GJ_ADD: return a + s * b;
+    case GJ_SUB: return a - s * b;
+    case GJ_MUL: return a * b;
+    case GJ_DIV: return a / b;
+    case GJ_NEG: return -a;
+    case GJ_SIGMOID: return 1.0 / (1.0 + exp(-a));
+    case GJ_TANH: return tanh(a);
+    case GJ_RELU: return a < 0.0 ? 0.0 : a;
+    case GJ_EXP: return exp(a);
+    case GJ_LOG: return log(a);
+    case GJ_SQRT: return sqrt(a);
+    case GJ_SIGMOID_BACKWARD: return a * b * (1.0 - b);
+    case GJ_TANH_BACKWARD: return a * (1.0 - b * b);
+    case GJ_THRESHOLD_BACKWARD: return b > s ? a : 0.0;
+  }
+  return 0.0 / 0.0;
+}
+
+// One-operand ops read `a` only: b's pointer may be null.
+GJ_DEVICE bool gjTwoOperands(int op) { return op <= GJ_DIV || op >= GJ_SIGMOID_BACKWARD; }
+
+GJ_KERNEL void gj_map_f32(GjMapArgs p) {
+  const float* a = (const float*)p.a;
+  const float* b = (const float*)p.b;
+  float* out = (float*)p.out;
+  const bool two = gjTwoOperands(p.op);
+  GJ_GRID_STRIDE(i, p.shape.numel) {
+    const float x = a[gjOffset(i, p.shape, p.sa)];
+    const float y = two ? b[gjOffset(i, p.shape, p.sb)] : 0.0f;
+    out[i] = gjApply(p.op, x, y, p.scalar);
+  }
+}
+
+GJ_KERNEL void gj_map_f64(GjMapArgs p) {
+  const double* a = (const double*)p.a;
+  const double* b = (const double*)p.b;
+  double* out = (double*)p.out;
+  const bool two = gjTwoOperands(p.op);
+  GJ_GRID_STRIDE(i, p.shape.numel) {
+    const double x = a[gjOffset(i, p.shape, p.sa)];
+    const double y = two ? b[gjOffset(i, p.shape, p.sb)] : 0.0;
+    out[i] = gjApply(p.op, x, y, p.scalar);
+  }
+}
+
+GJ_DEVICE double gjLoad(const void* base, int type, gj_i64 at) {
+  switch (type) {
+    case GJ_F32: return ((const float*)base)[at];
+    case GJ_F64: return ((const double*)base)[at];
+    case GJ_I64: return (double)((const gj_i64*)base)[at];
+    default: return ((const bool*)base)[at] ? 1.0 : 0.0;
+  }
+}
+
+GJ_DEVICE void gjStore(void* base, int type, gj_i64 at, double v) {
+  switch (type) {
+    case GJ_F32: ((float*)base)[at] = (float)v; return;
+    case GJ_F64: ((double*)base)[at] = v; return;
+    case GJ_I64: ((gj_i64*)base)[at] = (gj_i64)v; return;
+    default: ((bool*)base)[at] = v != 0.0; return;
+  }
+}
+
+GJ_KERNEL void gj_copy(GjCopyArgs p) {
+  GJ_GRID_STRIDE(i, p.shape.numel) {
+    const gj_i64 from = gjOffset(i, p.shape, p.sin);
+    const gj_i64 to = gjOffset(i, p.shape, p.sout);
+    if (p.inType == p.outType) {  // bit for bit: int64 beyond 2^53 survives
+      switch (p.inType) {
+        case GJ_F32: ((float*)p.out)[to] = ((const float*)p.in)[from]; break;
+        case GJ_BOOL: ((bool*)p.out)[to] = ((const bool*)p.in)[from]; break;
+        default: ((gj_i64*)p.out)[to] = ((const gj_i64*)p.in)[from]; break;  // 8 bytes: double or int64
+      }
+    } else {
+      gjStore(p.out, p.outType, to, gjLoad(p.in, p.inType, from));
+    }
+  }
+}
+
+GJ_KERNEL void gj_fill(GjFillArgs p) {
+  GJ_GRID_STRIDE(i, p.n) gjStore(p.out, p.type, i, p.value);
+}
+
+GJ_KERNEL void gj_sum_parts(GjSumArgs p) {
+  const gj_i64 per = (p.reduced.numel + p.parts - 1) / p.parts;
+  GJ_GRID_STRIDE(i, p.kept.numel * p.parts) {
+    const gj_i64 o = i / p.parts;
+    const gj_i64 part = i - o * p.parts;
+    const gj_i64 base = gjOffset(o, p.kept, p.skept);
+    const gj_i64 end = (part + 1) * per < p.reduced.numel ? (part + 1) * per : p.reduced.numel;
+    double acc = 0.0;
+    for (gj_i64 r = part * per; r < end; ++r) acc += gjLoad(p.in, p.type, base + gjOffset(r, p.reduced, p.sreduced));
+    p.partial[i] = acc;
+  }
+}
+
+GJ_KERNEL void gj_sum_finish(GjSumArgs p) {
+  GJ_GRID_STRIDE(o, p.kept.numel) {
+    double acc = 0.0;
+    for (gj_i64 part = 0; part < p.parts; ++part) acc += p.partial[o * p.parts + part];
+    gjStore(p.out, p.type, o, acc * p.scale);
+  }
+}
+
+#endif  // GJ_KERNEL_TYPES_ONLY
+#endif  // GJ_CUDA_KERNELS_CUH

@@ -1,0 +1,41 @@
+#pragma once
+// The unfused path on CUDA: the primitives that runtime/cpu's ops hand device tensors to. Pointwise maps,
+// strided copies, fills and sums are the kernels of kernels.cuh, compiled by NVRTC once per process;
+// GEMMs go to cuBLAS (blas.cpp). Everything is queued on the calling thread's current stream.
+//
+// Operands are device tensors, except that a 0-dim host tensor (a scalar operand) is taken to the device.
+// Results are new contiguous device tensors. Errors are gj::Error ("no CUDA device: ..." without one).
+#include "runtime/tensor.h"
+
+#include <span>
+#include <string>
+
+namespace gj::cuda {
+
+/// The pointwise ops of gj_map (kernels.cuh's GjMapOp, in its order).
+enum class MapOp : int {
+  Add, Sub, Mul, Div, Neg, Sigmoid, Tanh, Relu, Exp, Log, Sqrt, SigmoidBackward, TanhBackward, ThresholdBackward
+};
+
+/// op(a, b) with broadcasting; `b` is undefined for one-operand ops. `scalar` is alpha for Add and Sub, the
+/// threshold for ThresholdBackward. Operands share a float dtype (the caller promotes).
+Tensor map(MapOp op, const Tensor& a, const Tensor& b, double scalar = 1.0);
+
+/// Sums x over the dimensions where `keptSizes` is 1 and x is not, times `scale` (1/count for a mean),
+/// accumulating in double; the result has `outSizes` (keptSizes with or without those dims).
+Tensor sum(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes, double scale);
+
+/// dst = src (same sizes; any strides, src may broadcast), converting the dtype; both on the device.
+void copy(const Tensor& dst, const Tensor& src);
+/// Every element of a contiguous device tensor set to `value`.
+void fill(const Tensor& dst, double value);
+
+/// Row-major C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, as runtime/gemm.h's sgemm and dgemm,
+/// on device pointers through cuBLAS (TF32 off: float32 results compare with the CPU's); float32 or float64.
+void gemm(DType dtype, bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
+          int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc);
+
+/// The CUDA C of kernels.cuh, as NVRTC compiles it.
+const std::string& kernelSource();
+
+}  // namespace gj::cuda

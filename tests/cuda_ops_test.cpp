@@ -1,0 +1,257 @@
+// The CUDA path: the unfused ops on device tensors (kernels.cuh, cuBLAS) and Function with device cuda,
+// compared with the CPU's kernels and with tests/data's PyTorch references. On a GPU it runs there; ctest
+// runs it on the emulated driver (GJ_CUDA_DRIVER=emulated: the same kernels as host code, thread by
+// thread, and the host's GEMM for cuBLAS), so that everything above the driver is tested on every build.
+#include "executors/function.h"
+#include "models/model.h"
+#include "runtime/cpu/ops.h"
+#include "runtime/cuda/device.h"
+#include "runtime/cuda/ops.h"
+#include "runtime/nvrtc.h"
+#include "tests/support/reference.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+
+namespace gj {
+namespace {
+
+using ::testing::HasSubstr;
+
+#define SKIP_WITHOUT_DEVICE()                                       \
+  if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what()
+
+Tensor dev(const Tensor& t) { return t.to(DeviceKind::Cuda); }
+Tensor host(const Tensor& t) { return t.to(DeviceKind::Cpu); }
+
+// A device result against the CPU's: same sizes and dtype, and close (`tol`, relative, in the 2-norm).
+void expectMatches(const Tensor& onDevice, const Tensor& onHost, double tol) {
+  ASSERT_EQ(onDevice.device(), DeviceKind::Cuda);
+  ASSERT_EQ(onDevice.sizes(), onHost.sizes());
+  ASSERT_EQ(onDevice.dtype(), onHost.dtype());
+  EXPECT_LE(test::relError(host(onDevice), onHost), tol);
+}
+
+double tolerance(DType t) { return t == DType::Float32 ? 2e-6 : 1e-13; }
+
+struct Pointwise {
+  const char* name;
+  std::function<Tensor(const Tensor&, const Tensor&)> op;
+};
+
+TEST(CudaOps, PointwiseOpsMatchTheCpuWithBroadcastsViewsAndScalars) {
+  SKIP_WITHOUT_DEVICE();
+  const std::vector<Pointwise> binary = {
+      {"add", [](const Tensor& a, const Tensor& b) { return cpu::add(a, b, 0.5); }},
+      {"sub", [](const Tensor& a, const Tensor& b) { return cpu::sub(a, b, 2.0); }},
+      {"mul", [](const Tensor& a, const Tensor& b) { return cpu::mul(a, b); }},
+      {"div", [](const Tensor& a, const Tensor& b) { return cpu::div(a, b); }},
+      {"sigmoid_backward", [](const Tensor& a, const Tensor& b) { return cpu::sigmoidBackward(a, b); }},
+      {"tanh_backward", [](const Tensor& a, const Tensor& b) { return cpu::tanhBackward(a, b); }},
+      {"threshold_backward", [](const Tensor& a, const Tensor& b) { return cpu::thresholdBackward(a, b, 0.9); }},
+      {"autograd_add", [](const Tensor& a, const Tensor& b) { return cpu::autogradAdd(a, b); }},
+  };
+  const std::vector<std::pair<const char*, Tensor (*)(const Tensor&)>> unary = {
+      {"neg", cpu::neg}, {"sigmoid", cpu::sigmoid}, {"tanh", cpu::tanh}, {"relu", cpu::relu},
+      {"exp", cpu::exp}, {"log", cpu::log},         {"sqrt", cpu::sqrt}};
+  for (DType t : {DType::Float32, DType::Float64}) {
+    // Positive values (log, sqrt) of both signs after the shift; b is a permuted view of another layout.
+    Tensor a = Tensor::rand({3, 4, 5}, t, 1, 0.2, 2.0);
+    Tensor b = Tensor::rand({5, 4, 3}, t, 2, 0.2, 2.0).permute(std::vector<int64_t>{2, 1, 0});
+    Tensor row = Tensor::rand({4, 1}, t, 3, -1.0, 1.0);  // broadcasts over dims 0 and 2
+    for (const Pointwise& p : binary) {
+      SCOPED_TRACE(std::string(p.name) + " " + std::string(dtypeName(t)));
+      expectMatches(p.op(dev(a), dev(b)), p.op(a, b), tolerance(t));
+      if (std::string(p.name).find("backward") == std::string::npos) {
+        expectMatches(p.op(dev(a), dev(row)), p.op(a, row), tolerance(t));
+        expectMatches(p.op(dev(row), dev(b)), p.op(row, b), tolerance(t));
+        Tensor three = Tensor::scalar(3.0, t);  // a host scalar among device operands
+        expectMatches(p.op(dev(b), three), p.op(b, three), tolerance(t));
+      }
+    }
+    for (const auto& [name, op] : unary) {
+      SCOPED_TRACE(std::string(name) + " " + std::string(dtypeName(t)));
+      expectMatches(op(dev(b)), op(b), tolerance(t));
+      if (op == cpu::log || op == cpu::sqrt) continue;  // both signs: NaN on both sides
+      Tensor shifted = cpu::sub(a, Tensor::scalar(1.0, t));
+      expectMatches(op(dev(shifted)), op(shifted), tolerance(t));
+    }
+  }
+  // Mixed float32 and float64 promote as on the CPU.
+  Tensor f = Tensor::rand({2, 3}, DType::Float32, 4), d = Tensor::rand({2, 3}, DType::Float64, 5);
+  expectMatches(cpu::mul(dev(f), dev(d)), cpu::mul(f, d), 1e-13);
+}
+
+TEST(CudaOps, SumsAndMeansMatchTheCpu) {
+  SKIP_WITHOUT_DEVICE();
+  for (DType t : {DType::Float32, DType::Float64}) {
+    Tensor x = Tensor::rand({6, 7, 30}, t, 7);
+    Tensor xt = Tensor::rand({30, 7, 6}, t, 8).permute(std::vector<int64_t>{2, 1, 0});
+    for (const Tensor& in : {x, xt}) {
+      for (std::vector<int64_t> dims : {std::vector<int64_t>{}, {0}, {2}, {0, 2}, {-1}, {1}})
+        for (bool keep : {false, true}) {
+          SCOPED_TRACE(fmt::format("{} dims {} keepdim {}", dtypeName(t), shapeStr(dims), keep));
+          expectMatches(cpu::sum(dev(in), dims, keep), cpu::sum(in, dims, keep), tolerance(t));
+          expectMatches(cpu::mean(dev(in), dims, keep), cpu::mean(in, dims, keep), tolerance(t));
+        }
+    }
+    // Few outputs of many elements: each output's sum is split into parts that run side by side.
+    Tensor wide = Tensor::rand({3, 20000}, t, 9);
+    expectMatches(cpu::sum(dev(wide), std::vector<int64_t>{1}), cpu::sum(wide, std::vector<int64_t>{1}), tolerance(t));
+    expectMatches(cpu::sum(dev(wide)), cpu::sum(wide), tolerance(t));
+    // The bias gradient of a batch: sum_to_size over the leading dimension.
+    Tensor g = Tensor::rand({64, 8, 12}, t, 10);
+    expectMatches(cpu::sumToSize(dev(g), std::vector<int64_t>{8, 1}), cpu::sumToSize(g, std::vector<int64_t>{8, 1}),
+                  tolerance(t));
+  }
+  // Nothing to sum: zeros of the kept shape; nothing kept: an empty result.
+  Tensor none = Tensor::empty({4, 0}, DType::Float32);
+  expectMatches(cpu::sum(dev(none), std::vector<int64_t>{1}), cpu::sum(none, std::vector<int64_t>{1}), 0);
+  EXPECT_EQ(cpu::sum(dev(none), std::vector<int64_t>{0}).sizes(), Shape({0}));
+}
+
+TEST(CudaOps, CopiesConcatenationsAndConversionsMatchTheCpu) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor a = Tensor::rand({4, 3, 5}, DType::Float32, 11);
+  Tensor b = Tensor::rand({4, 2, 5}, DType::Float32, 12);
+  expectMatches(cpu::cat(std::vector<Tensor>{dev(a), dev(b)}, 1), cpu::cat(std::vector<Tensor>{a, b}, 1), 0);
+  expectMatches(cpu::stack(std::vector<Tensor>{dev(a), dev(a.transpose(0, 1).contiguous().transpose(0, 1))}, 2),
+                cpu::stack(std::vector<Tensor>{a, a}, 2), 0);
+  Tensor p = dev(a).permute(std::vector<int64_t>{2, 0, 1});
+  ASSERT_FALSE(p.isContiguous());
+  expectMatches(p.contiguous(), a.permute(std::vector<int64_t>{2, 0, 1}).contiguous(), 0);
+  expectMatches(dev(a).to(DType::Float64), a.to(DType::Float64), 0);
+  expectMatches(dev(a).select(1, 2).to(DType::Float64), a.select(1, 2).to(DType::Float64), 0);
+  // int64 beyond 2^53 keeps every bit through a strided copy on the device.
+  Tensor big = Tensor::fromVector({2, 2}, {0, 0, 0, 0}, DType::Int64);
+  int64_t* bp = big.data<int64_t>();
+  const int64_t values[] = {(int64_t{1} << 60) + 1, -3, (int64_t{1} << 55) + 7, 42};
+  std::copy(std::begin(values), std::end(values), bp);
+  Tensor back = host(dev(big).t().contiguous());
+  EXPECT_EQ(back.data<int64_t>()[1], values[2]);
+  EXPECT_EQ(back.data<int64_t>()[2], values[1]);
+  EXPECT_EQ(back.data<int64_t>()[0], values[0]);
+  // Gradients of views: zeros with the gradient in the selected or sliced place.
+  Tensor g = Tensor::rand({4, 5}, DType::Float64, 13);
+  expectMatches(cpu::selectBackward(dev(g), std::vector<int64_t>{4, 3, 5}, 1, 2),
+                cpu::selectBackward(g, std::vector<int64_t>{4, 3, 5}, 1, 2), 0);
+  Tensor gs = Tensor::rand({4, 2, 5}, DType::Float64, 14);
+  expectMatches(cpu::sliceBackward(dev(gs), std::vector<int64_t>{4, 7, 5}, 1, 1, 5, 2),
+                cpu::sliceBackward(gs, std::vector<int64_t>{4, 7, 5}, 1, 1, 5, 2), 0);
+  expectMatches(Tensor::zeros({3, 2}, DType::Float32, DeviceKind::Cuda), Tensor::zeros({3, 2}, DType::Float32), 0);
+}
+
+TEST(CudaOps, MatrixProductsMatchTheCpu) {
+  SKIP_WITHOUT_DEVICE();
+  for (DType t : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(dtypeName(t));
+    const double tol = t == DType::Float32 ? 1e-5 : 1e-12;
+    Tensor a = Tensor::rand({7, 12}, t, 21), b = Tensor::rand({12, 9}, t, 22);
+    Tensor at = Tensor::rand({12, 7}, t, 23).t(), bt = Tensor::rand({9, 12}, t, 24).t();
+    for (const Tensor& x : {a, at})
+      for (const Tensor& y : {b, bt}) expectMatches(cpu::mm(dev(x), dev(y)), cpu::mm(x, y), tol);
+    Tensor bias = Tensor::rand({9}, t, 25);
+    expectMatches(cpu::addmm(dev(bias), dev(at), dev(b), 0.5, 2.0), cpu::addmm(bias, at, b, 0.5, 2.0), tol);
+    Tensor x3 = Tensor::rand({3, 7, 12}, t, 26), y3 = Tensor::rand({3, 12, 9}, t, 27);
+    expectMatches(cpu::bmm(dev(x3), dev(y3)), cpu::bmm(x3, y3), tol);
+    expectMatches(cpu::matmul(dev(x3), dev(b)), cpu::matmul(x3, b), tol);
+    Tensor w = Tensor::rand({9, 12}, t, 28);
+    expectMatches(cpu::linear(dev(x3), dev(w), dev(bias)), cpu::linear(x3, w, bias), tol);
+  }
+}
+
+TEST(CudaOps, AnOpWithoutACudaKernelSaysSo) {
+  SKIP_WITHOUT_DEVICE();
+  auto c = test::loadCase("softmax");
+  Model m = buildModel(c.model, c.config);
+  Function f(*m.graph, {.fuser = FuserKind::None, .device = DeviceKind::Cuda});
+  auto inputs = test::inputsFor(m, c);
+  try {
+    f.forward(std::vector<IValue>(inputs.begin(), inputs.end()));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("has no CUDA kernel yet"));
+  }
+}
+
+// The emulated driver's device pointers are not host addresses: host code that reads device memory
+// directly, which would crash on a GPU, crashes there too.
+TEST(CudaOpsDeathTest, TheEmulatedDevicesMemoryIsNotHostMemory) {
+  SKIP_WITHOUT_DEVICE();
+  if (!cuda::requireDevice().emulated) GTEST_SKIP() << "a real device";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Tensor t = dev(Tensor::rand({4}, DType::Float32, 1));
+  EXPECT_DEATH({ volatile float v = t.data<float>()[0]; (void)v; }, "");
+  EXPECT_FLOAT_EQ(static_cast<float>(t.item(2)), static_cast<float>(Tensor::rand({4}, DType::Float32, 1).item(2)));
+}
+
+// ---- Function on the device: the reference cases, forward and backward ----
+
+struct Param {
+  std::string caseName, variant;
+  ExecutorKind executor;
+  FuserKind fuser;
+};
+
+std::string paramName(const testing::TestParamInfo<Param>& info) {
+  const Param& p = info.param;
+  return p.caseName + (p.variant.empty() ? "" : "_" + p.variant) + "_" + std::string(executorName(p.executor)) +
+         "_fuser_" + std::string(fuserName(p.fuser));
+}
+
+class EveryCudaCase : public testing::TestWithParam<Param> {};
+
+TEST_P(EveryCudaCase, ForwardAndBackwardMatchPyTorch) {
+  SKIP_WITHOUT_DEVICE();
+  const Param& p = GetParam();
+  auto c = test::loadCase(p.caseName);
+  ModelConfig cfg = c.config;
+  if (!p.variant.empty()) cfg.variant = p.variant;
+  Model m = buildModel(c.model, cfg);
+  Function f(*m.graph, {.fuser = p.fuser, .executor = p.executor, .device = DeviceKind::Cuda, .verifyEach = true});
+  auto inputs = test::inputsFor(m, c);  // on the host: forward copies them over
+  std::vector<bool> requiresGrad;
+  for (const Tensor& t : inputs) requiresGrad.push_back(isFloating(t.dtype()));
+  for (int call = 0; call < 2; ++call) {  // profiling (or the first specialization), then the optimized plan
+    SCOPED_TRACE("call " + std::to_string(call));
+    auto outs = f.forward(std::vector<IValue>(inputs.begin(), inputs.end()), requiresGrad);
+    std::vector<Tensor> gradOutputs;
+    for (const auto& name : m.outputs) gradOutputs.push_back(c.gradOutputs.at(name));
+    std::vector<Tensor> grads = f.backward(gradOutputs);
+    for (size_t i = 0; i < m.outputs.size(); ++i) {
+      const Tensor& o = outs[i].toTensor();
+      EXPECT_EQ(o.device(), DeviceKind::Cuda) << m.outputs[i];
+      EXPECT_LE(test::relError(host(o), c.outputs.at(m.outputs[i])), 1e-5) << "output " << m.outputs[i];
+    }
+    for (size_t i = 0; i < m.inputs.size(); ++i) {
+      auto it = c.grads.find(m.inputs[i].name);
+      if (it == c.grads.end()) continue;
+      ASSERT_TRUE(grads[i].defined()) << m.inputs[i].name;
+      EXPECT_EQ(grads[i].device(), DeviceKind::Cuda) << m.inputs[i].name;
+      EXPECT_LE(test::relError(host(grads[i]), it->second), 1e-4) << "gradient of " << m.inputs[i].name;
+    }
+  }
+  FunctionStats s = f.stats();
+  EXPECT_EQ(s.specializations, 1) << s.str();
+  // On a GPU every fused kernel compiles and runs; the emulated driver has none of them (their groups run
+  // unfused, with a warning each).
+  if (!cuda::requireDevice().emulated) EXPECT_TRUE(s.warnings.empty()) << s.str();
+}
+
+std::vector<Param> everyCudaCase() {
+  std::vector<Param> ps;
+  for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
+    for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+      for (const char* c : {"lstm_1layer", "lstm_3layer"})
+        for (const char* v : {"jit", "jit_premul", "jit_multilayer"}) ps.push_back({c, v, e, f});
+      for (const char* c : {"lstm_cell", "linear"}) ps.push_back({c, "", e, f});
+    }
+  return ps;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, EveryCudaCase, testing::ValuesIn(everyCudaCase()), paramName);
+
+}  // namespace
+}  // namespace gj
