@@ -16,6 +16,11 @@ mkdir -p "$outdir"
 export LD_LIBRARY_PATH="$PWD/$carry/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export GJ_TEST_DATA_DIR="$PWD/tests/data"
 unset GJ_CUDA_DRIVER
+# cuBLAS (opened at run time): the toolkit's, else the one a Python package brought.
+if [ -z "${GJ_CUBLAS:-}" ] && [ ! -e /usr/local/cuda/lib64/libcublas.so.13 ] && ! ldconfig -p | grep -q 'libcublas\.so\.13'; then
+  GJ_CUBLAS=$(find /usr/local /opt -name 'libcublas.so.13*' 2>/dev/null | head -1)
+  export GJ_CUBLAS
+fi
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
 slug=$(echo "${device:-unknown}" | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
@@ -37,6 +42,11 @@ status=0
     if [ $result = FAILED ]; then echo; echo '```'; tail -60 "$log"; echo '```'; echo; fi
     rm -f "$log"
   done
+  log=$(mktemp)
+  if "$carry/bin/difftest" --seed 1 --count 200 --device cuda > "$log" 2>&1; then result=passed; else result=FAILED; status=1; fi
+  echo "- difftest --device=cuda (200 random graphs, every fuser x executor): $result. $(tail -2 "$log" | tr '\n' ' ')"
+  if [ $result = FAILED ]; then echo; echo '```'; grep -E '^(MISMATCH|ERROR|WARNING)' "$log" | head -20; echo '```'; fi
+  rm -f "$log"
   echo
   echo "## graphbench --device=cuda"
   echo

@@ -237,7 +237,9 @@ TEST_P(EveryCudaCase, ForwardAndBackwardMatchPyTorch) {
   EXPECT_EQ(s.specializations, 1) << s.str();
   // On a GPU every fused kernel compiles and runs; the emulated driver has none of them (their groups run
   // unfused, with a warning each).
-  if (!cuda::requireDevice().emulated) EXPECT_TRUE(s.warnings.empty()) << s.str();
+  if (!cuda::requireDevice().emulated) {
+    EXPECT_TRUE(s.warnings.empty()) << s.str();
+  }
 }
 
 std::vector<Param> everyCudaCase() {

@@ -1,4 +1,5 @@
-// Differential testing: seeded random graphs under every fuser x executor (CPU) against the interpreter,
+// Differential testing: seeded random graphs under every fuser x executor (on the CPU, and on CUDA where
+// there is a device or with --device=cuda) against the interpreter,
 // forward and backward, in float64.
 //
 //   build/bin/difftest --seed 1 --count 500
@@ -9,6 +10,7 @@
 #include "executors/interpreter.h"
 #include "ir/printer.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/cuda/device.h"
 #include "tests/random_graph.h"
 
 #include <CLI/CLI.hpp>
@@ -46,6 +48,10 @@ double relErr(const Tensor& a, const Tensor& b) {
 
 // Fusion groups made per fuser over the run, so the summary shows the fusers were exercised.
 int64_t gGroups[3] = {0, 0, 0};
+// The devices each graph runs on (main: the CPU, and CUDA where there is a device), and the CUDA runs
+// skipped because the graph has an op without a CUDA kernel (softmax, say).
+std::vector<DeviceKind> gDevices = {DeviceKind::Cpu};
+int64_t gCudaRuns = 0, gCudaSkipped = 0;
 
 struct Reference {
   std::vector<Tensor> outputs, grads;
@@ -86,39 +92,50 @@ bool checkGraph(uint64_t seed, bool verbose) {
   Reference ref = reference(*g, in, gradOutputs);
   std::vector<bool> rg(in.size(), true);
   bool ok = true;
-  for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
-    for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
-      std::string config = fmt::format("fuser {} executor {}", fuserName(f), executorName(e));
-      try {
-        Function fn(*g, {.fuser = f, .executor = e, .verifyEach = true});
-        for (int call = 0; call < 2; ++call) {  // profiling: the second call runs the optimized plan
-          auto outs = fn.forward(in, rg);
-          auto grads = fn.backward(gradOutputs);
-          double worst = 0;
-          std::string where;
-          auto compare = [&](const Tensor& got, const Tensor& want, std::string what) {
-            double e = relErr(got, want);
-            if (e > worst || !std::isfinite(e)) std::tie(worst, where) = std::pair(e, std::move(what));
-          };
-          for (size_t k = 0; k < outs.size(); ++k) compare(outs[k].toTensor(), ref.outputs[k], fmt::format("output {}", k));
-          for (size_t k = 0; k < grads.size(); ++k)
-            compare(grads[k], ref.grads[k], fmt::format("gradient of %{}", g->inputs()[k]->name()));
-          if (worst > 1e-9 || !std::isfinite(worst)) {
-            std::cout << fmt::format("MISMATCH seed {} ({}, call {}): relative error {:.3e} in the {}\n{}", seed, config,
-                                     call, worst, where, printIR(*g));
-            ok = false;
+  for (DeviceKind d : gDevices) {
+    for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
+      for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+        std::string config = fmt::format("{}, fuser {} executor {}", deviceName(d), fuserName(f), executorName(e));
+        const bool emulated = d == DeviceKind::Cuda && cuda::requireDevice().emulated;
+        try {
+          Function fn(*g, {.fuser = f, .executor = e, .device = d, .verifyEach = true});
+          for (int call = 0; call < 2; ++call) {  // profiling: the second call runs the optimized plan
+            auto outs = fn.forward(in, rg);
+            auto grads = fn.backward(gradOutputs);
+            double worst = 0;
+            std::string where;
+            auto compare = [&](const Tensor& got, const Tensor& want, std::string what) {
+              double e = relErr(got, want);
+              if (e > worst || !std::isfinite(e)) std::tie(worst, where) = std::pair(e, std::move(what));
+            };
+            auto host = [](const Tensor& t) { return t.defined() ? t.to(DeviceKind::Cpu) : t; };
+            for (size_t k = 0; k < outs.size(); ++k)
+              compare(host(outs[k].toTensor()), ref.outputs[k], fmt::format("output {}", k));
+            for (size_t k = 0; k < grads.size(); ++k)
+              compare(host(grads[k]), ref.grads[k], fmt::format("gradient of %{}", g->inputs()[k]->name()));
+            if (worst > 1e-9 || !std::isfinite(worst)) {
+              std::cout << fmt::format("MISMATCH seed {} ({}, call {}): relative error {:.3e} in the {}\n{}", seed, config,
+                                       call, worst, where, printIR(*g));
+              ok = false;
+            }
+            if (call == 1) gGroups[static_cast<int>(f)] += fn.stats().fusionGroups;
+            if (call == 1 && d == DeviceKind::Cuda) ++gCudaRuns;
+            // The emulated driver has none of the fusers' kernels: their groups run unfused, with a warning.
+            if (!fn.stats().warnings.empty() && !emulated) {
+              std::cout << fmt::format("WARNING seed {} ({}): {}\n{}", seed, config, fn.stats().warnings[0], printIR(*g));
+              ok = false;
+            }
           }
-          if (call == 1) gGroups[static_cast<int>(f)] += fn.stats().fusionGroups;
-          if (!fn.stats().warnings.empty()) {
-            std::cout << fmt::format("WARNING seed {} ({}): {}\n{}", seed, config, fn.stats().warnings[0], printIR(*g));
-            ok = false;
+        } catch (const Error& err) {
+          if (d == DeviceKind::Cuda && std::string(err.what()).find("has no CUDA kernel yet") != std::string::npos) {
+            ++gCudaSkipped;
+            continue;
           }
+          std::cout << fmt::format("ERROR seed {} ({}): {}\n{}", seed, config, err.what(), printIR(*g));
+          ok = false;
         }
-      } catch (const Error& err) {
-        std::cout << fmt::format("ERROR seed {} ({}): {}\n{}", seed, config, err.what(), printIR(*g));
-        ok = false;
       }
-    }
+  }
   if (verbose) std::cout << fmt::format("seed {}: {}\n", seed, ok ? "ok" : "FAILED");
   return ok;
 }
@@ -136,7 +153,18 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "a line per graph");
   bool print = false;
   app.add_flag("--print", print, "print the graphs of the seeds and run nothing (to reproduce a failure)");
+  std::string device = "auto";
+  app.add_option("--device", device, "cpu, cuda, or auto: the CPU, and CUDA too where a device exists")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   CLI11_PARSE(app, argc, argv);
+  if (device == "cuda" || (device == "auto" && gj::cuda::available())) {
+    if (auto d = gj::cuda::device(); !d) {
+      std::cerr << "difftest: --device=cuda: " << d.error().what() << "\n";
+      return 2;
+    }
+    if (device == "cuda") gj::test::gDevices.clear();
+    gj::test::gDevices.push_back(gj::DeviceKind::Cuda);
+  }
   if (print) {
     for (int i = 0; i < count; ++i)
       std::cout << fmt::format("# seed {}\n{}", seed + i, gj::printIR(*gj::test::randomGraph(seed + i)));
@@ -145,6 +173,9 @@ int main(int argc, char** argv) {
   int failed = 0;
   for (int i = 0; i < count; ++i) failed += !gj::test::checkGraphSafely(seed + i, verbose);
   std::cout << fmt::format("fusion groups made: old {}, te {}\n", gj::test::gGroups[1], gj::test::gGroups[2]);
+  if (gj::test::gDevices.back() == gj::DeviceKind::Cuda)
+    std::cout << fmt::format("on CUDA ({}): {} runs, {} skipped (an op without a CUDA kernel)\n",
+                             gj::cuda::requireDevice().name, gj::test::gCudaRuns, gj::test::gCudaSkipped);
   bool fused = gj::test::gGroups[1] > 0 && gj::test::gGroups[2] > 0;
   if (!fused) std::cout << "no fusion group was made: the generator does not exercise the fusers\n";
   std::cout << fmt::format("difftest: {} graphs from seed {}: {} passed, {} failed\n", count, seed, count - failed,
