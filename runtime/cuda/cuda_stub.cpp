@@ -44,9 +44,14 @@ Result<Kernel> loadKernel(const std::string&, const std::string&, const std::str
 Result<Kernel> compileKernel(const std::string&, const std::string&) { return Error(kNoCuda); }
 KernelCacheStats kernelCacheStats() { return {}; }
 
+Tensor map(MapOp, const Tensor&, const Tensor&, double) { fail(); }
+Tensor sum(const Tensor&, std::span<const int64_t>, std::span<const int64_t>, double) { fail(); }
+void copy(const Tensor&, const Tensor&) { fail(); }
+void fill(const Tensor&, double) { fail(); }
 void gemm(DType, bool, bool, int64_t, int64_t, int64_t, double, const void*, int64_t, const void*, int64_t, double, void*,
           int64_t) {
   fail();
 }
+const std::string& kernelSource() { fail(); }
 
 }  // namespace gj::cuda
