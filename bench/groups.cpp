@@ -351,7 +351,7 @@ const std::vector<std::string>& rnnRowNames() {
   return names;
 }
 
-static Group buildRows(const std::string& name, const Options& o) {
+static Group buildGroupRows(const std::string& name, const Options& o) {
   if (name == "rnns") return rnns(o);
   if (name == "lm") return lm(o);
   if (name == "classifier") return classifier(o);
@@ -361,7 +361,7 @@ static Group buildRows(const std::string& name, const Options& o) {
 }
 
 Group buildGroup(const std::string& name, const Options& o) {
-  Group g = buildRows(name, o);
+  Group g = buildGroupRows(name, o);
   if (!onCuda(o)) return g;
   // On CUDA a row's work is queued when its closure returns: each one waits for the device, so that
   // the times are the device's.

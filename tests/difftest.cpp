@@ -114,15 +114,16 @@ bool checkGraph(uint64_t seed, bool verbose) {
             for (size_t k = 0; k < grads.size(); ++k)
               compare(host(grads[k]), ref.grads[k], fmt::format("gradient of %{}", g->inputs()[k]->name()));
             if (worst > 1e-9 || !std::isfinite(worst)) {
-              std::cout << fmt::format("MISMATCH seed {} ({}, call {}): relative error {:.3e} in the {}\n{}", seed, config,
-                                       call, worst, where, printIR(*g));
+              std::cout << fmt::format("MISMATCH seed {} ({}, call {}): relative error {:.3e} in the {}\n{}", seed,
+                                       config, call, worst, where, printIR(*g));
               ok = false;
             }
             if (call == 1) gGroups[static_cast<int>(f)] += fn.stats().fusionGroups;
             if (call == 1 && d == DeviceKind::Cuda) ++gCudaRuns;
             // The emulated driver has none of the fusers' kernels: their groups run unfused, with a warning.
             if (!fn.stats().warnings.empty() && !emulated) {
-              std::cout << fmt::format("WARNING seed {} ({}): {}\n{}", seed, config, fn.stats().warnings[0], printIR(*g));
+              std::cout << fmt::format("WARNING seed {} ({}): {}\n{}", seed, config, fn.stats().warnings[0],
+                                       printIR(*g));
               ok = false;
             }
           }

@@ -58,11 +58,13 @@ static Tensor zipFloat(const char* op, cuda::MapOp code, double scalar, const Te
 }
 
 Tensor sigmoidBackward(const Tensor& g, const Tensor& y) {
-  return zipFloat("sigmoid_backward", cuda::MapOp::SigmoidBackward, 0.0, g, y, [](auto gv, auto yv) { return gv * yv * (decltype(yv)(1) - yv); });
+  return zipFloat("sigmoid_backward", cuda::MapOp::SigmoidBackward, 0.0, g, y,
+                  [](auto gv, auto yv) { return gv * yv * (decltype(yv)(1) - yv); });
 }
 
 Tensor tanhBackward(const Tensor& g, const Tensor& y) {
-  return zipFloat("tanh_backward", cuda::MapOp::TanhBackward, 0.0, g, y, [](auto gv, auto yv) { return gv * (decltype(yv)(1) - yv * yv); });
+  return zipFloat("tanh_backward", cuda::MapOp::TanhBackward, 0.0, g, y,
+                  [](auto gv, auto yv) { return gv * (decltype(yv)(1) - yv * yv); });
 }
 
 Tensor thresholdBackward(const Tensor& g, const Tensor& x, double threshold) {

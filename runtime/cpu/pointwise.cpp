@@ -108,12 +108,14 @@ static Tensor binary(const char* op, cuda::MapOp code, double scalar, const Tens
 
 Tensor add(const Tensor& a, const Tensor& b, double alpha) {
   if (alpha == 1.0) return binary("add", cuda::MapOp::Add, 1.0, a, b, [](auto x, auto y) { return x + y; });
-  return binary("add", cuda::MapOp::Add, alpha, a, b, [alpha](auto x, auto y) { return x + static_cast<decltype(x)>(alpha) * y; });
+  return binary("add", cuda::MapOp::Add, alpha, a, b,
+                [alpha](auto x, auto y) { return x + static_cast<decltype(x)>(alpha) * y; });
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
   if (alpha == 1.0) return binary("sub", cuda::MapOp::Sub, 1.0, a, b, [](auto x, auto y) { return x - y; });
-  return binary("sub", cuda::MapOp::Sub, alpha, a, b, [alpha](auto x, auto y) { return x - static_cast<decltype(x)>(alpha) * y; });
+  return binary("sub", cuda::MapOp::Sub, alpha, a, b,
+                [alpha](auto x, auto y) { return x - static_cast<decltype(x)>(alpha) * y; });
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
@@ -149,12 +151,14 @@ static Tensor unary(const char* op, cuda::MapOp code, const Tensor& x, F f) {
 
 Tensor neg(const Tensor& x) { return unary("neg", cuda::MapOp::Neg, x, [](auto v) { return -v; }); }
 Tensor sigmoid(const Tensor& x) {
-  return unary("sigmoid", cuda::MapOp::Sigmoid, x, [](auto v) { return decltype(v)(1) / (decltype(v)(1) + std::exp(-v)); });
+  return unary("sigmoid", cuda::MapOp::Sigmoid, x,
+               [](auto v) { return decltype(v)(1) / (decltype(v)(1) + std::exp(-v)); });
 }
 Tensor tanh(const Tensor& x) { return unary("tanh", cuda::MapOp::Tanh, x, [](auto v) { return std::tanh(v); }); }
 // relu keeps NaN, as PyTorch does.
 Tensor relu(const Tensor& x) {
-  return unary("relu", cuda::MapOp::Relu, x, [](auto v) { return v < 0 ? decltype(v)(0) : v; }); }
+  return unary("relu", cuda::MapOp::Relu, x, [](auto v) { return v < 0 ? decltype(v)(0) : v; });
+}
 Tensor exp(const Tensor& x) { return unary("exp", cuda::MapOp::Exp, x, [](auto v) { return std::exp(v); }); }
 Tensor log(const Tensor& x) { return unary("log", cuda::MapOp::Log, x, [](auto v) { return std::log(v); }); }
 Tensor sqrt(const Tensor& x) { return unary("sqrt", cuda::MapOp::Sqrt, x, [](auto v) { return std::sqrt(v); }); }

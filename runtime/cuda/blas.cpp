@@ -8,9 +8,9 @@
 #include "support/error.h"
 
 #include <cublas_api.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -45,17 +45,12 @@ const Cublas& cublas() {
       return;
     }
     std::string missing;
-    auto find = [&](const char* symbol, auto& entry) {
-      void* fn = dlsym(lib, symbol);
-      if (!fn) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", symbol);
-      entry = reinterpret_cast<std::remove_reference_t<decltype(entry)>>(fn);
-    };
-    find("cublasCreate_v2", c.create);
-    find("cublasSetStream_v2", c.setStream);
-    find("cublasSetMathMode", c.setMathMode);
-    find("cublasSgemm_v2", c.sgemm);
-    find("cublasDgemm_v2", c.dgemm);
-    find("cublasGetStatusString", c.statusString);
+    detail::findEntry(lib, "cublasCreate_v2", c.create, missing);
+    detail::findEntry(lib, "cublasSetStream_v2", c.setStream, missing);
+    detail::findEntry(lib, "cublasSetMathMode", c.setMathMode, missing);
+    detail::findEntry(lib, "cublasSgemm_v2", c.sgemm, missing);
+    detail::findEntry(lib, "cublasDgemm_v2", c.dgemm, missing);
+    detail::findEntry(lib, "cublasGetStatusString", c.statusString, missing);
     if (!missing.empty()) c.failure = fmt::format("the cuBLAS library lacks {}", missing);
   });
   return c;
@@ -94,8 +89,7 @@ void gemm(DType dtype, bool transA, bool transB, int64_t m, int64_t n, int64_t k
   }
   const Cublas& cb = cublas();
   USER_CHECK(cb.failure.empty(), "{}", cb.failure);
-  USER_CHECK(m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && lda <= INT32_MAX && ldb <= INT32_MAX && ldc <= INT32_MAX,
-             "CUDA gemm: {}x{}x{} is beyond cuBLAS's 32-bit sizes", m, n, k);
+  USER_CHECK(std::max({m, n, k, lda, ldb, ldc}) <= INT32_MAX, "CUDA gemm: {}x{}x{} is beyond cuBLAS's 32-bit sizes", m, n, k);
   // cuBLAS is column-major: row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, the same
   // memory read with the operands swapped.
   const cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N, opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -104,7 +98,8 @@ void gemm(DType dtype, bool transA, bool transB, int64_t m, int64_t n, int64_t k
   if (dtype == DType::Float32) {
     const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
     check(cb, cb.sgemm(h, opB, opA, N, M, K, &al, static_cast<const float*>(b), static_cast<int>(ldb),
-                       static_cast<const float*>(a), static_cast<int>(lda), &be, static_cast<float*>(c), static_cast<int>(ldc)),
+                       static_cast<const float*>(a), static_cast<int>(lda), &be, static_cast<float*>(c),
+                       static_cast<int>(ldc)),
           "cublasSgemm");
   } else {
     check(cb, cb.dgemm(h, opB, opA, N, M, K, &alpha, static_cast<const double*>(b), static_cast<int>(ldb),

@@ -48,8 +48,8 @@ Tensor map(MapOp, const Tensor&, const Tensor&, double) { fail(); }
 Tensor sum(const Tensor&, std::span<const int64_t>, std::span<const int64_t>, double) { fail(); }
 void copy(const Tensor&, const Tensor&) { fail(); }
 void fill(const Tensor&, double) { fail(); }
-void gemm(DType, bool, bool, int64_t, int64_t, int64_t, double, const void*, int64_t, const void*, int64_t, double, void*,
-          int64_t) {
+void gemm(DType, bool, bool, int64_t, int64_t, int64_t, double, const void*, int64_t, const void*, int64_t, double,
+          void*, int64_t) {
   fail();
 }
 const std::string& kernelSource() { fail(); }

@@ -64,13 +64,8 @@ void load(Loaded& l) {
   // a program linked against libcuda would call.
   DriverApi& api = l.api;
   std::string missing;
-  auto find = [&](const char* symbol, auto& entry) {
-    void* fn = dlsym(lib, symbol);
-    if (!fn) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", symbol);
-    entry = reinterpret_cast<std::remove_reference_t<decltype(entry)>>(fn);
-  };
 #define GJ_CUDA_SYMBOL(name) #name
-#define GJ_CUDA_DRIVER_ENTRY(name) find(GJ_CUDA_SYMBOL(name), api.name);
+#define GJ_CUDA_DRIVER_ENTRY(name) findEntry(lib, GJ_CUDA_SYMBOL(name), api.name, missing);
 #include "runtime/cuda/driver_entries.def"
 #undef GJ_CUDA_DRIVER_ENTRY
 #undef GJ_CUDA_SYMBOL

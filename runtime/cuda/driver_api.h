@@ -2,6 +2,7 @@
 // Internal to runtime/cuda: the CUDA driver API as a table of entry points found at run time. Only
 // runtime/cuda's sources include this (it needs the toolkit's cuda.h); nothing links libcuda.
 #include <cuda.h>
+#include <dlfcn.h>
 
 #include <string>
 
@@ -12,6 +13,15 @@ struct DriverApi {
 #include "runtime/cuda/driver_entries.def"
 #undef GJ_CUDA_DRIVER_ENTRY
 };
+
+/// Sets `entry` to `symbol` of a dlopen'ed library (the driver, cuBLAS); a symbol the library lacks
+/// leaves it null and is added to `missing`, a list separated by ", ".
+template <typename F>
+void findEntry(void* lib, const char* symbol, F& entry, std::string& missing) {
+  void* fn = dlsym(lib, symbol);
+  if (!fn) missing += missing.empty() ? std::string(symbol) : ", " + std::string(symbol);
+  entry = reinterpret_cast<F>(fn);
+}
 
 /// Fills `api` with the emulated driver (emulator.cpp): GJ_CUDA_DRIVER=emulated.
 void installEmulatedDriver(DriverApi& api);

@@ -3,9 +3,10 @@
 // Device memory is host memory, streams run in order as they are called, and a launch runs the grid one
 // thread at a time. A device pointer is its host address with bit 62 set: not an address the processor
 // accepts, so host code that reads device memory directly (which would crash on a GPU machine) crashes
-// here too, while views may still offset device pointers as they do on a GPU. Only the kernels of kernels.cuh exist here (compiled below as host C++); a module
-// that NVRTC made for any other kernel loads, but has no function by that name, so the fusers' CUDA
-// kernels are refused as they would be if they failed to compile, and their groups run unfused.
+// here too, while views may still offset device pointers as they do on a GPU. Only the kernels of
+// kernels.cuh exist here (compiled below as host C++); a module that NVRTC made for any other kernel
+// loads, but has no function by that name, so the fusers' CUDA kernels are refused as they would be if
+// they failed to compile, and their groups run unfused.
 #include "runtime/cuda/driver_api.h"
 
 #include <math.h>

@@ -5,9 +5,9 @@
 //     layout is written once;
 //   - the emulated driver (emulator.cpp) compiles all of it as host C++ and runs each grid thread by
 //     thread, so that tests exercise these kernels, and everything that launches them, without a GPU.
-// Hence plain C++ that both compilers accept: no headers, no templates, no shared memory, no
-// __syncthreads (the emulator runs one thread at a time), and every kernel a grid-stride loop (any launch
-// shape covers the work). Each kernel takes one parameter, a struct by value.
+// Hence plain C++ that both compilers accept: no headers, no shared memory, no __syncthreads (the
+// emulator runs one thread at a time), and every kernel a grid-stride loop (any launch shape covers the
+// work). Each kernel takes one parameter, a struct by value.
 #ifndef GJ_CUDA_KERNELS_CUH
 #define GJ_CUDA_KERNELS_CUH
 
@@ -37,6 +37,12 @@ enum GjMapOp {
   GJ_ADD, GJ_SUB, GJ_MUL, GJ_DIV, GJ_NEG, GJ_SIGMOID, GJ_TANH, GJ_RELU, GJ_EXP, GJ_LOG, GJ_SQRT,
   GJ_SIGMOID_BACKWARD, GJ_TANH_BACKWARD, GJ_THRESHOLD_BACKWARD
 };
+
+// Whether op reads b; one-operand ops read a only. Shared by the kernels and the host that launches them.
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline bool gjTwoOperands(int op) { return op <= GJ_DIV || op >= GJ_SIGMOID_BACKWARD; }
 
 // gj_map_f32 / gj_map_f64: out (contiguous) = op(a, b) over `shape`; b is unused by one-operand ops.
 struct GjMapArgs {
@@ -103,73 +109,44 @@ GJ_DEVICE gj_i64 gjOffset(gj_i64 i, const GjShape& shape, const GjStrides& s) {
   return off;
 }
 
-GJ_DEVICE float gjApply(int op, float a, float b, double scalar) {
-  const float s = (float)scalar;
+// op(a, b) in T (float or double); exp, tanh, log and sqrt resolve to T's own overloads.
+template <typename T>
+GJ_DEVICE T gjApply(int op, T a, T b, double scalar) {
+  const T s = (T)scalar, zero = 0, one = 1;
   switch (op) {
     case GJ_ADD: return a + s * b;
     case GJ_SUB: return a - s * b;
     case GJ_MUL: return a * b;
     case GJ_DIV: return a / b;
     case GJ_NEG: return -a;
-    case GJ_SIGMOID: return 1.0f / (1.0f + expf(-a));
-    case GJ_TANH: return tanhf(a);
-    case GJ_RELU: return a < 0.0f ? 0.0f : a;
-    case GJ_EXP: return expf(a);
-    case GJ_LOG: return logf(a);
-    case GJ_SQRT: return sqrtf(a);
-    case GJ_SIGMOID_BACKWARD: return a * b * (1.0f - b);
-    case GJ_TANH_BACKWARD: return a * (1.0f - b * b);
-    case GJ_THRESHOLD_BACKWARD: return b > s ? a : 0.0f;
-  }
-  return 0.0f / 0.0f;
-}
-
-GJ_DEVICE double gjApply(int op, double a, double b, double s) {
-  switch (op) {
-    case GJ_ADD: return a + s * b;
-    case GJ_SUB: return a - s * b;
-    case GJ_MUL: return a * b;
-    case GJ_DIV: return a / b;
-    case GJ_NEG: return -a;
-    case GJ_SIGMOID: return 1.0 / (1.0 + exp(-a));
+    case GJ_SIGMOID: return one / (one + exp(-a));
     case GJ_TANH: return tanh(a);
-    case GJ_RELU: return a < 0.0 ? 0.0 : a;
+    case GJ_RELU: return a < zero ? zero : a;
     case GJ_EXP: return exp(a);
     case GJ_LOG: return log(a);
     case GJ_SQRT: return sqrt(a);
-    case GJ_SIGMOID_BACKWARD: return a * b * (1.0 - b);
-    case GJ_TANH_BACKWARD: return a * (1.0 - b * b);
-    case GJ_THRESHOLD_BACKWARD: return b > s ? a : 0.0;
+    case GJ_SIGMOID_BACKWARD: return a * b * (one - b);
+    case GJ_TANH_BACKWARD: return a * (one - b * b);
+    case GJ_THRESHOLD_BACKWARD: return b > s ? a : zero;
   }
-  return 0.0 / 0.0;
+  return zero / zero;
 }
 
-// One-operand ops read `a` only: b's pointer may be null.
-GJ_DEVICE bool gjTwoOperands(int op) { return op <= GJ_DIV || op >= GJ_SIGMOID_BACKWARD; }
-
-GJ_KERNEL void gj_map_f32(GjMapArgs p) {
-  const float* a = (const float*)p.a;
-  const float* b = (const float*)p.b;
-  float* out = (float*)p.out;
+template <typename T>
+GJ_DEVICE void gjMap(const GjMapArgs& p) {
+  const T* a = (const T*)p.a;
+  const T* b = (const T*)p.b;
+  T* out = (T*)p.out;
   const bool two = gjTwoOperands(p.op);
   GJ_GRID_STRIDE(i, p.shape.numel) {
-    const float x = a[gjOffset(i, p.shape, p.sa)];
-    const float y = two ? b[gjOffset(i, p.shape, p.sb)] : 0.0f;
-    out[i] = gjApply(p.op, x, y, p.scalar);
+    const T x = a[gjOffset(i, p.shape, p.sa)];
+    const T y = two ? b[gjOffset(i, p.shape, p.sb)] : T(0);
+    out[i] = gjApply<T>(p.op, x, y, p.scalar);
   }
 }
 
-GJ_KERNEL void gj_map_f64(GjMapArgs p) {
-  const double* a = (const double*)p.a;
-  const double* b = (const double*)p.b;
-  double* out = (double*)p.out;
-  const bool two = gjTwoOperands(p.op);
-  GJ_GRID_STRIDE(i, p.shape.numel) {
-    const double x = a[gjOffset(i, p.shape, p.sa)];
-    const double y = two ? b[gjOffset(i, p.shape, p.sb)] : 0.0;
-    out[i] = gjApply(p.op, x, y, p.scalar);
-  }
-}
+GJ_KERNEL void gj_map_f32(GjMapArgs p) { gjMap<float>(p); }
+GJ_KERNEL void gj_map_f64(GjMapArgs p) { gjMap<double>(p); }
 
 GJ_DEVICE double gjLoad(const void* base, int type, gj_i64 at) {
   switch (type) {
