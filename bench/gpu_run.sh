@@ -53,6 +53,13 @@ status=0
   echo '```'
   "$carry/bin/graphbench" --device cuda --fuser old,te --executor legacy,profiling --group rnns 2>&1 | tail -40
   echo '```'
+  echo
+  echo "## graphbench --device=cuda --cuda-graphs"
+  echo
+  echo '```'
+  "$carry/bin/graphbench" --device cuda --cuda-graphs --fuser old,te --executor legacy,profiling --group rnns 2>&1 \
+    | tail -40
+  echo '```'
 } > "$report"
 cat "$report"
 exit $status

@@ -16,12 +16,14 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 namespace gj::bench {
 
 namespace {
 
-Tensor ones(const Tensor& like) { return Tensor::full(like.sizes(), like.dtype(), 1.0); }
+// Gradients of ones, on `like`'s device (so that a backward on CUDA copies nothing from the host).
+Tensor ones(const Tensor& like) { return Tensor::full(like.sizes(), like.dtype(), 1.0).to(like.device()); }
 
 bool onCuda(const Options& o) { return o.device == "cuda"; }
 
@@ -360,21 +362,71 @@ static Group buildGroupRows(const std::string& name, const Options& o) {
   throw Error(fmt::format("--group={}: unknown group; groups: {}", name, fmt::join(groupNames(), ", ")));
 }
 
+namespace {
+
+// A row's CUDA state under --cuda-graphs: its stream, and the memory its forward and backward graphs share
+// (the backward reads what the forward saved).
+struct RowStream {
+  cuda::Stream stream;
+  std::shared_ptr<cuda::GraphMemory> memory = cuda::Graph::newMemory();
+};
+
+// One closure of a row under --cuda-graphs: its first `eager` runs (profiling, compiling, first
+// allocations) run as they are on the row's stream; the next is captured and replayed, and every later
+// run replays the graph. The forward and the backward capture in the same iteration, in that order, as
+// their shared memory needs.
+struct Replay {
+  std::optional<cuda::Graph> graph;
+  int runs = 0;
+};
+
+std::function<void()> replayed(std::shared_ptr<RowStream> rs, std::shared_ptr<Replay> state, std::string what,
+                               std::function<void()> f, int eager) {
+  return [rs, state, what, f, eager] {
+    cuda::StreamGuard guard(rs->stream);
+    if (state->graph) {
+      state->graph->replay();
+    } else if (state->runs++ < eager) {
+      f();
+    } else {
+      Result<cuda::Graph> g = cuda::Graph::capture(rs->stream, f, rs->memory);
+      if (!g) throw Error(fmt::format("--cuda-graphs: {}: {}", what, g.error().what()));
+      state->graph.emplace(std::move(g).value());
+      state->graph->replay();
+    }
+    cuda::synchronize();
+  };
+}
+
+// On CUDA a row's work is queued when its closure returns: each one waits for the device, so that the
+// times are the device's.
+std::function<void()> waiting(std::function<void()> f) {
+  return [f] {
+    f();
+    cuda::synchronize();
+  };
+}
+
+}  // namespace
+
 Group buildGroup(const std::string& name, const Options& o) {
   Group g = buildGroupRows(name, o);
   if (!onCuda(o)) return g;
-  // On CUDA a row's work is queued when its closure returns: each one waits for the device, so that
-  // the times are the device's.
-  auto waiting = [](std::function<void()> f) -> std::function<void()> {
-    if (!f) return f;
-    return [f] {
-      f();
-      cuda::synchronize();
-    };
-  };
   for (Row& r : g.rows) {
-    r.forward = waiting(std::move(r.forward));
-    r.backward = waiting(std::move(r.backward));
+    if (!o.cudaGraphs) {
+      if (r.forward) r.forward = waiting(std::move(r.forward));
+      if (r.backward) r.backward = waiting(std::move(r.backward));
+      continue;
+    }
+    auto rs = std::make_shared<RowStream>();
+    auto fwd = std::make_shared<Replay>(), bwd = std::make_shared<Replay>();
+    const int eager = o.profilingRuns + 1;
+    if (r.forward) r.forward = replayed(rs, fwd, r.name + " forward", std::move(r.forward), eager);
+    if (r.backward) r.backward = replayed(rs, bwd, r.name + " backward", std::move(r.backward), eager);
+    r.info = [info = std::move(r.info), fwd, bwd] {
+      auto nodes = [](const Replay& p) { return p.graph ? fmt::format("{}", p.graph->nodes()) : std::string("-"); };
+      return fmt::format("{}, CUDA graphs of {} + {} nodes", info ? info() : std::string(), nodes(*fwd), nodes(*bwd));
+    };
   }
   return g;
 }

@@ -20,6 +20,8 @@ struct Options {
   uint64_t seed = 0;
   std::string sep = " ", jsonPath, plotPath;
   double learningRate = 0.01;
+  /// --device=cuda: replay each row's forward and backward as CUDA graphs after its warm-up runs.
+  bool cudaGraphs = false;
 };
 
 /// A timed row. `backward` runs after `forward` (which records gradients); empty when the row has none.

@@ -187,6 +187,141 @@ TEST(CudaOpsDeathTest, TheEmulatedDevicesMemoryIsNotHostMemory) {
   EXPECT_FLOAT_EQ(static_cast<float>(t.item(2)), static_cast<float>(Tensor::rand({4}, DType::Float32, 1).item(2)));
 }
 
+// ---- CUDA graphs: capture once, replay on whatever the inputs hold then ----
+
+TEST(CudaGraph, AReplayRunsTheCapturedKernelsOnTheInputsCurrentValues) {
+  SKIP_WITHOUT_DEVICE();
+  cuda::Stream stream;
+  Tensor a = dev(Tensor::rand({5, 33}, DType::Float32, 31)), b = dev(Tensor::rand({33}, DType::Float32, 32));
+  Tensor out;
+  auto work = [&] { out = cpu::tanh(cpu::add(cpu::mul(a, b), a, 0.5)); };
+  {
+    cuda::StreamGuard guard(stream);
+    work();  // warm: the kernels load outside the capture
+    stream.synchronize();
+  }
+  auto graph = cuda::Graph::capture(stream, work);
+  ASSERT_TRUE(graph.ok()) << graph.error().what();
+  EXPECT_EQ(graph.value().nodes(), 3u);  // mul, add, tanh
+  for (uint64_t seed : {41, 42}) {
+    Tensor ha = Tensor::rand({5, 33}, DType::Float32, seed), hb = Tensor::rand({33}, DType::Float32, seed + 10);
+    a.copyFrom(dev(ha));
+    b.copyFrom(dev(hb));
+    cuda::synchronize();
+    graph.value().replay();
+    stream.synchronize();
+    expectMatches(out, cpu::tanh(cpu::add(cpu::mul(ha, hb), ha, 0.5)), 1e-6);
+  }
+}
+
+// The training step of graphbench's --cuda-graphs: a Function's forward and its backward, each captured
+// into one GraphMemory after warm-up runs, then replayed on new input values, against tests/data.
+TEST(CudaGraph, AFunctionsForwardAndBackwardReplayAndMatchPyTorch) {
+  SKIP_WITHOUT_DEVICE();
+  auto c = test::loadCase("lstm_1layer");
+  Model m = buildModel(c.model, c.config);
+  for (FuserKind fuser : {FuserKind::None, FuserKind::Legacy}) {
+    SCOPED_TRACE(std::string(fuserName(fuser)));
+    Function f(*m.graph, {.fuser = fuser, .executor = ExecutorKind::Profiling, .device = DeviceKind::Cuda});
+    auto reference = test::inputsFor(m, c);
+    std::vector<IValue> inputs;
+    std::vector<bool> requiresGrad;
+    for (size_t i = 0; i < reference.size(); ++i) {
+      const Tensor& t = reference[i];
+      inputs.push_back(dev(Tensor::rand(t.sizes(), t.dtype(), 51 + i)));  // not the reference's values yet
+      requiresGrad.push_back(true);
+    }
+    std::vector<Tensor> gradOutputs;
+    for (const auto& name : m.outputs) gradOutputs.push_back(dev(c.gradOutputs.at(name)));
+    std::vector<IValue> outs;
+    std::vector<Tensor> grads;
+    auto forward = [&] { outs = f.forward(inputs, requiresGrad); };
+    auto backward = [&] { grads = f.backward(gradOutputs); };
+    cuda::Stream stream;
+    {
+      cuda::StreamGuard guard(stream);
+      for (int warm = 0; warm < 2; ++warm) {  // profile, then compile the specialization
+        forward();
+        backward();
+      }
+      stream.synchronize();
+    }
+    auto memory = cuda::Graph::newMemory();
+    auto fwd = cuda::Graph::capture(stream, forward, memory);
+    ASSERT_TRUE(fwd.ok()) << fwd.error().what();
+    auto bwd = cuda::Graph::capture(stream, backward, memory);
+    ASSERT_TRUE(bwd.ok()) << bwd.error().what();
+    for (size_t i = 0; i < reference.size(); ++i) inputs[i].toTensor().copyFrom(dev(reference[i]));
+    cuda::synchronize();
+    fwd.value().replay();
+    bwd.value().replay();
+    stream.synchronize();
+    for (size_t i = 0; i < m.outputs.size(); ++i)
+      EXPECT_LE(test::relError(host(outs[i].toTensor()), c.outputs.at(m.outputs[i])), 1e-5) << m.outputs[i];
+    for (size_t i = 0; i < m.inputs.size(); ++i) {
+      auto it = c.grads.find(m.inputs[i].name);
+      if (it == c.grads.end()) continue;
+      ASSERT_TRUE(grads[i].defined()) << m.inputs[i].name;
+      EXPECT_LE(test::relError(host(grads[i]), it->second), 1e-4) << "gradient of " << m.inputs[i].name;
+    }
+  }
+}
+
+TEST(CudaGraph, WorkThatWaitsForTheHostIsRefusedAndTheStreamStillWorks) {
+  SKIP_WITHOUT_DEVICE();
+  cuda::Stream stream;
+  Tensor a = dev(Tensor::rand({16}, DType::Float32, 61));
+  Tensor back;
+  auto graph = cuda::Graph::capture(stream, [&] { back = host(cpu::neg(a)); });
+  ASSERT_FALSE(graph.ok());
+  EXPECT_THAT(graph.error().what(), HasSubstr("CUDA graph capture failed"));
+  EXPECT_THAT(graph.error().what(), HasSubstr("cannot be captured"));
+  cuda::StreamGuard guard(stream);
+  expectMatches(cpu::neg(a), cpu::neg(host(a)), 0);
+}
+
+TEST(CudaGraph, WhatACaptureAllocatedIsKeptForItsReplaysUntilTheGraphIsGone) {
+  SKIP_WITHOUT_DEVICE();
+  cuda::Stream stream;
+  cuda::StreamGuard guard(stream);
+  Tensor a = dev(Tensor::rand({1000}, DType::Float32, 71));
+  Tensor warm = cpu::exp(a);
+  const void* temporary = nullptr;
+  Tensor out;
+  auto graph = cuda::Graph::capture(stream, [&] {
+    Tensor t = cpu::exp(a);  // freed inside the capture; the replays still write it
+    temporary = t.rawData();
+    out = cpu::neg(t);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.error().what();
+  std::vector<Tensor> others;
+  for (int i = 0; i < 4; ++i) {
+    others.push_back(cpu::exp(a));
+    EXPECT_NE(others.back().rawData(), temporary) << "a block of the graph handed to uncaptured work";
+  }
+  graph.value().replay();
+  expectMatches(out, cpu::neg(cpu::exp(host(a))), 1e-6);
+  others.clear();
+  { auto gone = std::move(graph).value(); }
+  bool reused = false;
+  for (int i = 0; i < 8; ++i) {
+    others.push_back(cpu::exp(a));
+    reused = reused || others.back().rawData() == temporary;
+  }
+  EXPECT_TRUE(reused) << "the graph's blocks never went back to the stream's cache";
+}
+
+TEST(CudaGraph, OneGraphMemoryServesTheGraphsOfOneStream) {
+  SKIP_WITHOUT_DEVICE();
+  cuda::Stream stream;
+  auto memory = cuda::Graph::newMemory();
+  ASSERT_TRUE(cuda::Graph::capture(stream, [] {}, memory).ok());
+  cuda::Stream other;
+  auto wrong = cuda::Graph::capture(other, [] {}, memory);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.error().what(), HasSubstr("one stream"));
+}
+
 // ---- Function on the device: the reference cases, forward and backward ----
 
 struct Param {

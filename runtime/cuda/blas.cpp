@@ -77,15 +77,18 @@ cublasHandle_t handle(const Cublas& c) {
 void gemm(DType dtype, bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
           int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc) {
   USER_CHECK(isFloating(dtype), "CUDA gemm: float32 or float64, not {}", dtypeName(dtype));
-  if (requireDevice().emulated) {  // device memory is host memory there
+  if (requireDevice().emulated) {  // device memory is host memory there; the GEMM is queued like a kernel
     a = detail::emulatedHostPointer(a);
     b = detail::emulatedHostPointer(b);
     c = detail::emulatedHostPointer(c);
-    if (dtype == DType::Float32)
-      return sgemm(transA, transB, m, n, k, static_cast<float>(alpha), static_cast<const float*>(a), lda,
-                   static_cast<const float*>(b), ldb, static_cast<float>(beta), static_cast<float*>(c), ldc);
-    return dgemm(transA, transB, m, n, k, alpha, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb,
-                 beta, static_cast<double*>(c), ldc);
+    detail::emulatedEnqueue(currentStream(), [=] {
+      if (dtype == DType::Float32)
+        return sgemm(transA, transB, m, n, k, static_cast<float>(alpha), static_cast<const float*>(a), lda,
+                     static_cast<const float*>(b), ldb, static_cast<float>(beta), static_cast<float*>(c), ldc);
+      dgemm(transA, transB, m, n, k, alpha, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb,
+            beta, static_cast<double*>(c), ldc);
+    });
+    return;
   }
   const Cublas& cb = cublas();
   USER_CHECK(cb.failure.empty(), "{}", cb.failure);

@@ -38,6 +38,15 @@ void copyDeviceToHost(void*, const void*, size_t) { fail(); }
 void copyDeviceToDevice(void*, const void*, size_t) { fail(); }
 void fillBytes(void*, unsigned char, size_t) { fail(); }
 
+std::shared_ptr<GraphMemory> Graph::newMemory() { fail(); }
+Result<Graph> Graph::capture(const Stream&, const std::function<void()>&, std::shared_ptr<GraphMemory>) {
+  return Error(kNoCuda);
+}
+Graph::Graph(Graph&&) noexcept = default;
+Graph& Graph::operator=(Graph&&) noexcept = default;
+Graph::~Graph() = default;
+void Graph::replay() const { fail(); }
+
 void Kernel::launch(const LaunchShape&, void**) const { fail(); }
 int Kernel::maxThreadsPerBlock() const { fail(); }
 Result<Kernel> loadKernel(const std::string&, const std::string&, const std::string&) { return Error(kNoCuda); }

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -115,6 +116,44 @@ struct DeviceMemoryStats {
 };
 DeviceMemoryStats deviceMemoryStats();
 void resetDevicePeak();
+
+// ---- CUDA graphs ----
+//
+// A Graph is the work one callable queues on a stream, captured once and then replayed with one launch:
+// the same kernels with the same arguments, so the same device addresses. Whatever the captured work
+// allocates comes from the graph's GraphMemory and stays there after the capture, tensors freed or not,
+// for the replays to write; it goes back to the ordinary cache when the last graph on it is gone. Work
+// that waits for the host (a synchronize, a copy to the host, a host copy that must wait for its source)
+// cannot be captured: capture() says so and returns no graph. Warm the work up before capturing it
+// (compiles, profiling runs, first allocations), so that what is captured is what will repeat.
+
+class GraphMemory;
+
+class Graph {
+ public:
+  /// Runs `work` with `stream` current and under capture (nothing is executed), and makes the graph.
+  /// Allocations during the capture come from `memory` (shared by the graphs given the same one, which
+  /// must then replay in the order they were captured), or from one of the graph's own when null.
+  static Result<Graph> capture(const Stream& stream, const std::function<void()>& work,
+                               std::shared_ptr<GraphMemory> memory = nullptr);
+  /// A GraphMemory for several graphs (a forward and the backward that reads what it saved).
+  static std::shared_ptr<GraphMemory> newMemory();
+
+  Graph(Graph&& other) noexcept;
+  Graph& operator=(Graph&& other) noexcept;
+  ~Graph();
+  /// Queues the graph's work on the stream it was captured on.
+  void replay() const;
+  /// Kernel launches, copies and fills captured.
+  size_t nodes() const { return nodes_; }
+
+ private:
+  Graph() = default;
+  void* exec_ = nullptr;  ///< CUgraphExec
+  StreamHandle stream_ = nullptr;
+  size_t nodes_ = 0;
+  std::shared_ptr<GraphMemory> memory_;
+};
 
 // ---- copies, queued on the current stream ----
 /// Host to device; returns once `src` may be reused.

@@ -1,12 +1,33 @@
 #pragma once
 // Internal to runtime/cuda: the CUDA driver API as a table of entry points found at run time. Only
 // runtime/cuda's sources include this (it needs the toolkit's cuda.h); nothing links libcuda.
+#include "runtime/cuda/device.h"
+
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <functional>
 #include <string>
 
+namespace gj::cuda {
+
+/// Where the allocations of captured work come from (device.h): only captures into it reuse its blocks.
+class GraphMemory {
+ public:
+  GraphMemory() = default;
+  ~GraphMemory();  ///< gives the blocks to `stream` (memory.cpp)
+  GraphMemory(const GraphMemory&) = delete;
+  GraphMemory& operator=(const GraphMemory&) = delete;
+  /// The stream of the captures into it; null until the first.
+  StreamHandle stream = nullptr;
+};
+
+}  // namespace gj::cuda
+
 namespace gj::cuda::detail {
+
+/// While `memory` is set, this thread's allocations come from it, and what it frees goes to it.
+void setCaptureMemory(GraphMemory* memory);
 
 struct DriverApi {
 #define GJ_CUDA_DRIVER_ENTRY(name) decltype(&::name) name = nullptr;
@@ -25,6 +46,9 @@ void findEntry(void* lib, const char* symbol, F& entry, std::string& missing) {
 
 /// Fills `api` with the emulated driver (emulator.cpp): GJ_CUDA_DRIVER=emulated.
 void installEmulatedDriver(DriverApi& api);
+/// Runs `op` now, or records it when `stream` is under capture (the emulated driver's stream order);
+/// host work that stands in for a device library's call (the emulated cuBLAS) goes through it.
+void emulatedEnqueue(CUstream stream, std::function<void()> op);
 /// The host address behind a device pointer of the emulated driver.
 void* emulatedHostPointer(const void* device);
 

@@ -7,6 +7,10 @@
 // kernels.cuh exist here (compiled below as host C++); a module that NVRTC made for any other kernel
 // loads, but has no function by that name, so the fusers' CUDA kernels are refused as they would be if
 // they failed to compile, and their groups run unfused.
+//
+// Stream capture records a stream's work instead of running it, and a graph launch runs the record. The
+// rules of global capture mode that matter to a caller hold: a synchronize of a capturing stream or of
+// the context, and a cuMemFree, fail while a capture lasts (and a failed synchronize invalidates it).
 #include "runtime/cuda/driver_api.h"
 
 #include <math.h>
@@ -15,7 +19,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <string_view>
+#include <vector>
 
 namespace {
 // What a kernel reads of its launch, as CUDA C names it.
@@ -34,7 +42,8 @@ namespace {
 
 struct EmulatedKernel {
   std::string_view name;
-  void (*run)(void* params);  ///< the kernel on its one parameter, a struct
+  void (*run)(const void* params);  ///< the kernel on its one parameter, a struct
+  size_t paramBytes;
 };
 
 template <typename P>
@@ -60,26 +69,82 @@ void untagPointers(GjSumArgs& p) {
 }
 
 template <typename Args, void (*K)(Args)>
-void call(void* params) {
-  Args args = *static_cast<Args*>(params);
+void call(const void* params) {
+  Args args;
+  std::memcpy(&args, params, sizeof args);  // a captured launch keeps its parameter as bytes
   untagPointers(args);
   K(args);
 }
 
+template <typename Args, void (*K)(Args)>
+constexpr EmulatedKernel kernel(std::string_view name) {
+  return {name, call<Args, K>, sizeof(Args)};
+}
+
 const EmulatedKernel kKernels[] = {
-    {"gj_map_f32", call<GjMapArgs, gj_map_f32>},
-    {"gj_map_f64", call<GjMapArgs, gj_map_f64>},
-    {"gj_copy", call<GjCopyArgs, gj_copy>},
-    {"gj_fill", call<GjFillArgs, gj_fill>},
-    {"gj_sum_parts", call<GjSumArgs, gj_sum_parts>},
-    {"gj_sum_finish", call<GjSumArgs, gj_sum_finish>},
+    kernel<GjMapArgs, gj_map_f32>("gj_map_f32"),     kernel<GjMapArgs, gj_map_f64>("gj_map_f64"),
+    kernel<GjCopyArgs, gj_copy>("gj_copy"),          kernel<GjFillArgs, gj_fill>("gj_fill"),
+    kernel<GjSumArgs, gj_sum_parts>("gj_sum_parts"), kernel<GjSumArgs, gj_sum_finish>("gj_sum_finish"),
 };
 
 using Clock = std::chrono::steady_clock;
+using Op = std::function<void()>;
+
 // A live object behind each opaque handle the driver hands out.
 struct Handle {
   Clock::time_point when;  ///< an event's record time
+  // A stream's capture: the work queued since cuStreamBeginCapture, and whether a call that waited for
+  // it spoiled it.
+  bool capturing = false, invalidated = false;
+  std::vector<Op> captured;
+  std::vector<Op> graph;  ///< a graph's or an executable graph's work
 };
+
+Handle* handle(const void* h) { return static_cast<Handle*>(const_cast<void*>(h)); }
+
+struct Captures {
+  std::mutex mutex;
+  std::set<Handle*> streams;  ///< the streams under capture
+};
+Captures& captures() {
+  static Captures c;
+  return c;
+}
+
+// A call that global capture mode forbids while a capture lasts: invalidates `stream`'s capture (every
+// capture when null) and says why.
+CUresult forbiddenWhileCapturing(Handle* stream) {
+  Captures& c = captures();
+  std::lock_guard lock(c.mutex);
+  if (c.streams.empty()) return CUDA_SUCCESS;
+  if (stream && !c.streams.count(stream)) return CUDA_SUCCESS;
+  for (Handle* s : c.streams)
+    if (!stream || s == stream) s->invalidated = true;
+  return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
+// The driver's error names and descriptions for the results this driver gives.
+struct ResultText {
+  CUresult result;
+  const char* name;
+  const char* text;
+};
+constexpr ResultText kResults[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "the emulated driver has no host version of this kernel"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE", "the stream is not in the capture state this needs"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+     "operation not permitted when stream is capturing"},
+    {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+     "operation failed due to a previous error during capture"},
+};
+const ResultText* resultText(CUresult r) {
+  for (const ResultText& t : kResults)
+    if (t.result == r) return &t;
+  return nullptr;
+}
 
 template <typename H>
 H newHandle() {
@@ -97,6 +162,18 @@ void* host(CUdeviceptr p) { return emulatedHostPointer(reinterpret_cast<const vo
 
 }  // namespace
 
+void emulatedEnqueue(CUstream stream, std::function<void()> op) {
+  if (stream) {
+    Captures& c = captures();
+    std::unique_lock lock(c.mutex);
+    if (Handle* h = handle(stream); h->capturing) {
+      h->captured.push_back(std::move(op));
+      return;
+    }
+  }
+  op();
+}
+
 void* emulatedHostPointer(const void* device) {
   return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(device) ^ kDeviceTag);
 }
@@ -108,14 +185,14 @@ void installEmulatedDriver(DriverApi& api) {
     return CUDA_SUCCESS;
   };
   api.cuGetErrorName = [](CUresult r, const char** s) {
-    *s = r == CUDA_SUCCESS ? "CUDA_SUCCESS" : r == CUDA_ERROR_NOT_FOUND ? "CUDA_ERROR_NOT_FOUND"
-       : r == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN";
-    return CUDA_SUCCESS;
+    const ResultText* t = resultText(r);
+    *s = t ? t->name : "CUDA_ERROR_UNKNOWN";
+    return t ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   };
   api.cuGetErrorString = [](CUresult r, const char** s) {
-    *s = r == CUDA_ERROR_NOT_FOUND ? "the emulated driver has no host version of this kernel"
-                                   : "an error of the emulated driver";
-    return CUDA_SUCCESS;
+    const ResultText* t = resultText(r);
+    *s = t ? t->text : "an error of the emulated driver";
+    return t ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   };
   api.cuDeviceGetCount = [](int* n) {
     *n = 1;
@@ -148,7 +225,7 @@ void installEmulatedDriver(DriverApi& api) {
     return CUDA_SUCCESS;
   };
   api.cuCtxSetCurrent = [](CUcontext) { return CUDA_SUCCESS; };
-  api.cuCtxSynchronize = [] { return CUDA_SUCCESS; };
+  api.cuCtxSynchronize = [] { return forbiddenWhileCapturing(nullptr); };
   api.cuMemAlloc = [](CUdeviceptr* p, size_t n) {
     void* m = std::aligned_alloc(kAlignment, (n + kAlignment - 1) / kAlignment * kAlignment);
     if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -156,23 +233,28 @@ void installEmulatedDriver(DriverApi& api) {
     return CUDA_SUCCESS;
   };
   api.cuMemFree = [](CUdeviceptr p) {
+    {
+      Captures& c = captures();
+      std::lock_guard lock(c.mutex);
+      if (!c.streams.empty()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     std::free(host(p));
     return CUDA_SUCCESS;
   };
-  api.cuMemcpyHtoDAsync = [](CUdeviceptr dst, const void* src, size_t n, CUstream) {
-    std::memcpy(host(dst), src, n);
+  api.cuMemcpyHtoDAsync = [](CUdeviceptr dst, const void* src, size_t n, CUstream s) {
+    emulatedEnqueue(s, [d = host(dst), src, n] { std::memcpy(d, src, n); });
     return CUDA_SUCCESS;
   };
-  api.cuMemcpyDtoHAsync = [](void* dst, CUdeviceptr src, size_t n, CUstream) {
-    std::memcpy(dst, host(src), n);
+  api.cuMemcpyDtoHAsync = [](void* dst, CUdeviceptr src, size_t n, CUstream s) {
+    emulatedEnqueue(s, [dst, h = host(src), n] { std::memcpy(dst, h, n); });
     return CUDA_SUCCESS;
   };
-  api.cuMemcpyDtoDAsync = [](CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
-    std::memmove(host(dst), host(src), n);
+  api.cuMemcpyDtoDAsync = [](CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+    emulatedEnqueue(s, [d = host(dst), h = host(src), n] { std::memmove(d, h, n); });
     return CUDA_SUCCESS;
   };
-  api.cuMemsetD8Async = [](CUdeviceptr dst, unsigned char v, size_t n, CUstream) {
-    std::memset(host(dst), v, n);
+  api.cuMemsetD8Async = [](CUdeviceptr dst, unsigned char v, size_t n, CUstream s) {
+    emulatedEnqueue(s, [d = host(dst), v, n] { std::memset(d, v, n); });
     return CUDA_SUCCESS;
   };
   api.cuStreamCreate = [](CUstream* s, unsigned) {
@@ -183,7 +265,7 @@ void installEmulatedDriver(DriverApi& api) {
     deleteHandle(s);
     return CUDA_SUCCESS;
   };
-  api.cuStreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
+  api.cuStreamSynchronize = [](CUstream s) { return s ? forbiddenWhileCapturing(handle(s)) : CUDA_SUCCESS; };
   api.cuEventCreate = [](CUevent* e, unsigned) {
     *e = newHandle<CUevent>();
     return CUDA_SUCCESS;
@@ -192,8 +274,8 @@ void installEmulatedDriver(DriverApi& api) {
     deleteHandle(e);
     return CUDA_SUCCESS;
   };
-  api.cuEventRecord = [](CUevent e, CUstream) {
-    reinterpret_cast<Handle*>(e)->when = Clock::now();
+  api.cuEventRecord = [](CUevent e, CUstream s) {
+    emulatedEnqueue(s, [e] { handle(e)->when = Clock::now(); });
     return CUDA_SUCCESS;
   };
   api.cuEventSynchronize = [](CUevent) { return CUDA_SUCCESS; };
@@ -224,17 +306,71 @@ void installEmulatedDriver(DriverApi& api) {
     return CUDA_SUCCESS;
   };
   api.cuLaunchKernel = [](CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                          unsigned, CUstream, void** params, void**) {
+                          unsigned, CUstream s, void** params, void**) {
     const auto* k = reinterpret_cast<const EmulatedKernel*>(f);
     if (gx * gy * gz == 0 || bx * by * bz == 0) return CUDA_ERROR_INVALID_VALUE;
-    gridDim = {gx, gy, gz};
-    blockDim = {bx, by, bz};
-    for (blockIdx.z = 0; blockIdx.z < gz; ++blockIdx.z)
-      for (blockIdx.y = 0; blockIdx.y < gy; ++blockIdx.y)
-        for (blockIdx.x = 0; blockIdx.x < gx; ++blockIdx.x)
-          for (threadIdx.z = 0; threadIdx.z < bz; ++threadIdx.z)
-            for (threadIdx.y = 0; threadIdx.y < by; ++threadIdx.y)
-              for (threadIdx.x = 0; threadIdx.x < bx; ++threadIdx.x) k->run(params[0]);
+    auto bytes = std::make_shared<std::vector<unsigned char>>(static_cast<unsigned char*>(params[0]),
+                                                              static_cast<unsigned char*>(params[0]) + k->paramBytes);
+    emulatedEnqueue(s, [k, bytes, grid = GjDim3{gx, gy, gz}, block = GjDim3{bx, by, bz}] {
+      gridDim = grid;
+      blockDim = block;
+      for (blockIdx.z = 0; blockIdx.z < grid.z; ++blockIdx.z)
+        for (blockIdx.y = 0; blockIdx.y < grid.y; ++blockIdx.y)
+          for (blockIdx.x = 0; blockIdx.x < grid.x; ++blockIdx.x)
+            for (threadIdx.z = 0; threadIdx.z < block.z; ++threadIdx.z)
+              for (threadIdx.y = 0; threadIdx.y < block.y; ++threadIdx.y)
+                for (threadIdx.x = 0; threadIdx.x < block.x; ++threadIdx.x) k->run(bytes->data());
+    });
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamBeginCapture = [](CUstream s, CUstreamCaptureMode) {
+    if (!s) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // the legacy default stream cannot be captured
+    Captures& c = captures();
+    std::lock_guard lock(c.mutex);
+    Handle* h = handle(s);
+    if (h->capturing) return CUDA_ERROR_ILLEGAL_STATE;
+    *h = Handle{};
+    h->capturing = true;
+    c.streams.insert(h);
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamEndCapture = [](CUstream s, CUgraph* g) {
+    Captures& c = captures();
+    std::lock_guard lock(c.mutex);
+    Handle* h = handle(s);
+    *g = nullptr;
+    if (!s || !h->capturing) return CUDA_ERROR_ILLEGAL_STATE;
+    c.streams.erase(h);
+    h->capturing = false;
+    if (h->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    auto* graph = new Handle;
+    graph->graph = std::move(h->captured);
+    *g = reinterpret_cast<CUgraph>(graph);
+    return CUDA_SUCCESS;
+  };
+  api.cuGraphGetNodes = [](CUgraph g, CUgraphNode* nodes, size_t* n) {
+    if (nodes) return CUDA_ERROR_INVALID_VALUE;  // only the count is emulated
+    *n = handle(g)->graph.size();
+    return CUDA_SUCCESS;
+  };
+  api.cuGraphInstantiateWithFlags = [](CUgraphExec* exec, CUgraph g, unsigned long long) {
+    auto* e = new Handle;
+    e->graph = handle(g)->graph;
+    *exec = reinterpret_cast<CUgraphExec>(e);
+    return CUDA_SUCCESS;
+  };
+  api.cuGraphLaunch = [](CUgraphExec exec, CUstream s) {
+    emulatedEnqueue(s, [ops = &handle(exec)->graph] {
+      for (const Op& op : *ops) op();
+    });
+    return CUDA_SUCCESS;
+  };
+  api.cuGraphDestroy = [](CUgraph g) {
+    deleteHandle(g);
+    return CUDA_SUCCESS;
+  };
+  api.cuGraphExecDestroy = [](CUgraphExec e) {
+    deleteHandle(e);
     return CUDA_SUCCESS;
   };
 }

@@ -19,18 +19,25 @@ namespace {
 
 constexpr size_t kRounding = 512;
 
+// Who may reuse a freed block: the stream it was used on (later work there is ordered after it), or a
+// GraphMemory (only captures into it, whose replays run in capture order).
+using Owner = const void*;
+
 struct Block {
   size_t size;
-  StreamHandle stream;
+  Owner owner;
 };
 
 struct Pool {
   std::mutex mutex;
   std::unordered_map<void*, Block> live;
-  /// Freed blocks by (stream, size); a multimap, since many blocks share a size.
-  std::multimap<std::pair<StreamHandle, size_t>, void*> cached;
+  /// Freed blocks by (owner, size); a multimap, since many blocks share a size.
+  std::multimap<std::pair<Owner, size_t>, void*> cached;
   DeviceMemoryStats stats;
 };
+
+// The GraphMemory this thread is capturing into (graph.cpp sets it around a capture).
+thread_local GraphMemory* tCaptureMemory = nullptr;
 
 Pool& pool() {
   static Pool* p = new Pool;  // never destroyed: storages may be freed during static destruction
@@ -52,18 +59,18 @@ void releaseLocked(Pool& p) {
 void* deviceAllocate(size_t nbytes) {
   const auto& api = driver();
   size_t size = std::max<size_t>((nbytes + kRounding - 1) / kRounding * kRounding, kRounding);
-  StreamHandle stream = currentStream();
+  Owner owner = tCaptureMemory ? static_cast<Owner>(tCaptureMemory) : static_cast<Owner>(currentStream());
   Pool& p = pool();
   std::lock_guard lock(p.mutex);
   void* ptr = nullptr;
-  if (auto it = p.cached.find({stream, size}); it != p.cached.end()) {
+  if (auto it = p.cached.find({owner, size}); it != p.cached.end()) {
     ptr = it->second;
     p.cached.erase(it);
     p.stats.cachedBytes -= size;
   } else {
     CUdeviceptr d = 0;
     CUresult r = api.cuMemAlloc(&d, size);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY && !p.cached.empty()) {
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && !p.cached.empty() && !tCaptureMemory) {
       releaseLocked(p);
       r = api.cuMemAlloc(&d, size);
     }
@@ -73,7 +80,7 @@ void* deviceAllocate(size_t nbytes) {
     ++p.stats.driverAllocations;
     ptr = reinterpret_cast<void*>(d);
   }
-  p.live.emplace(ptr, Block{size, stream});
+  p.live.emplace(ptr, Block{size, owner});
   p.stats.currentBytes += size;
   p.stats.peakBytes = std::max(p.stats.peakBytes, p.stats.currentBytes);
   return ptr;
@@ -88,8 +95,32 @@ void deviceFree(void* ptr) {
   Block b = it->second;
   p.live.erase(it);
   p.stats.currentBytes -= b.size;
-  p.cached.emplace(std::pair{b.stream, b.size}, ptr);
+  // Freed while capturing: the graph may still read the block when it replays, so it is the graph's now.
+  if (tCaptureMemory) b.owner = tCaptureMemory;
+  p.cached.emplace(std::pair{b.owner, b.size}, ptr);
   p.stats.cachedBytes += b.size;
+}
+
+namespace detail {
+void setCaptureMemory(GraphMemory* memory) { tCaptureMemory = memory; }
+}  // namespace detail
+
+GraphMemory::~GraphMemory() {
+  if (!stream) return;  // never captured into
+  Pool& p = pool();
+  std::lock_guard lock(p.mutex);
+  // No replay is queued any more once the device is idle; the blocks go to the stream the graphs ran on.
+  driver().cuCtxSynchronize();
+  for (auto& [ptr, b] : p.live)
+    if (b.owner == this) b.owner = stream;
+  for (auto it = p.cached.begin(); it != p.cached.end();) {
+    if (it->first.first != this) {
+      ++it;
+      continue;
+    }
+    p.cached.emplace(std::pair{static_cast<Owner>(stream), it->first.second}, it->second);
+    it = p.cached.erase(it);
+  }
 }
 
 void releaseDeviceCache() {
