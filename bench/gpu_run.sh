@@ -21,6 +21,12 @@ if [ -z "${GJ_CUBLAS:-}" ] && [ ! -e /usr/local/cuda/lib64/libcublas.so.13 ] && 
   GJ_CUBLAS=$(find /usr/local /opt -name 'libcublas.so.13*' 2>/dev/null | head -1)
   export GJ_CUBLAS
 fi
+# cuDNN (opened at run time, for the cudnn row and CudnnLstm's tests): likewise. The folder goes on the
+# library path too, since libcudnn.so.9 opens its sub-libraries by name.
+if [ -z "${GJ_CUDNN:-}" ] && ! ldconfig -p | grep -q 'libcudnn\.so\.9'; then
+  GJ_CUDNN=$(find /usr/local /opt /usr/lib -name 'libcudnn.so.9*' 2>/dev/null | head -1)
+  [ -n "$GJ_CUDNN" ] && export GJ_CUDNN LD_LIBRARY_PATH="$(dirname "$GJ_CUDNN"):$LD_LIBRARY_PATH"
+fi
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
 slug=$(echo "${device:-unknown}" | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
@@ -31,6 +37,7 @@ status=0
   echo
   echo "- device: ${device:-none found} (driver ${driver:-?}), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo "- build: CUDA-only (scripts/build --cuda-only), carried from the build machine"
+  echo "- cuBLAS: ${GJ_CUBLAS:-from the library path}; cuDNN: ${GJ_CUDNN:-from the library path}"
   echo
   echo "## Tests"
   echo

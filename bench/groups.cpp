@@ -9,6 +9,7 @@
 #include "models/modules.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/cpu/onednn_lstm.h"
+#include "runtime/cuda/cudnn_lstm.h"
 #include "runtime/cuda/device.h"
 #include "support/error.h"
 
@@ -147,11 +148,17 @@ Row eagerRow(const std::string& name, const Model& m, const Options& o, std::str
   return {name, [model, in] { model->eager(*in); }, {}, [info] { return info; }, ""};
 }
 
-// oneDNN's fused LSTM on the model's LSTM inputs (input, hx, cx, then 4 weights per layer).
-Row onednnLstmRow(const std::string& name, const LstmParams& p, const Options& o) {
+// The library's fused LSTM on the model's LSTM inputs (input, hx, cx, then 4 weights per layer): oneDNN's
+// on the CPU, cuDNN's on CUDA.
+Row libraryLstmRow(const std::string& name, const LstmParams& p, const Options& o) {
   auto m = std::make_shared<Model>(buildLstm(LstmVariantKind::Jit, p));
-  auto in = std::make_shared<std::vector<Tensor>>(randomInputs(*m, o.seed));
-  auto lstm = std::make_shared<cpu::OnednnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+  auto in = std::make_shared<std::vector<Tensor>>(rowInputs(*m, o));
+  std::shared_ptr<LibraryLstm> lstm;
+  if (onCuda(o))
+    lstm = std::make_shared<cuda::CudnnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+  else
+    lstm = std::make_shared<cpu::OnednnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+  const char* info = onCuda(o) ? "cuDNN LSTM" : "oneDNN LSTM";
   auto outs = std::make_shared<std::vector<Tensor>>();
   return {name,
           [in, lstm, outs] {
@@ -159,8 +166,11 @@ Row onednnLstmRow(const std::string& name, const LstmParams& p, const Options& o
             *outs = lstm->forward((*in)[0], (*in)[1], (*in)[2], w);
           },
           [lstm, outs] { lstm->backward(ones((*outs)[0]), ones((*outs)[1]), ones((*outs)[2])); },
-          [] { return std::string("oneDNN LSTM"); }, ""};
+          [info] { return std::string(info); }, ""};
 }
+
+// Why there is no library LSTM row on the options' device ("" when there is one).
+std::string noLibraryLstm(const Options& o) { return onCuda(o) ? cuda::cudnnUnavailable() : ""; }
 
 int64_t pick(const std::optional<int64_t>& given, int64_t fallback) { return given.value_or(fallback); }
 
@@ -172,11 +182,12 @@ Group rnns(const Options& o) {
   Group g;
   g.title = fmt::format("rnns: seqLength {}, miniBatch {}, inputSize {}, hiddenSize {}, numLayers {}", p.seqLength,
                         p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
-  if (onCuda(o) && (o.rnns.empty() || std::ranges::find(o.rnns, "cudnn") != o.rnns.end()))
-    g.title += "; no cudnn row (cuDNN's LSTM is not wired up yet)";
+  const std::string noLibrary = noLibraryLstm(o);
+  if (!noLibrary.empty() && (o.rnns.empty() || std::ranges::find(o.rnns, "cudnn") != o.rnns.end()))
+    g.title += fmt::format("; no cudnn row ({})", noLibrary);
   for (const std::string& name : o.rnns.empty() ? rnnRowNames() : o.rnns) {
     if (name == "cudnn") {
-      if (!onCuda(o)) g.rows.push_back(onednnLstmRow(name, p, o));
+      if (noLibrary.empty()) g.rows.push_back(libraryLstmRow(name, p, o));
     }
     else if (name == "aten") g.rows.push_back(eagerRow(name, buildLstm(LstmVariantKind::Jit, p), o));
     else if (name == "py") g.rows.push_back(interpretedRow(name, buildLstm(LstmVariantKind::Jit, p), o));
@@ -291,9 +302,11 @@ Group cells(const Options& o) {
                         "input = hidden {{{}}}; stacked depth {{{}}} at input = hidden {}, seq {}, batch {}",
                         cellBatch, cellIn, cellHidden, fmt::join(batches, ","), fmt::join(seqs, ","),
                         fmt::join(sizes, ","), fmt::join(depths, ","), stackSize, stackSeq, stackBatch);
-  // The library rows are oneDNN's: on the CPU only (cuDNN's LSTM is not wired up yet).
-  const bool library = !onCuda(o);
-  if (library) g.rows.push_back(onednnLstmRow("cell.cudnn", {1, cellBatch, cellIn, cellHidden, 1}, o));
+  // The library rows: oneDNN's LSTM on the CPU, cuDNN's on CUDA (where it can be loaded).
+  const std::string noLibrary = noLibraryLstm(o);
+  const bool library = noLibrary.empty();
+  if (!library) g.title += fmt::format("; no cudnn rows ({})", noLibrary);
+  if (library) g.rows.push_back(libraryLstmRow("cell.cudnn", {1, cellBatch, cellIn, cellHidden, 1}, o));
   g.rows.push_back(trainingRow("cell", buildLstmCell(cellBatch, cellIn, cellHidden), o, functionOptions(o), false));
   if (library) g.rows.back().baseline = "cell.cudnn";
   for (int64_t b : batches)
@@ -301,7 +314,7 @@ Group cells(const Options& o) {
       for (int64_t h : sizes) {
         LstmParams p{t, b, h, h, 1};
         std::string name = fmt::format("layer_b{}_s{}_h{}", b, t, h);
-        if (library) g.rows.push_back(onednnLstmRow(name + ".cudnn", p, o));
+        if (library) g.rows.push_back(libraryLstmRow(name + ".cudnn", p, o));
         g.rows.push_back(trainingRow(name, buildLstm(LstmVariantKind::JitPremul, p), o, functionOptions(o), false));
         if (library) g.rows.back().baseline = name + ".cudnn";
       }

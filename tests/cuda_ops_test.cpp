@@ -5,9 +5,11 @@
 #include "executors/function.h"
 #include "models/model.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/cuda/cudnn_lstm.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/ops.h"
 #include "runtime/nvrtc.h"
+#include "tests/support/library_lstm.h"
 #include "tests/support/reference.h"
 
 #include <gmock/gmock.h>
@@ -320,6 +322,41 @@ TEST(CudaGraph, OneGraphMemoryServesTheGraphsOfOneStream) {
   auto wrong = cuda::Graph::capture(other, [] {}, memory);
   ASSERT_FALSE(wrong.ok());
   EXPECT_THAT(wrong.error().what(), HasSubstr("one stream"));
+}
+
+// ---- cuDNN's LSTM: the cudnn row on CUDA ----
+
+#define SKIP_WITHOUT_CUDNN()                                                 \
+  if (std::string why = cuda::cudnnUnavailable(); !why.empty()) GTEST_SKIP() << why
+
+TEST(CudnnLstm, OneLayerMatchesPyTorch) {
+  SKIP_WITHOUT_CUDNN();
+  test::checkLibraryLstm<cuda::CudnnLstm>("lstm_1layer", DeviceKind::Cuda);
+}
+
+TEST(CudnnLstm, ThreeLayersMatchPyTorch) {
+  SKIP_WITHOUT_CUDNN();
+  test::checkLibraryLstm<cuda::CudnnLstm>("lstm_3layer", DeviceKind::Cuda);
+}
+
+TEST(CudnnLstm, WrongShapesAreClearErrors) {
+  SKIP_WITHOUT_CUDNN();
+  cuda::CudnnLstm lstm(3, 2, 4, 5, 1);
+  Tensor x = dev(Tensor::rand({3, 2, 5}, DType::Float32, 1));
+  Tensor h = dev(Tensor::rand({1, 2, 5}, DType::Float32, 2));
+  EXPECT_THROW(lstm.forward(x, h, h, {}), Error);
+  EXPECT_THROW(lstm.backward(x, h, h), Error);
+}
+
+TEST(CudnnLstm, WhereItCannotRunItSaysWhy) {
+  std::string why = cuda::cudnnUnavailable();
+  if (why.empty()) GTEST_SKIP() << "cuDNN runs here";
+  try {
+    cuda::CudnnLstm lstm(3, 2, 4, 5, 1);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cuDNN LSTM: " + why));
+  }
 }
 
 // ---- Function on the device: the reference cases, forward and backward ----

@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <mutex>
 
 namespace gj::cuda {
@@ -31,19 +30,9 @@ const Cublas& cublas() {
   static Cublas c;
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* override = std::getenv("GJ_CUBLAS");
-    std::string tried;
-    void* lib = nullptr;
-    for (const char* name : {override, "libcublas.so.13", "libcublas.so.12", "libcublas.so"}) {
-      if (!name || !*name) continue;
-      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
-      tried += fmt::format("{}{}", tried.empty() ? "" : ", ", name);
-    }
-    if (!lib) {
-      c.failure = fmt::format("cuBLAS could not be loaded (tried {}); set GJ_CUBLAS to its path or add its folder "
-                              "to LD_LIBRARY_PATH", tried);
-      return;
-    }
+    void* lib = detail::openLibrary("cuBLAS", "GJ_CUBLAS", {"libcublas.so.13", "libcublas.so.12", "libcublas.so"},
+                                    c.failure);
+    if (!lib) return;
     std::string missing;
     detail::findEntry(lib, "cublasCreate_v2", c.create, missing);
     detail::findEntry(lib, "cublasSetStream_v2", c.setStream, missing);

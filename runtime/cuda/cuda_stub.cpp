@@ -1,5 +1,6 @@
 // runtime/cuda for builds without CUDA (GJ_WITH_CUDA=OFF): there is never a device, and every request
 // says so.
+#include "runtime/cuda/cudnn_lstm.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/ops.h"
 
@@ -62,5 +63,14 @@ void gemm(DType, bool, bool, int64_t, int64_t, int64_t, double, const void*, int
   fail();
 }
 const std::string& kernelSource() { fail(); }
+
+struct CudnnLstm::Impl {};
+CudnnLstm::CudnnLstm(int64_t, int64_t, int64_t, int64_t, int64_t) { fail(); }
+CudnnLstm::~CudnnLstm() = default;
+std::vector<Tensor> CudnnLstm::forward(const Tensor&, const Tensor&, const Tensor&, const std::vector<Tensor>&) {
+  fail();
+}
+std::vector<Tensor> CudnnLstm::backward(const Tensor&, const Tensor&, const Tensor&) { fail(); }
+std::string cudnnUnavailable() { return kNoCuda; }
 
 }  // namespace gj::cuda

@@ -130,6 +130,21 @@ const DriverApi& driver() {
 
 std::string errorText(CUresult r) { return resultText(loaded().api, r); }
 
+void* openLibrary(const char* what, const char* env, std::initializer_list<const char*> names, std::string& failure) {
+  std::string tried;
+  const char* given = std::getenv(env);
+  std::vector<const char*> candidates;
+  if (given && *given) candidates.push_back(given);
+  candidates.insert(candidates.end(), names.begin(), names.end());
+  for (const char* name : candidates) {
+    if (void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return lib;
+    tried += fmt::format("{}{}", tried.empty() ? "" : ", ", name);
+  }
+  failure = fmt::format("{} could not be loaded (tried {}); set {} to its path or add its folder to LD_LIBRARY_PATH",
+                        what, tried, env);
+  return nullptr;
+}
+
 void check(CUresult r, const char* what) {
   if (r != CUDA_SUCCESS) throw Error(fmt::format("{} failed: {}", what, errorText(r)));
 }

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 
 namespace gj::cuda {
@@ -43,6 +44,10 @@ void findEntry(void* lib, const char* symbol, F& entry, std::string& missing) {
   if (!fn) missing += missing.empty() ? std::string(symbol) : ", " + std::string(symbol);
   entry = reinterpret_cast<F>(fn);
 }
+
+/// A library opened at run time (cuBLAS, cuDNN): $`env` when set, else the first of `names` that loads.
+/// Null when none does, with `failure` saying which were tried and how to point at the library.
+void* openLibrary(const char* what, const char* env, std::initializer_list<const char*> names, std::string& failure);
 
 /// Fills `api` with the emulated driver (emulator.cpp): GJ_CUDA_DRIVER=emulated.
 void installEmulatedDriver(DriverApi& api);
