@@ -387,25 +387,28 @@ struct RowStream {
 // One closure of a row under --cuda-graphs: its first `eager` runs (profiling, compiling, first
 // allocations) run as they are on the row's stream; the next is captured and replayed, and every later
 // run replays the graph. The forward and the backward capture in the same iteration, in that order, as
-// their shared memory needs.
+// their shared memory needs. Work that cannot be captured (it waits for the device) runs uncaptured from
+// then on, and the row's info says why.
 struct Replay {
   std::optional<cuda::Graph> graph;
+  std::string uncaptured;  ///< why the capture failed; empty while it has not
   int runs = 0;
 };
 
-std::function<void()> replayed(std::shared_ptr<RowStream> rs, std::shared_ptr<Replay> state, std::string what,
-                               std::function<void()> f, int eager) {
-  return [rs, state, what, f, eager] {
+std::function<void()> replayed(std::shared_ptr<RowStream> rs, std::shared_ptr<Replay> state, std::function<void()> f,
+                               int eager) {
+  return [rs, state, f, eager] {
     cuda::StreamGuard guard(rs->stream);
     if (state->graph) {
       state->graph->replay();
-    } else if (state->runs++ < eager) {
+    } else if (state->runs++ < eager || !state->uncaptured.empty()) {
       f();
-    } else {
-      Result<cuda::Graph> g = cuda::Graph::capture(rs->stream, f, rs->memory);
-      if (!g) throw Error(fmt::format("--cuda-graphs: {}: {}", what, g.error().what()));
+    } else if (Result<cuda::Graph> g = cuda::Graph::capture(rs->stream, f, rs->memory); g) {
       state->graph.emplace(std::move(g).value());
       state->graph->replay();
+    } else {
+      state->uncaptured = g.error().what();
+      f();
     }
     cuda::synchronize();
   };
@@ -434,11 +437,15 @@ Group buildGroup(const std::string& name, const Options& o) {
     auto rs = std::make_shared<RowStream>();
     auto fwd = std::make_shared<Replay>(), bwd = std::make_shared<Replay>();
     const int eager = o.profilingRuns + 1;
-    if (r.forward) r.forward = replayed(rs, fwd, r.name + " forward", std::move(r.forward), eager);
-    if (r.backward) r.backward = replayed(rs, bwd, r.name + " backward", std::move(r.backward), eager);
+    if (r.forward) r.forward = replayed(rs, fwd, std::move(r.forward), eager);
+    if (r.backward) r.backward = replayed(rs, bwd, std::move(r.backward), eager);
     r.info = [info = std::move(r.info), fwd, bwd] {
       auto nodes = [](const Replay& p) { return p.graph ? fmt::format("{}", p.graph->nodes()) : std::string("-"); };
-      return fmt::format("{}, CUDA graphs of {} + {} nodes", info ? info() : std::string(), nodes(*fwd), nodes(*bwd));
+      std::string out = fmt::format("{}, CUDA graphs of {} + {} nodes", info ? info() : std::string(), nodes(*fwd),
+                                    nodes(*bwd));
+      for (const auto& [what, p] : {std::pair{"forward", fwd}, std::pair{"backward", bwd}})
+        if (!p->uncaptured.empty()) out += fmt::format("; {} runs uncaptured: {}", what, p->uncaptured);
+      return out;
     };
   }
   return g;

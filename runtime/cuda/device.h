@@ -123,8 +123,8 @@ void resetDevicePeak();
 // the same kernels with the same arguments, so the same device addresses. Whatever the captured work
 // allocates comes from the graph's GraphMemory and stays there after the capture, tensors freed or not,
 // for the replays to write; it goes back to the ordinary cache when the last graph on it is gone. Work
-// that waits for the host (a synchronize, a copy to the host, a host copy that must wait for its source)
-// cannot be captured: capture() says so and returns no graph. Warm the work up before capturing it
+// that waits for the device (a synchronize, a copy to the host, a host copy that must wait for its
+// source) cannot be captured: capture() says so and returns no graph. Warm the work up before capturing it
 // (compiles, profiling runs, first allocations), so that what is captured is what will repeat.
 
 class GraphMemory;

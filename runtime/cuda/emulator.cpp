@@ -8,9 +8,9 @@
 // loads, but has no function by that name, so the fusers' CUDA kernels are refused as they would be if
 // they failed to compile, and their groups run unfused.
 //
-// Stream capture records a stream's work instead of running it, and a graph launch runs the record. The
-// rules of global capture mode that matter to a caller hold: a synchronize of a capturing stream or of
-// the context, and a cuMemFree, fail while a capture lasts (and a failed synchronize invalidates it).
+// Stream capture records a stream's work instead of running it, and a graph launch runs the record. What
+// would wait for a capturing stream fails while a capture lasts, as on a GPU: a synchronize of that stream
+// or of the context (which also invalidates the capture), and a cuMemFree.
 #include "runtime/cuda/driver_api.h"
 
 #include <math.h>
@@ -111,8 +111,8 @@ Captures& captures() {
   return c;
 }
 
-// A call that global capture mode forbids while a capture lasts: invalidates `stream`'s capture (every
-// capture when null) and says why.
+// A synchronize while a capture lasts: of the capturing `stream` (every stream when null), it invalidates
+// the capture and fails.
 CUresult forbiddenWhileCapturing(Handle* stream) {
   Captures& c = captures();
   std::lock_guard lock(c.mutex);

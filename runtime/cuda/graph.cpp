@@ -16,12 +16,13 @@ using detail::driver;
 
 namespace {
 
-// Capture mode global: while the capture lasts, a call that would wait for the device (from any thread)
-// fails instead of quietly making a graph that does not hold the work.
+// Relaxed capture mode: the caching allocator may call cuMemAlloc for a block during the capture (the
+// block is then the graph's, never freed while it lives), which the stricter modes refuse. Whatever waits
+// for the capturing stream (a synchronize, a copy to the host) still fails, and so does the capture.
 Result<CUgraph> captureInto(const Stream& stream, const std::function<void()>& work, GraphMemory& memory) {
   const auto& api = driver();
   StreamGuard guard(stream);
-  check(api.cuStreamBeginCapture(stream.handle(), CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+  check(api.cuStreamBeginCapture(stream.handle(), CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture");
   std::optional<std::string> failed;
   detail::setCaptureMemory(&memory);
   try {
