@@ -150,15 +150,19 @@ Row eagerRow(const std::string& name, const Model& m, const Options& o, std::str
 
 // The library's fused LSTM on the model's LSTM inputs (input, hx, cx, then 4 weights per layer): oneDNN's
 // on the CPU, cuDNN's on CUDA.
+std::shared_ptr<LibraryLstm> newLibraryLstm(const LstmParams& p, const Options& o) {
+  if (onCuda(o))
+    return std::make_shared<cuda::CudnnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+  return std::make_shared<cpu::OnednnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+}
+
+const char* libraryLstmName(const Options& o) { return onCuda(o) ? "cuDNN LSTM" : "oneDNN LSTM"; }
+
 Row libraryLstmRow(const std::string& name, const LstmParams& p, const Options& o) {
   auto m = std::make_shared<Model>(buildLstm(LstmVariantKind::Jit, p));
   auto in = std::make_shared<std::vector<Tensor>>(rowInputs(*m, o));
-  std::shared_ptr<LibraryLstm> lstm;
-  if (onCuda(o))
-    lstm = std::make_shared<cuda::CudnnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
-  else
-    lstm = std::make_shared<cpu::OnednnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
-  const char* info = onCuda(o) ? "cuDNN LSTM" : "oneDNN LSTM";
+  std::shared_ptr<LibraryLstm> lstm = newLibraryLstm(p, o);
+  const char* info = libraryLstmName(o);
   auto outs = std::make_shared<std::vector<Tensor>>();
   return {name,
           [in, lstm, outs] {
@@ -198,19 +202,19 @@ Group rnns(const Options& o) {
 
 // ---- lm: the TensorFlow benchmark's stacked LSTM language model ----
 
-// embedding -> oneDNN's LSTM -> linear decoder -> cross-entropy, forward and backward by hand, then SGD:
-// the "fused library LSTM" variant.
+// embedding -> the library's LSTM -> linear decoder -> cross-entropy, forward and backward by hand, then
+// SGD: the "fused library LSTM" variant.
 Row libraryLm(const std::string& name, const ModelConfig& c, const Options& o, bool train) {
   struct State {
     Model m;
     std::vector<Tensor> in;  // tokens, targets, embedding.weight, hx, cx, 4 per layer, decoder.weight, .bias
-    std::unique_ptr<cpu::OnednnLstm> lstm;
+    std::shared_ptr<LibraryLstm> lstm;
     Tensor emb, out, logits, loss;
   };
   auto s = std::make_shared<State>();
   s->m = buildLstmLm(c);
-  s->in = randomInputs(s->m, o.seed);
-  s->lstm = std::make_unique<cpu::OnednnLstm>(c.seqLength, c.miniBatch, c.embedding, c.hiddenSize, c.numLayers);
+  s->in = rowInputs(s->m, o);
+  s->lstm = newLibraryLstm({c.seqLength, c.miniBatch, c.embedding, c.hiddenSize, c.numLayers}, o);
   const int64_t T = c.seqLength, B = c.miniBatch, H = c.hiddenSize, L = c.numLayers;
   const size_t dec = 5 + 4 * static_cast<size_t>(L);
   auto fwd = [s, T, B, H, dec] {
@@ -227,15 +231,17 @@ Row libraryLm(const std::string& name, const ModelConfig& c, const Options& o, b
     Tensor gWd = cpu::mm(gl.t(), s->out.view({T * B, H}));
     Tensor gbd = cpu::sum(gl, std::vector<int64_t>{0}, false);
     Tensor gOut = cpu::mm(gl, s->in[dec]).view({T, B, H});
-    auto lg = s->lstm->backward(gOut, Tensor::zeros({L, B, H}, DType::Float32), Tensor::zeros({L, B, H}, DType::Float32));
+    const Tensor zero = Tensor::zeros({L, B, H}, DType::Float32, gOut.device());
+    auto lg = s->lstm->backward(gOut, zero, zero);
     Tensor gEmb = cpu::embeddingBackward(lg[0], s->in[0], V);
     sgdUpdate(s->in[2], gEmb, lr);
     for (size_t k = 3; k < lg.size(); ++k) sgdUpdate(s->in[5 + (k - 3)], lg[k], lr);
     sgdUpdate(s->in[dec], gWd, lr);
     sgdUpdate(s->in[dec + 1], gbd, lr);
   };
-  if (!train) return {name, fwd, {}, [] { return std::string("oneDNN LSTM"); }, ""};
-  return {name, fwd, bwd, [] { return std::string("oneDNN LSTM"); }, ""};
+  auto info = [what = libraryLstmName(o)] { return std::string(what); };
+  if (!train) return {name, fwd, {}, info, ""};
+  return {name, fwd, bwd, info, ""};
 }
 
 Group lm(const Options& o) {
@@ -259,6 +265,10 @@ Group lm(const Options& o) {
     const char* name = unroll ? "static" : "whileop";
     g.rows.push_back(trainingRow(name, buildLstmLm(c), o, fo, true, isParameter));
     g.rows.push_back(inferenceRow(std::string(name) + ".infer", buildLstmLm(c), o, fo));
+  }
+  if (std::string no = noLibraryLstm(o); !no.empty()) {
+    g.title += fmt::format("; no cudnn rows ({})", no);
+    return g;
   }
   g.rows.push_back(libraryLm("cudnn", c, o, true));
   g.rows.push_back(libraryLm("cudnn.infer", c, o, false));
@@ -388,7 +398,8 @@ struct RowStream {
 // allocations) run as they are on the row's stream; the next is captured and replayed, and every later
 // run replays the graph. The forward and the backward capture in the same iteration, in that order, as
 // their shared memory needs. Work that cannot be captured (it waits for the device) runs uncaptured from
-// then on, and the row's info says why.
+// the next run on (the failed capture's run is lost: its work was not executed, and running it again could
+// repeat side effects, such as a backward consuming its tape), and the row's info says why.
 struct Replay {
   std::optional<cuda::Graph> graph;
   std::string uncaptured;  ///< why the capture failed; empty while it has not
@@ -399,18 +410,22 @@ std::function<void()> replayed(std::shared_ptr<RowStream> rs, std::shared_ptr<Re
                                int eager) {
   return [rs, state, f, eager] {
     cuda::StreamGuard guard(rs->stream);
-    if (state->graph) {
-      state->graph->replay();
-    } else if (state->runs++ < eager || !state->uncaptured.empty()) {
+    if (!state->graph && (state->runs++ < eager || !state->uncaptured.empty())) {
       f();
-    } else if (Result<cuda::Graph> g = cuda::Graph::capture(rs->stream, f, rs->memory); g) {
-      state->graph.emplace(std::move(g).value());
-      state->graph->replay();
-    } else {
-      state->uncaptured = g.error().what();
-      f();
+      cuda::synchronize();
+      return;
     }
+    if (!state->graph) {
+      Result<cuda::Graph> g = cuda::Graph::capture(rs->stream, f, rs->memory);
+      if (!g) {
+        state->uncaptured = g.error().what();
+        return;
+      }
+      state->graph.emplace(std::move(g).value());
+    }
+    state->graph->replay();
     cuda::synchronize();
+    state->graph->verify();
   };
 }
 

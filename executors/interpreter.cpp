@@ -61,16 +61,7 @@ cpu::Conv2dParams convParams(const std::vector<IValue>& in) {
 // on the host only, and a device operand is an error rather than a host read of device memory.
 bool hasCudaKernel(OpKind k) {
   switch (k) {
-    case OpKind::Softmax:
-    case OpKind::LogSoftmax:
-    case OpKind::NllLoss:
-    case OpKind::CrossEntropy:
-    case OpKind::Embedding:
     case OpKind::Conv2d:
-    case OpKind::EmbeddingBackward:
-    case OpKind::SoftmaxBackward:
-    case OpKind::LogSoftmaxBackward:
-    case OpKind::NllLossBackward:
     case OpKind::ConvolutionBackward:
       return false;
     default:

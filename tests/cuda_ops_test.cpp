@@ -15,7 +15,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
+#include <limits>
 
 namespace gj {
 namespace {
@@ -164,9 +166,72 @@ TEST(CudaOps, MatrixProductsMatchTheCpu) {
   }
 }
 
+TEST(CudaOps, SoftmaxAndLogSoftmaxMatchTheCpuAlongEveryDimension) {
+  SKIP_WITHOUT_DEVICE();
+  for (DType t : {DType::Float32, DType::Float64}) {
+    // Large values (exp overflows without the max shift), a row of -inf, and a NaN.
+    Tensor x = cpu::mul(cpu::sub(Tensor::rand({4, 6, 5}, t, 81), Tensor::scalar(0.5, t)), Tensor::scalar(400.0, t));
+    for (int64_t dim : {0, 1, 2, -1}) {
+      SCOPED_TRACE(fmt::format("{} dim {}", dtypeName(t), dim));
+      expectMatches(cpu::softmax(dev(x), dim), cpu::softmax(x, dim), tolerance(t));
+      expectMatches(cpu::logSoftmax(dev(x), dim), cpu::logSoftmax(x, dim), tolerance(t));
+      Tensor g = Tensor::rand({4, 6, 5}, t, 82), y = cpu::softmax(x, dim), ly = cpu::logSoftmax(x, dim);
+      expectMatches(cpu::softmaxBackward(dev(g), dev(y), dim), cpu::softmaxBackward(g, y, dim), tolerance(t));
+      expectMatches(cpu::logSoftmaxBackward(dev(g), dev(ly), dim), cpu::logSoftmaxBackward(g, ly, dim),
+                    tolerance(t));
+    }
+    Tensor inf = Tensor::full({2, 3}, t, -std::numeric_limits<double>::infinity());
+    Tensor hostInf = cpu::softmax(inf, 1), devInf = host(cpu::softmax(dev(inf), 1));
+    for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(std::isnan(devInf.item(i)), std::isnan(hostInf.item(i))) << i;
+  }
+}
+
+TEST(CudaOps, NllLossCrossEntropyAndEmbeddingMatchTheCpuForwardAndBackward) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor target = Tensor::empty({7}, DType::Int64);
+  Tensor tokens = Tensor::empty({3, 4}, DType::Int64);
+  for (int64_t i = 0; i < 7; ++i) target.data<int64_t>()[i] = (i * 5 + 2) % 9;
+  for (int64_t i = 0; i < 12; ++i) tokens.data<int64_t>()[i] = (i * 7) % 5;  // repeats: the scatter adds
+  for (DType t : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(dtypeName(t));
+    Tensor logits = Tensor::rand({7, 9}, t, 91), logp = cpu::logSoftmax(logits, 1);
+    Tensor g = Tensor::scalar(1.5, t);
+    expectMatches(cpu::nllLoss(dev(logp), dev(target)), cpu::nllLoss(logp, target), tolerance(t));
+    expectMatches(cpu::crossEntropy(dev(logits), dev(target)), cpu::crossEntropy(logits, target), tolerance(t));
+    expectMatches(cpu::nllLossBackward(dev(g), dev(logp), dev(target)), cpu::nllLossBackward(g, logp, target),
+                  tolerance(t));
+    Tensor w = Tensor::rand({5, 6}, t, 92), gy = Tensor::rand({3, 4, 6}, t, 93);
+    expectMatches(cpu::embedding(dev(w), dev(tokens)), cpu::embedding(w, tokens), 0);
+    expectMatches(cpu::embeddingBackward(dev(gy), dev(tokens), 5), cpu::embeddingBackward(gy, tokens, 5),
+                  tolerance(t));
+  }
+}
+
+TEST(CudaOps, AnIndexOutOfRangeIsAnErrorNotANan) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor w = dev(Tensor::rand({5, 6}, DType::Float32, 94));
+  Tensor tokens = Tensor::empty({3}, DType::Int64);
+  tokens.data<int64_t>()[0] = 1;
+  tokens.data<int64_t>()[1] = 5;
+  tokens.data<int64_t>()[2] = -1;
+  auto expectError = [](const std::function<void()>& f, const char* what) {
+    try {
+      f();
+      ADD_FAILURE() << what << ": no error";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string(what) + ": an index is out of range [0, "));
+    }
+  };
+  expectError([&] { cpu::embedding(w, dev(tokens)); }, "embedding");
+  expectError([&] { cpu::embeddingBackward(dev(Tensor::rand({3, 6}, DType::Float32, 95)), dev(tokens), 5); },
+              "embedding backward");
+  Tensor logp = dev(Tensor::rand({3, 5}, DType::Float32, 96));
+  expectError([&] { cpu::nllLoss(logp, dev(tokens)); }, "nll_loss");
+}
+
 TEST(CudaOps, AnOpWithoutACudaKernelSaysSo) {
   SKIP_WITHOUT_DEVICE();
-  auto c = test::loadCase("softmax");
+  auto c = test::loadCase("conv2d");
   Model m = buildModel(c.model, c.config);
   Function f(*m.graph, {.fuser = FuserKind::None, .device = DeviceKind::Cuda});
   auto inputs = test::inputsFor(m, c);
@@ -313,6 +378,33 @@ TEST(CudaGraph, WhatACaptureAllocatedIsKeptForItsReplaysUntilTheGraphIsGone) {
   EXPECT_TRUE(reused) << "the graph's blocks never went back to the stream's cache";
 }
 
+TEST(CudaGraph, AnIndexCheckInCapturedWorkRunsAfterEachReplay) {
+  SKIP_WITHOUT_DEVICE();
+  cuda::Stream stream;
+  Tensor w = dev(Tensor::rand({5, 6}, DType::Float32, 97));
+  Tensor tokens = Tensor::empty({3}, DType::Int64);
+  for (int64_t i = 0; i < 3; ++i) tokens.data<int64_t>()[i] = i + 1;
+  Tensor onDevice = dev(tokens);
+  Tensor out;
+  auto graph = cuda::Graph::capture(stream, [&] { out = cpu::embedding(w, onDevice); });
+  ASSERT_TRUE(graph.ok()) << graph.error().what();  // the check waits for the replay, not the capture
+  graph.value().replay();
+  stream.synchronize();
+  graph.value().verify();
+  expectMatches(out, cpu::embedding(host(w), tokens), 0);
+  tokens.data<int64_t>()[1] = 7;  // out of range [0, 5)
+  onDevice.copyFrom(dev(tokens));
+  cuda::synchronize();
+  graph.value().replay();
+  stream.synchronize();
+  try {
+    graph.value().verify();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("embedding: an index is out of range [0, 5)"));
+  }
+}
+
 TEST(CudaGraph, OneGraphMemoryServesTheGraphsOfOneStream) {
   SKIP_WITHOUT_DEVICE();
   cuda::Stream stream;
@@ -420,7 +512,8 @@ std::vector<Param> everyCudaCase() {
     for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
       for (const char* c : {"lstm_1layer", "lstm_3layer"})
         for (const char* v : {"jit", "jit_premul", "jit_multilayer"}) ps.push_back({c, v, e, f});
-      for (const char* c : {"lstm_cell", "linear"}) ps.push_back({c, "", e, f});
+      for (const char* c : {"lstm_cell", "linear", "softmax", "multihead_attention", "lstm_lm", "lstm_classifier"})
+        ps.push_back({c, "", e, f});
     }
   return ps;
 }

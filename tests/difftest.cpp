@@ -49,7 +49,7 @@ double relErr(const Tensor& a, const Tensor& b) {
 // Fusion groups made per fuser over the run, so the summary shows the fusers were exercised.
 int64_t gGroups[3] = {0, 0, 0};
 // The devices each graph runs on (main: the CPU, and CUDA where there is a device), and the CUDA runs
-// skipped because the graph has an op without a CUDA kernel (softmax, say).
+// skipped because the graph has an op without a CUDA kernel (conv2d, say).
 std::vector<DeviceKind> gDevices = {DeviceKind::Cpu};
 int64_t gCudaRuns = 0, gCudaSkipped = 0;
 

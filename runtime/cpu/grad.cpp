@@ -91,6 +91,11 @@ Tensor embeddingBackward(const Tensor& g, const Tensor& indices, int64_t numWeig
   Tensor idx = indices.contiguous();
   const int64_t d = g.size(-1), n = idx.numel();
   Tensor gin = g.reshape({n, d}).contiguous();
+  if (onCuda(g)) {
+    Tensor out = Tensor::zeros({numWeights, d}, g.dtype(), DeviceKind::Cuda);
+    cuda::scatterAdd(out, gin, d, idx, d, 0, numWeights, 1.0, "embedding backward");
+    return out;
+  }
   Tensor out = Tensor::zeros({numWeights, d}, g.dtype());
   const int64_t* ip = idx.data<int64_t>();
   auto run = [&](auto tag) {
@@ -125,6 +130,12 @@ Tensor nllLossBackward(const Tensor& g, const Tensor& logp, const Tensor& target
   USER_CHECK(logp.dim() == 2 && target.dim() == 1 && target.dtype() == DType::Int64,
              "nll_loss_backward: expected logp [N, C] and int64 target [N]");
   const int64_t n = logp.size(0), c = logp.size(1);
+  if (onCuda(logp)) {  // -g / n at each row's target
+    Tensor out = Tensor::zeros({n, c}, logp.dtype(), DeviceKind::Cuda);
+    cuda::scatterAdd(out, g, 0, target, 1, c, c, -1.0 / static_cast<double>(std::max<int64_t>(n, 1)),
+                     "nll_loss_backward");
+    return out;
+  }
   Tensor out = Tensor::zeros({n, c}, logp.dtype());
   Tensor t = target.contiguous();
   const double scale = -g.item() / static_cast<double>(std::max<int64_t>(n, 1));

@@ -1,5 +1,7 @@
 #include "runtime/cpu/im2col.h"
+#include "runtime/cpu/loops.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/cuda/ops.h"
 #include "runtime/gemm.h"
 #include "support/error.h"
 
@@ -51,10 +53,12 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   USER_CHECK(weight.defined() && weight.dim() == 2, "embedding: weight must be [num_embeddings, dim]");
   USER_CHECK(indices.defined() && indices.dtype() == DType::Int64, "embedding: indices must be int64, got {}",
              indices.defined() ? dtypeName(indices.dtype()) : "undefined");
+  Shape outSizes = indices.sizes();
+  outSizes.push_back(weight.size(1));
+  if (onCuda(weight))
+    return cuda::gather(weight, indices, weight.size(1), 0, weight.size(0), "embedding").reshape(outSizes);
   Tensor idx = indices.contiguous();
   Tensor w = weight.contiguous();
-  Shape outSizes = indices.sizes();
-  outSizes.push_back(w.size(1));
   Tensor out = Tensor::empty(outSizes, w.dtype());
   const int64_t* ip = idx.data<int64_t>();
   const size_t rowBytes = w.size(1) * dtypeSize(w.dtype());

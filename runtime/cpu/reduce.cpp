@@ -94,9 +94,24 @@ static Tensor softmaxTyped(const Tensor& xin, int64_t dim, bool log) {
   return out;
 }
 
+// The same on the device, from its primitives: z = x - max, then z - log(sum(exp(z))) (exp of it for
+// softmax). A row of -inf gets max 0, as above.
+static Tensor softmaxOnCuda(const Tensor& x, int64_t dim, bool log) {
+  using cuda::MapOp;
+  Shape kept = x.sizes();
+  if (x.dim() > 0) kept[dim] = 1;
+  Tensor mx = cuda::amax(x, kept, kept);
+  mx = cuda::map(MapOp::ThresholdBackward, mx, mx, -std::numeric_limits<double>::max());  // -inf -> 0
+  Tensor z = cuda::map(MapOp::Sub, x, mx);
+  Tensor lse = cuda::map(MapOp::Log, cuda::sum(cuda::map(MapOp::Exp, z, Tensor()), kept, kept, 1.0), Tensor());
+  Tensor out = cuda::map(MapOp::Sub, z, lse);
+  return log ? out : cuda::map(MapOp::Exp, out, Tensor());
+}
+
 static Tensor softmaxImpl(const char* op, const Tensor& x, int64_t dim, bool log) {
   USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
   dim = wrapDim(dim, x.dim());
+  if (onCuda(x)) return softmaxOnCuda(x, dim, log);
   if (x.dtype() == DType::Float32) return softmaxTyped<float>(x, dim, log);
   return softmaxTyped<double>(x, dim, log);
 }
@@ -126,6 +141,12 @@ Tensor nllLoss(const Tensor& logp, const Tensor& target) {
              "nll_loss: expected int64 targets [{}], got {} {}", logp.size(0),
              target.defined() ? dtypeName(target.dtype()) : "undefined",
              target.defined() ? shapeStr(target.sizes()) : "");
+  if (onCuda(logp)) {  // the picked log-probabilities, then their negated mean
+    const int64_t n = logp.size(0), c = logp.size(1);
+    Tensor picked = cuda::gather(logp, target, 1, c, c, "nll_loss");
+    const Shape kept = {1, 1};
+    return cuda::sum(picked, kept, Shape{}, n ? -1.0 / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN());
+  }
   if (logp.dtype() == DType::Float32) return nllTyped<float>(logp, target);
   return nllTyped<double>(logp, target);
 }

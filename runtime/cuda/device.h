@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 struct CUstream_st;
 struct CUevent_st;
@@ -144,6 +145,9 @@ class Graph {
   ~Graph();
   /// Queues the graph's work on the stream it was captured on.
   void replay() const;
+  /// Once a replay has finished (its stream synchronized): runs the checks the captured work deferred
+  /// (deferWhileCapturing), which throw what they found (an index out of range).
+  void verify() const;
   /// Kernel launches, copies and fills captured.
   size_t nodes() const { return nodes_; }
 
@@ -152,8 +156,14 @@ class Graph {
   void* exec_ = nullptr;  ///< CUgraphExec
   StreamHandle stream_ = nullptr;
   size_t nodes_ = 0;
+  std::vector<std::function<void()>> checks_;
   std::shared_ptr<GraphMemory> memory_;
 };
+
+/// A check that reads device memory (and so waits for the device) after queued work: run now, or, while
+/// this thread captures a graph, kept for the graph's verify() after each replay. Returns false when it
+/// was kept.
+bool checkNowOrAfterReplay(const std::function<void()>& check);
 
 // ---- copies, queued on the current stream ----
 /// Host to device; returns once `src` may be reused.

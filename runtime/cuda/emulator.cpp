@@ -31,6 +31,14 @@ struct GjDim3 {
   unsigned x = 0, y = 0, z = 0;
 };
 thread_local GjDim3 threadIdx, blockIdx, blockDim, gridDim;
+
+// One thread at a time: an atomic add is a plain one.
+template <typename T>
+T atomicAdd(T* at, T v) {
+  T old = *at;
+  *at = old + v;
+  return old;
+}
 }  // namespace
 
 #define GJ_KERNEL static
@@ -62,6 +70,12 @@ void untagPointers(GjCopyArgs& p) {
   p.in = untag(p.in);
 }
 void untagPointers(GjFillArgs& p) { p.out = untag(p.out); }
+void untagPointers(GjIndexArgs& p) {
+  p.idx = untag(p.idx);
+  p.in = untag(p.in);
+  p.out = untag(p.out);
+  p.bad = untag(p.bad);
+}
 void untagPointers(GjSumArgs& p) {
   p.in = untag(p.in);
   p.partial = untag(p.partial);
@@ -85,6 +99,7 @@ const EmulatedKernel kKernels[] = {
     kernel<GjMapArgs, gj_map_f32>("gj_map_f32"),     kernel<GjMapArgs, gj_map_f64>("gj_map_f64"),
     kernel<GjCopyArgs, gj_copy>("gj_copy"),          kernel<GjFillArgs, gj_fill>("gj_fill"),
     kernel<GjSumArgs, gj_sum_parts>("gj_sum_parts"), kernel<GjSumArgs, gj_sum_finish>("gj_sum_finish"),
+    kernel<GjIndexArgs, gj_gather>("gj_gather"),     kernel<GjIndexArgs, gj_scatter_add>("gj_scatter_add"),
 };
 
 using Clock = std::chrono::steady_clock;

@@ -16,20 +16,26 @@ using detail::driver;
 
 namespace {
 
+// The checks deferred by the work this thread is capturing; null when it captures nothing.
+thread_local std::vector<std::function<void()>>* tDeferredChecks = nullptr;
+
 // Relaxed capture mode: the caching allocator may call cuMemAlloc for a block during the capture (the
 // block is then the graph's, never freed while it lives), which the stricter modes refuse. Whatever waits
 // for the capturing stream (a synchronize, a copy to the host) still fails, and so does the capture.
-Result<CUgraph> captureInto(const Stream& stream, const std::function<void()>& work, GraphMemory& memory) {
+Result<CUgraph> captureInto(const Stream& stream, const std::function<void()>& work, GraphMemory& memory,
+                            std::vector<std::function<void()>>& checks) {
   const auto& api = driver();
   StreamGuard guard(stream);
   check(api.cuStreamBeginCapture(stream.handle(), CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture");
   std::optional<std::string> failed;
   detail::setCaptureMemory(&memory);
+  tDeferredChecks = &checks;
   try {
     work();
   } catch (const std::exception& e) {
     failed = e.what();
   }
+  tDeferredChecks = nullptr;
   detail::setCaptureMemory(nullptr);
   CUgraph g = nullptr;
   CUresult r = api.cuStreamEndCapture(stream.handle(), &g);
@@ -45,6 +51,15 @@ Result<CUgraph> captureInto(const Stream& stream, const std::function<void()>& w
 
 }  // namespace
 
+bool checkNowOrAfterReplay(const std::function<void()>& check) {
+  if (tDeferredChecks) {
+    tDeferredChecks->push_back(check);
+    return false;
+  }
+  check();
+  return true;
+}
+
 std::shared_ptr<GraphMemory> Graph::newMemory() { return std::make_shared<GraphMemory>(); }
 
 Result<Graph> Graph::capture(const Stream& stream, const std::function<void()>& work,
@@ -55,9 +70,11 @@ Result<Graph> Graph::capture(const Stream& stream, const std::function<void()>& 
     if (memory->stream && memory->stream != stream.handle())
       return Error("CUDA graph capture: the graphs of one GraphMemory must be captured on one stream");
     memory->stream = stream.handle();
-    Result<CUgraph> g = captureInto(stream, work, *memory);
+    std::vector<std::function<void()>> checks;
+    Result<CUgraph> g = captureInto(stream, work, *memory, checks);
     if (!g) return g.error();
     Graph out;
+    out.checks_ = std::move(checks);
     out.stream_ = stream.handle();
     out.memory_ = std::move(memory);
     CUresult r = api.cuGraphGetNodes(g.value(), nullptr, &out.nodes_);
@@ -74,12 +91,13 @@ Result<Graph> Graph::capture(const Stream& stream, const std::function<void()>& 
 
 Graph::Graph(Graph&& other) noexcept
     : exec_(std::exchange(other.exec_, nullptr)), stream_(other.stream_), nodes_(other.nodes_),
-      memory_(std::move(other.memory_)) {}
+      checks_(std::move(other.checks_)), memory_(std::move(other.memory_)) {}
 
 Graph& Graph::operator=(Graph&& other) noexcept {
   std::swap(exec_, other.exec_);
   std::swap(stream_, other.stream_);
   std::swap(nodes_, other.nodes_);
+  std::swap(checks_, other.checks_);
   std::swap(memory_, other.memory_);
   return *this;
 }
@@ -93,4 +111,10 @@ void Graph::replay() const {
   check(driver().cuGraphLaunch(static_cast<CUgraphExec>(exec_), stream_), "cuGraphLaunch");
 }
 
+}  // namespace gj::cuda
+
+namespace gj::cuda {
+void Graph::verify() const {
+  for (const auto& check : checks_) check();
+}
 }  // namespace gj::cuda

@@ -1,4 +1,5 @@
-// The unfused path's CUDA kernels: pointwise maps, strided copies, fills and sums. One source, used
+// The unfused path's CUDA kernels: pointwise maps, strided copies, fills, sums and maxima, and row
+// gathers and scatter-adds by index. One source, used
 // three ways:
 //   - NVRTC compiles it at run time (ops.cpp embeds the text; kernel_source.cpp.in), once per process;
 //   - host C++ includes the first part (GJ_KERNEL_TYPES_ONLY) for the argument structs, so that their
@@ -75,16 +76,33 @@ struct GjFillArgs {
 // Sums in two steps, with no barrier: gj_sum_parts adds `parts` slices of each output's reduced elements
 // into partial[o * parts + p] (double); gj_sum_finish adds each output's parts, multiplies by `scale` (1,
 // or 1/count for a mean) and writes out (contiguous, outType). `kept` walks the output's elements through
-// the input, `reduced` the elements that each output sums.
+// the input, `reduced` the elements that each output sums. With `max` set they take the largest element
+// instead (NaN when any is), and an empty part counts for nothing.
 struct GjSumArgs {
   GjShape kept, reduced;
   GjStrides skept, sreduced;
   int type;
+  int max;
   gj_i64 parts;
   double scale;
   const void* in;
   double* partial;
   void* out;
+};
+
+// Rows by int64 index, for embedding and nll_loss (and their gradients); `type` is F32 or F64.
+// gj_gather: out[i * width + j] = in[(i * perRow + idx[i]) * width + j] for i < rows, j < width.
+// gj_scatter_add: out[(i * perRow + idx[i]) * width + j] += scale * in[i * inRowStride + j], atomically.
+// perRow 0 picks whole rows (embedding); perRow = classes with width 1 picks one element a row (nll_loss).
+// An index outside [0, limit) touches nothing, writes NaN where gj_gather would have read, and sets *bad.
+struct GjIndexArgs {
+  gj_i64 rows, width, perRow, limit, inRowStride;
+  int type;
+  double scale;
+  const gj_i64* idx;
+  const void* in;
+  void* out;
+  gj_i64* bad;
 };
 
 #ifndef GJ_KERNEL_TYPES_ONLY
@@ -186,6 +204,12 @@ GJ_KERNEL void gj_fill(GjFillArgs p) {
   GJ_GRID_STRIDE(i, p.n) gjStore(p.out, p.type, i, p.value);
 }
 
+// acc and v folded by gj_sum_*: their sum, or their maximum (a NaN, once met, stays).
+GJ_DEVICE double gjFold(int max, double acc, double v) {
+  if (!max) return acc + v;
+  return acc == acc && (v != v || v > acc) ? v : acc;
+}
+
 GJ_KERNEL void gj_sum_parts(GjSumArgs p) {
   const gj_i64 per = (p.reduced.numel + p.parts - 1) / p.parts;
   GJ_GRID_STRIDE(i, p.kept.numel * p.parts) {
@@ -193,17 +217,54 @@ GJ_KERNEL void gj_sum_parts(GjSumArgs p) {
     const gj_i64 part = i - o * p.parts;
     const gj_i64 base = gjOffset(o, p.kept, p.skept);
     const gj_i64 end = (part + 1) * per < p.reduced.numel ? (part + 1) * per : p.reduced.numel;
+    gj_i64 r = part * per;
     double acc = 0.0;
-    for (gj_i64 r = part * per; r < end; ++r) acc += gjLoad(p.in, p.type, base + gjOffset(r, p.reduced, p.sreduced));
+    if (p.max && r < end) acc = gjLoad(p.in, p.type, base + gjOffset(r++, p.reduced, p.sreduced));
+    for (; r < end; ++r) acc = gjFold(p.max, acc, gjLoad(p.in, p.type, base + gjOffset(r, p.reduced, p.sreduced)));
     p.partial[i] = acc;
   }
 }
 
 GJ_KERNEL void gj_sum_finish(GjSumArgs p) {
+  const gj_i64 per = (p.reduced.numel + p.parts - 1) / p.parts;
   GJ_GRID_STRIDE(o, p.kept.numel) {
-    double acc = 0.0;
-    for (gj_i64 part = 0; part < p.parts; ++part) acc += p.partial[o * p.parts + part];
-    gjStore(p.out, p.type, o, acc * p.scale);
+    const double zero = 0.0;
+    double acc = p.max ? zero / zero : 0.0;  // the maximum of nothing is NaN
+    for (gj_i64 part = 0; part < p.parts && part * per < p.reduced.numel; ++part) {
+      const double v = p.partial[o * p.parts + part];
+      acc = p.max && part == 0 ? v : gjFold(p.max, acc, v);
+    }
+    gjStore(p.out, p.type, o, p.max ? acc : acc * p.scale);
+  }
+}
+
+GJ_KERNEL void gj_gather(GjIndexArgs p) {
+  GJ_GRID_STRIDE(e, p.rows * p.width) {
+    const gj_i64 i = e / p.width, j = e - i * p.width, k = p.idx[i];
+    double v;
+    if (k < 0 || k >= p.limit) {
+      const double zero = 0.0;
+      v = zero / zero;
+      *p.bad = 1;
+    } else {
+      v = gjLoad(p.in, p.type, (i * p.perRow + k) * p.width + j);
+    }
+    gjStore(p.out, p.type, e, v);
+  }
+}
+
+GJ_KERNEL void gj_scatter_add(GjIndexArgs p) {
+  GJ_GRID_STRIDE(e, p.rows * p.width) {
+    const gj_i64 i = e / p.width, j = e - i * p.width, k = p.idx[i];
+    if (k < 0 || k >= p.limit) {
+      *p.bad = 1;
+      continue;
+    }
+    const gj_i64 to = (i * p.perRow + k) * p.width + j, from = i * p.inRowStride + j;
+    if (p.type == GJ_F32)
+      atomicAdd((float*)p.out + to, (float)(p.scale * ((const float*)p.in)[from]));
+    else
+      atomicAdd((double*)p.out + to, p.scale * ((const double*)p.in)[from]);
   }
 }
 

@@ -110,9 +110,14 @@ Tensor map(MapOp op, const Tensor& a0, const Tensor& b0, double scalar) {
   return out;
 }
 
-Tensor sum(const Tensor& x0, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes, double scale) {
-  Tensor x = onDevice(x0, "CUDA sum");
-  USER_CHECK(static_cast<int64_t>(keptSizes.size()) == x.dim(), "CUDA sum: kept sizes {} for a tensor {}",
+namespace {
+
+// sum() and amax(): gj_sum_parts and gj_sum_finish, adding or taking the maximum.
+Tensor reduce(const Tensor& x0, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes, double scale,
+              bool max) {
+  const char* what = max ? "CUDA amax" : "CUDA sum";
+  Tensor x = onDevice(x0, what);
+  USER_CHECK(static_cast<int64_t>(keptSizes.size()) == x.dim(), "{}: kept sizes {} for a tensor {}", what,
              shapeStr(keptSizes), shapeStr(x.sizes()));
   // Split x's dimensions into the kept ones (walked per output) and the reduced ones (summed).
   Shape kept, reduced, keptStrides, reducedStrides;
@@ -134,6 +139,7 @@ Tensor sum(const Tensor& x0, std::span<const int64_t> keptSizes, std::span<const
                                 std::max<int64_t>(kThreads / p.kept.numel, 1));
   Tensor partial = Tensor::empty({p.kept.numel * p.parts}, DType::Float64, DeviceKind::Cuda);
   p.type = static_cast<int>(x.dtype());
+  p.max = max;
   p.scale = scale;
   p.in = x.rawData();
   p.partial = partial.data<double>();
@@ -141,6 +147,78 @@ Tensor sum(const Tensor& x0, std::span<const int64_t> keptSizes, std::span<const
   launch("gj_sum_parts", p.kept.numel * p.parts, p);
   launch("gj_sum_finish", p.kept.numel, p);
   return out;
+}
+
+// The arguments of gj_gather and gj_scatter_add, with the flag they set on a bad index; checkIndices()
+// reads it back (a wait for the device: an index out of range is an error, never a silent NaN), or,
+// under a graph capture, has the graph read it after each replay.
+struct Indexed {
+  GjIndexArgs args{};
+  Tensor indices, bad;
+};
+
+Indexed indexed(const char* what, const Tensor& indices, int64_t rows, int64_t width, int64_t perRow, int64_t limit) {
+  USER_CHECK(indices.dtype() == DType::Int64 && indices.numel() == rows, "{}: expected {} int64 indices, got {} {}",
+             what, rows, dtypeName(indices.dtype()), shapeStr(indices.sizes()));
+  Indexed x;
+  x.indices = onDevice(indices, what).contiguous();
+  x.bad = Tensor::zeros({1}, DType::Int64, DeviceKind::Cuda);
+  x.args.rows = rows;
+  x.args.width = width;
+  x.args.perRow = perRow;
+  x.args.limit = limit;
+  x.args.idx = static_cast<const gj_i64*>(x.indices.rawData());
+  x.args.bad = static_cast<gj_i64*>(x.bad.rawData());
+  return x;
+}
+
+void checkIndices(const Indexed& x, const char* what) {
+  checkNowOrAfterReplay([flag = x.bad, limit = x.args.limit, what] {
+    int64_t bad = 0;
+    copyDeviceToHost(&bad, flag.rawData(), sizeof bad);
+    USER_CHECK(!bad, "{}: an index is out of range [0, {})", what, limit);
+  });
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes, double scale) {
+  return reduce(x, keptSizes, outSizes, scale, false);
+}
+
+Tensor amax(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes) {
+  return reduce(x, keptSizes, outSizes, 1.0, true);
+}
+
+Tensor gather(const Tensor& in0, const Tensor& indices, int64_t width, int64_t perRow, int64_t limit,
+              const char* what) {
+  Tensor in = onDevice(in0, what).contiguous();
+  USER_CHECK(isFloating(in.dtype()), "{}: float values expected, got {}", what, dtypeName(in.dtype()));
+  Indexed x = indexed(what, indices, indices.numel(), width, perRow, limit);
+  Tensor out = Tensor::empty({x.args.rows, width}, in.dtype(), DeviceKind::Cuda);
+  x.args.type = static_cast<int>(in.dtype());
+  x.args.in = in.rawData();
+  x.args.out = out.rawData();
+  launch("gj_gather", x.args.rows * width, x.args);
+  checkIndices(x, what);
+  return out;
+}
+
+void scatterAdd(const Tensor& out, const Tensor& in0, int64_t inRowStride, const Tensor& indices, int64_t width,
+                int64_t perRow, int64_t limit, double scale, const char* what) {
+  USER_CHECK(out.device() == DeviceKind::Cuda && out.isContiguous() && isFloating(out.dtype()),
+             "{}: a contiguous float device tensor expected", what);
+  Tensor in = onDevice(in0, what).contiguous();
+  USER_CHECK(in.dtype() == out.dtype(), "{}: {} values into a {} tensor", what, dtypeName(in.dtype()),
+             dtypeName(out.dtype()));
+  Indexed x = indexed(what, indices, indices.numel(), width, perRow, limit);
+  x.args.inRowStride = inRowStride;
+  x.args.type = static_cast<int>(out.dtype());
+  x.args.scale = scale;
+  x.args.in = in.rawData();
+  x.args.out = out.rawData();
+  launch("gj_scatter_add", x.args.rows * width, x.args);
+  checkIndices(x, what);
 }
 
 void copy(const Tensor& dst, const Tensor& src0) {

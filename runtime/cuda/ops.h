@@ -1,6 +1,6 @@
 #pragma once
 // The unfused path on CUDA: the primitives that runtime/cpu's ops hand device tensors to. Pointwise maps,
-// strided copies, fills and sums are the kernels of kernels.cuh, compiled by NVRTC once per process;
+// strided copies, fills, sums and maxima, gathers and scatter-adds are the kernels of kernels.cuh, compiled by NVRTC once per process;
 // GEMMs go to cuBLAS (blas.cpp). Everything is queued on the calling thread's current stream.
 //
 // Operands are device tensors, except that a 0-dim host tensor (a scalar operand) is taken to the device.
@@ -24,6 +24,20 @@ Tensor map(MapOp op, const Tensor& a, const Tensor& b, double scalar = 1.0);
 /// Sums x over the dimensions where `keptSizes` is 1 and x is not, times `scale` (1/count for a mean),
 /// accumulating in double; the result has `outSizes` (keptSizes with or without those dims).
 Tensor sum(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes, double scale);
+
+/// The largest element over the same dimensions as sum() (NaN when any is NaN, or none is there).
+Tensor amax(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes);
+
+/// Rows picked by int64 `indices` (n of them): out [n, width], row i = the `width` elements of `in`
+/// (contiguous, viewed as rows of `width`) at row i * perRow + indices[i]. perRow 0 is embedding; perRow =
+/// classes with width 1 picks one element a row (nll_loss). Indices must lie in [0, limit): an error
+/// naming `what` otherwise (checked after the kernel, so the call waits for the device).
+Tensor gather(const Tensor& in, const Tensor& indices, int64_t width, int64_t perRow, int64_t limit,
+              const char* what);
+/// The inverse: out's row i * perRow + indices[i] += scale * in's row i (in's rows `inRowStride` apart;
+/// 0 repeats one row), atomically, for any repeats among the indices. `out` is contiguous.
+void scatterAdd(const Tensor& out, const Tensor& in, int64_t inRowStride, const Tensor& indices, int64_t width,
+                int64_t perRow, int64_t limit, double scale, const char* what);
 
 /// dst = src (same sizes; any strides, src may broadcast), converting the dtype; both on the device.
 void copy(const Tensor& dst, const Tensor& src);
