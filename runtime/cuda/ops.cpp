@@ -157,13 +157,14 @@ struct Indexed {
   Tensor indices, bad;
 };
 
-Indexed indexed(const char* what, const Tensor& indices, int64_t rows, int64_t width, int64_t perRow, int64_t limit) {
-  USER_CHECK(indices.dtype() == DType::Int64 && indices.numel() == rows, "{}: expected {} int64 indices, got {} {}",
-             what, rows, dtypeName(indices.dtype()), shapeStr(indices.sizes()));
+// One row per index.
+Indexed indexed(const char* what, const Tensor& indices, int64_t width, int64_t perRow, int64_t limit) {
+  USER_CHECK(indices.dtype() == DType::Int64, "{}: expected int64 indices, got {} {}", what,
+             dtypeName(indices.dtype()), shapeStr(indices.sizes()));
   Indexed x;
   x.indices = onDevice(indices, what).contiguous();
   x.bad = Tensor::zeros({1}, DType::Int64, DeviceKind::Cuda);
-  x.args.rows = rows;
+  x.args.rows = indices.numel();
   x.args.width = width;
   x.args.perRow = perRow;
   x.args.limit = limit;
@@ -194,7 +195,7 @@ Tensor gather(const Tensor& in0, const Tensor& indices, int64_t width, int64_t p
               const char* what) {
   Tensor in = onDevice(in0, what).contiguous();
   USER_CHECK(isFloating(in.dtype()), "{}: float values expected, got {}", what, dtypeName(in.dtype()));
-  Indexed x = indexed(what, indices, indices.numel(), width, perRow, limit);
+  Indexed x = indexed(what, indices, width, perRow, limit);
   Tensor out = Tensor::empty({x.args.rows, width}, in.dtype(), DeviceKind::Cuda);
   x.args.type = static_cast<int>(in.dtype());
   x.args.in = in.rawData();
@@ -211,7 +212,7 @@ void scatterAdd(const Tensor& out, const Tensor& in0, int64_t inRowStride, const
   Tensor in = onDevice(in0, what).contiguous();
   USER_CHECK(in.dtype() == out.dtype(), "{}: {} values into a {} tensor", what, dtypeName(in.dtype()),
              dtypeName(out.dtype()));
-  Indexed x = indexed(what, indices, indices.numel(), width, perRow, limit);
+  Indexed x = indexed(what, indices, width, perRow, limit);
   x.args.inRowStride = inRowStride;
   x.args.type = static_cast<int>(out.dtype());
   x.args.scale = scale;
