@@ -67,6 +67,12 @@ status=0
   "$carry/bin/graphbench" --device cuda --cuda-graphs --fuser old,te --executor legacy,profiling --group rnns 2>&1 \
     | tail -40
   echo '```'
+  echo
+  echo "## graphbench --device=cuda, the other groups"
+  echo
+  echo '```'
+  "$carry/bin/graphbench" --device cuda --group lm,classifier,cells,ops 2>&1 | tail -60
+  echo '```'
 } > "$report"
 cat "$report"
 exit $status

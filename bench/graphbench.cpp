@@ -68,9 +68,6 @@ void validate(const Options& o, const CudaOptions& cuda, const Combinations& com
     USER_CHECK(launchShape.empty(),
                "{}: not supported yet (fused kernels launch 256 threads a block, at most 8 blocks per SM); drop it",
                fmt::join(launchShape, ", "));
-    for (const auto& g : o.groups)
-      USER_CHECK(g != "ops", "--device=cuda runs the rnns, lm, classifier and cells groups; --group={} needs "
-                 "conv2d, which has no CUDA kernel yet: run it with --device=cpu", g);
   }
   for (const auto& g : o.groups)
     USER_CHECK(std::find(groupNames().begin(), groupNames().end(), g) != groupNames().end(),

@@ -57,26 +57,6 @@ cpu::Conv2dParams convParams(const std::vector<IValue>& in) {
   return p;
 }
 
-// Whether the op's kernels take device tensors (runtime/cpu hands those to runtime/cuda). The others run
-// on the host only, and a device operand is an error rather than a host read of device memory.
-bool hasCudaKernel(OpKind k) {
-  switch (k) {
-    case OpKind::Conv2d:
-    case OpKind::ConvolutionBackward:
-      return false;
-    default:
-      return true;
-  }
-}
-
-bool onCuda(const IValue& v) {
-  if (v.isTensor()) return v.toTensor().defined() && v.toTensor().device() == DeviceKind::Cuda;
-  if (v.isTensorList())
-    for (const Tensor& t : v.toTensorList())
-      if (t.defined() && t.device() == DeviceKind::Cuda) return true;
-  return false;
-}
-
 bool hasEdge(const IValue& v) {
   if (v.isTensor()) return v.toTensor().gradEdge() != nullptr;
   if (v.isTensorList())
@@ -287,9 +267,6 @@ void Frame::runNode(const Node* n) {
                  "input {} of {} requires grad, but the op runs outside a prim::DifferentiableGraph, so its gradient "
                  "would be lost (run create-autodiff-subgraphs after requires-grad)",
                  i, n->info().name);
-  if (!hasCudaKernel(n->kind()))
-    USER_CHECK(std::ranges::none_of(in, [](const IValue& v) { return onCuda(v); }),
-               "{} has no CUDA kernel yet; run this graph on the CPU (device cpu)", n->info().name);
   auto T = [&](size_t i) -> const Tensor& { return in[i].toTensor(n->info().name.data()); };
   auto I = [&](size_t i) { return in[i].toInt(n->info().name.data()); };
   auto Ints = [&](size_t i) -> const std::vector<int64_t>& { return in[i].toIntList(n->info().name.data()); };

@@ -229,18 +229,68 @@ TEST(CudaOps, AnIndexOutOfRangeIsAnErrorNotANan) {
   expectError([&] { cpu::nllLoss(logp, dev(tokens)); }, "nll_loss");
 }
 
-TEST(CudaOps, AnOpWithoutACudaKernelSaysSo) {
+// conv2d and its gradients on the device, by both paths where cuDNN runs (im2col and GEMMs elsewhere),
+// against the CPU's: strides, padding, dilation and groups, a non-contiguous input, float32 and float64.
+TEST(CudaOps, Conv2dMatchesTheCpuForwardAndBackward) {
   SKIP_WITHOUT_DEVICE();
-  auto c = test::loadCase("conv2d");
-  Model m = buildModel(c.model, c.config);
-  Function f(*m.graph, {.fuser = FuserKind::None, .device = DeviceKind::Cuda});
-  auto inputs = test::inputsFor(m, c);
-  try {
-    f.forward(std::vector<IValue>(inputs.begin(), inputs.end()));
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("has no CUDA kernel yet"));
-  }
+  struct Shape4 {
+    int64_t n, cin, h, w, cout, kh, kw;
+    cpu::Conv2dParams p;
+  };
+  const Shape4 shapes[] = {
+      {2, 3, 7, 6, 4, 3, 3, {.padH = 1, .padW = 1}},
+      {3, 4, 9, 8, 6, 3, 2, {.strideH = 2, .padH = 1, .dilationW = 2, .groups = 2}},
+      {1, 6, 5, 5, 6, 1, 1, {.strideH = 2, .strideW = 2, .groups = 3}},
+      {2, 2, 6, 5, 3, 5, 4, {.strideW = 3, .padH = 2, .padW = 1, .dilationH = 2}},
+  };
+  std::vector<cuda::ConvPath> paths = {cuda::ConvPath::Gemm};
+  if (cuda::cudnnUnavailable().empty()) paths.push_back(cuda::ConvPath::Cudnn);
+  for (DType t : {DType::Float32, DType::Float64})
+    for (const Shape4& s : shapes)
+      for (cuda::ConvPath path : paths) {
+        const bool cudnn = path == cuda::ConvPath::Cudnn;
+        SCOPED_TRACE(fmt::format("{} {}x{}x{}x{} * {}x{}x{}, {}", dtypeName(t), s.n, s.cin, s.h, s.w, s.cout, s.kh,
+                                 s.kw, cudnn ? "cuDNN" : "im2col + GEMM"));
+        // cuDNN may pick FFT or Winograd algorithms, whose float32 rounding differs more from the CPU's.
+        const double tol = cudnn ? (t == DType::Float32 ? 1e-5 : 1e-12) : tolerance(t);
+        uint64_t seed = 100 * s.n + 10 * s.cin + s.kh;
+        Tensor xT = Tensor::rand({s.n, s.cin, s.w, s.h}, t, seed);  // transposed: x is a view with strides
+        Tensor x = xT.transpose(2, 3);
+        Tensor w = cpu::sub(Tensor::rand({s.cout, s.cin / s.p.groups, s.kh, s.kw}, t, seed + 1), Tensor::scalar(0.5, t));
+        Tensor y = cpu::conv2d(x, w, Tensor(), s.p);
+        expectMatches(cuda::conv2d(dev(xT).transpose(2, 3), dev(w), s.p, path), y, tol);
+        Tensor g = Tensor::rand(y.sizes(), t, seed + 2);
+        auto [gx, gw] = cuda::conv2dBackward(dev(g), dev(xT).transpose(2, 3), dev(w), s.p, path);
+        cpu::Conv2dGrads want = cpu::conv2dBackward(g, x, w, s.p);
+        expectMatches(gx, want.input, tol);
+        expectMatches(gw, want.weight, tol);
+      }
+  // Through runtime/cpu's entry points, with a bias, as the interpreter calls them.
+  Tensor x = Tensor::rand({2, 3, 6, 6}, DType::Float32, 7), w = Tensor::rand({4, 3, 3, 3}, DType::Float32, 8);
+  Tensor b = Tensor::rand({4}, DType::Float32, 9), g = Tensor::rand({2, 4, 4, 4}, DType::Float32, 10);
+  expectMatches(cpu::conv2d(dev(x), dev(w), dev(b), {}), cpu::conv2d(x, w, b, {}), 1e-5);
+  cpu::Conv2dGrads got = cpu::conv2dBackward(dev(g), dev(x), dev(w), {}), want = cpu::conv2dBackward(g, x, w, {});
+  expectMatches(got.input, want.input, 1e-5);
+  expectMatches(got.weight, want.weight, 1e-5);
+  expectMatches(got.bias, want.bias, 1e-5);
+}
+
+TEST(CudaOps, Conv2dErrorsNameTheProblem) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor x = Tensor::rand({1, 2, 5, 5}, DType::Float32, 1), w = Tensor::rand({3, 2, 3, 3}, DType::Float32, 2);
+  auto expectError = [](const std::function<void()>& f, const std::string& what) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected " << what;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(what));
+    }
+  };
+  expectError([&] { cpu::conv2d(x, dev(w), Tensor(), {}); }, "input and weight must both be on the device");
+  expectError([&] { cpu::conv2dBackward(dev(Tensor::rand({1, 3, 2, 2}, DType::Float32, 3)), dev(x), dev(w), {}); },
+              "the output gradient must be a float32 device tensor [1, 3, 3, 3], got float32 [1, 3, 2, 2]");
+  if (std::string why = cuda::cudnnUnavailable(); !why.empty())
+    expectError([&] { cuda::conv2d(dev(x), dev(w), {}, cuda::ConvPath::Cudnn); }, "cuDNN conv2d: " + why);
 }
 
 // The emulated driver's device pointers are not host addresses: host code that reads device memory
@@ -512,7 +562,8 @@ std::vector<Param> everyCudaCase() {
     for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
       for (const char* c : {"lstm_1layer", "lstm_3layer"})
         for (const char* v : {"jit", "jit_premul", "jit_multilayer"}) ps.push_back({c, v, e, f});
-      for (const char* c : {"lstm_cell", "linear", "softmax", "multihead_attention", "lstm_lm", "lstm_classifier"})
+      for (const char* c :
+           {"lstm_cell", "linear", "conv2d", "softmax", "multihead_attention", "lstm_lm", "lstm_classifier"})
         ps.push_back({c, "", e, f});
     }
   return ps;

@@ -187,14 +187,20 @@ static void conv2dBackwardTyped(const Tensor& g, const Tensor& x, const Tensor& 
 
 Conv2dGrads conv2dBackward(const Tensor& gin, const Tensor& xin, const Tensor& win, const Conv2dParams& p) {
   USER_CHECK(gin.dim() == 4 && xin.dim() == 4 && win.dim() == 4, "convolution_backward: expected 4-d tensors");
-  Tensor g = gin.contiguous(), x = xin.contiguous(), w = win.contiguous();
-  Conv2dGrads out{Tensor::zeros(x.sizes(), x.dtype()), Tensor::zeros(w.sizes(), w.dtype()), {}};
-  if (x.dtype() == DType::Float32)
-    conv2dBackwardTyped<float>(g, x, w, p, out);
-  else
-    conv2dBackwardTyped<double>(g, x, w, p, out);
+  Conv2dGrads out;
+  if (onCuda(gin) || onCuda(xin) || onCuda(win)) {
+    std::tie(out.input, out.weight) = cuda::conv2dBackward(gin, xin, win, p);
+  } else {
+    Tensor g = gin.contiguous(), x = xin.contiguous(), w = win.contiguous();
+    out.input = Tensor::zeros(x.sizes(), x.dtype());
+    out.weight = Tensor::zeros(w.sizes(), w.dtype());
+    if (x.dtype() == DType::Float32)
+      conv2dBackwardTyped<float>(g, x, w, p, out);
+    else
+      conv2dBackwardTyped<double>(g, x, w, p, out);
+  }
   std::vector<int64_t> dims = {0, 2, 3};
-  out.bias = sum(g, dims, false);
+  out.bias = sum(gin, dims, false);
   return out;
 }
 

@@ -106,18 +106,23 @@ Tensor conv2d(const Tensor& xin, const Tensor& win, const Tensor& bias, const Co
              shapeStr(win.sizes()), win.size(1) * p.groups, shapeStr(xin.sizes()), xin.size(1));
   USER_CHECK(p.strideH > 0 && p.strideW > 0 && p.dilationH > 0 && p.dilationW > 0 && p.padH >= 0 && p.padW >= 0,
              "conv2d: stride and dilation must be positive and padding non-negative");
-  const int64_t outH = (xin.size(2) + 2 * p.padH - p.dilationH * (win.size(2) - 1) - 1) / p.strideH + 1;
-  const int64_t outW = (xin.size(3) + 2 * p.padW - p.dilationW * (win.size(3) - 1) - 1) / p.strideW + 1;
+  const int64_t outH = convOutputSize(xin.size(2), win.size(2), p.strideH, p.padH, p.dilationH);
+  const int64_t outW = convOutputSize(xin.size(3), win.size(3), p.strideW, p.padW, p.dilationW);
   USER_CHECK(outH > 0 && outW > 0, "conv2d: kernel {} is larger than the padded input {}", shapeStr(win.sizes()),
              shapeStr(xin.sizes()));
-  Tensor x = xin.contiguous(), w = win.contiguous();
-  Tensor out = Tensor::empty({x.size(0), w.size(0), outH, outW}, x.dtype());
-  if (x.dtype() == DType::Float32)
-    conv2dTyped<float>(x, w, out, p);
-  else
-    conv2dTyped<double>(x, w, out, p);
+  Tensor out;
+  if (onCuda(xin) || onCuda(win)) {
+    out = cuda::conv2d(xin, win, p);
+  } else {
+    Tensor x = xin.contiguous(), w = win.contiguous();
+    out = Tensor::empty({x.size(0), w.size(0), outH, outW}, x.dtype());
+    if (x.dtype() == DType::Float32)
+      conv2dTyped<float>(x, w, out, p);
+    else
+      conv2dTyped<double>(x, w, out, p);
+  }
   if (!bias.defined()) return out;
-  USER_CHECK(bias.dim() == 1 && bias.size(0) == w.size(0), "conv2d: bias must be [{}], got {}", w.size(0),
+  USER_CHECK(bias.dim() == 1 && bias.size(0) == win.size(0), "conv2d: bias must be [{}], got {}", win.size(0),
              shapeStr(bias.sizes()));
   return add(out, bias.view({1, -1, 1, 1}));
 }

@@ -50,7 +50,12 @@ Tensor embedding(const Tensor& weight, const Tensor& indices);
 struct Conv2dParams {
   int64_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1, groups = 1;
 };
-/// x [N, Cin, H, W], w [Cout, Cin/groups, kH, kW], bias [Cout] or undefined.
+/// The output extent along one spatial dimension (may be <= 0 when the kernel overhangs the padded input).
+inline int64_t convOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
+  return (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
+}
+/// x [N, Cin, H, W], w [Cout, Cin/groups, kH, kW], bias [Cout] or undefined; on the host or the device
+/// (cuda::conv2d: cuDNN, or im2col and GEMMs).
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p);
 
 // ---- gradient kernels (the ops that autodiff's formulas emit) ----

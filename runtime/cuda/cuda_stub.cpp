@@ -72,6 +72,19 @@ void gemm(DType, bool, bool, int64_t, int64_t, int64_t, double, const void*, int
           void*, int64_t) {
   fail();
 }
+void im2col(DType, const void*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+            const cpu::Conv2dParams&, void*) {
+  fail();
+}
+void col2im(DType, const void*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+            const cpu::Conv2dParams&, void*) {
+  fail();
+}
+Tensor conv2d(const Tensor&, const Tensor&, const cpu::Conv2dParams&, ConvPath) { fail(); }
+std::pair<Tensor, Tensor> conv2dBackward(const Tensor&, const Tensor&, const Tensor&, const cpu::Conv2dParams&,
+                                         ConvPath) {
+  fail();
+}
 const std::string& kernelSource() { fail(); }
 
 struct CudnnLstm::Impl {};

@@ -3,75 +3,24 @@
 // cudnnGetRNNWeightParams gives for each layer and gate.
 #include "runtime/cuda/cudnn_lstm.h"
 
+#include "runtime/cuda/cudnn_api.h"
 #include "runtime/cuda/device.h"
-#include "runtime/cuda/driver_api.h"
 #include "support/error.h"
 
-#include <cudnn.h>
 #include <fmt/format.h>
-
-#include <mutex>
 
 namespace gj::cuda {
 namespace {
 
-#define GJ_CUDNN_ENTRIES(X)                                                                                      \
-  X(cudnnCreate) X(cudnnSetStream) X(cudnnGetErrorString) X(cudnnCreateTensorDescriptor)                         \
-  X(cudnnDestroyTensorDescriptor) X(cudnnSetTensorNdDescriptor) X(cudnnGetTensorNdDescriptor)                    \
-  X(cudnnCreateDropoutDescriptor) X(cudnnDestroyDropoutDescriptor) X(cudnnSetDropoutDescriptor)                  \
-  X(cudnnCreateRNNDescriptor) X(cudnnDestroyRNNDescriptor) X(cudnnSetRNNDescriptor_v8)                           \
-  X(cudnnCreateRNNDataDescriptor) X(cudnnDestroyRNNDataDescriptor) X(cudnnSetRNNDataDescriptor)                  \
-  X(cudnnGetRNNWeightSpaceSize) X(cudnnGetRNNTempSpaceSizes) X(cudnnGetRNNWeightParams) X(cudnnRNNForward)       \
-  X(cudnnRNNBackwardData_v8) X(cudnnRNNBackwardWeights_v8)
+using detail::check;
+using detail::cudnn;
+using detail::Cudnn;
 
-struct Cudnn {
-#define GJ_CUDNN_FIELD(name) decltype(&::name) name = nullptr;
-  GJ_CUDNN_ENTRIES(GJ_CUDNN_FIELD)
-#undef GJ_CUDNN_FIELD
-  std::string failure;  ///< why cuDNN cannot be used; empty when it can
-};
+cudnnHandle_t handle() { return detail::cudnnHandle(); }
 
-const Cudnn& cudnn() {
-  static Cudnn c;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* lib = detail::openLibrary("cuDNN", "GJ_CUDNN", {"libcudnn.so.9"}, c.failure);
-    if (!lib) return;
-    std::string missing;
-#define GJ_CUDNN_FIND(name) detail::findEntry(lib, #name, c.name, missing);
-    GJ_CUDNN_ENTRIES(GJ_CUDNN_FIND)
-#undef GJ_CUDNN_FIND
-    if (!missing.empty()) c.failure = fmt::format("the cuDNN library lacks {} (cuDNN 9 is needed)", missing);
-  });
-  return c;
-}
-
-void check(cudnnStatus_t s, const char* what) {
-  if (s != CUDNN_STATUS_SUCCESS) throw Error(fmt::format("{} failed: {}", what, cudnn().cudnnGetErrorString(s)));
-}
-
-// This thread's handle, on its current stream.
-cudnnHandle_t handle() {
-  const Cudnn& c = cudnn();
-  thread_local cudnnHandle_t h = nullptr;
-  if (!h) check(c.cudnnCreate(&h), "cudnnCreate");
-  check(c.cudnnSetStream(h, currentStream()), "cudnnSetStream");
-  return h;
-}
-
-int32_t narrow(int64_t v, const char* what) {
-  USER_CHECK(v > 0 && v <= INT32_MAX, "cuDNN LSTM: {} {} is out of cuDNN's range", what, v);
-  return static_cast<int32_t>(v);
-}
+int32_t narrow(int64_t v, const char* what) { return detail::cudnnInt(v, "cuDNN LSTM", what); }
 
 }  // namespace
-
-std::string cudnnUnavailable() {
-  auto d = device();
-  if (!d) return d.error().what();
-  if (d.value()->emulated) return "cuDNN needs a real GPU; the emulated driver has none";
-  return cudnn().failure;
-}
 
 struct CudnnLstm::Impl {
   int32_t T, N, I, H, L;

@@ -76,6 +76,10 @@ void untagPointers(GjIndexArgs& p) {
   p.out = untag(p.out);
   p.bad = untag(p.bad);
 }
+void untagPointers(GjConvArgs& p) {
+  p.in = untag(p.in);
+  p.out = untag(p.out);
+}
 void untagPointers(GjSumArgs& p) {
   p.in = untag(p.in);
   p.partial = untag(p.partial);
@@ -100,6 +104,7 @@ const EmulatedKernel kKernels[] = {
     kernel<GjCopyArgs, gj_copy>("gj_copy"),          kernel<GjFillArgs, gj_fill>("gj_fill"),
     kernel<GjSumArgs, gj_sum_parts>("gj_sum_parts"), kernel<GjSumArgs, gj_sum_finish>("gj_sum_finish"),
     kernel<GjIndexArgs, gj_gather>("gj_gather"),     kernel<GjIndexArgs, gj_scatter_add>("gj_scatter_add"),
+    kernel<GjConvArgs, gj_im2col>("gj_im2col"),      kernel<GjConvArgs, gj_col2im>("gj_col2im"),
 };
 
 using Clock = std::chrono::steady_clock;

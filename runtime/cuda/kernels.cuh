@@ -1,5 +1,5 @@
-// The unfused path's CUDA kernels: pointwise maps, strided copies, fills, sums and maxima, and row
-// gathers and scatter-adds by index. One source, used
+// The unfused path's CUDA kernels: pointwise maps, strided copies, fills, sums and maxima, row
+// gathers and scatter-adds by index, and conv2d's im2col and col2im. One source, used
 // three ways:
 //   - NVRTC compiles it at run time (ops.cpp embeds the text; kernel_source.cpp.in), once per process;
 //   - host C++ includes the first part (GJ_KERNEL_TYPES_ONLY) for the argument structs, so that their
@@ -103,6 +103,19 @@ struct GjIndexArgs {
   const void* in;
   void* out;
   gj_i64* bad;
+};
+
+// conv2d's unfolding of one image (`channels` planes of h x w, contiguous) for a GEMM, as
+// runtime/cpu/im2col.h does it on the host: col row (c * kh + i) * kw + j, column y * outW + x, holds the
+// image element that kernel tap (i, j) of output pixel (y, x) reads, or 0 in the padding.
+// gj_im2col: col = unfold(img), each thread one column element.
+// gj_col2im: img = the adjoint (each image element the sum of the column elements that read it), each
+// thread one image element, gathering: no atomics, and the same sums in the same order on every run.
+struct GjConvArgs {
+  gj_i64 channels, h, w, kh, kw, outH, outW, strideH, strideW, padH, padW, dilationH, dilationW;
+  int type;
+  const void* in;
+  void* out;
 };
 
 #ifndef GJ_KERNEL_TYPES_ONLY
@@ -265,6 +278,36 @@ GJ_KERNEL void gj_scatter_add(GjIndexArgs p) {
       atomicAdd((float*)p.out + to, (float)(p.scale * ((const float*)p.in)[from]));
     else
       atomicAdd((double*)p.out + to, p.scale * ((const double*)p.in)[from]);
+  }
+}
+
+GJ_KERNEL void gj_im2col(GjConvArgs p) {
+  const gj_i64 pix = p.outH * p.outW;
+  GJ_GRID_STRIDE(e, p.channels * p.kh * p.kw * pix) {
+    const gj_i64 row = e / pix, at = e - row * pix;
+    const gj_i64 c = row / (p.kh * p.kw), tap = row - c * p.kh * p.kw, i = tap / p.kw, j = tap - i * p.kw;
+    const gj_i64 y = at / p.outW, x = at - y * p.outW;
+    const gj_i64 iy = y * p.strideH - p.padH + i * p.dilationH, ix = x * p.strideW - p.padW + j * p.dilationW;
+    const bool inside = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w;
+    gjStore(p.out, p.type, e, inside ? gjLoad(p.in, p.type, (c * p.h + iy) * p.w + ix) : 0.0);
+  }
+}
+
+GJ_KERNEL void gj_col2im(GjConvArgs p) {
+  const gj_i64 pix = p.outH * p.outW;
+  GJ_GRID_STRIDE(e, p.channels * p.h * p.w) {
+    const gj_i64 c = e / (p.h * p.w), at = e - c * p.h * p.w, iy = at / p.w, ix = at - iy * p.w;
+    double acc = 0.0;
+    for (gj_i64 i = 0; i < p.kh; ++i) {
+      const gj_i64 ty = iy + p.padH - i * p.dilationH;  // y * strideH for the output row that reads it
+      if (ty < 0 || ty % p.strideH != 0 || ty / p.strideH >= p.outH) continue;
+      for (gj_i64 j = 0; j < p.kw; ++j) {
+        const gj_i64 tx = ix + p.padW - j * p.dilationW;
+        if (tx < 0 || tx % p.strideW != 0 || tx / p.strideW >= p.outW) continue;
+        acc += gjLoad(p.in, p.type, ((c * p.kh + i) * p.kw + j) * pix + ty / p.strideH * p.outW + tx / p.strideW);
+      }
+    }
+    gjStore(p.out, p.type, e, acc);
   }
 }
 

@@ -237,6 +237,47 @@ void copy(const Tensor& dst, const Tensor& src0) {
   launch("gj_copy", p.shape.numel, p);
 }
 
+namespace {
+
+GjConvArgs convArgs(DType dtype, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t outH,
+                    int64_t outW, const cpu::Conv2dParams& p) {
+  USER_CHECK(isFloating(dtype), "CUDA conv2d: float values expected, got {}", dtypeName(dtype));
+  GjConvArgs a{};
+  a.channels = channels;
+  a.h = h;
+  a.w = w;
+  a.kh = kh;
+  a.kw = kw;
+  a.outH = outH;
+  a.outW = outW;
+  a.strideH = p.strideH;
+  a.strideW = p.strideW;
+  a.padH = p.padH;
+  a.padW = p.padW;
+  a.dilationH = p.dilationH;
+  a.dilationW = p.dilationW;
+  a.type = static_cast<int>(dtype);
+  return a;
+}
+
+}  // namespace
+
+void im2col(DType dtype, const void* image, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw,
+            int64_t outH, int64_t outW, const cpu::Conv2dParams& p, void* col) {
+  GjConvArgs a = convArgs(dtype, channels, h, w, kh, kw, outH, outW, p);
+  a.in = image;
+  a.out = col;
+  launch("gj_im2col", channels * kh * kw * outH * outW, a);
+}
+
+void col2im(DType dtype, const void* col, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw,
+            int64_t outH, int64_t outW, const cpu::Conv2dParams& p, void* image) {
+  GjConvArgs a = convArgs(dtype, channels, h, w, kh, kw, outH, outW, p);
+  a.in = col;
+  a.out = image;
+  launch("gj_col2im", channels * h * w, a);
+}
+
 void fill(const Tensor& dst, double value) {
   USER_CHECK(dst.device() == DeviceKind::Cuda && dst.isContiguous(), "CUDA fill: a contiguous device tensor expected");
   GjFillArgs p{};

@@ -9,6 +9,11 @@
 
 #include <span>
 #include <string>
+#include <utility>
+
+namespace gj::cpu {
+struct Conv2dParams;
+}
 
 namespace gj::cuda {
 
@@ -48,6 +53,26 @@ void fill(const Tensor& dst, double value);
 /// on device pointers through cuBLAS (TF32 off: float32 results compare with the CPU's); float32 or float64.
 void gemm(DType dtype, bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
           int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc);
+
+/// conv2d's unfolding of one image (`channels` planes of h x w, contiguous device memory) into col
+/// [channels * kH * kW, outH * outW] (zeros in the padding), as runtime/cpu/im2col.h; col2im writes the
+/// adjoint into the image (each element the sum of the column elements that read it). float32 or float64.
+void im2col(DType dtype, const void* image, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw,
+            int64_t outH, int64_t outW, const cpu::Conv2dParams& p, void* col);
+void col2im(DType dtype, const void* col, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw,
+            int64_t outH, int64_t outW, const cpu::Conv2dParams& p, void* image);
+
+/// How conv2d runs on the device: Auto takes cuDNN's convolution where cuDNN can run (cudnnUnavailable()
+/// is empty) and Gemm otherwise; Gemm is im2col and a cuBLAS GEMM per image and group (the path under the
+/// emulated driver, and a second opinion on cuDNN's in the GPU tests); Cudnn fails where cuDNN cannot run.
+enum class ConvPath { Auto, Cudnn, Gemm };
+
+/// conv2d without its bias: x [N, Cin, H, W], w [Cout, Cin/groups, kH, kW] on the device, one float dtype,
+/// shapes as cpu::conv2d has checked them; out [N, Cout, outH, outW] (cpu::conv2d adds the bias).
+Tensor conv2d(const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p, ConvPath path = ConvPath::Auto);
+/// Its gradients with respect to x and w, for the output gradient g (cpu::conv2dBackward sums the bias's).
+std::pair<Tensor, Tensor> conv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p,
+                                         ConvPath path = ConvPath::Auto);
 
 /// The CUDA C of kernels.cuh, as NVRTC compiles it.
 const std::string& kernelSource();
