@@ -549,11 +549,10 @@ TEST_P(EveryCudaCase, ForwardAndBackwardMatchPyTorch) {
   }
   FunctionStats s = f.stats();
   EXPECT_EQ(s.specializations, 1) << s.str();
-  // On a GPU every fused kernel compiles and runs; the emulated driver has none of them (their groups run
-  // unfused, with a warning each).
-  if (!cuda::requireDevice().emulated) {
-    EXPECT_TRUE(s.warnings.empty()) << s.str();
-  }
+  // Every fused kernel compiled and ran (on the emulated driver, built for the host): a group that fell
+  // back to the unfused path would have left a warning.
+  EXPECT_TRUE(s.warnings.empty()) << s.str();
+  if (p.fuser != FuserKind::None && p.caseName.starts_with("lstm")) EXPECT_GT(s.fusionGroups, 0) << s.str();
 }
 
 std::vector<Param> everyCudaCase() {

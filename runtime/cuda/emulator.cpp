@@ -3,22 +3,28 @@
 // Device memory is host memory, streams run in order as they are called, and a launch runs the grid one
 // thread at a time. A device pointer is its host address with bit 62 set: not an address the processor
 // accepts, so host code that reads device memory directly (which would crash on a GPU machine) crashes
-// here too, while views may still offset device pointers as they do on a GPU. Only the kernels of
-// kernels.cuh exist here (compiled below as host C++); a module that NVRTC made for any other kernel
-// loads, but has no function by that name, so the fusers' CUDA kernels are refused as they would be if
-// they failed to compile, and their groups run unfused.
+// here too, while views may still offset device pointers as they do on a GPU. kernels.cuh's kernels are
+// compiled in below, as host C++; the fusers' kernels, which compileKernel() loads with their source at
+// hand, are built for the host by the host's compiler (emulator_jit.h) and run the same way, one thread
+// at a time. A module that cannot be built fails to load, so its group runs unfused with a warning, as
+// on a GPU when NVRTC fails. Threads running one after another cannot show a race between them; tests
+// on a GPU can.
 //
 // Stream capture records a stream's work instead of running it, and a graph launch runs the record. What
 // would wait for a capturing stream fails while a capture lasts, as on a GPU: a synchronize of that stream
 // or of the context (which also invalidates the capture), and a cuMemFree.
 #include "runtime/cuda/driver_api.h"
+#include "runtime/cuda/emulator_jit.h"
 
 #include <math.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -107,6 +113,22 @@ const EmulatedKernel kKernels[] = {
     kernel<GjConvArgs, gj_im2col>("gj_im2col"),      kernel<GjConvArgs, gj_col2im>("gj_col2im"),
 };
 
+// What a CUfunction points at: a kernel of kernels.cuh, or one of a module built for the host.
+struct FunctionHandle {
+  const EmulatedKernel* builtin = nullptr;
+  const HostKernel* host = nullptr;
+};
+
+// One handle per kernel for the process (the kernels themselves live as long).
+CUfunction functionHandle(FunctionHandle f) {
+  static std::mutex mutex;
+  static std::deque<FunctionHandle> handles;
+  std::lock_guard lock(mutex);
+  for (FunctionHandle& h : handles)
+    if (h.builtin == f.builtin && h.host == f.host) return reinterpret_cast<CUfunction>(&h);
+  return reinterpret_cast<CUfunction>(&handles.emplace_back(f));
+}
+
 using Clock = std::chrono::steady_clock;
 using Op = std::function<void()>;
 
@@ -118,6 +140,7 @@ struct Handle {
   bool capturing = false, invalidated = false;
   std::vector<Op> captured;
   std::vector<Op> graph;  ///< a graph's or an executable graph's work
+  std::shared_ptr<const HostModule> module;  ///< a module's kernels, when built for the host
 };
 
 Handle* handle(const void* h) { return static_cast<Handle*>(const_cast<void*>(h)); }
@@ -306,17 +329,33 @@ void installEmulatedDriver(DriverApi& api) {
     return CUDA_SUCCESS;
   };
   api.cuModuleLoadData = [](CUmodule* m, const void*) {
+    std::shared_ptr<const HostModule> module;
+    if (const std::string* source = pendingModuleSource()) {
+      auto built = hostModule(*source);
+      if (!built) {
+        std::fprintf(stderr, "graphjit: %s\n", built.error().what());
+        return CUDA_ERROR_INVALID_IMAGE;
+      }
+      module = built.value();
+    }
     *m = newHandle<CUmodule>();
+    handle(*m)->module = std::move(module);
     return CUDA_SUCCESS;
   };
   api.cuModuleUnload = [](CUmodule m) {
     deleteHandle(m);
     return CUDA_SUCCESS;
   };
-  api.cuModuleGetFunction = [](CUfunction* f, CUmodule, const char* name) {
+  api.cuModuleGetFunction = [](CUfunction* f, CUmodule m, const char* name) {
+    if (const auto& module = handle(m)->module) {
+      const HostKernel* k = module->find(name);
+      if (!k) return CUDA_ERROR_NOT_FOUND;
+      *f = functionHandle({.host = k});
+      return CUDA_SUCCESS;
+    }
     for (const EmulatedKernel& k : kKernels) {
       if (k.name != name) continue;
-      *f = reinterpret_cast<CUfunction>(const_cast<EmulatedKernel*>(&k));
+      *f = functionHandle({.builtin = &k});
       return CUDA_SUCCESS;
     }
     return CUDA_ERROR_NOT_FOUND;
@@ -327,8 +366,23 @@ void installEmulatedDriver(DriverApi& api) {
   };
   api.cuLaunchKernel = [](CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                           unsigned, CUstream s, void** params, void**) {
-    const auto* k = reinterpret_cast<const EmulatedKernel*>(f);
+    const auto* fn = reinterpret_cast<const FunctionHandle*>(f);
     if (gx * gy * gz == 0 || bx * by * bz == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (const HostKernel* k = fn->host) {
+      // Each parameter's bytes, kept for a launch that a capture records.
+      auto bytes = std::make_shared<std::vector<std::vector<unsigned char>>>();
+      for (size_t i = 0; i < k->paramSizes.size(); ++i) {
+        const auto* p = static_cast<const unsigned char*>(params[i]);
+        bytes->emplace_back(p, p + k->paramSizes[i]);
+      }
+      emulatedEnqueue(s, [k, bytes, grid = std::array{gx, gy, gz}, block = std::array{bx, by, bz}] {
+        std::vector<void*> p;
+        for (auto& b : *bytes) p.push_back(b.data());
+        k->run(p.data(), grid.data(), block.data(), &emulatedHostPointer);
+      });
+      return CUDA_SUCCESS;
+    }
+    const EmulatedKernel* k = fn->builtin;
     auto bytes = std::make_shared<std::vector<unsigned char>>(static_cast<unsigned char*>(params[0]),
                                                               static_cast<unsigned char*>(params[0]) + k->paramBytes);
     emulatedEnqueue(s, [k, bytes, grid = GjDim3{gx, gy, gz}, block = GjDim3{bx, by, bz}] {

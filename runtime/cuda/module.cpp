@@ -2,6 +2,7 @@
 #include "runtime/cuda/device.h"
 
 #include "runtime/cuda/driver_api.h"
+#include "runtime/cuda/emulator_jit.h"
 #include "runtime/nvrtc.h"
 #include "support/error.h"
 
@@ -87,7 +88,9 @@ Result<Kernel> compileKernel(const std::string& source, const std::string& entry
   Result<NvrtcOutput> out = nvrtcCompile(source, entry, arch);
   if (!out) return out.error();
   const NvrtcOutput& o = out.value();
+  detail::setPendingModuleSource(&source);  // the emulated driver builds it for the host
   Result<Kernel> k = loadKernel(o.cubin.empty() ? o.ptx : o.cubin, entry, entry);
+  detail::setPendingModuleSource(nullptr);
   if (!k) return k.error();
   ++c.stats.compiles;
   c.stats.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
