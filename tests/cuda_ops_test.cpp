@@ -552,7 +552,9 @@ TEST_P(EveryCudaCase, ForwardAndBackwardMatchPyTorch) {
   // Every fused kernel compiled and ran (on the emulated driver, built for the host): a group that fell
   // back to the unfused path would have left a warning.
   EXPECT_TRUE(s.warnings.empty()) << s.str();
-  if (p.fuser != FuserKind::None && p.caseName.starts_with("lstm")) EXPECT_GT(s.fusionGroups, 0) << s.str();
+  if (p.fuser != FuserKind::None && p.caseName.starts_with("lstm")) {
+    EXPECT_GT(s.fusionGroups, 0) << s.str();
+  }
 }
 
 std::vector<Param> everyCudaCase() {
