@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Here (no GPU needed): builds the CUDA-only configuration (scripts/build --cuda-only: no LLVM, no
-# oneDNN) and packs what a GPU machine needs to run bench/gpu_run.sh into gpu-carry/ (git-ignored):
-# the test binaries and tools, and the shared libraries they use that a bare GPU machine lacks. The
+# oneDNN) and packs what a GPU machine needs to run bench/gpu_run.sh into gpu-carry/carry.tar.gz
+# (git-ignored): the test binaries and tools, and the shared libraries they use that a bare GPU machine
+# lacks. The
 # machine's own CUDA toolkit provides NVRTC and the driver provides libcuda.
 #
 #   bench/gpu_pack.sh            then, with the device tool: carry ["gpu-carry"] and run
@@ -21,5 +22,9 @@ done
 for b in "${bins[@]}"; do ldd build-cuda/bin/$b; done | awk '$3 ~ /^\// { print $3 }' | sort -u |
   grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|libdl|libpthread|librt|libnvrtc[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" gpu-carry/lib/; done
-du -sh gpu-carry
 ls gpu-carry/lib
+# Packed: OpenBLAS alone is 36 MB unpacked, and a run carries at most 64 MiB (gpu_run.sh unpacks it).
+tar -czf gpu-carry.tar.gz -C gpu-carry bin lib
+rm -rf gpu-carry/bin gpu-carry/lib
+mv gpu-carry.tar.gz gpu-carry/carry.tar.gz
+du -sh gpu-carry

@@ -13,7 +13,15 @@ cd "$(dirname "$0")/.."
 carry=${1:-gpu-carry}
 outdir=${2:-bench/results}
 mkdir -p "$outdir"
-export LD_LIBRARY_PATH="$PWD/$carry/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+# gpu_pack.sh packs the build (carry.tar.gz); an unpacked carry (bin/, lib/) is taken as it is.
+if [ -f "$carry/carry.tar.gz" ]; then
+  unpacked=$(mktemp -d)
+  tar -xzf "$carry/carry.tar.gz" -C "$unpacked"
+  carry=$unpacked
+else
+  carry=$(cd "$carry" && pwd)
+fi
+export LD_LIBRARY_PATH="$carry/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export GJ_TEST_DATA_DIR="$PWD/tests/data"
 unset GJ_CUDA_DRIVER
 # cuBLAS (opened at run time): the toolkit's, else the one a Python package brought.
