@@ -28,10 +28,8 @@
 namespace gj::bench {
 namespace {
 
-// Options that only a CUDA run can honour, with whether they were given.
+// The options that only a CUDA run can honour that were given.
 struct CudaOptions {
-  int64_t blockSize = 512, blockCount = 1280;
-  int loopLevel = 2;
   std::vector<std::string> given;
 };
 
@@ -63,11 +61,8 @@ void validate(const Options& o, const CudaOptions& cuda, const Combinations& com
                fmt::join(cuda.given, ", "));
   if (o.device == "cuda") {
     if (auto d = cuda::device(); !d) throw Error(fmt::format("--device=cuda: {}", d.error().what()));
-    std::vector<std::string> launchShape;
-    std::ranges::copy_if(cuda.given, std::back_inserter(launchShape), [](const auto& n) { return n != "--cuda-graphs"; });
-    USER_CHECK(launchShape.empty(),
-               "{}: not supported yet (fused kernels launch 256 threads a block, at most 8 blocks per SM); drop it",
-               fmt::join(launchShape, ", "));
+    USER_CHECK(o.cudaBlockCount == 0 || o.cudaLoopLevel == 3,
+               "--cuda-pointwise-block-count applies to --cuda-pointwise-loop-level 3 only; give that too");
   }
   for (const auto& g : o.groups)
     USER_CHECK(std::find(groupNames().begin(), groupNames().end(), g) != groupNames().end(),
@@ -83,17 +78,26 @@ void validate(const Options& o, const CudaOptions& cuda, const Combinations& com
              o.plotPath);
 }
 
+// The --cuda-pointwise-* knobs given, for the settings line.
+std::string cudaLaunchSettings(const Options& o) {
+  std::string s;
+  for (auto [name, v] : {std::pair{"block_size", o.cudaBlockSize}, {"block_count", o.cudaBlockCount},
+                         {"loop_level", int64_t{o.cudaLoopLevel}}})
+    if (v) s += fmt::format(", cuda_pointwise_{}={}", name, v);
+  return s;
+}
+
 std::string settingsLine(const Options& o, const Combinations& c) {
   auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string("default"); };
   return fmt::format(
       "Namespace(fuser='{}', executor='{}', device='{}', group={}, rnns={}, seqLength={}, numLayers={}, "
       "inputSize={}, hiddenSize={}, miniBatch={}, vocab={}, nloops={}, warmup={}, profiling_runs={}, threads={}, "
-      "seed={}{}{}) | {}",
+      "seed={}{}{}{}) | {}",
       fmt::join(c.fusers, ","), fmt::join(c.executors, ","), o.device, fmt::join(o.groups, ","),
       o.rnns.empty() ? "all" : fmt::format("{}", fmt::join(o.rnns, ",")), opt(o.seqLength), opt(o.numLayers),
       opt(o.inputSize), opt(o.hiddenSize), opt(o.miniBatch), opt(o.vocab), opt(o.nloops), opt(o.warmup),
       o.profilingRuns, numThreads(), o.seed, c.interleave ? ", interleave" : "", o.cudaGraphs ? ", cuda_graphs" : "",
-      runtimeVersions());
+      cudaLaunchSettings(o), runtimeVersions());
 }
 
 // Progress on standard error when it is a terminal: a bar, the row and its place.
@@ -278,9 +282,15 @@ int main(int argc, char** argv) {
   app.add_option("--print-json", o.jsonPath, "also write every figure and the settings as JSON to FILE");
   app.add_option("--plot", o.plotPath, "also draw the tables as grouped bars into FILE.svg");
   auto note = [&](CLI::Option* opt) { return opt->each([&, opt](const std::string&) { cuda.given.push_back(opt->get_name()); }); };
-  note(app.add_option("--cuda-pointwise-block-size", cuda.blockSize, "CUDA: threads per block of fused kernels"));
-  note(app.add_option("--cuda-pointwise-block-count", cuda.blockCount, "CUDA: blocks of fused kernels (loop level 3)"));
-  note(app.add_option("--cuda-pointwise-loop-level", cuda.loopLevel, "CUDA: 2 or 3, as in fastrnns"));
+  note(app.add_option("--cuda-pointwise-block-size", o.cudaBlockSize,
+                      "CUDA: threads per block of fused kernels (default: legacy 256, te 512)")
+           ->check(CLI::Range(1, 1024)));
+  note(app.add_option("--cuda-pointwise-block-count", o.cudaBlockCount,
+                      "CUDA: blocks of fused kernels, with loop level 3 (default: legacy 8 per SM, te 1280)")
+           ->check(CLI::PositiveNumber));
+  note(app.add_option("--cuda-pointwise-loop-level", o.cudaLoopLevel,
+                      "CUDA: 2 (an element per thread) or 3 (blocks that loop), as in fastrnns")
+           ->check(CLI::IsMember({2, 3})));
   note(app.add_flag("--cuda-graphs", o.cudaGraphs, "CUDA: capture each forward and backward as a CUDA graph"));
   CLI11_PARSE(app, argc, argv);
   try {

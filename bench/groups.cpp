@@ -57,6 +57,7 @@ FunctionOptions functionOptions(const Options& o) {
   fo.executor = executorFromName(o.executor);
   fo.profilingRuns = o.profilingRuns;
   fo.device = onCuda(o) ? DeviceKind::Cuda : DeviceKind::Cpu;
+  fo.cudaLaunch = {.blockSize = o.cudaBlockSize, .blockCount = o.cudaBlockCount, .loopLevel = o.cudaLoopLevel};
   fo.verifyEach = false;
   return fo;
 }

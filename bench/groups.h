@@ -22,6 +22,10 @@ struct Options {
   double learningRate = 0.01;
   /// --device=cuda: replay each row's forward and backward as CUDA graphs after its warm-up runs.
   bool cudaGraphs = false;
+  /// --device=cuda: --cuda-pointwise-block-size, -block-count and -loop-level for the fused kernels
+  /// (FunctionOptions::cudaLaunch; 0: the fuser's own choice).
+  int64_t cudaBlockSize = 0, cudaBlockCount = 0;
+  int cudaLoopLevel = 0;
 };
 
 /// A timed row. `backward` runs after `forward` (which records gradients); empty when the row has none.

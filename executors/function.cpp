@@ -30,6 +30,7 @@ PipelineOptions Executor::pipelineOptions() const {
   o.fuserOptions.device = opts_.device;
   o.fuserOptions.injectCompileFailure = opts_.injectCompileFailure;
   o.fuserOptions.dumpDir = opts_.dumpKernels;
+  o.fuserOptions.cudaLaunch = opts_.cudaLaunch;
   if (o.fuserOptions.dumpDir.empty())
     if (const char* env = std::getenv("GJ_DUMP_KERNELS")) o.fuserOptions.dumpDir = env;
   o.unrollLoops = opts_.unrollLoops;
@@ -235,6 +236,9 @@ static std::shared_ptr<const Graph> generalized(const Graph& graph) {
 Function::Function(const Graph& graph, FunctionOptions options)
     : graph_(generalized(graph)), options_(std::move(options)) {
   if (options_.device == DeviceKind::Cuda) cuda::requireDevice();  // "no CUDA device: <why>" where there is none
+  options_.cudaLaunch.validate();
+  USER_CHECK(options_.cudaLaunch.isDefault() || options_.device == DeviceKind::Cuda,
+             "CUDA launch options ({}) apply to device cuda only", options_.cudaLaunch.str());
   if (options_.executor == ExecutorKind::Legacy)
     executor_ = std::make_unique<LegacyExecutor>(graph_, options_);
   else

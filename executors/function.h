@@ -30,6 +30,7 @@ struct FunctionOptions {
   bool verifyEach = kDebugBuild;   ///< verify the graph after every pass
   std::string dumpKernels;         ///< write every generated kernel here (default: $GJ_DUMP_KERNELS)
   bool injectCompileFailure = false;  ///< tests: every kernel compilation fails (groups then run unfused)
+  CudaLaunchOptions cudaLaunch;    ///< device Cuda: how fused kernels are launched (fusers/fuser.h)
 };
 
 struct FunctionStats {

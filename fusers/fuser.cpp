@@ -34,6 +34,22 @@ KernelArgs kernelArgs(std::string_view what, DeviceKind device, const std::vecto
 }
 Fuser::~Fuser() = default;
 
+void CudaLaunchOptions::validate() const {
+  USER_CHECK(blockSize >= 0 && blockSize <= 1024, "CUDA block size {} is out of range: 1 to 1024 threads", blockSize);
+  USER_CHECK(blockCount >= 0, "CUDA block count {} must be positive", blockCount);
+  USER_CHECK(loopLevel == 0 || loopLevel == 2 || loopLevel == 3, "CUDA loop level {} must be 2 or 3", loopLevel);
+  USER_CHECK(blockCount == 0 || loopLevel == 3, "a CUDA block count ({}) applies to loop level 3 only; set it too",
+             blockCount);
+}
+
+std::string CudaLaunchOptions::str() const {
+  std::vector<std::string> parts;
+  if (blockSize) parts.push_back(fmt::format("block size {}", blockSize));
+  if (blockCount) parts.push_back(fmt::format("block count {}", blockCount));
+  if (loopLevel) parts.push_back(fmt::format("loop level {}", loopLevel));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 namespace {
 
 struct KernelCache {
@@ -53,7 +69,8 @@ std::shared_ptr<const CompiledKernel> compileOne(const Graph& sub, const FuserOp
   // Before the cache: a test's injected failure must not depend on what earlier tests compiled.
   USER_CHECK(!opts.injectCompileFailure, "compile failure injected (FuserOptions::injectCompileFailure)");
   PreparedGroup group = prepare(sub);
-  std::string key = fmt::format("{}|{}|{}", symbolPrefix, deviceName(opts.device), group.key);
+  std::string key = fmt::format("{}|{}|{}|{}", symbolPrefix, deviceName(opts.device),
+                                opts.device == DeviceKind::Cuda ? opts.cudaLaunch.str() : "", group.key);
   KernelCache& c = kernelCache();
   std::lock_guard<std::mutex> lock(c.mu);
   if (auto it = c.kernels.find(key); it != c.kernels.end()) {

@@ -46,10 +46,26 @@ KernelArgs kernelArgs(std::string_view what, DeviceKind device, const std::vecto
 /// The compiled kernel of each fusion node of a plan (nodes of nested blocks and subgraphs included).
 using KernelTable = std::unordered_map<const Node*, std::shared_ptr<const CompiledKernel>>;
 
+/// How the fusers launch their CUDA kernels: fastrnns' --cuda-pointwise-* knobs. A 0 keeps the fuser's
+/// own choice (legacy: 256 threads a block, at most 8 blocks per multiprocessor, a grid-stride loop over
+/// the rest; TE: loop level 2, 512 threads a block). loopLevel 2: one element per thread,
+/// ceil(n / blockSize) blocks; 3: blockCount blocks of blockSize threads, each thread looping over the
+/// elements that are left (LoopNest::scheduleGpu for the TE fuser).
+struct CudaLaunchOptions {
+  int64_t blockSize = 0, blockCount = 0;
+  int loopLevel = 0;
+  bool isDefault() const { return blockSize == 0 && blockCount == 0 && loopLevel == 0; }
+  /// Throws gj::Error naming the knob that is out of range (block size 1-1024, loop level 2 or 3, a block
+  /// count without loop level 3).
+  void validate() const;
+  std::string str() const;  ///< "block size 128, block count 4, loop level 3" (the knobs given)
+};
+
 struct FuserOptions {
   DeviceKind device = DeviceKind::Cpu;
   std::string dumpDir;               ///< GJ_DUMP_KERNELS: write every generated kernel here
   bool injectCompileFailure = false;  ///< tests: every group fails to compile (cached kernels too)
+  CudaLaunchOptions cudaLaunch;      ///< device Cuda only
 };
 
 struct FusionReport {

@@ -304,6 +304,50 @@ TEST(CudaOpsDeathTest, TheEmulatedDevicesMemoryIsNotHostMemory) {
   EXPECT_FLOAT_EQ(static_cast<float>(t.item(2)), static_cast<float>(Tensor::rand({4}, DType::Float32, 1).item(2)));
 }
 
+// fastrnns' launch knobs (FunctionOptions::cudaLaunch): fused kernels launched as one element per thread,
+// and as few blocks that loop over the rest, by both fusers, still match PyTorch.
+TEST(CudaOps, FusedKernelsMatchPyTorchUnderEveryLaunchShape) {
+  SKIP_WITHOUT_DEVICE();
+  auto c = test::loadCase("lstm_1layer");
+  Model m = buildModel(c.model, c.config);
+  auto inputs = test::inputsFor(m, c);
+  std::vector<bool> requiresGrad(inputs.size(), true);
+  std::vector<Tensor> gradOutputs;
+  for (const auto& name : m.outputs) gradOutputs.push_back(c.gradOutputs.at(name));
+  const CudaLaunchOptions launches[] = {
+      {.blockSize = 32, .loopLevel = 2}, {.blockSize = 16, .blockCount = 3, .loopLevel = 3}, {.blockSize = 7}};
+  for (FuserKind fuser : {FuserKind::Legacy, FuserKind::Te})
+    for (const CudaLaunchOptions& launch : launches) {
+      SCOPED_TRACE(fmt::format("{}: {}", fuserName(fuser), launch.str()));
+      Function f(*m.graph, {.fuser = fuser, .device = DeviceKind::Cuda, .cudaLaunch = launch});
+      for (int call = 0; call < 2; ++call) {
+        auto outs = f.forward(std::vector<IValue>(inputs.begin(), inputs.end()), requiresGrad);
+        std::vector<Tensor> grads = f.backward(gradOutputs);
+        for (size_t i = 0; i < m.outputs.size(); ++i)
+          EXPECT_LE(test::relError(host(outs[i].toTensor()), c.outputs.at(m.outputs[i])), 1e-5) << m.outputs[i];
+        for (size_t i = 0; i < m.inputs.size(); ++i)
+          if (auto it = c.grads.find(m.inputs[i].name); it != c.grads.end())
+            EXPECT_LE(test::relError(host(grads[i]), it->second), 1e-4) << "gradient of " << m.inputs[i].name;
+      }
+      FunctionStats s = f.stats();
+      EXPECT_GT(s.fusionGroups, 0) << s.str();
+      EXPECT_TRUE(s.warnings.empty()) << s.str();
+    }
+  // Knobs out of range, or for the wrong device, are refused up front.
+  auto refused = [&](FunctionOptions o, const char* what) {
+    try {
+      Function f(*m.graph, o);
+      ADD_FAILURE() << "no error; expected " << what;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(what));
+    }
+  };
+  refused({.device = DeviceKind::Cuda, .cudaLaunch = {.blockSize = 2048}}, "CUDA block size 2048 is out of range");
+  refused({.device = DeviceKind::Cuda, .cudaLaunch = {.loopLevel = 1}}, "CUDA loop level 1 must be 2 or 3");
+  refused({.device = DeviceKind::Cuda, .cudaLaunch = {.blockCount = 4}}, "applies to loop level 3 only");
+  refused({.cudaLaunch = {.blockSize = 64}}, "apply to device cuda only");
+}
+
 // ---- CUDA graphs: capture once, replay on whatever the inputs hold then ----
 
 TEST(CudaGraph, AReplayRunsTheCapturedKernelsOnTheInputsCurrentValues) {

@@ -149,6 +149,8 @@ TEST(GraphbenchErrors, SayWhatIsWrong) {
       {"--group lm --rnns jit", "--rnns selects rows of the rnns group"},
       {"--cuda-graphs", "--cuda-graphs applies to --device=cuda only"},
       {"--cuda-pointwise-block-size 128", "--cuda-pointwise-block-size applies to --device=cuda only"},
+      {"--cuda-pointwise-block-size 2000", "--cuda-pointwise-block-size: Value 2000 not in range 1 to 1024"},
+      {"--cuda-pointwise-loop-level 4", "--cuda-pointwise-loop-level: 4 not in {2,3}"},
       {"--plot table.png", "--plot writes SVG"},
       {"--device cuda", "no CUDA device"},
       {"--nloops 0", "--nloops"},

@@ -19,13 +19,21 @@ namespace gj::legacy {
 
 namespace {
 
-// Threads per block of a CUDA kernel, and blocks: enough to fill the device a few times over, no more
-// (the kernels loop over what is left).
-constexpr unsigned kCudaBlock = 256;
-unsigned cudaGridSize(int64_t n) {
-  int64_t blocks = (n + kCudaBlock - 1) / kCudaBlock;
-  int64_t most = int64_t{cuda::requireDevice().multiprocessors} * 8;
-  return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, most));
+// The launch of a kernel over n elements (CudaLaunchOptions). By default 256 threads a block, and blocks
+// enough to fill the device a few times over, no more (the grid-stride loop covers what is left).
+cuda::LaunchShape cudaLaunchShape(int64_t n, const CudaLaunchOptions& o) {
+  const int64_t threads = o.blockSize ? o.blockSize : 256;
+  const int64_t needed = (n + threads - 1) / threads;
+  int64_t blocks;
+  if (o.loopLevel == 2)
+    blocks = needed;
+  else if (o.loopLevel == 3 && o.blockCount)
+    blocks = o.blockCount;
+  else
+    blocks = std::clamp<int64_t>(needed, 1, int64_t{cuda::requireDevice().multiprocessors} * 8);
+  USER_CHECK(blocks <= INT32_MAX, "fused CUDA kernel: {} blocks of {} threads exceed the grid's limit", blocks,
+             threads);
+  return {.grid = {static_cast<unsigned>(blocks), 1, 1}, .block = {static_cast<unsigned>(threads), 1, 1}};
 }
 
 std::vector<TensorSignature> argSignatures(const KernelSpec& spec) {
@@ -74,7 +82,8 @@ class CpuKernel final : public CompiledKernel {
 // A group compiled by NVRTC: one thread per output element in a grid-stride loop, on the current stream.
 class CudaFusedKernel final : public CompiledKernel {
  public:
-  CudaFusedKernel(KernelSpec spec, cuda::Kernel kernel) : spec_(std::move(spec)), kernel_(std::move(kernel)) {}
+  CudaFusedKernel(KernelSpec spec, cuda::Kernel kernel, CudaLaunchOptions launch)
+      : spec_(std::move(spec)), kernel_(std::move(kernel)), launch_(launch) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
     KernelArgs a = kernelArgs("fused CUDA kernel", DeviceKind::Cuda, inputs, argSignatures(spec_),
@@ -83,13 +92,14 @@ class CudaFusedKernel final : public CompiledKernel {
     if (n == 0) return a.outputs;
     std::vector<void*> params = a.launchParameters();
     params.push_back(&n);
-    kernel_.launch({.grid = {cudaGridSize(n), 1, 1}, .block = {kCudaBlock, 1, 1}}, params.data());
+    kernel_.launch(cudaLaunchShape(n, launch_), params.data());
     return a.outputs;
   }
 
  private:
   KernelSpec spec_;
   cuda::Kernel kernel_;
+  CudaLaunchOptions launch_;
 };
 
 // Kernels compiled in this process, shared by every Function: the same group on the same target
@@ -120,7 +130,7 @@ class LegacyFuser final : public Fuser {
         case DeviceKind::Cuda: {
           auto kernel = cuda::compileKernel(emitCudaKernel(spec, name), name);
           if (!kernel) throw kernel.error();
-          return std::make_shared<CudaFusedKernel>(spec, kernel.value());
+          return std::make_shared<CudaFusedKernel>(spec, kernel.value(), opts_.cudaLaunch);
         }
       }
       throw Error("unknown device");
