@@ -76,6 +76,13 @@ status=0
     | tail -40
   echo '```'
   echo
+  echo "## graphbench --device=cuda, fused kernels at loop level 3 (fastrnns' knobs)"
+  echo
+  echo '```'
+  "$carry/bin/graphbench" --device cuda --fuser old,te --executor profiling --group rnns --rnns jit,jit_premul \
+    --cuda-pointwise-loop-level 3 --cuda-pointwise-block-size 128 --cuda-pointwise-block-count 264 2>&1 | tail -12
+  echo '```'
+  echo
   echo "## graphbench --device=cuda, the other groups"
   echo
   echo '```'
