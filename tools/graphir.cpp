@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   bool types = false, printAfterAll = false, timePasses = false, listPasses = false, backward = false;
   gj::ModelConfig cfg;
   RunSettings run;
+  gj::CudaLaunchOptions launch;
 
   auto* dump = app.add_subcommand("dump", "parse and verify an IR file, then print it");
   dump->add_option("file", file, "IR file")->required();
@@ -70,6 +71,12 @@ int main(int argc, char** argv) {
   codegen->add_option("--target", target, "cpu (LLVM IR) or cuda (CUDA C)")->check(CLI::IsMember({"cpu", "cuda"}));
   codegen->add_option("-o,--output", outDir, "write one file per group into DIR");
   codegen->add_flag("--backward", backward, "float inputs require grad: also the backward graphs' groups");
+  codegen->add_option("--cuda-pointwise-block-size", launch.blockSize, "cuda target: threads per block")
+      ->check(CLI::Range(1, 1024));
+  codegen->add_option("--cuda-pointwise-block-count", launch.blockCount, "cuda target: blocks, with loop level 3")
+      ->check(CLI::PositiveNumber);
+  codegen->add_option("--cuda-pointwise-loop-level", launch.loopLevel, "cuda target: 2 or 3, as in fastrnns")
+      ->check(CLI::IsMember({2, 3}));
   auto* explain = app.add_subcommand("explain", "why each op outside a fusion group was not fused");
   explain->add_option("file", file, "IR file with complete input types")->required();
   explain->add_option("--fuser", fuser, "old or te")->required()->check(CLI::IsMember({"old", "te"}));
@@ -107,7 +114,7 @@ int main(int argc, char** argv) {
       return cmdPasses(file, passList, pipeline, printAfterAll, timePasses);
     }
     if (*fuse) return cmdFuse(file, fuser, backward);
-    if (*codegen) return cmdCodegen(file, fuser, target, outDir, backward);
+    if (*codegen) return cmdCodegen(file, fuser, target, outDir, backward, launch);
     if (*explain) return cmdExplain(file, fuser, backward);
     if (*dot) return cmdDot(file, fuser, out);
     if (*stats) return cmdStats(file);

@@ -19,8 +19,10 @@ int cmdModel(const std::string& name, const ModelConfig& cfg, const std::string&
 int cmdPasses(const std::string& file, const std::string& passList, const std::string& pipeline, bool printAfterAll,
               bool time);
 int cmdFuse(const std::string& file, const std::string& fuser, bool backward);
+/// `launch`: fastrnns' knobs for the CUDA target (the TE fuser's schedule; the legacy fuser's CUDA C does
+/// not depend on them, only its launch does).
 int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
-               bool backward);
+               bool backward, const CudaLaunchOptions& launch);
 int cmdExplain(const std::string& file, const std::string& fuser, bool backward);
 int cmdDot(const std::string& file, const std::string& fuser, const std::string& out);
 int cmdStats(const std::string& file);

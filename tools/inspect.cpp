@@ -143,7 +143,8 @@ int cmdFuse(const std::string& file, const std::string& fuser, bool backward) {
 
 // The code of one group: the legacy fuser's LLVM IR or CUDA C; the TE fuser's loop nest (scheduled for
 // the target) followed by its LLVM IR or CUDA C.
-static std::string groupCode(const Node* n, const std::string& target, const std::string& name) {
+static std::string groupCode(const Node* n, const std::string& target, const std::string& name,
+                             const CudaLaunchOptions& launch) {
   auto orThrow = [](Result<std::string> r) {
     if (!r) throw r.error();
     return r.value();
@@ -156,7 +157,8 @@ static std::string groupCode(const Node* n, const std::string& target, const std
     te::LoopNest nest = te::lowerGroup(*n->subgraph());
     std::string loops = "/* loop nest:\n" + te::toString(nest.root()) + "*/\n";
     nest.lowerReductions();
-    nest.scheduleGpu();
+    nest.scheduleGpu(launch.blockSize ? launch.blockSize : 512, launch.blockCount ? launch.blockCount : 1280,
+                     launch.loopLevel ? launch.loopLevel : 2);
     return loops + te::CudaPrinter().kernel(name, nest.inputs(), nest.outputs(), nest.root());
   }
   te::LoopNest nest = te::cpuLoopNest(*n->subgraph());
@@ -164,16 +166,19 @@ static std::string groupCode(const Node* n, const std::string& target, const std
 }
 
 int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
-               bool backward) {
+               bool backward, const CudaLaunchOptions& launch) {
   USER_CHECK(fuser == "old" || fuser == "te", "graphir codegen needs --fuser=old or te");
   USER_CHECK(target == "cpu" || target == "cuda", "unknown target '{}'; targets: cpu, cuda", target);
+  USER_CHECK(launch.isDefault() || target == "cuda", "--cuda-pointwise-* ({}) apply to --target cuda only",
+             launch.str());
+  launch.validate();
   Plan p = optimizedPlan(file, "legacy", fuser, false, backward);
   if (!outDir.empty()) fs::create_directories(outDir);
   int k = 0;
   for (const auto& [title, g] : planGraphs(p)) forEachNode(g->block(), [&](Node* n) {
     if (!isGroup(n)) return;
     std::string name = fmt::format("fusion_group_{}", k++);
-    std::string code = groupCode(n, target, name);
+    std::string code = groupCode(n, target, name, launch);
     if (outDir.empty()) {
       std::cout << "// " << name << "\n" << code << "\n";
     } else {
