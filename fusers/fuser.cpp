@@ -55,8 +55,16 @@ namespace {
 struct KernelCache {
   std::mutex mu;
   std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> kernels;
-  size_t counter = 0;  // symbol names stay unique in the process-wide JIT session
 };
+
+// A kernel's symbol: the prefix and a hash (FNV-1a, 64 bits) of its cache key. Unique in the process-wide
+// JIT session, since each key compiles once, and the same in every process, so that a kernel's text is
+// too (dumps compare across runs; the emulated driver's host builds are found on disk again).
+std::string symbolName(std::string_view prefix, const std::string& key) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char ch : key) h = (h ^ ch) * 1099511628211ull;
+  return fmt::format("{}_{:016x}", prefix, h);
+}
 
 KernelCache& kernelCache() {
   static KernelCache c;
@@ -78,7 +86,7 @@ std::shared_ptr<const CompiledKernel> compileOne(const Graph& sub, const FuserOp
     return it->second;
   }
   auto t0 = std::chrono::steady_clock::now();
-  std::shared_ptr<const CompiledKernel> k = group.build(fmt::format("{}_{}", symbolPrefix, c.counter++));
+  std::shared_ptr<const CompiledKernel> k = group.build(symbolName(symbolPrefix, key));
   report.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ++report.kernelsCompiled;
   c.kernels[key] = k;
