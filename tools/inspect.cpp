@@ -157,8 +157,7 @@ static std::string groupCode(const Node* n, const std::string& target, const std
     te::LoopNest nest = te::lowerGroup(*n->subgraph());
     std::string loops = "/* loop nest:\n" + te::toString(nest.root()) + "*/\n";
     nest.lowerReductions();
-    nest.scheduleGpu(launch.blockSize ? launch.blockSize : 512, launch.blockCount ? launch.blockCount : 1280,
-                     launch.loopLevel ? launch.loopLevel : 2);
+    te::scheduleGpu(nest, launch);
     return loops + te::CudaPrinter().kernel(name, nest.inputs(), nest.outputs(), nest.root());
   }
   te::LoopNest nest = te::cpuLoopNest(*n->subgraph());

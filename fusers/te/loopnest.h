@@ -61,7 +61,10 @@ class LoopNest {
   /// GPU, with fastrnns' knobs. loopLevel 2: flatten, split by blockSize, bind (blocks, threads).
   /// loopLevel 3: flatten, split by blockCount * blockSize, then by blockSize; bind the inner two and
   /// keep the outermost as a loop.
-  void scheduleGpu(int64_t blockSize = 512, int64_t blockCount = 1280, int loopLevel = 2);
+  static constexpr int64_t kGpuBlockSize = 512, kGpuBlockCount = 1280;
+  static constexpr int kGpuLoopLevel = 2;
+  void scheduleGpu(int64_t blockSize = kGpuBlockSize, int64_t blockCount = kGpuBlockCount,
+                   int loopLevel = kGpuLoopLevel);
   /// The launch a GPU-scheduled nest needs: per axis, the largest trip count of the loops bound to
   /// blockIdx (blocks) and threadIdx (threads), 1 where none is. Every nest of the kernel runs in that one
   /// launch, each guarding its own range. Throws gj::Error for a bound loop whose bounds are not constant.

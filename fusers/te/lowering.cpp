@@ -329,10 +329,16 @@ LoopNest cpuLoopNest(const Graph& sub, int64_t parallelGrain) {
   return nest;
 }
 
-LoopNest gpuLoopNest(const Graph& sub, int64_t blockSize, int64_t blockCount, int loopLevel) {
+void scheduleGpu(LoopNest& nest, const CudaLaunchOptions& launch) {
+  nest.scheduleGpu(launch.blockSize ? launch.blockSize : LoopNest::kGpuBlockSize,
+                   launch.blockCount ? launch.blockCount : LoopNest::kGpuBlockCount,
+                   launch.loopLevel ? launch.loopLevel : LoopNest::kGpuLoopLevel);
+}
+
+LoopNest gpuLoopNest(const Graph& sub, const CudaLaunchOptions& launch) {
   LoopNest nest = lowerGroup(sub);
   nest.lowerReductions();
-  nest.scheduleGpu(blockSize, blockCount, loopLevel);
+  scheduleGpu(nest, launch);
   return nest;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Lowering a prim::TensorExprGroup's subgraph to a LoopNest: one loop nest storing every pointwise output
 // (they share the group's shape, and their common subexpressions are one node), one nest per reduction.
+#include "fusers/fuser.h"
 #include "fusers/te/loopnest.h"
 #include "ir/graph.h"
 
@@ -21,7 +22,11 @@ LoopNest lowerGroup(const Graph& sub, LoweringOptions options = {});
 /// reductions lowered, scheduled (vectorized; parallel above `parallelGrain` statements).
 LoopNest cpuLoopNest(const Graph& sub, int64_t parallelGrain = 1 << 15);
 
-/// A group's loop nest as a GPU runs it: lowered, reductions lowered, scheduled with scheduleGpu's knobs.
-LoopNest gpuLoopNest(const Graph& sub, int64_t blockSize = 512, int64_t blockCount = 1280, int loopLevel = 2);
+/// nest.scheduleGpu with fastrnns' knobs as the fusers take them (FuserOptions::cudaLaunch): a knob that
+/// is not given (0) takes scheduleGpu's default.
+void scheduleGpu(LoopNest& nest, const CudaLaunchOptions& launch);
+
+/// A group's loop nest as a GPU runs it: lowered, reductions lowered, scheduled with `launch`'s knobs.
+LoopNest gpuLoopNest(const Graph& sub, const CudaLaunchOptions& launch = {});
 
 }  // namespace gj::te

@@ -224,20 +224,13 @@ class TeFuser final : public Fuser {
   }
 
  private:
-  // The group's GPU nest under the launch options (scheduleGpu's defaults for the knobs not given).
-  LoopNest gpuNest(const Graph& sub) const {
-    const CudaLaunchOptions& l = opts_.cudaLaunch;
-    return gpuLoopNest(sub, l.blockSize ? l.blockSize : 512, l.blockCount ? l.blockCount : 1280,
-                       l.loopLevel ? l.loopLevel : 2);
-  }
-
   PreparedGroup prepare(const Graph& sub) const {
     LoopNest nest = lowerGroup(sub);
     std::string key = signature(nest);
     // `build` runs only on a cache miss, inside compileGroups, while `sub` is alive.
     return {std::move(key), [this, nest = std::move(nest), &sub](const std::string& name) -> std::shared_ptr<const CompiledKernel> {
       if (!opts_.dumpDir.empty()) {
-        LoopNest gpu = gpuNest(sub);
+        LoopNest gpu = gpuLoopNest(sub, opts_.cudaLaunch);
         std::ofstream(opts_.dumpDir + "/" + name + ".te.txt") << toString(nest.root());
         std::ofstream(opts_.dumpDir + "/" + name + ".cu") << CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root());
       }
@@ -249,7 +242,7 @@ class TeFuser final : public Fuser {
           return std::make_shared<TeCpuKernel>(cpu, std::move(fns).value());
         }
         case DeviceKind::Cuda:
-          return compileGpuNest(gpuNest(sub), name);
+          return compileGpuNest(gpuLoopNest(sub, opts_.cudaLaunch), name);
       }
       throw Error("unknown device");
     }};

@@ -1,6 +1,6 @@
 #pragma once
 // cuDNN, loaded at run time (dlopen of libcudnn.so.9, or $GJ_CUDNN) like the driver and cuBLAS: the entry
-// points that cudnn_lstm.cpp (the RNN API) and cudnn_conv.cpp (the convolution API) call, a handle per
+// points that cudnn_lstm.cpp (the RNN API) and conv.cpp (the convolution API) call, a handle per
 // thread on its current stream, and status checks. Internal to runtime/cuda; needs cudnn.h.
 #include <cudnn.h>
 

@@ -26,7 +26,8 @@ class CudnnLstm final : public LibraryLstm {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Why cuDNN (its LSTM, its convolution) cannot run here ("" when it can): no device, an emulated one, or no cuDNN library.
+/// Why cuDNN (its LSTM, its convolution) cannot run here ("" when it can): no device, an emulated one, or
+/// no cuDNN library.
 std::string cudnnUnavailable();
 
 }  // namespace gj::cuda

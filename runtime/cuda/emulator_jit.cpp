@@ -68,9 +68,9 @@ void gjEmuRun(void (*k)(A...), void* const* p, const unsigned* g, const unsigned
   gjEmuRun(k, p, g, b, untag, std::index_sequence_for<A...>{});
 }
 template <typename... A>
-int gjEmuParams(void (*)(A...), size_t* sizes) {
+int gjEmuParams(void (*)(A...), size_t* sizes, int capacity) {
   const size_t s[] = {sizeof(A)..., 0};
-  for (size_t i = 0; i < sizeof...(A); ++i) sizes[i] = s[i];
+  for (size_t i = 0; i < sizeof...(A) && i < (size_t)capacity; ++i) sizes[i] = s[i];
   return (int)sizeof...(A);
 }
 }  // namespace
@@ -110,7 +110,7 @@ Result<std::shared_ptr<const HostModule>> build(const std::string& source) {
     text += fmt::format(
         "extern \"C\" void {0}__gj_emu_run(void* const* p, const unsigned* g, const unsigned* b, GjEmuUntag u) "
         "{{ gjEmuRun({0}, p, g, b, u); }}\n"
-        "extern \"C\" int {0}__gj_emu_params(size_t* s) {{ return gjEmuParams({0}, s); }}\n",
+        "extern \"C\" int {0}__gj_emu_params(size_t* s, int capacity) {{ return gjEmuParams({0}, s, capacity); }}\n",
         n);
   const char* cxxEnv = std::getenv("GJ_EMULATOR_CXX");
   const std::string cxx = cxxEnv && *cxxEnv ? cxxEnv : "c++";
@@ -151,10 +151,10 @@ Result<std::shared_ptr<const HostModule>> build(const std::string& source) {
   auto m = std::make_shared<LoadedModule>();
   for (const std::string& n : names) {
     auto run = reinterpret_cast<decltype(HostKernel::run)>(dlsym(h, (n + "__gj_emu_run").c_str()));
-    auto params = reinterpret_cast<int (*)(size_t*)>(dlsym(h, (n + "__gj_emu_params").c_str()));
+    auto params = reinterpret_cast<int (*)(size_t*, int)>(dlsym(h, (n + "__gj_emu_params").c_str()));
     if (!run || !params) return Error(fmt::format("the emulated driver's build of {} lacks its entry points", n));
     HostKernel k{run, std::vector<size_t>(kMaxParams)};
-    const int count = params(k.paramSizes.data());
+    const int count = params(k.paramSizes.data(), kMaxParams);
     if (count > kMaxParams) return Error(fmt::format("kernel {} has {} parameters", n, count));
     k.paramSizes.resize(count);
     m->kernels_.emplace(n, std::move(k));
