@@ -369,6 +369,13 @@ template <typename D, typename S>
 static void copyTyped(const Tensor& dst, const Tensor& src) {
   D* d = static_cast<D*>(dst.rawData());
   const S* s = static_cast<const S*>(src.rawData());
+  if (dst.dim() == 2 && src.stride(0) == 1 && src.stride(1) != 1 && dst.stride(0) != 0 && dst.stride(1) != 0) {
+    // A transposed view (made contiguous, say): tiles, or every read misses the cache.
+    const int64_t drs = dst.stride(0), dcs = dst.stride(1), srs = src.stride(0), scs = src.stride(1);
+    cpu::forEachInTiles(dst.size(0), dst.size(1),
+                        [&](int64_t i, int64_t j) { d[i * drs + j * dcs] = static_cast<D>(s[i * srs + j * scs]); });
+    return;
+  }
   cpu::forEachOffset<2>(dst.sizes(), {dst.strides().data(), src.strides().data()},
                         [&](const std::array<int64_t, 2>& o) { d[o[0]] = static_cast<D>(s[o[1]]); });
 }

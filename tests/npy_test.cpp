@@ -60,7 +60,9 @@ TEST(Npy, RoundTripsEveryDtypeAndNonContiguousViews) {
     writeNpy(p, Tensor::full(shape, DType::Float32, 2.5));
     Tensor y = readNpy(p);
     EXPECT_EQ(y.sizes(), shape);
-    if (y.numel()) EXPECT_EQ(y.item(0), 2.5);
+    if (y.numel()) {
+      EXPECT_EQ(y.item(0), 2.5);
+    }
     std::remove(p.c_str());
   }
 }

@@ -224,6 +224,33 @@ TEST(Kernels, UnaryFunctionsMatchLibm) {
   EXPECT_TRUE(std::isnan(cpu::relu(nan).item(0)));
 }
 
+// A transposed view made contiguous goes through square tiles (runtime/cpu/loops.h): every element lands
+// where an index walk puts it, for ragged tiles (130 x 70), a matrix past the parallel grain (300 x 200),
+// a transposed slice with a row stride of its own, a dtype conversion, and a strided destination.
+TEST(Tensor, TransposedCopiesMatchAnIndexWalk) {
+  Tensor small = Tensor::rand({70, 130}, DType::Float32, 1, -1, 1);
+  Tensor big = Tensor::rand({200, 300}, DType::Float32, 2, -1, 1);
+  Tensor wide = Tensor::rand({40, 90}, DType::Float32, 3, -1, 1);
+  for (const Tensor& src : {small.t(), big.t(), wide.slice(0, 3, 39, 2).t()}) {
+    ASSERT_EQ(src.stride(0), 1);
+    const int64_t rows = src.size(0), cols = src.size(1);
+    for (DType dt : {DType::Float32, DType::Float64}) {
+      Tensor out = dt == DType::Float32 ? src.contiguous() : src.to(dt);
+      ASSERT_TRUE(out.isContiguous());
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          wrong += out.item(i * cols + j) != src.item(i * cols + j);
+      EXPECT_EQ(wrong, 0) << shapeStr(src.sizes()) << " to " << dtypeName(dt);
+    }
+    Tensor wider = Tensor::zeros({rows, cols + 7}, DType::Float32);
+    Tensor dst = wider.slice(1, 7, cols + 7);  // rows of stride cols + 7
+    dst.copyFrom(src);
+    EXPECT_LE(relError(dst.contiguous(), src.contiguous()), 0) << shapeStr(src.sizes());
+    EXPECT_EQ(cpu::sum(wider.slice(1, 0, 7), std::vector<int64_t>{0, 1}, false).item(0), 0.0);
+  }
+}
+
 // The tape's in-place accumulation agrees with the out-of-place add for every layout it meets:
 // contiguous, transposed (tiled, with ragged tiles at 130 x 70), a strided 3-D slice; float32 and 64.
 TEST(Kernels, AddInPlaceMatchesAddForEveryLayout) {

@@ -2,11 +2,15 @@
 // Strided element loops shared by the CPU kernels.
 #include "runtime/tensor.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
 
 namespace gj::cpu {
+
+/// Work below this many elements runs on one thread: a fork costs more than it saves.
+constexpr int64_t kParallelGrain = 1 << 15;
 
 /// True when an operand is a device tensor: the op hands its work to runtime/cuda (cuda/ops.h).
 inline bool onCuda(const Tensor& a, const Tensor& b = Tensor()) {
@@ -44,6 +48,23 @@ void forEachOffset(std::span<const int64_t> sizes, const std::array<const int64_
     }
     if (d < 0) return;
   }
+}
+
+/// Calls f(i, j) for every element of a rows x cols matrix, in square tiles of 64 x 64 and over the
+/// threads by rows of tiles (when the matrix is large enough to pay for the fork). For a walk that reads
+/// one operand along its rows and another down its columns (a transposed view): in row-major order every
+/// element of the column-wise operand is a cache miss once a row of it is longer than the cache; within
+/// a tile, each cache line of both is fetched once.
+template <typename F>
+void forEachInTiles(int64_t rows, int64_t cols, F&& f) {
+  constexpr int64_t kTile = 64;
+#pragma omp parallel for if (rows * cols > kParallelGrain)
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile)
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t i1 = std::min(i0 + kTile, rows), j1 = std::min(j0 + kTile, cols);
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t j = j0; j < j1; ++j) f(i, j);
+    }
 }
 
 }  // namespace gj::cpu

@@ -8,9 +8,6 @@
 
 namespace gj::cpu {
 
-// Work below this many elements runs on one thread: a fork costs more than it saves.
-constexpr int64_t kParallelGrain = 1 << 15;
-
 Shape broadcastShapes(std::span<const int64_t> a, std::span<const int64_t> b) {
   size_t rank = std::max(a.size(), b.size());
   Shape out(rank);
@@ -63,18 +60,9 @@ static void accumulate(T* acc, const Tensor& x) {
     for (int64_t i = 0; i < n; ++i) acc[i] += px[i];
     return;
   }
-  if (x.dim() == 2) {
-    // Square tiles: a transposed x is read column by column, which misses the cache on every element
-    // when the walk follows acc's rows across the whole matrix.
-    constexpr int64_t kTile = 64;
-    const int64_t rows = x.size(0), cols = x.size(1), rs = x.stride(0), cs = x.stride(1);
-#pragma omp parallel for if (n > kParallelGrain)
-    for (int64_t i0 = 0; i0 < rows; i0 += kTile)
-      for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
-        const int64_t i1 = std::min(i0 + kTile, rows), j1 = std::min(j0 + kTile, cols);
-        for (int64_t i = i0; i < i1; ++i)
-          for (int64_t j = j0; j < j1; ++j) acc[i * cols + j] += px[i * rs + j * cs];
-      }
+  if (x.dim() == 2) {  // a transposed x would miss the cache on every element in acc's order
+    const int64_t cols = x.size(1), rs = x.stride(0), cs = x.stride(1);
+    forEachInTiles(x.size(0), cols, [&](int64_t i, int64_t j) { acc[i * cols + j] += px[i * rs + j * cs]; });
     return;
   }
   const Shape strides = contiguousStrides(x.sizes());  // acc's
