@@ -3,6 +3,7 @@
 #include "ir/printer.h"
 #include "passes/util.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/gemm.h"
 
 #include <algorithm>
 #include <optional>
@@ -82,7 +83,10 @@ class Frame {
         if (!e.where().empty()) throw;
         throw Error(e.message(), n->describe(), e.hint());
       }
-      for (const Value* v : drops[i++]) at(v) = IValue();
+      for (const Value* v : drops[i++]) {
+        at(v) = IValue();
+        if (!packed_.empty()) packed_.erase(v);
+      }
     }
   }
   IValue& at(const Value* v) { return env_[v->id()]; }
@@ -158,6 +162,8 @@ class Frame {
     return true;
   }
   void recordStep(const Node* n, const std::vector<IValue>& in);
+  Tensor mm(const Node* n, const Tensor& a, const Tensor& b);
+  static bool sharesRightOperand(const Node* n);
   static bool definedIn(const Value* v, const Block* b) { return v->node()->owningBlock() == b; }
 
   // For each node of a block, the values the block defines (its params and its nodes' outputs) whose
@@ -174,12 +180,64 @@ class Frame {
 
   std::vector<IValue> env_;
   std::unordered_map<const Block*, DropPlan> dropPlans_;
+  // aten::mm's right operands packed for oneDNN's matmul primitive, by value, each with the tensor it was
+  // packed from (its storage held, so the address cannot come back as another tensor's).
+  struct PackedOperand {
+    Tensor from;
+    int64_t rows = 0;                  // A's, which the packing is for
+    std::unique_ptr<PackedGemmB> gemm;  // null where packing does not pay: plain sgemm
+  };
+  std::unordered_map<const Value*, PackedOperand> packed_;
+  std::unordered_map<const Node*, bool> sharesB_;
   const GradientTable* gradients_;
   const KernelTable* kernels_;
   Tape* tape_;
   RunObserver* observer_;
   std::shared_ptr<const void> keepAlive_;
 };
+
+// Whether n's right operand is the right operand of other products too (an unrolled RNN's weight, 100
+// steps), or comes from outside a loop whose body n is in: then packing it once pays.
+bool Frame::sharesRightOperand(const Node* n) {
+  const Value* b = n->input(1);
+  int products = 0;
+  for (const Use& u : b->uses()) products += u.user->kind() == OpKind::Mm && u.index == 1;
+  if (products >= 2) return true;
+  for (const Block* blk = n->owningBlock(); blk != b->node()->owningBlock() && blk->owningNode();
+       blk = blk->owningNode()->owningBlock())
+    if (blk->owningNode()->kind() == OpKind::Loop) return true;
+  return false;
+}
+
+// aten::mm, with B packed once per run when many small products share it (runtime/gemm.h,
+// PackedGemmB): A of at most 256 rows, dense; B a row-major or transposed float32 matrix on the CPU.
+Tensor Frame::mm(const Node* n, const Tensor& a, const Tensor& b) {
+  constexpr int64_t kMaxPackedRows = 256;
+  const bool candidate = kDefaultGemmBackend == GemmBackendKind::OneDnn && a.defined() && b.defined() &&
+                         a.dtype() == DType::Float32 && b.dtype() == DType::Float32 && a.device() == DeviceKind::Cpu &&
+                         b.device() == DeviceKind::Cpu && a.dim() == 2 && b.dim() == 2 && a.isContiguous() &&
+                         a.size(0) <= kMaxPackedRows && a.size(1) == b.size(0) && a.numel() > 0 && b.numel() > 0 &&
+                         (b.stride(1) == 1 || b.stride(0) == 1);
+  if (!candidate) return cpu::mm(a, b);
+  auto [known, added] = sharesB_.try_emplace(n);
+  if (added) known->second = sharesRightOperand(n);
+  if (!known->second) return cpu::mm(a, b);
+  const int64_t m = a.size(0), k = a.size(1), nn = b.size(1);
+  PackedOperand& p = packed_[n->input(1)];
+  const bool same = p.from.defined() && p.from.storage() == b.storage() && p.from.rawData() == b.rawData() &&
+                    p.from.sizes() == b.sizes() && p.from.strides() == b.strides() && p.rows == m;
+  if (!same) {
+    const bool transB = b.stride(1) != 1;
+    const int64_t ldb = std::max<int64_t>(transB ? b.stride(1) : b.stride(0), transB ? k : nn);
+    p.gemm = PackedGemmB::pack(m, nn, k, b.data<float>(), ldb, transB);
+    p.from = b;
+    p.rows = m;
+  }
+  if (!p.gemm) return cpu::mm(a, b);
+  Tensor out = Tensor::empty({m, nn}, DType::Float32);
+  p.gemm->multiply(a.data<float>(), out.data<float>());
+  return out;
+}
 
 // Runs the forward graph of n's Gradient on detached inputs, records a tape step, and gives the
 // outputs edges to it.
@@ -361,7 +419,7 @@ void Frame::runNode(const Node* n) {
       at(n->outputs().back()) = IValue(ok);
       return;
     }
-    case OpKind::Mm: set(n, cpu::mm(T(0), T(1))); return;
+    case OpKind::Mm: set(n, mm(n, T(0), T(1))); return;
     case OpKind::Bmm: set(n, cpu::bmm(T(0), T(1))); return;
     case OpKind::Matmul: set(n, cpu::matmul(T(0), T(1))); return;
     case OpKind::Addmm:

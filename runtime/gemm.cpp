@@ -1,14 +1,17 @@
 #include "runtime/gemm.h"
 
+#include "runtime/tensor.h"
 #include "runtime/threading.h"
 #include "support/error.h"
 
 #include <cblas.h>
 #ifdef GJ_WITH_ONEDNN
 #include <dnnl.h>
+#include <dnnl.hpp>
 #endif
 
 #include <algorithm>
+#include <atomic>
 
 namespace gj {
 
@@ -80,6 +83,72 @@ void sgemm(GemmBackendKind backend, bool transA, bool transB, int64_t m, int64_t
       return;
   }
 }
+
+namespace {
+std::atomic<uint64_t> gPackedGemms{0};
+}
+
+uint64_t packedGemmCount() { return gPackedGemms.load(std::memory_order_relaxed); }
+
+#ifdef GJ_WITH_ONEDNN
+struct PackedGemmB::Impl {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul product;
+  Tensor buffer;          // B in the primitive's layout, from graphjit's allocator (peak memory counts it)
+  dnnl::memory weights;  // over buffer
+};
+
+std::unique_ptr<PackedGemmB> PackedGemmB::pack(int64_t m, int64_t n, int64_t k, const float* b, int64_t ldb,
+                                               bool transB) {
+  using dnnl::memory;
+  if (m <= 0 || n <= 0 || k <= 0) return nullptr;
+  auto impl = std::make_unique<Impl>();
+  const memory::desc src({m, k}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
+  const memory::desc dst({m, n}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc plain({k, n}, memory::data_type::f32,
+                           transB ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+  try {
+    impl->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, any, dst), impl->engine);
+  } catch (const dnnl::error&) {
+    return nullptr;  // no implementation takes these descriptors: sgemm it is
+  }
+  if (impl->pd.weights_desc() == memory::desc({k, n}, memory::data_type::f32, memory::format_tag::ab)) return nullptr;
+  impl->product = dnnl::matmul(impl->pd);
+  const size_t bytes = impl->pd.weights_desc().get_size();
+  impl->buffer = Tensor::empty({static_cast<int64_t>((bytes + sizeof(float) - 1) / sizeof(float))}, DType::Float32);
+  impl->weights = memory(impl->pd.weights_desc(), impl->engine, impl->buffer.rawData());
+  memory given(plain, impl->engine, const_cast<float*>(b));
+  dnnl::stream stream(impl->engine);
+  dnnl::reorder(given, impl->weights).execute(stream, given, impl->weights);
+  stream.wait();
+  return std::unique_ptr<PackedGemmB>(new PackedGemmB(m, n, k, std::move(impl)));
+}
+
+void PackedGemmB::multiply(const float* a, float* c) const {
+  const dnnl::memory src(impl_->pd.src_desc(), impl_->engine, const_cast<float*>(a));
+  const dnnl::memory dst(impl_->pd.dst_desc(), impl_->engine, c);
+  dnnl::stream stream(impl_->engine);
+  impl_->product.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, impl_->weights}, {DNNL_ARG_DST, dst}});
+  stream.wait();
+  gPackedGemms.fetch_add(1, std::memory_order_relaxed);
+}
+#else
+struct PackedGemmB::Impl {};
+
+std::unique_ptr<PackedGemmB> PackedGemmB::pack(int64_t, int64_t, int64_t, const float*, int64_t, bool) {
+  return nullptr;
+}
+
+void PackedGemmB::multiply(const float*, float*) const {
+  IR_CHECK(false) << "PackedGemmB without oneDNN";
+}
+#endif
+
+PackedGemmB::PackedGemmB(int64_t m, int64_t n, int64_t k, std::unique_ptr<Impl> impl)
+    : m_(m), n_(n), k_(k), impl_(std::move(impl)) {}
+PackedGemmB::~PackedGemmB() = default;
 
 void dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
            const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {

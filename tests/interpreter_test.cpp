@@ -3,6 +3,7 @@
 #include "ir/parser.h"
 #include "runtime/allocator.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/gemm.h"
 #include "tests/support/reference.h"
 
 #include <fmt/format.h>
@@ -202,6 +203,73 @@ TEST(Interpreter, DropsEveryValueAfterItsLastUse) {
       EXPECT_DOUBLE_EQ(out[0].toTensor().item(i), want) << i;
     }
   }
+}
+
+// A weight shared by many small products is packed once per run (runtime/gemm.h, PackedGemmB): an unrolled
+// chain of three products by one %w; a loop whose body multiplies by an outer %wt (a transposed view);
+// a loop whose body makes its own weight each trip (it must be packed again, not reused stale). Every
+// result agrees with cpu::mm, and the packed path is what ran where this CPU has it.
+TEST(Interpreter, SharedMatmulWeightsArePackedOncePerRun) {
+  auto chain = parseIR(R"IR(graph(%x : Float(8, 96), %w : Float(96, 96)):
+  %a : Tensor = aten::mm(%x, %w)
+  %b : Tensor = aten::tanh(%a)
+  %c : Tensor = aten::mm(%b, %w)
+  %d : Tensor = aten::tanh(%c)
+  %e : Tensor = aten::mm(%d, %w)
+  return (%e)
+)IR");
+  auto loop = parseIR(R"IR(graph(%x : Float(8, 96), %w : Float(96, 96), %n : int):
+  %t : bool = prim::Constant[value=1]()
+  %wt : Tensor = aten::t(%w)
+  %y : Tensor = prim::Loop(%n, %t, %x)
+    block0(%i : int, %h : Tensor):
+      %p : Tensor = aten::mm(%h, %wt)
+      %q : Tensor = aten::tanh(%p)
+      -> (%t, %q)
+  return (%y)
+)IR");
+  auto fresh = parseIR(R"IR(graph(%x : Float(8, 96), %w : Float(96, 96), %n : int):
+  %t : bool = prim::Constant[value=1]()
+  %y : Tensor, %v : Tensor = prim::Loop(%n, %t, %x, %w)
+    block0(%i : int, %h : Tensor, %u : Tensor):
+      %u2 : Tensor = aten::tanh(%u)
+      %p : Tensor = aten::mm(%h, %u2)
+      %q : Tensor = aten::mm(%p, %u2)
+      %r : Tensor = aten::tanh(%q)
+      -> (%t, %r, %u2)
+  return (%y)
+)IR");
+  Tensor x = Tensor::rand({8, 96}, DType::Float32, 1, -1, 1);
+  Tensor w = Tensor::rand({96, 96}, DType::Float32, 2, -0.2, 0.2);
+  const bool packs = PackedGemmB::pack(8, 96, 96, w.data<float>(), 96, false) != nullptr;
+
+  Tensor want = x;
+  for (int s = 0; s < 3; ++s) want = cpu::mm(s ? cpu::tanh(want) : want, w);
+  uint64_t before = packedGemmCount();
+  EXPECT_LE(test::relError(run(*chain, {x, w})[0].toTensor(), want), 1e-6);
+  EXPECT_EQ(packedGemmCount() - before, packs ? 3u : 0u);
+
+  want = x;
+  for (int s = 0; s < 4; ++s) want = cpu::tanh(cpu::mm(want, w.t()));
+  before = packedGemmCount();
+  EXPECT_LE(test::relError(run(*loop, {x, w, int64_t{4}})[0].toTensor(), want), 1e-6);
+  EXPECT_EQ(packedGemmCount() - before, packs ? 4u : 0u);
+
+  want = x;
+  Tensor u = w;
+  for (int s = 0; s < 3; ++s) {
+    u = cpu::tanh(u);
+    want = cpu::tanh(cpu::mm(cpu::mm(want, u), u));
+  }
+  before = packedGemmCount();
+  EXPECT_LE(test::relError(run(*fresh, {x, w, int64_t{3}})[0].toTensor(), want), 1e-6);
+  EXPECT_EQ(packedGemmCount() - before, packs ? 6u : 0u);
+
+  // One product alone is not packed: nothing to amortize the packing over.
+  auto single = parseIR("graph(%x : Float(8, 96), %w : Float(96, 96)):\n  %a : Tensor = aten::mm(%x, %w)\n  return (%a)\n");
+  before = packedGemmCount();
+  EXPECT_LE(test::relError(run(*single, {x, w})[0].toTensor(), cpu::mm(x, w)), 1e-6);
+  EXPECT_EQ(packedGemmCount(), before);
 }
 
 }  // namespace

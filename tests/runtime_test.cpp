@@ -251,6 +251,29 @@ TEST(Tensor, TransposedCopiesMatchAnIndexWalk) {
   }
 }
 
+// A packed right operand (oneDNN's matmul primitive, runtime/gemm.h) gives the product a plain GEMM gives:
+// ragged sizes, B row-major and transposed, each inside a wider matrix (a row stride of its own); the
+// packed copy is a snapshot, so writing B afterwards changes nothing.
+TEST(Kernels, PackedGemmMatchesAPlainProduct) {
+  const int64_t m = 37, n = 300, k = 130;
+  Tensor a = Tensor::rand({m, k}, DType::Float32, 1, -1, 1);
+  Tensor wide = Tensor::rand({k, n + 11}, DType::Float32, 2, -1, 1);
+  Tensor wideT = Tensor::rand({n, k + 5}, DType::Float32, 3, -1, 1);
+  for (bool transB : {false, true}) {
+    Tensor b = transB ? wideT.slice(1, 5, k + 5).t() : wide.slice(1, 0, n);  // [k, n] either way
+    auto packed = PackedGemmB::pack(m, n, k, b.data<float>(), transB ? k + 5 : n + 11, transB);
+    if (!packed) GTEST_SKIP() << "oneDNN's matmul has no packed layout on this CPU";
+    EXPECT_EQ(packed->m(), m);
+    Tensor want = naiveMm(a, b.contiguous());
+    Tensor c = Tensor::empty({m, n}, DType::Float32);
+    packed->multiply(a.data<float>(), c.data<float>());
+    EXPECT_LE(relError(c, want), 1e-6) << (transB ? "transposed B" : "row-major B");
+    Tensor(transB ? wideT : wide).copyFrom(Tensor::zeros((transB ? wideT : wide).sizes(), DType::Float32));
+    packed->multiply(a.data<float>(), c.data<float>());
+    EXPECT_LE(relError(c, want), 1e-6) << "after B was overwritten";
+  }
+}
+
 // The tape's in-place accumulation agrees with the out-of-place add for every layout it meets:
 // contiguous, transposed (tiled, with ragged tiles at 130 x 70), a strided 3-D slice; float32 and 64.
 TEST(Kernels, AddInPlaceMatchesAddForEveryLayout) {
