@@ -1,5 +1,6 @@
 // sgemm at the LSTM's shapes through oneDNN and OpenBLAS, 1 and 2 threads: which library the
-// runtime uses (runtime/gemm.h, kDefaultGemmBackend) follows from these numbers.
+// runtime uses (runtime/gemm.h, kDefaultGemmBackend) follows from these numbers; and the per-step
+// shapes with B packed once (PackedGemmB), as the interpreter runs a shared weight.
 //
 //   build/bin/gemm_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include "runtime/gemm.h"
@@ -8,6 +9,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <vector>
 
 namespace {
@@ -52,6 +54,42 @@ void shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_Sgemm)->Apply(shapes);
+
+// The same product with B packed once (gj::PackedGemmB, oneDNN's matmul primitive on its blocked layout), as
+// the interpreter runs a weight that many small products share; the packing itself is timed apart.
+// args: m, n, k, threads, transB.
+void BM_PackedGemm(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const bool transB = state.range(4) != 0;
+  gj::setNumThreads(static_cast<int>(state.range(3)));
+  gj::Tensor a = gj::Tensor::rand({m, k}, gj::DType::Float32, 1);
+  gj::Tensor b = gj::Tensor::rand(transB ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, gj::DType::Float32, 2);
+  gj::Tensor c = gj::Tensor::zeros({m, n}, gj::DType::Float32);
+  auto t0 = std::chrono::steady_clock::now();
+  auto packed = gj::PackedGemmB::pack(m, n, k, b.data<float>(), transB ? k : n, transB);
+  const double packMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!packed) {
+    state.SkipWithError("no packed layout on this CPU");
+    return;
+  }
+  for (int i = 0; i < 2; ++i) packed->multiply(a.data<float>(), c.data<float>());
+  for (auto _ : state) {
+    packed->multiply(a.data<float>(), c.data<float>());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * m * n * k, benchmark::Counter::kIsIterationInvariantRate,
+                                                benchmark::Counter::kIs1000);
+  state.counters["pack_ms"] = packMs;
+  state.SetLabel("onednn packed");
+}
+
+BENCHMARK(BM_PackedGemm)
+    ->ArgsProduct({{64}, {2048}, {512}, {1, 2}, {0, 1}})
+    ->Args({64, 512, 2048, 1, 0})
+    ->Args({64, 512, 2048, 2, 0})
+    ->ArgNames({"m", "n", "k", "threads", "transB"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

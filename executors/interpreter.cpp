@@ -163,7 +163,14 @@ class Frame {
   }
   void recordStep(const Node* n, const std::vector<IValue>& in);
   Tensor mm(const Node* n, const Tensor& a, const Tensor& b);
+  static bool packable(const Tensor& b);
   static bool sharesRightOperand(const Node* n);
+  bool sharesB(const Node* n) {
+    auto [known, added] = sharesB_.try_emplace(n);
+    if (added) known->second = sharesRightOperand(n);
+    return known->second;
+  }
+  bool onlyPackedProductsRead(const Node* n, const Tensor& x);
   static bool definedIn(const Value* v, const Block* b) { return v->node()->owningBlock() == b; }
 
   // For each node of a block, the values the block defines (its params and its nodes' outputs) whose
@@ -209,19 +216,33 @@ bool Frame::sharesRightOperand(const Node* n) {
   return false;
 }
 
+// A right operand the packed path takes: a float32 matrix on the CPU, row-major or transposed, with
+// oneDNN as the GEMM library and a packed layout on this CPU.
+bool Frame::packable(const Tensor& b) {
+  return PackedGemmB::available() && b.defined() && b.dtype() == DType::Float32 &&
+         b.device() == DeviceKind::Cpu && b.dim() == 2 && b.numel() > 0 && (b.stride(1) == 1 || b.stride(0) == 1);
+}
+
+// Whether an aten::contiguous may hand over its operand as it is: when every reader is a product that
+// packs it (contiguous-operands gives a shared weight a row-major copy for sgemm; packing reads either
+// layout, so the copy would be a pass over the weight for nothing). A product that then does not pack
+// (its left operand too tall, say) multiplies by the view: slower, the same values.
+bool Frame::onlyPackedProductsRead(const Node* n, const Tensor& x) {
+  if (!packable(x) || n->output()->uses().empty()) return false;
+  for (const Use& u : n->output()->uses())
+    if (u.user->kind() != OpKind::Mm || u.index != 1 || !sharesB(u.user)) return false;
+  return true;
+}
+
 // aten::mm, with B packed once per run when many small products share it (runtime/gemm.h,
-// PackedGemmB): A of at most 256 rows, dense; B a row-major or transposed float32 matrix on the CPU.
+// PackedGemmB): A of at most 256 rows, dense.
 Tensor Frame::mm(const Node* n, const Tensor& a, const Tensor& b) {
   constexpr int64_t kMaxPackedRows = 256;
-  const bool candidate = kDefaultGemmBackend == GemmBackendKind::OneDnn && a.defined() && b.defined() &&
-                         a.dtype() == DType::Float32 && b.dtype() == DType::Float32 && a.device() == DeviceKind::Cpu &&
-                         b.device() == DeviceKind::Cpu && a.dim() == 2 && b.dim() == 2 && a.isContiguous() &&
-                         a.size(0) <= kMaxPackedRows && a.size(1) == b.size(0) && a.numel() > 0 && b.numel() > 0 &&
-                         (b.stride(1) == 1 || b.stride(0) == 1);
+  const bool candidate = packable(b) && a.defined() && a.dtype() == DType::Float32 && a.device() == DeviceKind::Cpu &&
+                         a.dim() == 2 && a.isContiguous() && a.size(0) <= kMaxPackedRows && a.size(1) == b.size(0) &&
+                         a.numel() > 0;
   if (!candidate) return cpu::mm(a, b);
-  auto [known, added] = sharesB_.try_emplace(n);
-  if (added) known->second = sharesRightOperand(n);
-  if (!known->second) return cpu::mm(a, b);
+  if (!sharesB(n)) return cpu::mm(a, b);
   const int64_t m = a.size(0), k = a.size(1), nn = b.size(1);
   PackedOperand& p = packed_[n->input(1)];
   const bool same = p.from.defined() && p.from.storage() == b.storage() && p.from.rawData() == b.rawData() &&
@@ -438,7 +459,7 @@ void Frame::runNode(const Node* n) {
     case OpKind::Expand: set(n, T(0).expand(Ints(1))); return;
     case OpKind::Chunk: set(n, IValue(T(0).chunk(I(1), I(2)))); return;
     case OpKind::Unbind: set(n, IValue(T(0).unbind(I(1)))); return;
-    case OpKind::Contiguous: set(n, T(0).contiguous()); return;
+    case OpKind::Contiguous: set(n, onlyPackedProductsRead(n, T(0)) ? T(0) : T(0).contiguous()); return;
     case OpKind::TypeAs: set(n, T(0).to(T(1).dtype())); return;
     case OpKind::DTypeOf: set(n, IValue(static_cast<int64_t>(T(0).dtype()))); return;
     case OpKind::ToDType: {

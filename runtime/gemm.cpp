@@ -146,6 +146,15 @@ void PackedGemmB::multiply(const float*, float*) const {
 }
 #endif
 
+bool PackedGemmB::available() {
+  static const bool yes = [] {
+    if (kDefaultGemmBackend != GemmBackendKind::OneDnn) return false;
+    Tensor b = Tensor::zeros({512, 2048}, DType::Float32);
+    return pack(64, 2048, 512, b.data<float>(), 2048, false) != nullptr;
+  }();
+  return yes;
+}
+
 PackedGemmB::PackedGemmB(int64_t m, int64_t n, int64_t k, std::unique_ptr<Impl> impl)
     : m_(m), n_(n), k_(k), impl_(std::move(impl)) {}
 PackedGemmB::~PackedGemmB() = default;

@@ -42,6 +42,8 @@ class PackedGemmB {
   /// Null where packing cannot pay or is not available: a build without oneDNN, or a primitive that
   /// would read B in its plain layout anyway.
   static std::unique_ptr<PackedGemmB> pack(int64_t m, int64_t n, int64_t k, const float* b, int64_t ldb, bool transB);
+  /// Whether pack() gives a packed operand on this CPU and build (asked once, at an LSTM step's shape).
+  static bool available();
   ~PackedGemmB();
   PackedGemmB(const PackedGemmB&) = delete;
   PackedGemmB& operator=(const PackedGemmB&) = delete;

@@ -241,7 +241,7 @@ TEST(Interpreter, SharedMatmulWeightsArePackedOncePerRun) {
 )IR");
   Tensor x = Tensor::rand({8, 96}, DType::Float32, 1, -1, 1);
   Tensor w = Tensor::rand({96, 96}, DType::Float32, 2, -0.2, 0.2);
-  const bool packs = PackedGemmB::pack(8, 96, 96, w.data<float>(), 96, false) != nullptr;
+  const bool packs = PackedGemmB::available() && PackedGemmB::pack(8, 96, 96, w.data<float>(), 96, false);
 
   Tensor want = x;
   for (int s = 0; s < 3; ++s) want = cpu::mm(s ? cpu::tanh(want) : want, w);
@@ -264,6 +264,26 @@ TEST(Interpreter, SharedMatmulWeightsArePackedOncePerRun) {
   before = packedGemmCount();
   EXPECT_LE(test::relError(run(*fresh, {x, w, int64_t{3}})[0].toTensor(), want), 1e-6);
   EXPECT_EQ(packedGemmCount() - before, packs ? 6u : 0u);
+
+  // contiguous-operands' copy of a transposed weight is skipped when only packed products read it, and
+  // made when anything else does (here the graph's output, which must then be row-major).
+  for (bool returned : {false, true}) {
+    auto g = parseIR(fmt::format(R"IR(graph(%x : Float(8, 96), %w : Float(96, 96)):
+  %wt : Tensor = aten::t(%w)
+  %wc : Tensor = aten::contiguous(%wt)
+  %a : Tensor = aten::mm(%x, %wc)
+  %b : Tensor = aten::mm(%a, %wc)
+  return (%b{})
+)IR", returned ? ", %wc" : ""));
+    before = packedGemmCount();
+    auto out = run(*g, {x, w});
+    EXPECT_LE(test::relError(out[0].toTensor(), cpu::mm(cpu::mm(x, w.t()), w.t())), 1e-6);
+    EXPECT_EQ(packedGemmCount() - before, packs ? 2u : 0u);
+    if (returned) {
+      EXPECT_TRUE(out[1].toTensor().isContiguous());
+      EXPECT_EQ(test::relError(out[1].toTensor(), w.t()), 0.0);
+    }
+  }
 
   // One product alone is not packed: nothing to amortize the packing over.
   auto single = parseIR("graph(%x : Float(8, 96), %w : Float(96, 96)):\n  %a : Tensor = aten::mm(%x, %w)\n  return (%a)\n");
