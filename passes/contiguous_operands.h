@@ -10,7 +10,8 @@ namespace gj {
 /// about 20-30 % slower than by a row-major one at an LSTM step's shapes, while at 1600 rows the
 /// transposed B is faster (bench/results/gemm-cpu.md), so larger products keep their operand. The copy
 /// is one pass over the operand per run, and costs nothing when it is row-major already (contiguous()
-/// is then the operand itself). Returns true if g changed.
+/// is then the operand itself). Where the interpreter packs the operand for oneDNN's matmul primitive
+/// (runtime/gemm.h, PackedGemmB), which reads either layout, it skips the copy. Returns true if g changed.
 bool contiguousSharedOperands(Graph& g);
 
 /// The most rows of a product that contiguousSharedOperands gives a row-major right operand.
