@@ -326,8 +326,9 @@ TEST(CudaOps, FusedKernelsMatchPyTorchUnderEveryLaunchShape) {
         for (size_t i = 0; i < m.outputs.size(); ++i)
           EXPECT_LE(test::relError(host(outs[i].toTensor()), c.outputs.at(m.outputs[i])), 1e-5) << m.outputs[i];
         for (size_t i = 0; i < m.inputs.size(); ++i)
-          if (auto it = c.grads.find(m.inputs[i].name); it != c.grads.end())
+          if (auto it = c.grads.find(m.inputs[i].name); it != c.grads.end()) {
             EXPECT_LE(test::relError(host(grads[i]), it->second), 1e-4) << "gradient of " << m.inputs[i].name;
+          }
       }
       FunctionStats s = f.stats();
       EXPECT_GT(s.fusionGroups, 0) << s.str();

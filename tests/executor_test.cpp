@@ -85,7 +85,9 @@ TEST_P(EveryCase, ForwardAndBackwardMatchPyTorch) {
   EXPECT_EQ(s.specializations, 1) << s.str();
   EXPECT_EQ(s.guardFailures, 0) << s.str();
   EXPECT_TRUE(s.warnings.empty()) << s.str();
-  if (p.executor == ExecutorKind::Profiling) EXPECT_EQ(s.profiledRuns, 1) << s.str();
+  if (p.executor == ExecutorKind::Profiling) {
+    EXPECT_EQ(s.profiledRuns, 1) << s.str();
+  }
 }
 
 std::vector<Param> everyCase() {
@@ -317,7 +319,9 @@ graph(%x : Float(3, 4), %s : Double(3, 4), %w : Float(4, 5), %b : Double(5), %c 
           EXPECT_EQ(grads[i].dtype(), in[i].toTensor().dtype()) << where << " grad " << i;
           EXPECT_LE(test::relError(grads[i], refGrads[i]), 1e-6) << where << " grad " << i;
         }
-        if (call == 1 && f == FuserKind::Te) EXPECT_GE(fn.stats().fusionGroups, 1) << where;
+        if (call == 1 && f == FuserKind::Te) {
+          EXPECT_GE(fn.stats().fusionGroups, 1) << where;
+        }
       }
     }
 }

@@ -106,7 +106,9 @@ TEST(LegacyFuser, FusedMatchesUnfusedAtOddSizes) {
       std::vector<Tensor> go;
       for (const IValue& o : outs.back()) go.push_back(Tensor::rand(o.toTensor().sizes(), DType::Float32, 5));
       grads.push_back(fn.backward(go));
-      if (f == FuserKind::Legacy) EXPECT_GT(fn.stats().fusionGroups, 0) << fn.stats().str();
+      if (f == FuserKind::Legacy) {
+        EXPECT_GT(fn.stats().fusionGroups, 0) << fn.stats().str();
+      }
     }
     for (size_t i = 0; i < outs[0].size(); ++i)
       EXPECT_LE(test::relError(outs[1][i].toTensor(), outs[0][i].toTensor()), 1e-6) << "output " << i;

@@ -228,7 +228,9 @@ TEST(FiniteDifferences, EveryFormulaInTheTableIsChecked) {
     forEachNode(g->block(), [&](Node* n) { covered.insert(n->kind()); });
   }
   for (const OpInfo& op : allOps())
-    if (hasGradientFormula(op.kind)) EXPECT_TRUE(covered.count(op.kind)) << op.name << " has no finite-difference case";
+    if (hasGradientFormula(op.kind)) {
+      EXPECT_TRUE(covered.count(op.kind)) << op.name << " has no finite-difference case";
+    }
 }
 
 }  // namespace

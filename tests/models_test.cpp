@@ -64,7 +64,9 @@ TEST_P(LstmVariants, MatchesPyTorchOnTheCellCase) {
     size_t first = out.size() == 3 ? 1 : 0;  // skip `output` where the variant returns it
     EXPECT_LE(test::relError(out[first].squeeze(0), c.outputs.at("hy")), kForwardTol);
     EXPECT_LE(test::relError(out[first + 1].squeeze(0), c.outputs.at("cy")), kForwardTol);
-    if (first) EXPECT_LE(test::relError(out[0].select(0, 0), c.outputs.at("hy")), kForwardTol);
+    if (first) {
+      EXPECT_LE(test::relError(out[0].select(0, 0), c.outputs.at("hy")), kForwardTol);
+    }
   }
 }
 

@@ -54,7 +54,9 @@ std::unique_ptr<Graph> checkPass(const std::string& ir, const std::string& pass,
   auto b = Interpreter(*after).run(in);
   EXPECT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size() && i < b.size(); ++i)
-    if (a[i].isTensor()) EXPECT_LE(test::relError(b[i].toTensor(), a[i].toTensor()), 1e-12) << "output " << i;
+    if (a[i].isTensor()) {
+      EXPECT_LE(test::relError(b[i].toTensor(), a[i].toTensor()), 1e-12) << "output " << i;
+    }
   return after;
 }
 

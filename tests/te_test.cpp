@@ -621,7 +621,9 @@ TEST(Fusers, EveryStepOfAnUnrolledLstmSharesOneKernel) {
       });
       EXPECT_EQ(groups, 5u) << printIR(*g);
       EXPECT_EQ(bodies.size(), 1u) << fuserName(f) << ":\n" << printIR(*g);
-      if (test::kHaveLlvm) EXPECT_EQ(kernels.size(), 1u) << fuserName(f);
+      if (test::kHaveLlvm) {
+        EXPECT_EQ(kernels.size(), 1u) << fuserName(f);
+      }
     }
   }
 }
