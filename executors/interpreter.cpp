@@ -1,6 +1,7 @@
 #include "executors/interpreter.h"
 
 #include "ir/printer.h"
+#include "passes/contiguous_operands.h"
 #include "passes/util.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/gemm.h"
@@ -209,11 +210,7 @@ bool Frame::sharesRightOperand(const Node* n) {
   const Value* b = n->input(1);
   int products = 0;
   for (const Use& u : b->uses()) products += u.user->kind() == OpKind::Mm && u.index == 1;
-  if (products >= 2) return true;
-  for (const Block* blk = n->owningBlock(); blk != b->node()->owningBlock() && blk->owningNode();
-       blk = blk->owningNode()->owningBlock())
-    if (blk->owningNode()->kind() == OpKind::Loop) return true;
-  return false;
+  return products >= 2 || inLoopBelow(n, b->node()->owningBlock());
 }
 
 // A right operand the packed path takes: a float32 matrix on the CPU, row-major or transposed, with
@@ -235,11 +232,10 @@ bool Frame::onlyPackedProductsRead(const Node* n, const Tensor& x) {
 }
 
 // aten::mm, with B packed once per run when many small products share it (runtime/gemm.h,
-// PackedGemmB): A of at most 256 rows, dense.
+// PackedGemmB): A dense, with at most as many rows as the products contiguous-operands lays out for.
 Tensor Frame::mm(const Node* n, const Tensor& a, const Tensor& b) {
-  constexpr int64_t kMaxPackedRows = 256;
   const bool candidate = packable(b) && a.defined() && a.dtype() == DType::Float32 && a.device() == DeviceKind::Cpu &&
-                         a.dim() == 2 && a.isContiguous() && a.size(0) <= kMaxPackedRows && a.size(1) == b.size(0) &&
+                         a.dim() == 2 && a.isContiguous() && a.size(0) <= kRowMajorOperandMaxRows && a.size(1) == b.size(0) &&
                          a.numel() > 0;
   if (!candidate) return cpu::mm(a, b);
   if (!sharesB(n)) return cpu::mm(a, b);

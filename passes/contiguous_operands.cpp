@@ -6,17 +6,6 @@ namespace gj {
 
 namespace {
 
-// True when `user` sits in the body of a loop nested in `home`: it runs once per iteration.
-bool inLoopBelow(const Node* user, const Block* home) {
-  for (const Block* b = user->owningBlock(); b && b != home;) {
-    const Node* owner = b->owningNode();
-    if (!owner) return false;
-    if (owner->kind() == OpKind::Loop) return true;
-    b = owner->owningBlock();
-  }
-  return false;
-}
-
 // Reroutes the products that share `v` (defined in `home`) as their right operand through one
 // contiguous copy inserted before `at`. False when v is not shared.
 bool makeContiguous(Value* v, const Block* home, Node* at) {

@@ -14,7 +14,8 @@ namespace gj {
 /// (runtime/gemm.h, PackedGemmB), which reads either layout, it skips the copy. Returns true if g changed.
 bool contiguousSharedOperands(Graph& g);
 
-/// The most rows of a product that contiguousSharedOperands gives a row-major right operand.
+/// The most rows of a product that contiguousSharedOperands gives a row-major right operand, and that the
+/// interpreter runs with a packed shared operand instead (executors/interpreter.cpp).
 inline constexpr int64_t kRowMajorOperandMaxRows = 256;
 
 }  // namespace gj

@@ -83,6 +83,16 @@ Node* ancestorIn(Node* n, const Block* b) {
   return n;
 }
 
+bool inLoopBelow(const Node* n, const Block* home) {
+  for (const Block* b = n->owningBlock(); b && b != home;) {
+    const Node* owner = b->owningNode();
+    if (!owner) return false;
+    if (owner->kind() == OpKind::Loop) return true;
+    b = owner->owningBlock();
+  }
+  return false;
+}
+
 std::optional<std::vector<int64_t>> staticSizes(const Value* v) {
   const Type& t = v->type();
   if (!t.isTensor() || !t.sizes) return std::nullopt;

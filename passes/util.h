@@ -26,6 +26,8 @@ std::vector<Value*> freeVariables(const Node* n);
 std::vector<Value*> allUses(const Node* n);
 /// The ancestor of `n` (n itself or an enclosing node) whose owning block is `b`; nullptr if none.
 Node* ancestorIn(Node* n, const Block* b);
+/// True when `n` sits in the body of a loop nested in `home`: it runs once per iteration.
+bool inLoopBelow(const Node* n, const Block* home);
 
 /// Static sizes of a tensor value when every dimension is known.
 std::optional<std::vector<int64_t>> staticSizes(const Value* v);

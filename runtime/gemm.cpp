@@ -123,7 +123,7 @@ std::unique_ptr<PackedGemmB> PackedGemmB::pack(int64_t m, int64_t n, int64_t k, 
   dnnl::stream stream(impl->engine);
   dnnl::reorder(given, impl->weights).execute(stream, given, impl->weights);
   stream.wait();
-  return std::unique_ptr<PackedGemmB>(new PackedGemmB(m, n, k, std::move(impl)));
+  return std::unique_ptr<PackedGemmB>(new PackedGemmB(m, std::move(impl)));
 }
 
 void PackedGemmB::multiply(const float* a, float* c) const {
@@ -155,8 +155,7 @@ bool PackedGemmB::available() {
   return yes;
 }
 
-PackedGemmB::PackedGemmB(int64_t m, int64_t n, int64_t k, std::unique_ptr<Impl> impl)
-    : m_(m), n_(n), k_(k), impl_(std::move(impl)) {}
+PackedGemmB::PackedGemmB(int64_t m, std::unique_ptr<Impl> impl) : m_(m), impl_(std::move(impl)) {}
 PackedGemmB::~PackedGemmB() = default;
 
 void dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,

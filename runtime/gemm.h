@@ -51,13 +51,11 @@ class PackedGemmB {
   /// C[M, N] = A[M, K] B, A and C dense and row-major.
   void multiply(const float* a, float* c) const;
   int64_t m() const { return m_; }
-  int64_t n() const { return n_; }
-  int64_t k() const { return k_; }
 
  private:
   struct Impl;
-  PackedGemmB(int64_t m, int64_t n, int64_t k, std::unique_ptr<Impl> impl);
-  int64_t m_, n_, k_;
+  PackedGemmB(int64_t m, std::unique_ptr<Impl> impl);
+  int64_t m_;
   std::unique_ptr<Impl> impl_;
 };
 
