@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine: runs the GPU tests and graphbench on CUDA with a build packed by bench/gpu_pack.sh,
-# and writes one dated results file, gpu-DATE-DEVICE.md, into OUTDIR (then committed to bench/results/).
+# and writes one dated results file, gpu-DATE-DEVICE.md, into OUTDIR (then committed to bench/results/);
+# where the machine's python3 has a CUDA torch, the same rows on PyTorch go beside them.
 #
 #   bench/gpu_run.sh [CARRY=gpu-carry] [OUTDIR=bench/results]
 #
@@ -87,6 +88,24 @@ status=0
   echo
   echo '```'
   "$carry/bin/graphbench" --device cuda --group lm,classifier,cells,ops 2>&1 | tail -60
+  echo '```'
+  echo
+  echo "## graphbench --device=cuda --fuser=te --cuda-graphs, the other groups"
+  echo
+  echo '```'
+  "$carry/bin/graphbench" --device cuda --fuser te --cuda-graphs --group lm,classifier,cells,ops 2>&1 | tail -60 |
+    sed -E 's/; (forward|backward) runs uncaptured: [^|]*//'
+  echo '```'
+  echo
+  # The same rows on the machine's PyTorch (bench/torch_compare.py), strict float32 like graphjit's.
+  echo "## PyTorch on the same device (bench/torch_compare.py --device cuda)"
+  echo
+  echo '```'
+  if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    python3 bench/torch_compare.py --device cuda --group rnns,lm,classifier,cells,ops 2>&1 | grep -v Warning | tail -80
+  else
+    echo "no python3 with a CUDA torch on this machine"
+  fi
   echo '```'
 } > "$report"
 cat "$report"

@@ -24,7 +24,7 @@ namespace gj::bench {
 namespace {
 
 // Gradients of ones, on `like`'s device (so that a backward on CUDA copies nothing from the host).
-Tensor ones(const Tensor& like) { return Tensor::full(like.sizes(), like.dtype(), 1.0).to(like.device()); }
+Tensor ones(const Tensor& like) { return Tensor::full(like.sizes(), like.dtype(), 1.0, like.device()); }
 
 bool onCuda(const Options& o) { return o.device == "cuda"; }
 

@@ -4,7 +4,8 @@
     /usr/bin/python3 bench/torch_compare.py --group rnns [--threads 2] [--nloops 20] [--peak-memory] [size options]
 
 Takes graphbench's size options with the same per-group defaults (see docs/graphbench.md). Needs torch
-(Debian: apt-get install python3-torch; a GPU machine: whatever torch is installed, --device=cuda).
+(Debian: apt-get install python3-torch; a GPU machine: whatever torch is installed, --device=cuda, in
+strict float32 unless --tf32).
 Timing: warm-up runs excluded, forward and backward timed separately (CUDA: synchronized), median and
 population standard deviation in milliseconds. Training rows (lm, classifier) time backward + SGD as bwd.
 """
@@ -260,6 +261,10 @@ def main():
     p.add_argument("--threads", type=int, default=None,
                    help="torch.set_num_threads, and OPENBLAS_NUM_THREADS unless the environment sets it")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--tf32", action="store_true",
+                   help="CUDA: let cuDNN and cuBLAS use TF32 tensor cores for float32 (PyTorch's cuDNN default); "
+                        "off by default, since graphjit computes in strict float32 (cuDNN FMA math, cuBLAS "
+                        "without TF32)")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--sep", default=" ")
     p.add_argument("--peak-memory", action="store_true",
@@ -273,10 +278,14 @@ def main():
             p.error(f"--group={g}: unknown group; groups: rnns, lm, classifier, cells, ops")
     if a.threads:
         torch.set_num_threads(a.threads)
+    if a.device.startswith("cuda"):
+        torch.backends.cudnn.allow_tf32 = a.tf32
+        torch.backends.cuda.matmul.allow_tf32 = a.tf32
     b = Bench(a)
     print(f"torch {torch.__version__}, device {a.device}, threads {torch.get_num_threads()}, "
           f"OPENBLAS_NUM_THREADS {os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, "
-          f"mkldnn {torch.backends.mkldnn.is_available()}, settings {vars(a)}")
+          f"mkldnn {torch.backends.mkldnn.is_available()}, "
+          f"tf32 {'on' if a.tf32 and a.device.startswith('cuda') else 'off'}, settings {vars(a)}")
     for g in groups:
         nloops, warmup = pick(a.nloops, 60 if g == "lm" else 20), pick(a.warmup, 10 if g == "lm" else 3)
         if g == "rnns":

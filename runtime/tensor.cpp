@@ -94,9 +94,12 @@ static void fill(const Tensor& t, double v) {
   }
 }
 
-Tensor Tensor::full(Shape sizes, DType dtype, double value) {
-  Tensor t = empty(std::move(sizes), dtype);
-  fill(t, value);
+Tensor Tensor::full(Shape sizes, DType dtype, double value, DeviceKind device) {
+  Tensor t = empty(std::move(sizes), dtype, device);
+  if (device == DeviceKind::Cuda)
+    cuda::fill(t, value);
+  else
+    fill(t, value);
   return t;
 }
 

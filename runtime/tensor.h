@@ -48,7 +48,8 @@ class Tensor {
   /// A new contiguous tensor with uninitialized contents.
   static Tensor empty(Shape sizes, DType dtype, DeviceKind device = DeviceKind::Cpu);
   static Tensor zeros(Shape sizes, DType dtype, DeviceKind device = DeviceKind::Cpu);
-  static Tensor full(Shape sizes, DType dtype, double value);
+  /// Every element `value`; on CUDA filled on the current stream (no host copy, so it can be captured).
+  static Tensor full(Shape sizes, DType dtype, double value, DeviceKind device = DeviceKind::Cpu);
   /// A 0-dim tensor holding `value`.
   static Tensor scalar(double value, DType dtype);
   /// A contiguous tensor from host data, converted to `dtype`.

@@ -442,6 +442,29 @@ TEST(CudaGraph, WorkThatWaitsForTheHostIsRefusedAndTheStreamStillWorks) {
   expectMatches(cpu::neg(a), cpu::neg(host(a)), 0);
 }
 
+// Tensor::full on CUDA fills on the stream (graphbench's gradients of ones): it matches the CPU for every
+// dtype, and it can be captured, where a copy from the host could not.
+TEST(CudaGraph, AFullTensorIsFilledOnTheDeviceAndCaptured) {
+  SKIP_WITHOUT_DEVICE();
+  for (DType t : {DType::Float32, DType::Float64, DType::Int64})
+    expectMatches(Tensor::full({7, 3}, t, -2.75, DeviceKind::Cuda), Tensor::full({7, 3}, t, -2.75), 0);
+  cuda::Stream stream;
+  cuda::StreamGuard guard(stream);
+  Tensor a = dev(Tensor::rand({4, 9}, DType::Float32, 81));
+  Tensor warm = cpu::mul(a, a);  // the kernels load outside the capture
+  stream.synchronize();
+  Tensor out;
+  auto graph = cuda::Graph::capture(
+      stream, [&] { out = cpu::mul(a, Tensor::full({4, 9}, DType::Float32, 1.5, DeviceKind::Cuda)); });
+  ASSERT_TRUE(graph.ok()) << graph.error().what();
+  Tensor ha = Tensor::rand({4, 9}, DType::Float32, 82);
+  a.copyFrom(dev(ha));
+  cuda::synchronize();
+  graph.value().replay();
+  stream.synchronize();
+  expectMatches(out, cpu::mul(ha, Tensor::full({4, 9}, DType::Float32, 1.5)), 0);
+}
+
 TEST(CudaGraph, WhatACaptureAllocatedIsKeptForItsReplaysUntilTheGraphIsGone) {
   SKIP_WITHOUT_DEVICE();
   cuda::Stream stream;

@@ -10,7 +10,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 namespace gj {
@@ -48,7 +51,11 @@ TEST(CudaRuntime, WithoutADeviceEveryRequestSaysWhy) {
 // The toolkit's stub libcuda has every entry point but no device: loading it runs the whole lookup,
 // and cuInit's refusal comes back as the reason. In a fresh process (the device is found once per
 // process), so it holds on a GPU machine too.
+// The path is the build machine's toolkit; a machine the binary was carried to may keep its toolkit
+// elsewhere (a GPU machine's image).
 TEST(CudaRuntimeDeathTest, TheToolkitsStubDriverLoadsButHasNoDevice) {
+  if (!std::filesystem::exists(GJ_CUDA_STUB_DRIVER))
+    GTEST_SKIP() << "no stub driver at " << GJ_CUDA_STUB_DRIVER << " (the build machine's toolkit) on this machine";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
@@ -161,8 +168,12 @@ extern "C" __global__ void axpy(const float* x, float* y, float a, long long n) 
   stop.record();
   EXPECT_GE(stop.elapsedMsSince(start), 0.0f);
   Tensor got = dy.to(DeviceKind::Cpu);
-  for (int64_t i = 0; i < n; i += 97)
-    ASSERT_FLOAT_EQ(static_cast<float>(got.item(i)), 2.5f * static_cast<float>(x.item(i)) + static_cast<float>(y.item(i)));
+  // A GPU contracts a * x + y into one fused multiply-add (NVRTC's default) and the emulated driver's host
+  // build may not: the two differ in the last bit, so the check is float32's rounding, not equality.
+  for (int64_t i = 0; i < n; i += 97) {
+    const double want = 2.5 * x.item(i) + y.item(i);
+    ASSERT_NEAR(got.item(i), want, 1e-6 * std::max(1.0, std::abs(want))) << "element " << i;
+  }
 }
 
 TEST(CudaRuntime, AKernelThatFailsToCompileCarriesNvrtcsLog) {
