@@ -93,8 +93,7 @@ status=0
   echo "## graphbench --device=cuda --fuser=te --cuda-graphs, the other groups"
   echo
   echo '```'
-  "$carry/bin/graphbench" --device cuda --fuser te --cuda-graphs --group lm,classifier,cells,ops 2>&1 | tail -60 |
-    sed -E 's/; (forward|backward) runs uncaptured: [^|]*//'
+  "$carry/bin/graphbench" --device cuda --fuser te --cuda-graphs --group lm,classifier,cells,ops 2>&1 | tail -60
   echo '```'
   echo
   # The same rows on the machine's PyTorch (bench/torch_compare.py), strict float32 like graphjit's.
