@@ -27,4 +27,7 @@ ls gpu-carry/lib
 tar -czf gpu-carry.tar.gz -C gpu-carry bin lib
 rm -rf gpu-carry/bin gpu-carry/lib
 mv gpu-carry.tar.gz gpu-carry/carry.tar.gz
+# The commit the binaries were built from (a GPU machine's copy of .git may be older than the tree it gets).
+dirty=$(git status --porcelain --untracked-files=no | grep -q . && echo ", with uncommitted changes" || true)
+echo "$(git rev-parse --short HEAD)$dirty" > gpu-carry/commit
 du -sh gpu-carry

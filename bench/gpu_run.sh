@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 carry=${1:-gpu-carry}
 outdir=${2:-bench/results}
 mkdir -p "$outdir"
+built=$(cat "$carry/commit" 2>/dev/null || echo "? (no $carry/commit)")
 # gpu_pack.sh packs the build (carry.tar.gz); an unpacked carry (bin/, lib/) is taken as it is.
 if [ -f "$carry/carry.tar.gz" ]; then
   unpacked=$(mktemp -d)
@@ -44,8 +45,8 @@ status=0
 {
   echo "# GPU run $(date -u '+%F %H:%M UTC')"
   echo
-  echo "- device: ${device:-none found} (driver ${driver:-?}), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-  echo "- build: CUDA-only (scripts/build --cuda-only), carried from the build machine"
+  echo "- device: ${device:-none found} (driver ${driver:-?})"
+  echo "- build: CUDA-only (scripts/build --cuda-only) of commit $built, carried from the build machine"
   echo "- cuBLAS: ${GJ_CUBLAS:-from the library path}; cuDNN: ${GJ_CUDNN:-from the library path}"
   echo
   echo "## Tests"

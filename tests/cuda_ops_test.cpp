@@ -116,6 +116,60 @@ TEST(CudaOps, SumsAndMeansMatchTheCpu) {
   EXPECT_EQ(cpu::sum(dev(none), std::vector<int64_t>{0}).sizes(), Shape({0}));
 }
 
+// Reductions large enough to fold their parts in several stages, along contiguous elements (a row's sum)
+// and across them (a bias gradient over many rows, whose kept elements are the contiguous ones).
+TEST(CudaOps, SumsFoldedInSeveralStagesMatchTheCpuAndRepeatBitForBit) {
+  SKIP_WITHOUT_DEVICE();
+  for (DType t : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(dtypeName(t));
+    Tensor flat = Tensor::rand({600001}, t, 21);
+    expectMatches(cpu::sum(dev(flat)), cpu::sum(flat), tolerance(t));
+    expectMatches(cpu::mean(dev(flat)), cpu::mean(flat), tolerance(t));
+    Tensor rows = Tensor::rand({6400, 40}, t, 22);
+    expectMatches(cpu::sumToSize(dev(rows), std::vector<int64_t>{40}), cpu::sumToSize(rows, std::vector<int64_t>{40}),
+                  tolerance(t));
+    Tensor wide = Tensor::rand({5, 70001}, t, 23);
+    expectMatches(cpu::sum(dev(wide), std::vector<int64_t>{1}), cpu::sum(wide, std::vector<int64_t>{1}), tolerance(t));
+    // A transposed view: the reduced dimension strided, the kept one contiguous.
+    Tensor tr = Tensor::rand({300, 2000}, t, 24).t();
+    expectMatches(cpu::sum(dev(tr), std::vector<int64_t>{1}), cpu::sum(tr, std::vector<int64_t>{1}), tolerance(t));
+  }
+  Tensor x = dev(Tensor::rand({600001}, DType::Float32, 25));
+  Tensor first = host(cpu::sum(x)), second = host(cpu::sum(x));
+  EXPECT_EQ(first.item(0), second.item(0)) << "the same sum differs between runs";
+}
+
+// amax along rows and along columns, against a host loop: a NaN anywhere in a row makes its maximum NaN,
+// a row of -inf has maximum -inf, and nothing to reduce gives NaN.
+TEST(CudaOps, MaximaMatchAHostLoopWithNansAndInfinities) {
+  SKIP_WITHOUT_DEVICE();
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (bool columns : {false, true}) {
+    SCOPED_TRACE(columns ? "along columns" : "along rows");
+    Tensor h = Tensor::rand({4, 5003}, DType::Float32, 31);
+    h.data<float>()[1 * 5003 + 4321] = static_cast<float>(nan);
+    for (int64_t j = 0; j < 5003; ++j) h.data<float>()[2 * 5003 + j] = static_cast<float>(-inf);
+    h.data<float>()[3 * 5003 + 17] = 7.5f;  // the largest, far from the others
+    Tensor in = columns ? dev(h.t().contiguous()).t() : dev(h);  // the same values, laid out by column
+    const Shape kept{4, 1};
+    Tensor got = host(cuda::amax(in, kept, Shape{4}));
+    for (int64_t i = 0; i < 4; ++i) {
+      double want = -inf;
+      for (int64_t j = 0; j < 5003; ++j) {
+        const double v = h.item(i * 5003 + j);
+        want = std::isnan(want) || std::isnan(v) ? nan : std::max(want, v);
+      }
+      if (std::isnan(want))
+        EXPECT_TRUE(std::isnan(got.item(i))) << "row " << i << ": " << got.item(i);
+      else
+        EXPECT_EQ(got.item(i), want) << "row " << i;
+    }
+  }
+  Tensor none = dev(Tensor::empty({3, 0}, DType::Float32));
+  Tensor got = host(cuda::amax(none, Shape{3, 1}, Shape{3}));
+  for (int64_t i = 0; i < 3; ++i) EXPECT_TRUE(std::isnan(got.item(i))) << got.item(i);
+}
+
 TEST(CudaOps, CopiesConcatenationsAndConversionsMatchTheCpu) {
   SKIP_WITHOUT_DEVICE();
   Tensor a = Tensor::rand({4, 3, 5}, DType::Float32, 11);

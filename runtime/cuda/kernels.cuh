@@ -73,16 +73,22 @@ struct GjFillArgs {
   void* out;
 };
 
-// Sums in two steps, with no barrier: gj_sum_parts adds `parts` slices of each output's reduced elements
-// into partial[o * parts + p] (double); gj_sum_finish adds each output's parts, multiplies by `scale` (1,
-// or 1/count for a mean) and writes out (contiguous, outType). `kept` walks the output's elements through
-// the input, `reduced` the elements that each output sums. With `max` set they take the largest element
-// instead (NaN when any is), and an empty part counts for nothing.
+// Sums in stages, with no barrier (the emulated driver runs a block's threads one after another):
+// gj_sum_parts folds `parts` interleaved slices of each output's reduced elements (part q takes elements
+// q, q + parts, q + 2 parts, ...) into partial (double), one thread a slice; gj_sum_finish folds each
+// output's parts in order, multiplies by `scale` (1, or 1/count for a mean) and writes out (contiguous,
+// outType). Thread i takes output i / parts and part i % parts or, with partMajor, output i % outputs and
+// part i / outputs: whichever puts neighbouring threads on neighbouring elements (the reduced elements
+// contiguous, as in a row's softmax, or the kept ones, as in a bias gradient summed over the batch). The
+// host folds more parts than one thread should in further gj_sum_parts stages first. With `max` set they
+// take the largest element instead (NaN when any is, and for no elements). The order is fixed: every run
+// gives the same bits.
 struct GjSumArgs {
   GjShape kept, reduced;
   GjStrides skept, sreduced;
-  int type;
+  int type, outType;
   int max;
+  int partMajor;
   gj_i64 parts;
   double scale;
   const void* in;
@@ -130,6 +136,7 @@ struct GjConvArgs {
        i += (gj_i64)blockDim.x * gridDim.x)
 
 GJ_DEVICE gj_i64 gjOffset(gj_i64 i, const GjShape& shape, const GjStrides& s) {
+  if (shape.rank == 1) return i * s.strides[0];  // the common case once the host has merged dimensions
   gj_i64 off = 0;
   for (int d = shape.rank - 1; d >= 0; --d) {
     const gj_i64 size = shape.sizes[d];
@@ -223,31 +230,40 @@ GJ_DEVICE double gjFold(int max, double acc, double v) {
   return acc == acc && (v != v || v > acc) ? v : acc;
 }
 
+// Where output o's part q goes in gj_sum_parts' partial (its thread's index).
+GJ_DEVICE gj_i64 gjPartIndex(const GjSumArgs& p, gj_i64 o, gj_i64 q) {
+  return p.partMajor ? q * p.kept.numel + o : o * p.parts + q;
+}
+
 GJ_KERNEL void gj_sum_parts(GjSumArgs p) {
-  const gj_i64 per = (p.reduced.numel + p.parts - 1) / p.parts;
+  const double zero = 0.0, init = p.max ? -1.0 / zero : 0.0;
+  const gj_i64 n = p.reduced.numel, step = p.parts;
   GJ_GRID_STRIDE(i, p.kept.numel * p.parts) {
-    const gj_i64 o = i / p.parts;
-    const gj_i64 part = i - o * p.parts;
+    const gj_i64 o = p.partMajor ? i % p.kept.numel : i / p.parts;
+    const gj_i64 q = p.partMajor ? i / p.kept.numel : i % p.parts;
     const gj_i64 base = gjOffset(o, p.kept, p.skept);
-    const gj_i64 end = (part + 1) * per < p.reduced.numel ? (part + 1) * per : p.reduced.numel;
-    gj_i64 r = part * per;
-    double acc = 0.0;
-    if (p.max && r < end) acc = gjLoad(p.in, p.type, base + gjOffset(r++, p.reduced, p.sreduced));
-    for (; r < end; ++r) acc = gjFold(p.max, acc, gjLoad(p.in, p.type, base + gjOffset(r, p.reduced, p.sreduced)));
-    p.partial[i] = acc;
+#define GJ_SUM_AT(r) gjLoad(p.in, p.type, base + gjOffset((r), p.reduced, p.sreduced))
+    // Four folds side by side keep four loads in flight.
+    double a0 = init, a1 = init, a2 = init, a3 = init;
+    gj_i64 r = q;
+    for (; r + 3 * step < n; r += 4 * step) {
+      a0 = gjFold(p.max, a0, GJ_SUM_AT(r));
+      a1 = gjFold(p.max, a1, GJ_SUM_AT(r + step));
+      a2 = gjFold(p.max, a2, GJ_SUM_AT(r + 2 * step));
+      a3 = gjFold(p.max, a3, GJ_SUM_AT(r + 3 * step));
+    }
+    for (; r < n; r += step) a0 = gjFold(p.max, a0, GJ_SUM_AT(r));
+#undef GJ_SUM_AT
+    const double acc = gjFold(p.max, gjFold(p.max, a0, a1), gjFold(p.max, a2, a3));
+    p.partial[i] = n == 0 && p.max ? zero / zero : acc;  // the maximum of nothing is NaN
   }
 }
 
 GJ_KERNEL void gj_sum_finish(GjSumArgs p) {
-  const gj_i64 per = (p.reduced.numel + p.parts - 1) / p.parts;
   GJ_GRID_STRIDE(o, p.kept.numel) {
-    const double zero = 0.0;
-    double acc = p.max ? zero / zero : 0.0;  // the maximum of nothing is NaN
-    for (gj_i64 part = 0; part < p.parts && part * per < p.reduced.numel; ++part) {
-      const double v = p.partial[o * p.parts + part];
-      acc = p.max && part == 0 ? v : gjFold(p.max, acc, v);
-    }
-    gjStore(p.out, p.type, o, p.max ? acc : acc * p.scale);
+    double acc = p.partial[gjPartIndex(p, o, 0)];
+    for (gj_i64 q = 1; q < p.parts; ++q) acc = gjFold(p.max, acc, p.partial[gjPartIndex(p, o, q)]);
+    gjStore(p.out, p.outType, o, p.max ? acc : acc * p.scale);
   }
 }
 
