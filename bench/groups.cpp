@@ -399,8 +399,9 @@ struct RowStream {
 // allocations) run as they are on the row's stream; the next is captured and replayed, and every later
 // run replays the graph. The forward and the backward capture in the same iteration, in that order, as
 // their shared memory needs. Work that cannot be captured (it waits for the device) runs uncaptured from
-// the next run on (the failed capture's run is lost: its work was not executed, and running it again could
-// repeat side effects, such as a backward consuming its tape), and the row's info says why.
+// then on, and the row's info says why. A failed capture executed none of its device work: a forward
+// (`rerun`) runs again uncaptured at once, so that its backward has what it saved; a backward's run is
+// lost instead, since running it again could repeat side effects (consuming its tape).
 struct Replay {
   std::optional<cuda::Graph> graph;
   std::string uncaptured;  ///< why the capture failed; empty while it has not
@@ -408,8 +409,8 @@ struct Replay {
 };
 
 std::function<void()> replayed(std::shared_ptr<RowStream> rs, std::shared_ptr<Replay> state, std::function<void()> f,
-                               int eager) {
-  return [rs, state, f, eager] {
+                               int eager, bool rerun) {
+  return [rs, state, f, eager, rerun] {
     cuda::StreamGuard guard(rs->stream);
     if (!state->graph && (state->runs++ < eager || !state->uncaptured.empty())) {
       f();
@@ -420,6 +421,10 @@ std::function<void()> replayed(std::shared_ptr<RowStream> rs, std::shared_ptr<Re
       Result<cuda::Graph> g = cuda::Graph::capture(rs->stream, f, rs->memory);
       if (!g) {
         state->uncaptured = g.error().what();
+        if (rerun) {
+          f();
+          cuda::synchronize();
+        }
         return;
       }
       state->graph.emplace(std::move(g).value());
@@ -453,8 +458,8 @@ Group buildGroup(const std::string& name, const Options& o) {
     auto rs = std::make_shared<RowStream>();
     auto fwd = std::make_shared<Replay>(), bwd = std::make_shared<Replay>();
     const int eager = o.profilingRuns + 1;
-    if (r.forward) r.forward = replayed(rs, fwd, std::move(r.forward), eager);
-    if (r.backward) r.backward = replayed(rs, bwd, std::move(r.backward), eager);
+    if (r.forward) r.forward = replayed(rs, fwd, std::move(r.forward), eager, true);
+    if (r.backward) r.backward = replayed(rs, bwd, std::move(r.backward), eager, false);
     r.info = [info = std::move(r.info), fwd, bwd] {
       auto nodes = [](const Replay& p) { return p.graph ? fmt::format("{}", p.graph->nodes()) : std::string("-"); };
       std::string out = fmt::format("{}, CUDA graphs of {} + {} nodes", info ? info() : std::string(), nodes(*fwd),

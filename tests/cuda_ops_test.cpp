@@ -497,7 +497,8 @@ TEST(CudaGraph, WorkThatWaitsForTheHostIsRefusedAndTheStreamStillWorks) {
 }
 
 // Tensor::full on CUDA fills on the stream (graphbench's gradients of ones): it matches the CPU for every
-// dtype, and it can be captured, where a copy from the host could not.
+// dtype, and it can be captured, where a copy from the host could not; so can a 0-dim host scalar operand
+// (attention's scale), filled in the same way.
 TEST(CudaGraph, AFullTensorIsFilledOnTheDeviceAndCaptured) {
   SKIP_WITHOUT_DEVICE();
   for (DType t : {DType::Float32, DType::Float64, DType::Int64})
@@ -508,15 +509,18 @@ TEST(CudaGraph, AFullTensorIsFilledOnTheDeviceAndCaptured) {
   Tensor warm = cpu::mul(a, a);  // the kernels load outside the capture
   stream.synchronize();
   Tensor out;
-  auto graph = cuda::Graph::capture(
-      stream, [&] { out = cpu::mul(a, Tensor::full({4, 9}, DType::Float32, 1.5, DeviceKind::Cuda)); });
+  auto graph = cuda::Graph::capture(stream, [&] {
+    out = cpu::mul(cpu::mul(a, Tensor::full({4, 9}, DType::Float32, 1.5, DeviceKind::Cuda)),
+                   Tensor::scalar(0.125, DType::Float32));
+  });
   ASSERT_TRUE(graph.ok()) << graph.error().what();
   Tensor ha = Tensor::rand({4, 9}, DType::Float32, 82);
   a.copyFrom(dev(ha));
   cuda::synchronize();
   graph.value().replay();
   stream.synchronize();
-  expectMatches(out, cpu::mul(ha, Tensor::full({4, 9}, DType::Float32, 1.5)), 0);
+  expectMatches(out, cpu::mul(cpu::mul(ha, Tensor::full({4, 9}, DType::Float32, 1.5)), Tensor::scalar(0.125, DType::Float32)),
+                0);
 }
 
 TEST(CudaGraph, WhatACaptureAllocatedIsKeptForItsReplaysUntilTheGraphIsGone) {

@@ -80,12 +80,15 @@ GjStrides stridesOf(const Tensor& t) {
   return s;
 }
 
-// A device operand: a 0-dim host tensor (a scalar operand) is copied over; any other host tensor is refused.
+// A device operand: a 0-dim host tensor (a scalar operand) is brought over, any other host tensor refused.
+// A float scalar is filled in on the stream, not copied (a copy from pageable host memory waits for the
+// host, which a CUDA graph capture cannot hold; the value is the graph's constant then).
 Tensor onDevice(const Tensor& t, const char* what) {
   USER_CHECK(t.defined(), "{}: undefined tensor operand", what);
   if (t.device() == DeviceKind::Cuda) return t;
   USER_CHECK(t.dim() == 0, "{}: a host tensor {} among CUDA operands; move it with .to(cuda) first", what,
              shapeStr(t.sizes()));
+  if (isFloating(t.dtype())) return Tensor::full({}, t.dtype(), t.item(0), DeviceKind::Cuda);
   return t.to(DeviceKind::Cuda);
 }
 
