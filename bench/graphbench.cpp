@@ -6,12 +6,14 @@
 // `nloops` forward runs (gradients on) are timed and, separately, the backward run after each; the table
 // reports the median and the standard deviation in milliseconds (on every device). See docs/graphbench.md.
 #include "bench/groups.h"
+#include "bench/machine.h"
 #include "bench/plot.h"
 #include "bench/timing.h"
 #include "runtime/cuda/device.h"
 #include "runtime/threading.h"
 #include "runtime/version.h"
 #include "support/error.h"
+#include "tools/cli.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -23,6 +25,7 @@
 #include <map>
 #include <new>
 #include <optional>
+#include <set>
 #include <unistd.h>
 
 namespace gj::bench {
@@ -87,6 +90,21 @@ std::string cudaLaunchSettings(const Options& o) {
   return s;
 }
 
+// The fewest warm-up runs that keep plan building out of the timed runs: the profiling executor profiles
+// --profiling-runs calls and then optimizes; under --cuda-graphs the run after those is captured.
+int minimumWarmup(const Options& o, const Combinations& c) {
+  const bool profiling = std::find(c.executors.begin(), c.executors.end(), "profiling") != c.executors.end();
+  return (profiling || o.cudaGraphs ? o.profilingRuns + 1 : 1) + (o.cudaGraphs ? 1 : 0);
+}
+
+// The warm-up a run uses, as the settings line says it: given (raised to the minimum), or each group's own.
+std::string warmupSetting(const Options& o, const Combinations& c) {
+  const int least = minimumWarmup(o, c);
+  if (!o.warmup) return fmt::format("each group's (at least {})", least);
+  if (*o.warmup >= least) return fmt::format("{}", *o.warmup);
+  return fmt::format("{} (asked {}: the executor needs {} before timing)", least, *o.warmup, least);
+}
+
 std::string settingsLine(const Options& o, const Combinations& c) {
   auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string("default"); };
   return fmt::format(
@@ -95,9 +113,83 @@ std::string settingsLine(const Options& o, const Combinations& c) {
       "seed={}{}{}{}) | {}",
       fmt::join(c.fusers, ","), fmt::join(c.executors, ","), o.device, fmt::join(o.groups, ","),
       o.rnns.empty() ? "all" : fmt::format("{}", fmt::join(o.rnns, ",")), opt(o.seqLength), opt(o.numLayers),
-      opt(o.inputSize), opt(o.hiddenSize), opt(o.miniBatch), opt(o.vocab), opt(o.nloops), opt(o.warmup),
-      o.profilingRuns, numThreads(), o.seed, c.interleave ? ", interleave" : "", o.cudaGraphs ? ", cuda_graphs" : "",
-      cudaLaunchSettings(o), runtimeVersions());
+      opt(o.inputSize), opt(o.hiddenSize), opt(o.miniBatch), opt(o.vocab), o.nloops ? opt(o.nloops) : "each group's",
+      warmupSetting(o, c), o.profilingRuns, numThreads(), o.seed, c.interleave ? ", interleave" : "",
+      o.cudaGraphs ? ", cuda_graphs" : "", cudaLaunchSettings(o), runtimeVersions());
+}
+
+// Every setting as JSON, for scripts: what was given (null: the group's default) and what was used.
+nlohmann::json settingsJson(const Options& o, const Combinations& c) {
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"fuser", c.fusers},
+          {"executor", c.executors},
+          {"device", o.device},
+          {"group", o.groups},
+          {"rnns", o.rnns},
+          {"seqLength", opt(o.seqLength)},
+          {"numLayers", opt(o.numLayers)},
+          {"inputSize", opt(o.inputSize)},
+          {"hiddenSize", opt(o.hiddenSize)},
+          {"miniBatch", opt(o.miniBatch)},
+          {"vocab", opt(o.vocab)},
+          {"nloops", opt(o.nloops)},
+          {"warmup", opt(o.warmup)},
+          {"min_warmup", minimumWarmup(o, c)},
+          {"profiling_runs", o.profilingRuns},
+          {"threads", numThreads()},
+          {"seed", o.seed},
+          {"lr", o.learningRate},
+          {"interleave", c.interleave},
+          {"cuda_graphs", o.cudaGraphs},
+          {"cuda_pointwise_block_size", o.cudaBlockSize},
+          {"cuda_pointwise_block_count", o.cudaBlockCount},
+          {"cuda_pointwise_loop_level", o.cudaLoopLevel},
+          {"runtime", runtimeVersions()}};
+}
+
+// A row's median is unreliable when over a quarter of its runs were starved of CPU (other processes held
+// the cores: enough to move the median), or when its 95% interval is wider than kMaxUncertainty of it.
+constexpr double kMaxUncertainty = 0.5;
+
+// Why a row's figures cannot be trusted, in words ("" when they can).
+std::string unreliability(const RowTiming& t, bool hasBwd) {
+  std::vector<std::string> why;
+  if (t.starvedRuns && *t.starvedRuns * 4 > t.runs)
+    why.push_back(fmt::format("its threads waited for a CPU in {} of {} runs", *t.starvedRuns, t.runs));
+  auto uncertain = [&](const Stats& st, const char* what) {
+    if (st.medianUncertainty > kMaxUncertainty)
+      why.push_back(fmt::format("the {} median is known to +-{:.0f}% only", what, st.medianUncertainty * 50));
+  };
+  uncertain(t.fwd, "forward");
+  if (hasBwd) uncertain(t.bwd, "backward");
+  return fmt::format("{}", fmt::join(why, ", "));
+}
+
+// Before timing: other processes' load. A machine whose cores others keep busy starves OpenMP's threads
+// at every barrier (a row can run a thousand times slower); the warning says so, and unless --threads
+// was given graphbench uses only the cores left free.
+void checkLoad(Options& o) {
+  const int cores = availableCores();
+  if (o.threads > cores)
+    std::cerr << fmt::format("graphbench: warning: --threads {} is more than the {} cores this process may use; "
+                             "threads will wait for each other and the times will not mean much\n",
+                             o.threads, cores);
+  const std::optional<double> busy = otherProcessesBusyCores();
+  if (!busy || *busy < 0.5) return;
+  std::string threads;
+  if (o.threads == 0) {
+    o.threads = std::max(1, cores - static_cast<int>(*busy + 0.5));
+    threads = fmt::format("; using {} thread{} (--threads N to choose)", o.threads, o.threads == 1 ? "" : "s");
+  }
+  std::cerr << fmt::format("graphbench: warning: other processes keep about {:.1f} of the {} cores busy{}; rows "
+                           "whose threads wait for a CPU are marked unreliable\n",
+                           *busy, cores, threads);
+}
+
+// "peak 12MB", or in KB below a megabyte, where a small row's memory would round to 0MB.
+std::string peakMemory(size_t bytes) {
+  if (bytes < (size_t{1} << 20)) return fmt::format("peak {}KB", (bytes + 1023) / 1024);
+  return fmt::format("peak {:.0f}MB", static_cast<double>(bytes) / (1 << 20));
 }
 
 // Progress on standard error when it is a terminal: a bar, the row and its place.
@@ -140,7 +232,8 @@ std::vector<Row> buildRows(const std::string& name, Options o, const Combination
 
 // For a group with a `cudnn` row: each pair's fastest compiled row, forward and backward, as a ratio to it
 // (below 1: faster than the library's fused LSTM).
-std::string cudnnSummary(const std::vector<Row>& rows, const std::vector<RowTiming>& t, const Combinations& combos) {
+std::string cudnnSummary(const std::vector<Row>& rows, const std::vector<RowTiming>& t, const Combinations& combos,
+                         const std::set<std::string>& unreliable) {
   size_t base = rows.size();
   for (size_t i = 0; i < rows.size(); ++i)
     if (rows[i].name == "cudnn") base = i;
@@ -161,6 +254,12 @@ std::string cudnnSummary(const std::vector<Row>& rows, const std::vector<RowTimi
     if (bestBwd)
       out += fmt::format(", fastest backward {} ({:.2f}x cudnn)", rows[*bestBwd].name,
                          t[*bestBwd].bwd.medianMs / t[base].bwd.medianMs);
+    std::vector<std::string> doubtful;
+    for (size_t i : {base, *bestFwd, bestBwd.value_or(base)})
+      if (unreliable.count(rows[i].name) && std::find(doubtful.begin(), doubtful.end(), rows[i].name) == doubtful.end())
+        doubtful.push_back(rows[i].name);
+    if (!doubtful.empty())
+      out += fmt::format("; UNRELIABLE ratios: {} marked unreliable above", fmt::join(doubtful, ", "));
     out += "\n";
   }
   return out;
@@ -169,20 +268,26 @@ std::string cudnnSummary(const std::vector<Row>& rows, const std::vector<RowTimi
 int run(const Options& options, const CudaOptions& cuda, const Combinations& combos) {
   validate(options, cuda, combos);
   Options o = options;
+  checkLoad(o);
   if (o.threads > 0) setNumThreads(o.threads);
   std::cout << settingsLine(o, combos) << "\n";
-  nlohmann::json json = {{"settings", settingsLine(o, combos)}, {"rows", nlohmann::json::array()}};
+  nlohmann::json json = {{"version", cli::versionString()},
+                         {"settings", settingsJson(o, combos)},
+                         {"settings_line", settingsLine(o, combos)},
+                         {"groups", nlohmann::json::array()},
+                         {"rows", nlohmann::json::array()}};
   std::vector<PlotGroup> plot;
   const bool tty = isatty(STDERR_FILENO);
-  const bool profiling = std::find(combos.executors.begin(), combos.executors.end(), "profiling") != combos.executors.end();
   for (const auto& name : o.groups) {
     Group group;
     std::vector<Row> rows = buildRows(name, o, combos, group);
-    // No timed run may build a plan: the profiling executor profiles --profiling-runs calls, then optimizes;
-    // under --cuda-graphs the run after those is captured.
-    const int minWarmup = (profiling || o.cudaGraphs ? o.profilingRuns + 1 : 1) + (o.cudaGraphs ? 1 : 0);
     const int nloops = o.nloops.value_or(group.nloops);
-    const int warmup = std::max(o.warmup.value_or(group.warmup), minWarmup);
+    const int warmup = std::max(o.warmup.value_or(group.warmup), minimumWarmup(o, combos));
+    nlohmann::json sizes = nlohmann::json::object();
+    for (const GroupSize& size : group.sizes)
+      sizes[size.name] = size.sweep ? nlohmann::json(size.values) : nlohmann::json(size.values.front());
+    json["groups"].push_back(
+        {{"name", name}, {"title", group.title}, {"nloops", nloops}, {"warmup", warmup}, {"sizes", sizes}});
     std::cout << fmt::format("Benchmarking {} (milliseconds; median of {} runs after {} warm-up{})...\n# {}\n", name,
                              nloops, warmup, combos.interleave ? ", rows interleaved" : "", group.title)
               << std::flush;
@@ -192,35 +297,48 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
     std::vector<std::vector<std::string>> table = {
         {"name", "avg_fwd", "std_fwd", "info_fwd", "avg_bwd", "std_bwd", "info_bwd"}};
     std::map<std::string, double> fwdOf;
+    std::set<std::string> unreliableRows;
     PlotGroup pg{name, {}};
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
-      const auto& [fwd, bwd, peakBytes] = timings[i];
+      const auto& [fwd, bwd, peakBytes, starvedRuns, runs] = timings[i];
       const double peakMb = static_cast<double>(peakBytes) / (1 << 20);
       fwdOf[r.name] = fwd.medianMs;
       const std::string info = r.info();
       std::string infoFwd = info;
       if (!r.baseline.empty() && fwdOf.count(r.baseline))
-        infoFwd += fmt::format(" {:.2f}x {}", fwd.medianMs / fwdOf[r.baseline], r.baseline);
+        infoFwd += fmt::format(" {:.2f}x {}{}", fwd.medianMs / fwdOf[r.baseline], r.baseline,
+                               unreliableRows.count(r.baseline) ? " (the baseline is unreliable)" : "");
       const bool hasBwd = static_cast<bool>(r.backward);
-      const std::string memory = fmt::format("peak {:.0f}MB", peakMb);
+      const std::string memory = peakMemory(peakBytes);
+      const std::string unreliable = unreliability(timings[i], hasBwd);
+      if (!unreliable.empty()) {
+        infoFwd += "; UNRELIABLE: " + unreliable;
+        unreliableRows.insert(r.name);
+      }
       table.push_back({r.name, ms(fwd.medianMs), ms(fwd.stdMs), infoFwd, hasBwd ? ms(bwd.medianMs) : "n/a",
                        hasBwd ? ms(bwd.stdMs) : "n/a", hasBwd ? info + ", " + memory : "forward only, " + memory});
       nlohmann::json row = {{"group", name},
                             {"name", r.name},
                             {"fwd", {{"median_ms", fwd.medianMs}, {"std_ms", fwd.stdMs}, {"samples_ms", fwd.samplesMs}}},
                             {"info", infoFwd},
-                            {"peak_mb", peakMb}};
+                            {"peak_mb", peakMb},
+                            {"peak_bytes", peakBytes},
+                            {"starved_runs", starvedRuns ? nlohmann::json(*starvedRuns) : nlohmann::json()},
+                            {"unreliable", unreliable.empty() ? nlohmann::json() : nlohmann::json(unreliable)}};
+      row["fwd"]["median_uncertainty"] = fwd.medianUncertainty;
       if (r.compiled()) {
         row["fuser"] = r.fuser;
         row["executor"] = r.executor;
       }
-      if (hasBwd) row["bwd"] = {{"median_ms", bwd.medianMs}, {"std_ms", bwd.stdMs}, {"samples_ms", bwd.samplesMs}};
+      if (hasBwd)
+        row["bwd"] = {{"median_ms", bwd.medianMs}, {"std_ms", bwd.stdMs}, {"median_uncertainty", bwd.medianUncertainty},
+                      {"samples_ms", bwd.samplesMs}};
       json["rows"].push_back(row);
       pg.rows.push_back({r.name, fwd.medianMs, hasBwd ? std::optional<double>(bwd.medianMs) : std::nullopt});
     }
     if (tty) std::cerr << "\r\033[K" << std::flush;
-    std::cout << formatTable(table, o.sep) << cudnnSummary(rows, timings, combos);
+    std::cout << formatTable(table, o.sep) << cudnnSummary(rows, timings, combos, unreliableRows);
     plot.push_back(std::move(pg));
   }
   if (!o.jsonPath.empty()) {
@@ -246,37 +364,41 @@ int main(int argc, char** argv) {
   gj::bench::Options o;
   gj::bench::CudaOptions cuda;
   gj::bench::Combinations combos;
-  CLI::App app{"graphbench: forward and backward time of graphjit's models (the fastrnns table)"};
+  CLI::App app{"graphbench: forward and backward time of graphjit's models (the fastrnns table)", "graphbench"};
+  app.set_version_flag("--version", gj::cli::versionString());
   app.add_option("--fuser", combos.fusers,
                  "fuser of the compiled rows: none, old (legacy) or te (tensor expressions); several compare them")
       ->delimiter(',')
-      ->check(CLI::IsMember({"none", "old", "te"}));
+      ->check(gj::cli::oneOf({"none", "old", "te"}));
   app.add_option("--executor", combos.executors, "executor of the compiled rows: legacy or profiling; several "
                  "compare them")
       ->delimiter(',')
-      ->check(CLI::IsMember({"legacy", "profiling"}));
+      ->check(gj::cli::oneOf({"legacy", "profiling"}));
   app.add_flag("--interleave", combos.interleave,
                "time the rows of a group in rounds (each round runs every row once) instead of one after another");
   app.add_option("--profiling-runs", o.profilingRuns, "profiling executor: profiled runs before optimizing")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--device", o.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+      ->check(gj::cli::positive());
+  app.add_option("--device", o.device, "cpu or cuda")->check(gj::cli::oneOf({"cpu", "cuda"}));
   app.add_option("--group", o.groups, "benchmark groups: rnns, lm, classifier, cells, ops (several allowed)")
-      ->delimiter(',');
-  app.add_option("--rnns", o.rnns, "rows of the rnns group to run (default: all)")->delimiter(',');
+      ->delimiter(',')
+      ->check(gj::cli::oneOf(gj::bench::groupNames()));
+  app.add_option("--rnns", o.rnns, "rows of the rnns group to run (default: all)")
+      ->delimiter(',')
+      ->check(gj::cli::oneOf(gj::bench::rnnRowNames()));
   const char* sizeNote = " (default: each group's own)";
-  app.add_option("--seqLength", o.seqLength, std::string("time steps") + sizeNote)->check(CLI::PositiveNumber);
-  app.add_option("--numLayers", o.numLayers, std::string("LSTM layers") + sizeNote)->check(CLI::PositiveNumber);
+  app.add_option("--seqLength", o.seqLength, std::string("time steps") + sizeNote)->check(gj::cli::positive());
+  app.add_option("--numLayers", o.numLayers, std::string("LSTM layers") + sizeNote)->check(gj::cli::positive());
   app.add_option("--inputSize", o.inputSize, std::string("input features (lm: embedding)") + sizeNote)
-      ->check(CLI::PositiveNumber);
-  app.add_option("--hiddenSize", o.hiddenSize, std::string("hidden features") + sizeNote)->check(CLI::PositiveNumber);
-  app.add_option("--miniBatch", o.miniBatch, std::string("batch size") + sizeNote)->check(CLI::PositiveNumber);
+      ->check(gj::cli::positive());
+  app.add_option("--hiddenSize", o.hiddenSize, std::string("hidden features") + sizeNote)->check(gj::cli::positive());
+  app.add_option("--miniBatch", o.miniBatch, std::string("batch size") + sizeNote)->check(gj::cli::positive());
   app.add_option("--vocab", o.vocab, std::string("vocabulary of lm and classifier") + sizeNote)
-      ->check(CLI::PositiveNumber);
-  app.add_option("--nloops", o.nloops, "timed runs per row (default: 20; lm: 60)")->check(CLI::PositiveNumber);
+      ->check(gj::cli::positive());
+  app.add_option("--nloops", o.nloops, "timed runs per row (default: 20; lm: 60)")->check(gj::cli::positive());
   app.add_option("--warmup", o.warmup, "untimed runs before timing (default: 3; lm: 10)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(gj::cli::nonNegative());
   app.add_option("--lr", o.learningRate, "SGD learning rate of the training rows");
-  app.add_option("--threads", o.threads, "CPU threads (default: OpenMP's)")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", o.threads, "CPU threads (default: OpenMP's)")->check(gj::cli::nonNegative());
   app.add_option("--seed", o.seed, "seed of the random inputs");
   app.add_option("--sep", o.sep, "column separator");
   app.add_option("--print-json", o.jsonPath, "also write every figure and the settings as JSON to FILE");
@@ -284,22 +406,22 @@ int main(int argc, char** argv) {
   auto note = [&](CLI::Option* opt) { return opt->each([&, opt](const std::string&) { cuda.given.push_back(opt->get_name()); }); };
   note(app.add_option("--cuda-pointwise-block-size", o.cudaBlockSize,
                       "CUDA: threads per block of fused kernels (default: legacy 256, te 512)")
-           ->check(CLI::Range(1, 1024)));
+           ->check(gj::cli::between(1, 1024)));
   note(app.add_option("--cuda-pointwise-block-count", o.cudaBlockCount,
                       "CUDA: blocks of fused kernels, with loop level 3 (default: legacy 8 per SM, te 1280)")
-           ->check(CLI::PositiveNumber));
+           ->check(gj::cli::positive()));
   note(app.add_option("--cuda-pointwise-loop-level", o.cudaLoopLevel,
                       "CUDA: 2 (an element per thread) or 3 (blocks that loop), as in fastrnns")
-           ->check(CLI::IsMember({2, 3})));
+           ->check(gj::cli::between(2, 3)));
   note(app.add_flag("--cuda-graphs", o.cudaGraphs, "CUDA: capture each forward and backward as a CUDA graph"));
-  CLI11_PARSE(app, argc, argv);
+  if (auto status = gj::cli::parse(app, argc, argv)) return *status;
   try {
     return gj::bench::run(o, cuda, combos);
   } catch (const gj::Error& e) {
     std::cerr << "graphbench: error: " << e.what() << "\n";
-    return 2;
+    return 1;
   } catch (const std::bad_alloc&) {
     std::cerr << "graphbench: error: out of memory; try smaller sizes\n";
-    return 2;
+    return 1;
   }
 }

@@ -187,6 +187,8 @@ Group rnns(const Options& o) {
   Group g;
   g.title = fmt::format("rnns: seqLength {}, miniBatch {}, inputSize {}, hiddenSize {}, numLayers {}", p.seqLength,
                         p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+  g.sizes = {{"seqLength", {p.seqLength}}, {"miniBatch", {p.miniBatch}}, {"inputSize", {p.inputSize}},
+             {"hiddenSize", {p.hiddenSize}}, {"numLayers", {p.numLayers}}};
   const std::string noLibrary = noLibraryLstm(o);
   if (!noLibrary.empty() && (o.rnns.empty() || std::ranges::find(o.rnns, "cudnn") != o.rnns.end()))
     g.title += fmt::format("; no cudnn row ({})", noLibrary);
@@ -257,6 +259,8 @@ Group lm(const Options& o) {
   g.title = fmt::format("lm: vocab {}, embedding {}, numLayers {}, hiddenSize {}, seqLength {}, miniBatch {}; "
                         "fwd = forward, bwd = backward + SGD update; *.infer rows: forward without gradients",
                         c.vocab, c.embedding, c.numLayers, c.hiddenSize, c.seqLength, c.miniBatch);
+  g.sizes = {{"vocab", {c.vocab}},           {"embedding", {c.embedding}}, {"numLayers", {c.numLayers}},
+             {"hiddenSize", {c.hiddenSize}}, {"seqLength", {c.seqLength}}, {"miniBatch", {c.miniBatch}}};
   g.nloops = 60;
   g.warmup = 10;
   auto isParameter = [](const std::string& n) { return n != "hx" && n != "cx"; };
@@ -290,6 +294,8 @@ Group classifier(const Options& o) {
   g.title = fmt::format("classifier: vocab {}, classes {}, seqLength {}, miniBatch {}, hidden = embedding in {{{}}}; "
                         "fwd = forward, bwd = backward + SGD update", c.vocab, c.classes, c.seqLength, c.miniBatch,
                         fmt::join(hidden, ", "));
+  g.sizes = {{"vocab", {c.vocab}},         {"classes", {c.classes}}, {"seqLength", {c.seqLength}},
+             {"miniBatch", {c.miniBatch}}, {"hiddenSize", hidden, true}};
   for (int64_t h : hidden) {
     c.hiddenSize = h;
     g.rows.push_back(trainingRow(fmt::format("h{}", h), buildLstmClassifier(c), o, functionOptions(o), true,
@@ -313,6 +319,10 @@ Group cells(const Options& o) {
                         "input = hidden {{{}}}; stacked depth {{{}}} at input = hidden {}, seq {}, batch {}",
                         cellBatch, cellIn, cellHidden, fmt::join(batches, ","), fmt::join(seqs, ","),
                         fmt::join(sizes, ","), fmt::join(depths, ","), stackSize, stackSeq, stackBatch);
+  g.sizes = {{"cellBatch", {cellBatch}},    {"cellInputSize", {cellIn}},  {"cellHiddenSize", {cellHidden}},
+             {"layerBatch", batches, true}, {"layerSeqLength", seqs, true}, {"layerSize", sizes, true},
+             {"stackDepth", depths, true},  {"stackSize", {stackSize}},   {"stackSeqLength", {stackSeq}},
+             {"stackBatch", {stackBatch}}};
   // The library rows: oneDNN's LSTM on the CPU, cuDNN's on CUDA (where it can be loaded).
   const std::string noLibrary = noLibraryLstm(o);
   const bool library = noLibrary.empty();
@@ -354,6 +364,11 @@ Group ops(const Options& o) {
                         lin.rows, lin.features, lin.outFeatures, conv.miniBatch, conv.channels, conv.outChannels,
                         conv.height, conv.width, mha.seqLength, mha.miniBatch, mha.embedDim, mha.numHeads, sm.rows,
                         sm.features);
+  g.sizes = {{"linearRows", {lin.rows}},         {"linearIn", {lin.features}},      {"linearOut", {lin.outFeatures}},
+             {"convBatch", {conv.miniBatch}},    {"convIn", {conv.channels}},       {"convOut", {conv.outChannels}},
+             {"convImage", {conv.height}},       {"attentionSeq", {mha.seqLength}}, {"attentionBatch", {mha.miniBatch}},
+             {"attentionEmbed", {mha.embedDim}}, {"attentionHeads", {mha.numHeads}}, {"softmaxRows", {sm.rows}},
+             {"softmaxFeatures", {sm.features}}};
   for (auto& [name, cfg] : std::vector<std::pair<std::string, ModelConfig>>{
            {"linear", lin}, {"conv2d", conv}, {"multihead_attention", mha}, {"softmax", sm}}) {
     Model m = buildModel(name, cfg);

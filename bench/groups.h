@@ -42,10 +42,18 @@ struct Row {
   bool compiled() const { return !fuser.empty(); }
 };
 
-/// A group: its rows and a line saying the sizes it uses.
+/// A size a group uses: one value, or the values it sweeps (`sweep`: the rows take each in turn).
+struct GroupSize {
+  std::string name;
+  std::vector<int64_t> values;
+  bool sweep = false;
+};
+
+/// A group: its rows, a line saying the sizes it uses, and the same sizes for scripts (the JSON).
 struct Group {
   std::string title;
   std::vector<Row> rows;
+  std::vector<GroupSize> sizes;
   int nloops = 20, warmup = 3;  ///< the group's defaults; --nloops / --warmup override them
 };
 

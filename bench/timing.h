@@ -3,6 +3,7 @@
 #include "bench/groups.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,9 @@ namespace gj::bench {
 
 struct Stats {
   double medianMs = 0, stdMs = 0;
+  /// How well the samples pin the median: the width of its 95% confidence interval (between the order
+  /// statistics that bound it, whatever the distribution) over the median. 0.5 is about +-25%.
+  double medianUncertainty = 0;
   std::vector<double> samplesMs;
 };
 
@@ -18,6 +22,11 @@ struct RowTiming {
   /// The most tensor memory held during the timed runs beyond what was held before them (the
   /// training step's own memory: activations saved for backward, gradients, temporaries).
   size_t peakBytes = 0;
+  /// Timed runs during which this process's threads spent more than a tenth of the run's time runnable
+  /// but waiting for a CPU (summed over threads): other processes held the cores. nullopt where the kernel
+  /// does not say. Read between runs, outside the timed intervals.
+  std::optional<int> starvedRuns;
+  int runs = 0;
 };
 
 /// Runs fwd then bwd (when given) `warmup` times untimed, then `loops` times, timing each separately.
@@ -31,7 +40,8 @@ std::vector<RowTiming> timeRows(const std::vector<Row>& rows, int warmup, int lo
 /// Summary of samples (ms): median and population standard deviation.
 Stats summarize(std::vector<double> samplesMs);
 /// Right-aligns each cell to 16 characters (the fastrnns layout), or to its column's longest cell when
-/// longer, and joins them with `sep`; one line per row.
+/// longer, and joins them with `sep`; one line per row. A `sep` with other characters than spaces (',')
+/// makes a delimited table instead: no padding, cells quoted as CSV quotes them.
 std::string formatTable(const std::vector<std::vector<std::string>>& rows, const std::string& sep);
 
 }  // namespace gj::bench

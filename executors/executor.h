@@ -17,7 +17,12 @@ class Executor {
   virtual std::vector<IValue> run(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad, Tape* tape) = 0;
   FunctionStats stats() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return stats_;
+    FunctionStats s = stats_;
+    for (const auto& r : kernelRuns_) {
+      s.kernelRuns += r->ran;
+      s.kernelRefusals += r->refused;
+    }
+    return s;
   }
   std::string optimizedGraph() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -34,6 +39,7 @@ class Executor {
   FunctionOptions opts_;
   mutable std::mutex mu_;
   FunctionStats stats_;
+  std::vector<std::shared_ptr<KernelRunCounts>> kernelRuns_;  // every plan's, evicted ones too
   std::string lastOptimized_;
 };
 

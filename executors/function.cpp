@@ -2,11 +2,13 @@
 
 #include "executors/executor.h"
 #include "ir/printer.h"
+#include "passes/shape_propagation.h"
 #include "runtime/cuda/device.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 namespace gj {
@@ -14,9 +16,9 @@ namespace gj {
 std::string FunctionStats::str() const {
   std::string s = fmt::format(
       "calls {}, specializations {}, profiled runs {}, guard failures {}, re-profiles {}, fallback runs {}, "
-      "fusion groups {}, kernels {}, compile {:.1f} ms, passes {:.1f} ms",
+      "fusion groups {}, kernels {}, kernel runs {}, refused {}, compile {:.1f} ms, passes {:.1f} ms",
       calls, specializations, profiledRuns, guardFailures, reprofiles, fallbackRuns, fusionGroups, kernelsCompiled,
-      compileMs, passMs);
+      kernelRuns, kernelRefusals, compileMs, passMs);
   for (const std::string& w : warnings) s += "\n  warning: " + w;
   for (const auto& [reason, n] : guardFailureReasons) s += fmt::format("\n  guard failed {}x: {}", n, reason);
   return s;
@@ -29,10 +31,17 @@ PipelineOptions Executor::pipelineOptions() const {
   o.fuser = opts_.fuser;
   o.fuserOptions.device = opts_.device;
   o.fuserOptions.injectCompileFailure = opts_.injectCompileFailure;
+  o.fuserOptions.injectKernelError = opts_.injectKernelError;
   o.fuserOptions.dumpDir = opts_.dumpKernels;
   o.fuserOptions.cudaLaunch = opts_.cudaLaunch;
   if (o.fuserOptions.dumpDir.empty())
     if (const char* env = std::getenv("GJ_DUMP_KERNELS")) o.fuserOptions.dumpDir = env;
+  if (!o.fuserOptions.dumpDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.fuserOptions.dumpDir, ec);
+    USER_CHECK(!ec, "cannot create the kernel dump folder '{}' (GJ_DUMP_KERNELS or FunctionOptions::dumpKernels): {}",
+               o.fuserOptions.dumpDir, ec.message());
+  }
   o.unrollLoops = opts_.unrollLoops;
   o.passes = PassOptions::fromEnvironment();
   o.passes.verifyEach = opts_.verifyEach;
@@ -44,7 +53,9 @@ void Executor::noteBuilt(const Plan& p) {
   stats_.passMs += p.passMs();
   stats_.fusionGroups += p.fusion.groups;
   stats_.kernelsCompiled += p.fusion.kernelsCompiled;
+  stats_.kernelCacheHits += p.fusion.cacheHits;
   stats_.compileMs += p.fusion.compileMs;
+  kernelRuns_.push_back(p.fusion.runs);
   for (const std::string& w : p.fusion.warnings) {
     std::fprintf(stderr, "graphjit: warning: %s\n", w.c_str());
     stats_.warnings.push_back(w);
@@ -234,7 +245,7 @@ static std::shared_ptr<const Graph> generalized(const Graph& graph) {
 }
 
 Function::Function(const Graph& graph, FunctionOptions options)
-    : graph_(generalized(graph)), options_(std::move(options)) {
+    : graph_((checkShapes(graph), generalized(graph))), options_(std::move(options)) {
   if (options_.device == DeviceKind::Cuda) cuda::requireDevice();  // "no CUDA device: <why>" where there is none
   options_.cudaLaunch.validate();
   USER_CHECK(options_.cudaLaunch.isDefault() || options_.device == DeviceKind::Cuda,

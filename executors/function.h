@@ -30,6 +30,7 @@ struct FunctionOptions {
   bool verifyEach = kDebugBuild;   ///< verify the graph after every pass
   std::string dumpKernels;         ///< write every generated kernel here (default: $GJ_DUMP_KERNELS)
   bool injectCompileFailure = false;  ///< tests: every kernel compilation fails (groups then run unfused)
+  bool injectKernelError = false;  ///< tests: every fused kernel's first float output is 1% too large
   CudaLaunchOptions cudaLaunch;    ///< device Cuda: how fused kernels are launched (fusers/fuser.h)
 };
 
@@ -43,6 +44,9 @@ struct FunctionStats {
   int64_t fallbackRuns = 0;        ///< calls that ran the unoptimized graph (failed guards)
   int64_t fusionGroups = 0;
   int64_t kernelsCompiled = 0;
+  int64_t kernelCacheHits = 0;     ///< kernels found compiled already (the process-wide cache)
+  int64_t kernelRuns = 0;          ///< fused kernel launches that ran, forward and backward
+  int64_t kernelRefusals = 0;      ///< launches a kernel refused (other input sizes): its group ran unfused
   double compileMs = 0;            ///< kernel compilation
   double passMs = 0;               ///< optimizing passes and differentiation
   std::vector<std::string> warnings;  ///< e.g. fusion groups that failed to compile and run unfused

@@ -1,6 +1,7 @@
 #include "fusers/fuser.h"
 
 #include "passes/util.h"
+#include "runtime/cpu/ops.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -93,16 +94,51 @@ std::shared_ptr<const CompiledKernel> compileOne(const Graph& sub, const FuserOp
   return k;
 }
 
+// A plan's view of a (shared, cached) kernel: counts its launches, and plants opts.injectKernelError.
+class CountedKernel final : public CompiledKernel {
+ public:
+  CountedKernel(std::shared_ptr<const CompiledKernel> k, std::shared_ptr<KernelRunCounts> runs, bool plantError)
+      : k_(std::move(k)), runs_(std::move(runs)), plantError_(plantError) {}
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
+    std::vector<Tensor> outs;
+    try {
+      outs = k_->run(inputs);
+    } catch (const Error&) {
+      ++runs_->refused;
+      throw;
+    }
+    ++runs_->ran;
+    if (plantError_) {
+      for (Tensor& t : outs) {
+        if (!t.defined() || !isFloating(t.dtype())) continue;
+        t = cpu::mul(t, Tensor::scalar(1.01, t.dtype()));
+        break;
+      }
+    }
+    return outs;
+  }
+
+ private:
+  std::shared_ptr<const CompiledKernel> k_;
+  std::shared_ptr<KernelRunCounts> runs_;
+  bool plantError_;
+};
+
 }  // namespace
 
 void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, std::string_view what,
                    std::string_view symbolPrefix, KernelTable& kernels, FusionReport& report,
                    const std::function<PreparedGroup(const Graph& sub)>& prepare) {
+  // One counting view per kernel, so that groups sharing a kernel (an unrolled loop's steps) share it here too.
+  std::unordered_map<const CompiledKernel*, std::shared_ptr<const CompiledKernel>> counted;
   forEachNode(g.block(), [&](Node* n) {
     if (n->kind() != groupKind) return;
     ++report.groups;
     try {
-      kernels[n] = compileOne(*n->subgraph(), opts, symbolPrefix, report, prepare);
+      std::shared_ptr<const CompiledKernel> k = compileOne(*n->subgraph(), opts, symbolPrefix, report, prepare);
+      auto [it, added] = counted.try_emplace(k.get());
+      if (added) it->second = std::make_shared<CountedKernel>(k, report.runs, opts.injectKernelError);
+      kernels[n] = it->second;
     } catch (const Error& e) {
       report.warnings.push_back(fmt::format("{} {} runs unfused: {}", what, n->describe(), e.message()));
     }

@@ -4,6 +4,7 @@
 #include "ir/graph.h"
 #include "runtime/tensor.h"
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -65,7 +66,16 @@ struct FuserOptions {
   DeviceKind device = DeviceKind::Cpu;
   std::string dumpDir;               ///< GJ_DUMP_KERNELS: write every generated kernel here
   bool injectCompileFailure = false;  ///< tests: every group fails to compile (cached kernels too)
+  /// Tests: every kernel's first float output comes out 1% too large, a planted error that only a run
+  /// of the fused kernels can show.
+  bool injectKernelError = false;
   CudaLaunchOptions cudaLaunch;      ///< device Cuda only
+};
+
+/// How often the kernels of one compile ran: launches that ran, and launches a kernel refused (its
+/// inputs did not fit what it was compiled for; its group then ran unfused). Counted from any thread.
+struct KernelRunCounts {
+  std::atomic<int64_t> ran{0}, refused{0};
 };
 
 struct FusionReport {
@@ -74,6 +84,8 @@ struct FusionReport {
   int64_t cacheHits = 0;
   double compileMs = 0;
   std::vector<std::string> warnings;  ///< one per group that failed to compile (it runs unfused)
+  /// Shared by every kernel compileGroups put in the table, which count their launches into it.
+  std::shared_ptr<KernelRunCounts> runs = std::make_shared<KernelRunCounts>();
 };
 
 class Fuser {
@@ -85,6 +97,9 @@ class Fuser {
   /// Compiles every fusion node of g (nested blocks included) into `kernels`. A group that fails to
   /// compile gets no kernel and a warning in the report; the interpreter then runs its subgraph.
   virtual void compile(const Graph& g, KernelTable& kernels, FusionReport& report) = 0;
+  /// Why `n`, left outside every group when this fuser fused its graph, is there: the rule of this
+  /// fuser's that it fails, or that no fusible neighbour of its shape joined it (graphir explain).
+  virtual std::string whyNotFused(const Node* n) const = 0;
 };
 
 /// One group's kernel, before compilation: `key` identifies it (same key, same kernel) and `build`
@@ -98,8 +113,9 @@ struct PreparedGroup {
 
 /// The compile step every fuser shares around its own code generator: for each `groupKind` node of g
 /// (nested blocks included), prepares the group, looks its key up in a process-wide cache (per device
-/// and `symbolPrefix`), and builds and times what is missing. Honours opts.injectCompileFailure; a
-/// group whose preparation or build throws runs unfused, with a warning that starts with `what`.
+/// and `symbolPrefix`), and builds and times what is missing. Each kernel goes into `kernels` counting its
+/// launches into report.runs. Honours opts.injectCompileFailure and injectKernelError; a group whose
+/// preparation or build throws runs unfused, with a warning that starts with `what`.
 void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, std::string_view what,
                    std::string_view symbolPrefix, KernelTable& kernels, FusionReport& report,
                    const std::function<PreparedGroup(const Graph& sub)>& prepare);

@@ -1,5 +1,7 @@
 #include "fusers/group_rules.h"
 
+#include <fmt/format.h>
+
 #include "passes/shape_propagation.h"
 #include "passes/util.h"
 
@@ -26,19 +28,25 @@ bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& 
 }
 
 // A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output.
-bool fusiblePointwise(const Node* n, bool mixedDtypes) {
-  if (!isPointwise(n) || n->outputs().size() != 1 || !floatTensor(n->output())) return false;
+std::string pointwiseBlocker(const Node* n, bool mixedDtypes) {
+  if (!isPointwise(n)) return "not pointwise";
+  if (n->outputs().size() != 1 || !floatTensor(n->output()))
+    return "the output has no static sizes or is not float (run shape propagation on a specialized graph)";
   auto out = *staticSizes(n->output());
   for (const Value* v : n->inputs()) {
     if (!v->type().isTensor()) {
-      if (!isConstant(v)) return false;
+      if (!isConstant(v)) return fmt::format("scalar operand %{} is not a constant", v->name());
       continue;
     }
-    if (!floatTensor(v) || (!mixedDtypes && v->type().dtype != n->output()->type().dtype)) return false;
-    if (!broadcastsTo(*staticSizes(v), out)) return false;
+    if (!floatTensor(v)) return fmt::format("input %{} has no static sizes or is not float", v->name());
+    if (!mixedDtypes && v->type().dtype != n->output()->type().dtype)
+      return fmt::format("input %{} has another dtype", v->name());
+    if (!broadcastsTo(*staticSizes(v), out)) return fmt::format("input %{} does not broadcast to the output", v->name());
   }
-  return true;
+  return "";
 }
+
+bool fusiblePointwise(const Node* n, bool mixedDtypes) { return pointwiseBlocker(n, mixedDtypes).empty(); }
 
 // chunk(x, n, d) with constants, an evenly divisible static x, unpacked once.
 bool fusibleChunk(const Node* n) {

@@ -2,6 +2,7 @@
 // Rules both fusers share for what a pointwise group may hold, and the graph rewrites around chunks.
 #include "ir/graph.h"
 
+#include <string>
 #include <vector>
 
 namespace gj::fusion {
@@ -13,6 +14,8 @@ bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& 
 /// A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output;
 /// its tensor inputs in its own dtype unless `mixedDtypes` (type promotion inside the kernel).
 bool fusiblePointwise(const Node* n, bool mixedDtypes = false);
+/// Which of fusiblePointwise's conditions n fails, in words ("" when none does).
+std::string pointwiseBlocker(const Node* n, bool mixedDtypes = false);
 /// chunk(x, n, d) with constants, an evenly divisible static x, unpacked once.
 bool fusibleChunk(const Node* n);
 

@@ -22,6 +22,104 @@ const OpInfo* lookupOp(std::string_view name, int numInputs) {
   return first;
 }
 
+namespace {
+
+// The kind a schema's type word names; a word ending in "..." is a variadic marker.
+ArgKind argKindOf(std::string_view word) {
+  static const std::pair<std::string_view, ArgKind> kWords[] = {
+      {"Tensor", ArgKind::Tensor},   {"Tensor?", ArgKind::OptionalTensor}, {"Tensor|Scalar", ArgKind::TensorOrScalar},
+      {"Scalar", ArgKind::Scalar},   {"int", ArgKind::Int},                {"float", ArgKind::Float},
+      {"bool", ArgKind::Bool},       {"int[]", ArgKind::IntList},          {"Tensor[]", ArgKind::TensorList},
+      {"T[]", ArgKind::AnyList},     {"T", ArgKind::Any}};
+  for (auto [w, k] : kWords)
+    if (w == word) return k;
+  return ArgKind::Any;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+// The kinds of a parenthesized, comma-separated list that starts at text[0] == '(' (brackets inside an
+// argument, as in "Tensor self [N, C]", do not split it); `end` is set past the ')'.
+void readList(std::string_view text, std::vector<ArgKind>& kinds, bool& variadic, size_t& end) {
+  int depth = 0;
+  size_t start = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '(' || c == '[') ++depth;
+    if (c == ']') --depth;
+    bool last = c == ')' && --depth == 0;
+    if ((c == ',' && depth == 1) || last) {
+      std::string_view arg = trim(text.substr(start, i - start));
+      std::string_view word = arg.substr(0, arg.find(' '));
+      if (word.ends_with("...")) variadic = true;
+      else if (!word.empty() && !variadic) kinds.push_back(argKindOf(word));
+      start = i + 1;
+    }
+    if (last) {
+      end = i + 1;
+      return;
+    }
+  }
+  end = text.size();
+}
+
+OpSignature parseSignature(std::string_view schema) {
+  OpSignature sig;
+  size_t end = 0;
+  if (schema.empty() || schema.front() != '(') {
+    sig.variadicInputs = sig.variadicOutputs = true;
+    return sig;
+  }
+  readList(schema, sig.inputs, sig.variadicInputs, end);
+  std::string_view rest = schema.substr(end);
+  size_t arrow = rest.find("->");
+  if (arrow == std::string_view::npos) {
+    sig.variadicOutputs = true;
+    return sig;
+  }
+  rest = trim(rest.substr(arrow + 2));
+  if (!rest.empty() && rest.front() == '(') {
+    readList(rest, sig.outputs, sig.variadicOutputs, end);
+  } else {
+    std::string_view word = rest.substr(0, rest.find_first_of(" ;"));
+    if (word.ends_with("...")) sig.variadicOutputs = true;
+    else sig.outputs.push_back(argKindOf(word));
+  }
+  return sig;
+}
+
+}  // namespace
+
+const OpSignature& opSignature(OpKind k) {
+  static const std::vector<OpSignature> kSignatures = [] {
+    std::vector<OpSignature> v;
+    for (const OpInfo& op : kOps) v.push_back(parseSignature(op.schema));
+    return v;
+  }();
+  return kSignatures[static_cast<size_t>(k)];
+}
+
+std::string_view argKindName(ArgKind k) {
+  switch (k) {
+    case ArgKind::Any: return "anything";
+    case ArgKind::Tensor: return "a Tensor";
+    case ArgKind::OptionalTensor: return "a Tensor or None";
+    case ArgKind::TensorOrScalar: return "a Tensor or a scalar";
+    case ArgKind::Scalar: return "a scalar (int, float or bool)";
+    case ArgKind::Int: return "an int";
+    case ArgKind::Float: return "a float";
+    case ArgKind::Bool: return "a bool";
+    case ArgKind::IntList: return "an int[]";
+    case ArgKind::TensorList: return "a Tensor[]";
+    case ArgKind::AnyList: return "a list";
+  }
+  return "?";
+}
+
 std::string_view opGroupName(OpGroupKind g) {
   switch (g) {
     case OpGroupKind::Pointwise: return "pointwise";

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace gj {
 
@@ -23,6 +24,26 @@ struct OpInfo {
   OpGroupKind group;
   std::string_view schema;
 };
+
+/// What an op's argument or result may be, as its schema in ops.def spells it: `Tensor`, `Tensor?`
+/// (or None), `Tensor|Scalar`, `Scalar` (int, float or bool), `int`, `float` (an int too), `bool`,
+/// `int[]`, `Tensor[]`, `T[]` (either list); `Any` for the generic `T` and for what a variadic marker
+/// (`T...`, `inputs...`) covers.
+enum class ArgKind : uint8_t { Any, Tensor, OptionalTensor, TensorOrScalar, Scalar, Int, Float, Bool, IntList,
+                               TensorList, AnyList };
+
+/// An op's schema read as argument and result kinds. `inputs` covers every input when the schema lists
+/// them one by one; with `variadicInputs` the inputs from inputs.size() on may be anything (likewise the
+/// results).
+struct OpSignature {
+  std::vector<ArgKind> inputs, outputs;
+  bool variadicInputs = false, variadicOutputs = false;
+};
+
+/// How the schema of `k` reads (parsed from ops.def once). Each schema states as many arguments as the
+/// row's numInputs (tested).
+const OpSignature& opSignature(OpKind k);
+std::string_view argKindName(ArgKind k);
 
 const OpInfo& opInfo(OpKind k);
 /// Every row of ops.def, in order.

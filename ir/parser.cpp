@@ -1,6 +1,7 @@
 #include "ir/parser.h"
 
 #include "ir/verifier.h"
+#include "support/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -40,19 +41,6 @@ std::string_view tokKindName(TokKind k) {
 bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool isValueChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
-
-// Edit distance, for "did you mean" hints.
-size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
 
 class Lexer {
  public:
@@ -520,14 +508,14 @@ class Parser {
   }
 
   static std::string suggestOp(const std::string& name) {
-    std::string_view best;
-    size_t bestD = std::numeric_limits<size_t>::max();
-    for (const OpInfo& op : allOps()) {
-      size_t d = editDistance(name, op.name);
-      if (d < bestD) bestD = d, best = op.name;
-    }
-    if (bestD <= 3) return fmt::format("did you mean '{}'? (graphir ops lists every op)", best);
-    return "see ir/ops.def for the list of ops";
+    static const std::vector<std::string> names = [] {
+      std::vector<std::string> v;
+      for (const OpInfo& op : allOps()) v.emplace_back(op.name);
+      return v;
+    }();
+    std::string best = closestMatch(name, names);
+    if (!best.empty()) return fmt::format("did you mean '{}'? (graphir ops lists every op)", best);
+    return "graphir ops lists every op";
   }
 
   std::vector<Token> toks_;

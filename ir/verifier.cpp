@@ -70,6 +70,10 @@ class Verifier {
       report(n, fmt::format("{} expects {} inputs but has {}: {}", info.name, info.numInputs, nin, info.schema));
     if (info.numOutputs >= 0 && nout != info.numOutputs)
       report(n, fmt::format("{} has {} outputs but must have {}", info.name, nout, info.numOutputs));
+    // Control ops (loops, ifs, subgraphs) have checks of their own below, with their own messages.
+    if (info.group != OpGroupKind::Control && (info.numInputs < 0 || nin == info.numInputs) &&
+        (info.numOutputs < 0 || nout == info.numOutputs))
+      kinds(n);
     control(n, nin, nout);
     if (n->kind() == OpKind::Constant && nout == 1) {
       Type want = constantType(n->constant());
@@ -79,6 +83,43 @@ class Verifier {
                               want.str()));
     }
     for (const Value* v : n->outputs()) define(v);
+  }
+
+  static bool accepts(ArgKind want, TypeKind got) {
+    switch (want) {
+      case ArgKind::Any: return true;
+      case ArgKind::Tensor: return got == TypeKind::Tensor;
+      case ArgKind::OptionalTensor: return got == TypeKind::Tensor || got == TypeKind::None;
+      case ArgKind::TensorOrScalar: return got == TypeKind::Tensor || isScalar(got);
+      case ArgKind::Scalar: return isScalar(got);
+      case ArgKind::Int: return got == TypeKind::Int;
+      case ArgKind::Float: return got == TypeKind::Float || got == TypeKind::Int;
+      case ArgKind::Bool: return got == TypeKind::Bool;
+      case ArgKind::IntList: return got == TypeKind::IntList;
+      case ArgKind::TensorList: return got == TypeKind::TensorList;
+      case ArgKind::AnyList: return got == TypeKind::IntList || got == TypeKind::TensorList;
+    }
+    return false;
+  }
+  static bool isScalar(TypeKind k) { return k == TypeKind::Int || k == TypeKind::Float || k == TypeKind::Bool; }
+
+  // Each input's and output's kind against the op's schema (ops.def): a tensor where the schema takes
+  // an int is an error here, not at run time.
+  void kinds(const Node* n) {
+    const OpInfo& info = n->info();
+    const OpSignature& sig = opSignature(n->kind());
+    for (size_t i = 0; i < n->inputs().size() && i < sig.inputs.size(); ++i) {
+      const Value* v = n->input(i);
+      if (!accepts(sig.inputs[i], v->type().kind))
+        report(n, fmt::format("{}'s argument {} must be {}, but %{} is {}; the schema: {}", info.name, i + 1,
+                              argKindName(sig.inputs[i]), name(v), v->type().str(), info.schema));
+    }
+    for (size_t k = 0; k < n->outputs().size() && k < sig.outputs.size(); ++k) {
+      const Value* v = n->output(k);
+      if (!accepts(sig.outputs[k], v->type().kind))
+        report(n, fmt::format("%{} is declared {}, but {} returns {}; the schema: {}", name(v), v->type().str(),
+                              info.name, argKindName(sig.outputs[k]), info.schema));
+    }
   }
 
   void control(const Node* n, int nin, int nout) {

@@ -16,6 +16,7 @@
 #include "passes/shape_propagation.h"
 #include "passes/unroll_loops.h"
 #include "support/error.h"
+#include "support/text.h"
 
 #include <algorithm>
 #include <chrono>
@@ -32,12 +33,20 @@ static constexpr PassInfo kPasses[] = {
 
 std::span<const PassInfo> allPasses() { return kPasses; }
 
+static const std::vector<std::string>& passNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const PassInfo& p : kPasses) v.emplace_back(p.name);
+    return v;
+  }();
+  return names;
+}
+
 const PassInfo& lookupPass(std::string_view name) {
   for (const PassInfo& p : kPasses)
     if (p.name == name) return p;
-  std::string known;
-  for (const PassInfo& p : kPasses) known += (known.empty() ? "" : ", ") + std::string(p.name);
-  throw Error(fmt::format("unknown pass '{}'", name), "", "passes: " + known);
+  throw Error(fmt::format("unknown pass '{}'{}", name, didYouMean(name, passNames())), "",
+              fmt::format("passes: {}", fmt::join(passNames(), ", ")));
 }
 
 std::vector<std::string> parsePassList(std::string_view list) {
@@ -63,6 +72,13 @@ PassOptions PassOptions::fromEnvironment() {
     while (start <= s.size()) {
       size_t comma = s.find(',', start);
       std::string item(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+      if (!item.empty() && item != "all") {
+        const bool known = std::find(passNames().begin(), passNames().end(), item) != passNames().end();
+        if (!known)
+          throw Error(fmt::format("GJ_LOG names an unknown pass '{}'{}", item, didYouMean(item, passNames())), "",
+                      fmt::format("GJ_LOG takes pass names separated by commas, or all; passes: {}",
+                                  fmt::join(passNames(), ", ")));
+      }
       if (!item.empty()) o.logAfter.push_back(item);
       if (comma == std::string_view::npos) break;
       start = comma + 1;

@@ -231,8 +231,117 @@ std::optional<Sizes> conv2dSizes(const Node* n) {
 // The type of output `k` of n from its inputs' types.
 Type outputType(const Node* n, size_t k);
 
+// ---- strict mode (checkShapes): what the types already show cannot run ----
+
+bool knownDim(int64_t d) { return d != kUnknownDim; }
+
+std::string shapeStr(const Sizes& s) {
+  std::vector<std::string> dims;
+  for (int64_t d : s) dims.push_back(knownDim(d) ? std::to_string(d) : "*");
+  return fmt::format("[{}]", fmt::join(dims, ", "));
+}
+
+// Sizes a and b broadcast; "" when they can, else why not.
+std::string broadcastError(const Sizes& a, const Sizes& b) {
+  for (size_t i = 1; i <= std::min(a.size(), b.size()); ++i) {
+    int64_t da = a[a.size() - i], db = b[b.size() - i];
+    if (knownDim(da) && knownDim(db) && da != db && da != 1 && db != 1)
+      return fmt::format("sizes {} and {} do not broadcast: {} against {} in the dimension {} from the end",
+                         shapeStr(a), shapeStr(b), da, db, i);
+  }
+  return {};
+}
+
+// The inner sizes of a matrix product a @ b (their last and next-to-last dimensions) agree, where known.
+std::string productError(const Sizes& a, const Sizes& b, const char* op) {
+  int64_t k1 = a.back(), k2 = b.size() == 1 ? b[0] : b[b.size() - 2];
+  if (knownDim(k1) && knownDim(k2) && k1 != k2)
+    return fmt::format("{} of {} and {}: the first operand's {} columns do not match the second's {} rows", op,
+                       shapeStr(a), shapeStr(b), k1, k2);
+  return {};
+}
+
+std::string rankError(const Sizes& s, size_t rank, const char* op, const char* what) {
+  if (s.size() == rank) return {};
+  return fmt::format("{} takes a {}-dimensional {}, not {}", op, rank, what, shapeStr(s));
+}
+
+// Why n's inputs cannot be what its op takes, from their known sizes ("" when they can or it is unknown):
+// a GEMM's rank and inner sizes, linear's features and bias, a pointwise op's broadcast.
+std::string staticShapeError(const Node* n) {
+  auto sz = [&](size_t i) { return n->input(i)->type().isTensor() ? n->input(i)->type().sizes : std::nullopt; };
+  switch (n->kind()) {
+    case OpKind::Mm: case OpKind::Bmm: {
+      const size_t rank = n->kind() == OpKind::Mm ? 2 : 3;
+      const char* op = n->kind() == OpKind::Mm ? "aten::mm" : "aten::bmm";
+      auto a = sz(0), b = sz(1);
+      if (!a || !b) return {};
+      if (auto e = rankError(*a, rank, op, "first operand"); !e.empty()) return e;
+      if (auto e = rankError(*b, rank, op, "second operand"); !e.empty()) return e;
+      if (rank == 3 && knownDim((*a)[0]) && knownDim((*b)[0]) && (*a)[0] != (*b)[0])
+        return fmt::format("aten::bmm of {} and {}: batch sizes {} and {} differ", shapeStr(*a), shapeStr(*b), (*a)[0],
+                           (*b)[0]);
+      return productError(*a, *b, op);
+    }
+    case OpKind::Matmul: {
+      auto a = sz(0), b = sz(1);
+      if (!a || !b) return {};
+      if (a->empty() || b->empty()) return "aten::matmul takes operands of at least one dimension";
+      return productError(*a, *b, "aten::matmul");
+    }
+    case OpKind::Addmm: {
+      auto self = sz(0), a = sz(1), b = sz(2);
+      if (!a || !b) return {};
+      if (auto e = rankError(*a, 2, "aten::addmm", "mat1"); !e.empty()) return e;
+      if (auto e = rankError(*b, 2, "aten::addmm", "mat2"); !e.empty()) return e;
+      if (auto e = productError(*a, *b, "aten::addmm"); !e.empty()) return e;
+      return self ? broadcastError(*self, Sizes{(*a)[0], (*b)[1]}) : std::string();
+    }
+    case OpKind::Linear: {
+      auto x = sz(0), w = sz(1);
+      if (!x || !w) return {};
+      if (auto e = rankError(*w, 2, "aten::linear", "weight"); !e.empty()) return e;
+      if (x->empty()) return "aten::linear takes an input of at least one dimension";
+      if (knownDim(x->back()) && knownDim((*w)[1]) && x->back() != (*w)[1])
+        return fmt::format("aten::linear of an input {} and a weight {}: the input has {} features, the weight takes {}",
+                           shapeStr(*x), shapeStr(*w), x->back(), (*w)[1]);
+      auto b = n->input(2)->type().kind == TypeKind::None ? std::nullopt : sz(2);
+      if (b && (b->size() != 1 || (knownDim((*b)[0]) && knownDim((*w)[0]) && (*b)[0] != (*w)[0])))
+        return fmt::format("aten::linear's bias {} must be [{}], the weight's output features", shapeStr(*b), (*w)[0]);
+      return {};
+    }
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: {
+      auto a = sz(0), b = sz(1);
+      return a && b ? broadcastError(*a, *b) : std::string();
+    }
+    default:
+      return {};
+  }
+}
+
+// Why a value declared `declared` cannot hold what its op makes, of type `made` ("" when it can): another
+// kind, or a dtype, rank or size that both know and that differ.
+std::string contradiction(const Type& declared, const Type& made) {
+  auto differ = [&] { return fmt::format("it is declared {} but the op makes {}", declared.str(), made.str()); };
+  if (declared.kind != made.kind) return differ();
+  if (!declared.isTensor()) return {};
+  if (declared.dtype && made.dtype && *declared.dtype != *made.dtype) return differ();
+  if (!declared.sizes || !made.sizes) return {};
+  if (declared.sizes->size() != made.sizes->size()) return differ();
+  for (size_t d = 0; d < made.sizes->size(); ++d)
+    if (knownDim((*declared.sizes)[d]) && knownDim((*made.sizes)[d]) && (*declared.sizes)[d] != (*made.sizes)[d])
+      return differ();
+  return {};
+}
+
+[[noreturn]] void typeError(const Node* n, const std::string& what) {
+  throw Error(what, n->loc().known() ? n->loc().str() : n->describe(),
+              "fix the operands' types, or the declared type, so that they agree");
+}
+
 class ShapePropagator {
  public:
+  explicit ShapePropagator(bool strict = false) : strict_(strict) {}
   bool changed = false;
 
   void block(Block* b) {
@@ -241,6 +350,9 @@ class ShapePropagator {
 
  private:
   void set(Value* v, Type t) {
+    if (strict_)
+      if (std::string why = contradiction(v->type(), t); !why.empty())
+        typeError(v->node(), fmt::format("%{}: {}", v->name(), why));
     t.requiresGrad = v->type().requiresGrad;  // owned by the requires-grad pass
     if (v->type() != t) {
       v->setType(std::move(t));
@@ -249,6 +361,8 @@ class ShapePropagator {
   }
 
   void node(Node* n) {
+    if (strict_)
+      if (std::string why = staticShapeError(n); !why.empty()) typeError(n, why);
     switch (n->kind()) {
       case OpKind::Loop: return loop(n);
       case OpKind::If: return ifNode(n);
@@ -292,9 +406,13 @@ class ShapePropagator {
       t.requiresGrad = sub.inputs()[i]->type().requiresGrad;
       if (sub.inputs()[i]->type() != t) sub.inputs()[i]->setType(t);
     }
-    changed |= propagateShapes(sub);
+    ShapePropagator inner(strict_);
+    inner.block(sub.block());
+    changed |= inner.changed;
     for (size_t k = 0; k < n->outputs().size(); ++k) set(n->output(k), sub.outputs()[k]->type());
   }
+
+  bool strict_;
 };
 
 Type outputType(const Node* n, size_t k) {
@@ -473,6 +591,11 @@ bool propagateShapes(Graph& g) {
   ShapePropagator p;
   p.block(g.block());
   return p.changed;
+}
+
+void checkShapes(const Graph& g) {
+  std::unique_ptr<Graph> copy = g.clone();
+  ShapePropagator(true).block(copy->block());
 }
 
 }  // namespace gj

@@ -11,4 +11,13 @@ namespace gj {
 /// Result: %y : Float(3, 5) = aten::mm(%x, %w)
 bool propagateShapes(Graph& g);
 
+/// The types a user wrote, checked by propagating them (on a copy; g is unchanged): a gj::Error at the
+/// first node, with its file:line:col, whose operands' known sizes its op cannot take (a GEMM's rank or
+/// inner sizes, linear's features or bias, a broadcast) or whose declared output type contradicts what
+/// the op makes (another kind, dtype, rank or known size). Unknown sizes (`*`, `Tensor`) agree with any.
+///
+/// Rejects:  %x : Float(4, 8), %w : Float(5, 16) ; %y = aten::linear(%x, %w, %b)   (8 features, weight takes 16)
+///           %a : int = aten::relu(%h)                                              (relu makes a tensor)
+void checkShapes(const Graph& g);
+
 }  // namespace gj

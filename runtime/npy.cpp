@@ -3,6 +3,7 @@
 #include "support/error.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -115,13 +116,15 @@ void writeNpy(const std::string& path, const Tensor& tin) {
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
   std::ofstream out(path, std::ios::binary);
-  USER_CHECK(out.good(), "cannot write '{}'", path);
+  USER_CHECK(out.good(), "cannot write '{}': {}; hint: the folder must exist and be writable", path,
+             std::strerror(errno));
   out.write("\x93NUMPY\x01\x00", 8);
   char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
   out.write(len, 2);
   out << header;
   out.write(static_cast<const char*>(t.rawData()), static_cast<std::streamsize>(t.numel() * dtypeSize(t.dtype())));
-  USER_CHECK(out.good(), "error writing '{}'", path);
+  out.close();
+  USER_CHECK(out.good(), "error writing '{}': {} (a full disk?)", path, std::strerror(errno));
 }
 
 }  // namespace gj

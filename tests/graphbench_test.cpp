@@ -1,5 +1,7 @@
 // graphbench end to end at small sizes: every group under each fuser x executor prints its table and
 // writes JSON and SVG whose rows are the expected ones, with positive, finite times.
+#include "tests/support/command.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -17,22 +19,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int status = -1;
-  std::string out;
-};
+using Outcome = gj::test::CommandResult;
 
 // `env`: variable assignments for graphbench's environment ("NAME=value ...").
 Outcome runGraphbench(const std::string& args, const std::string& env = "") {
-  std::string cmd = fmt::format("{} {} {} 2>&1", env, GJ_GRAPHBENCH, args);
-  Outcome r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  r.status = pclose(p);
-  return r;
+  return gj::test::runCommand(fmt::format("{} {} {}", env, GJ_GRAPHBENCH, args));
 }
 
 std::string slurp(const fs::path& p) {
@@ -77,19 +68,47 @@ TEST_P(EveryGroup, TablesJsonAndPlotHoldEveryRowWithPositiveTimes) {
       EXPECT_EQ(row[pass]["samples_ms"].size(), 2u) << group << "/" << name;
     }
     EXPECT_TRUE(row.contains("peak_mb") && row["peak_mb"].get<double>() >= 0) << group << "/" << name;
+    EXPECT_TRUE(row["peak_bytes"].is_number_unsigned()) << group << "/" << name;
     // Training and graph rows have a backward; eager, inference and forward-only rows do not.
     bool forwardOnly = name == "aten" || name.ends_with(".eager") || name.ends_with(".infer");
     EXPECT_EQ(row.contains("bwd"), !forwardOnly) << group << "/" << name;
   }
   EXPECT_EQ(seen, kRows);
+  // Settings for scripts: every option as given (null: the group's default) and the values used.
+  const auto& settings = json["settings"];
+  EXPECT_EQ(settings["fuser"], nlohmann::json::array({fuser})) << settings;
+  EXPECT_EQ(settings["executor"], nlohmann::json::array({executor})) << settings;
+  EXPECT_EQ(settings["seqLength"], 3) << settings;
+  EXPECT_TRUE(settings["vocab"] == 40 && settings["nloops"] == 2 && settings["warmup"] == 1) << settings;
+  EXPECT_GE(settings["threads"].get<int>(), 1) << settings;
+  EXPECT_GE(settings["min_warmup"].get<int>(), 1) << settings;
+  EXPECT_TRUE(json["version"].get<std::string>().starts_with("graphjit ")) << json["version"];
+  std::set<std::string> groups;
+  for (const auto& g : json["groups"]) {
+    groups.insert(g["name"].get<std::string>());
+    EXPECT_GE(g["warmup"].get<int>(), settings["min_warmup"].get<int>()) << g;
+    EXPECT_FALSE(g["sizes"].empty()) << g;
+  }
+  EXPECT_EQ(groups, (std::set<std::string>{"rnns", "lm", "classifier", "cells", "ops"}));
+  EXPECT_EQ(json["groups"][0]["sizes"]["seqLength"], 3) << json["groups"][0];
+  // Peak memory below a megabyte is shown in KB, not as 0MB.
+  EXPECT_EQ(r.out.find("peak 0MB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("KB"), std::string::npos) << r.out;
   // The printed table: a header per group, then one line per row starting with its name.
   for (const auto& [group, rows] : kRows) {
     size_t at = r.out.find(fmt::format("Benchmarking {} (milliseconds", group));
     ASSERT_NE(at, std::string::npos) << r.out;
     size_t header = r.out.find("avg_fwd", at);
     ASSERT_NE(header, std::string::npos);
-    for (const std::string& name : rows)
-      EXPECT_NE(r.out.find(" " + name + " ", header), std::string::npos) << group << "/" << name << "\n" << r.out;
+    std::set<std::string> firstCells;  // each table line's name, its first cell
+    std::istringstream lines(r.out.substr(header));
+    for (std::string line; std::getline(lines, line) && !line.starts_with("Benchmarking");) {
+      std::istringstream cells(line);
+      std::string first;
+      cells >> first;
+      firstCells.insert(first);
+    }
+    for (const std::string& name : rows) EXPECT_TRUE(firstCells.count(name)) << group << "/" << name << "\n" << r.out;
   }
   std::string svg = slurp(dir / "b.svg");
   EXPECT_TRUE(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"")) << svg.substr(0, 80);
@@ -143,7 +162,6 @@ TEST(GraphbenchCompare, EveryPairOfFuserAndExecutorInOneTable) {
   fs::remove_all(dir);
 }
 
-// Contradictions and typos: a clear message and a non-zero exit.
 // --cuda-graphs on the emulated driver, which refuses a wait for the host inside a capture as a GPU does:
 // every row of every group is captured (a scalar operand or a gradient copied from the host would keep
 // its row uncaptured, and the row's info would say so).
@@ -159,25 +177,94 @@ TEST(GraphbenchCuda, EveryRowOfEveryGroupIsCapturedUnderCudaGraphs) {
   EXPECT_NE(r.out.find("CUDA graphs of"), std::string::npos) << r.out;
 }
 
+// The cells of a CSV line (RFC 4180 quoting).
+std::vector<std::string> csvCells(const std::string& line) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      cells.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      cells.emplace_back();
+    } else {
+      cells.back() += c;
+    }
+  }
+  return cells;
+}
+
+// --sep ',' prints each table as CSV: seven cells a line, the info cells (which hold commas) quoted whole.
+TEST(GraphbenchCsv, ACommaSeparatorGivesValidCsv) {
+  Outcome r = runGraphbench(fmt::format("--sep , --fuser old,te {}", kSmall));
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::istringstream lines(r.out);
+  std::string line;
+  bool inTable = false;
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    if (line == "name,avg_fwd,std_fwd,info_fwd,avg_bwd,std_bwd,info_bwd") {
+      inTable = true;
+      continue;
+    }
+    if (!inTable || line.starts_with("#") || line.starts_with("Benchmarking")) {
+      inTable = false;
+      continue;
+    }
+    auto cells = csvCells(line);
+    ASSERT_EQ(cells.size(), 7u) << line;
+    EXPECT_GT(std::stod(cells[1]), 0) << line;
+    if (cells[0].starts_with("jit")) EXPECT_NE(cells[3].find(", jit "), std::string::npos) << cells[3];
+    ++rows;
+  }
+  EXPECT_EQ(rows, 13) << r.out;  // cudnn, aten, py, and 5 jit rows x 2 fusers
+}
+
+// Contradictions and typos: "graphbench: error:", what and a hint, exit status 1.
 TEST(GraphbenchErrors, SayWhatIsWrong) {
   const std::pair<const char*, const char*> cases[] = {
-      {"--group rnns,speech", "--group=speech: unknown group; groups: rnns, lm, classifier, cells, ops"},
+      {"--group rnns,speech", "--group: must be one of rnns, lm, classifier, cells, ops, got 'speech'"},
+      {"--group rnn", "got 'rnn'; did you mean 'rnns'?"},
+      {"--rnns jit_fast", "--rnns: must be one of cudnn, aten, py, jit, "},
+      {"--rnns jit_premull", "did you mean 'jit_premul'?"},
       {"--group lm --rnns jit", "--rnns selects rows of the rnns group"},
       {"--cuda-graphs", "--cuda-graphs applies to --device=cuda only"},
       {"--cuda-pointwise-block-size 128", "--cuda-pointwise-block-size applies to --device=cuda only"},
-      {"--cuda-pointwise-block-size 2000", "--cuda-pointwise-block-size: Value 2000 not in range 1 to 1024"},
-      {"--cuda-pointwise-loop-level 4", "--cuda-pointwise-loop-level: 4 not in {2,3}"},
+      {"--cuda-pointwise-block-size 2000", "--cuda-pointwise-block-size: must be from 1 to 1024, got 2000"},
+      {"--cuda-pointwise-loop-level 4", "--cuda-pointwise-loop-level: must be from 2 to 3, got 4"},
       {"--plot table.png", "--plot writes SVG"},
       {"--device cuda", "no CUDA device"},
-      {"--nloops 0", "--nloops"},
+      {"--nloops 0", "--nloops: must be a positive integer, got 0"},
+      {"--miniBatch 99999999999999999999", "--miniBatch: '99999999999999999999' is too large"},
+      {"--threads two", "--threads: must be a whole number, got 'two'"},
       {"--fuser te,old,te", "--fuser names 'te' twice"},
-      {"--fuser te --executor profiling,tracing", "--executor: tracing not in {legacy,profiling}"},
+      {"--fuser te --executor profiling,tracing", "--executor: must be one of legacy, profiling, got 'tracing'"},
+      {"--fusr=old", "unknown option '--fusr' for graphbench; did you mean '--fuser'?"},
+      {"--print-json /proc/nope/b.json --seqLength 2 --miniBatch 1 --inputSize 2 --hiddenSize 2 --rnns aten "
+       "--nloops 1 --warmup 1",
+       "--print-json: cannot write '/proc/nope/b.json'"},
   };
   for (auto [args, message] : cases) {
     Outcome r = runGraphbench(args);
-    EXPECT_NE(r.status, 0) << args;
+    EXPECT_EQ(r.status, 1) << args << "\n" << r.out;
     EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("graphbench: error: "), std::string::npos) << args << "\n" << r.out;
   }
+}
+
+TEST(GraphbenchErrors, MoreThreadsThanCoresIsWarnedAbout) {
+  Outcome r = runGraphbench(fmt::format("--threads 99 --rnns aten {}", kSmall));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("warning: --threads 99 is more than the"), std::string::npos) << r.out;
+}
+
+TEST(GraphbenchVersion, PrintsTheVersionAndCommit) {
+  Outcome r = runGraphbench("--version");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(gj::test::isVersionLine(r.out)) << r.out;
 }
 
 }  // namespace

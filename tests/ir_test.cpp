@@ -160,5 +160,45 @@ TEST(Ops, TableIsConsistent) {
   EXPECT_EQ(lookupOp("aten::nope", 1), nullptr);
 }
 
+// The verifier reads argument kinds off each op's schema text: every schema must state its row's arity.
+TEST(Ops, EverySchemaStatesAsManyArgumentsAsItsRowTakes) {
+  for (const OpInfo& op : allOps()) {
+    const OpSignature& sig = opSignature(op.kind);
+    if (op.numInputs >= 0 && !sig.variadicInputs)
+      EXPECT_EQ(static_cast<int>(sig.inputs.size()), op.numInputs) << op.name << ": " << op.schema;
+    if (op.numOutputs >= 0 && !sig.variadicOutputs)
+      EXPECT_EQ(static_cast<int>(sig.outputs.size()), op.numOutputs) << op.name << ": " << op.schema;
+  }
+  const OpSignature& add = opSignature(OpKind::Add);
+  EXPECT_EQ(add.inputs, (std::vector<ArgKind>{ArgKind::Tensor, ArgKind::TensorOrScalar, ArgKind::Scalar}));
+  EXPECT_EQ(opSignature(OpKind::Linear).inputs[2], ArgKind::OptionalTensor);
+  EXPECT_EQ(opSignature(OpKind::Sizes).outputs, std::vector<ArgKind>{ArgKind::IntList});
+  EXPECT_EQ(opSignature(OpKind::ConvolutionBackward).outputs.size(), 3u);
+  EXPECT_TRUE(opSignature(OpKind::ListConstruct).variadicInputs);
+}
+
+TEST(Verifier, AnArgumentOrResultOfTheWrongKindIsNamedWithTheSchema) {
+  try {
+    parseIR(R"IR(graph(%x : Float(2, 3), %d : int):
+  %s : int[] = prim::ListConstruct(%d)
+  %y : Tensor = aten::softmax(%x, %s)
+  %n : Tensor = aten::size(%x, %d)
+  return (%y, %n)
+)IR", "t.ir");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "t.ir:3:17");
+    EXPECT_EQ(e.message(), "aten::softmax's argument 2 must be an int, but %s is int[]; the schema: (Tensor self, "
+                           "int dim) -> Tensor [and 1 more problem(s)]");
+  }
+  try {
+    parseIR("graph(%x : Float(2, 3), %d : int):\n  %n : Tensor = aten::size(%x, %d)\n  return (%n)\n", "u.ir");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "%n is declared Tensor, but aten::size returns an int; the schema: (Tensor self, int dim) "
+                           "-> int");
+  }
+}
+
 }  // namespace
 }  // namespace gj

@@ -10,6 +10,7 @@ namespace gj::tools {
 
 struct RunSettings {
   std::string fuser = "none", executor = "profiling", device = "cpu";
+  bool injectKernelError = false;  ///< tests (--inject-kernel-error): FunctionOptions::injectKernelError
   FunctionOptions options() const;
 };
 
@@ -30,7 +31,14 @@ int cmdRun(const std::string& file, const std::string& inputsDir, const std::str
            const std::string& gradOutputsDir, const RunSettings& s);
 int cmdCheck(const std::string& caseDir, const RunSettings& s);
 
-/// Writes `text` to `path`, or to standard output for "" or "-".
+/// An IR file as a user wrote it: parsed, verified (op schemas included) and its types checked
+/// (checkShapes), each error with its file:line:col.
+std::unique_ptr<Graph> loadIR(const std::string& file);
+
+/// Writes `text` to `path`, or to standard output for "" or "-"; a gj::Error says why a file cannot be written.
 void writeText(const std::string& path, const std::string& text);
+/// A folder for output, made with its parents; a filesystem error (a read-only place, a file in the way)
+/// is a gj::Error naming the `what` folder, its path and why.
+void makeFolder(const std::string& dir, const char* what);
 
 }  // namespace gj::tools

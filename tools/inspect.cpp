@@ -14,10 +14,12 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdlib>
-#include <functional>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 
@@ -31,12 +33,16 @@ void writeText(const std::string& path, const std::string& text) {
     return;
   }
   std::ofstream out(path);
-  USER_CHECK(out.good(), "cannot write '{}'", path);
+  if (!out.good())
+    throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)), "",
+                "give a path in a folder that exists and where you may write");
   out << text;
+  out.close();
+  USER_CHECK(out.good(), "error writing '{}': {} (a full disk?)", path, std::strerror(errno));
 }
 
 int cmdDump(const std::string& file, bool types) {
-  auto g = parseIRFile(file);
+  auto g = loadIR(file);
   if (types) propagateShapes(*g);
   std::cout << printIR(*g);
   return 0;
@@ -70,7 +76,7 @@ static PipelineOptions pipelineOptions(const std::string& fuser, bool printAfter
 // backward graphs.
 static Plan optimizedPlan(const std::string& file, const std::string& pipeline, const std::string& fuser,
                           bool printAfterAll = false, bool backward = false) {
-  std::shared_ptr<Graph> g = parseIRFile(file);
+  std::shared_ptr<Graph> g = loadIR(file);
   for (Value* in : g->inputs())
     USER_CHECK(!in->type().isTensor() || in->type().isComplete(),
                "{}: input %{} has type {}; the pipelines specialize on complete types such as Float(3, 4)", file,
@@ -92,7 +98,7 @@ int cmdPasses(const std::string& file, const std::string& passList, const std::s
     records = p.passes;
     result = printIR(*p.graph);
   } else {
-    auto g = parseIRFile(file);
+    auto g = loadIR(file);
     PassOptions opts = PassOptions::fromEnvironment();
     opts.verifyEach = true;
     opts.log = &std::cout;
@@ -172,7 +178,7 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
              launch.str());
   launch.validate();
   Plan p = optimizedPlan(file, "legacy", fuser, false, backward);
-  if (!outDir.empty()) fs::create_directories(outDir);
+  if (!outDir.empty()) makeFolder(outDir, "codegen output");
   int k = 0;
   for (const auto& [title, g] : planGraphs(p)) forEachNode(g->block(), [&](Node* n) {
     if (!isGroup(n)) return;
@@ -193,21 +199,18 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
 int cmdExplain(const std::string& file, const std::string& fuser, bool backward) {
   USER_CHECK(fuser == "old" || fuser == "te", "graphir explain needs --fuser=old or te");
   Plan p = optimizedPlan(file, "legacy", fuser, false, backward);
+  std::unique_ptr<Fuser> f = makeFuser(fuserFromName(fuser), {});
   int outside = 0;
-  for (const auto& [title, g] : planGraphs(p)) forEachNode(g->block(), [&](Node* n) {
-    if (isPlumbing(n->kind())) return;
-    if (fuser == "te" && (n->kind() == OpKind::SumToSize || n->kind() == OpKind::SumDim)) {
-      std::cout << fmt::format("{}\n    a reduction joins a TE group only when it reduces a value the group computes\n",
-                               printNode(n));
+  for (const auto& [title, g] : planGraphs(p)) {
+    std::string section;
+    forEachNode(g->block(), [&](Node* n) {
+      if (isPlumbing(n->kind()) || isGroup(n)) return;
+      section += fmt::format("{}\n    {}\n", printNode(n), f->whyNotFused(n));
       ++outside;
-      return;
-    }
-    std::string why = legacy::fusionBlocker(n);
-    if (why.empty()) why = "fusible, but no other fusible op shares its shape next to it (groups need two ops)";
-    std::cout << fmt::format("{}\n    {}\n", printNode(n), why);
-    ++outside;
-  });
-  std::cerr << fmt::format("{} op(s) outside fusion groups\n", outside);
+    });
+    if (!section.empty()) std::cout << fmt::format("# {}\n{}", title, section);
+  }
+  std::cerr << fmt::format("{} op(s) outside the {} fuser's groups\n", outside, fuser);
   return 0;
 }
 
@@ -265,7 +268,7 @@ static std::string dotText(const Graph& g) {
 int cmdDot(const std::string& file, const std::string& fuser, const std::string& out) {
   std::shared_ptr<Graph> g;
   if (fuser.empty() || fuser == "none") {
-    g = parseIRFile(file);
+    g = loadIR(file);
   } else {
     g = optimizedPlan(file, "legacy", fuser).graph;
   }
@@ -278,15 +281,21 @@ int cmdDot(const std::string& file, const std::string& fuser, const std::string&
   USER_CHECK(ext == ".svg" || ext == ".png", "graphir dot writes .dot, .svg or .png, not '{}'", ext);
   std::string dotFile = out + ".dot";
   writeText(dotFile, text);
-  std::string cmd = fmt::format("dot -T{} '{}' -o '{}' 2>/dev/null", ext.substr(1), dotFile, out);
+  auto quoted = [](const std::string& path) {  // for the shell, inside single quotes
+    std::string q = "'";
+    for (char c : path) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  std::string cmd = fmt::format("dot -T{} {} -o {} 2>/dev/null", ext.substr(1), quoted(dotFile), quoted(out));
   int rc = std::system(cmd.c_str());
-  fs::remove(dotFile);
+  std::error_code ignored;
+  fs::remove(dotFile, ignored);
   USER_CHECK(rc == 0, "rendering {} needs Graphviz's dot (apt-get install graphviz); or write a .dot file", out);
   return 0;
 }
 
 int cmdStats(const std::string& file) {
-  auto g = parseIRFile(file);
+  auto g = loadIR(file);
   std::map<std::string, int> byOp;
   int nodes = 0, loops = 0, blocks = 0, depth = 0;
   std::function<void(const Block*, int)> walk = [&](const Block* b, int d) {

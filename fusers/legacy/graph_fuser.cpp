@@ -90,19 +90,7 @@ std::string fusionBlocker(const Node* n) {
   if (!isPointwise(n))
     return fmt::format("not pointwise (a {} op; the legacy fuser fuses pointwise ops and chunks of their inputs)",
                        opGroupName(n->info().group));
-  if (n->outputs().size() != 1 || !floatTensor(n->output()))
-    return "the output has no static sizes or is not float (run shape propagation on a specialized graph)";
-  auto out = *staticSizes(n->output());
-  for (const Value* v : n->inputs()) {
-    if (!v->type().isTensor()) {
-      if (!isConstant(v)) return fmt::format("scalar operand %{} is not a constant", v->name());
-      continue;
-    }
-    if (!floatTensor(v)) return fmt::format("input %{} has no static sizes or is not float", v->name());
-    if (v->type().dtype != n->output()->type().dtype) return fmt::format("input %{} has another dtype", v->name());
-    if (!broadcastsTo(*staticSizes(v), out)) return fmt::format("input %{} does not broadcast to the output", v->name());
-  }
-  return "";
+  return pointwiseBlocker(n);
 }
 
 int64_t fusePointwiseGroups(Graph& g) {

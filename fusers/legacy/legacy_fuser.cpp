@@ -109,6 +109,10 @@ class LegacyFuser final : public Fuser {
   explicit LegacyFuser(FuserOptions opts) : opts_(std::move(opts)) {}
   std::string_view name() const override { return "old"; }
   int64_t fuse(Graph& g) override { return fusePointwiseGroups(g); }
+  std::string whyNotFused(const Node* n) const override {
+    std::string why = fusionBlocker(n);
+    return why.empty() ? "fusible, but no other fusible op of its shape is next to it (a group needs two)" : why;
+  }
 
   void compile(const Graph& g, KernelTable& kernels, FusionReport& report) override {
     compileGroups(g, OpKind::FusionGroup, opts_, "fusion group", "gj_fused", kernels, report,

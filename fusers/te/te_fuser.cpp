@@ -101,6 +101,33 @@ bool canJoin(const Node* n, const std::vector<Node*>& region) {
   return !shape || *shape == *staticSizes(n->output());
 }
 
+// Why the TE fuser leaves n outside its groups, by its rules (canJoin, worthFusing).
+std::string fusionBlocker(const Node* n) {
+  switch (n->kind()) {
+    case OpKind::ListUnpack: return "unpacks a list no group holds";
+    case OpKind::Chunk:
+      return fusibleChunk(n) ? "a chunk joins only when every piece feeds a fusible pointwise op"
+                             : "a chunk needs constant arguments, an evenly divisible static input and one unpack";
+    case OpKind::SumToSize: case OpKind::SumDim: case OpKind::MeanDim: case OpKind::Mean:
+      return fusibleReduction(n) ? "a reduction joins a TE group only when it reduces a pointwise value the group "
+                                   "computes"
+                                 : "a reduction needs a static float input, constant dims and static output sizes";
+    case OpKind::Softmax: case OpKind::LogSoftmax:
+      return fusibleSoftmax(n) ? "fusible, but a softmax alone is one op (a group needs two, or a softmax over a "
+                                 "value the group computes)"
+                               : "a softmax needs a static float input and a constant dim";
+    case OpKind::ListConstruct: case OpKind::Cat:
+      return "a cat joins when it has a constant dim, parts of one float dtype, its own list, and a part the group "
+             "computes";
+    default: break;
+  }
+  if (!isPointwise(n))
+    return fmt::format("not fused by the TE fuser (a {} op; it fuses pointwise ops, sums and means, softmax, cat and "
+                       "chunks)", opGroupName(n->info().group));
+  std::string why = pointwiseBlocker(n, /*mixedDtypes=*/true);
+  return why.empty() ? "fusible, but no other fusible op of its shape is next to it (a group needs two)" : why;
+}
+
 bool worthFusing(const std::vector<Node*>& region) {
   size_t ops = 0;
   for (const Node* n : region) ops += isPointwise(n) || fusibleReduction(n) ? 1 : fusibleSoftmax(n) ? 2 : 0;
@@ -217,6 +244,7 @@ class TeFuser final : public Fuser {
   explicit TeFuser(FuserOptions opts) : opts_(std::move(opts)) {}
   std::string_view name() const override { return "te"; }
   int64_t fuse(Graph& g) override { return fuseTensorExprGroups(g); }
+  std::string whyNotFused(const Node* n) const override { return fusionBlocker(n); }
 
   void compile(const Graph& g, KernelTable& kernels, FusionReport& report) override {
     compileGroups(g, OpKind::TensorExprGroup, opts_, "TE group", "gj_te", kernels, report,
