@@ -46,6 +46,18 @@ Tensor tensorOrScalar(const IValue& v, const Tensor& like, const char* what) {
   return Tensor::scalar(v.toDouble(what), like.dtype());
 }
 
+// A pointwise op on the CPU's reference kernels: operand 0 a tensor, operand 1 (ops of two or more) a
+// tensor or a scalar, operand 2 a scalar (add's alpha).
+Tensor pointwise(const Node* n, const std::vector<IValue>& in) {
+  const PointwiseOp op = *n->info().pointwiseOp();
+  const std::string what(n->info().name);
+  const int arity = pointwiseArity(op);
+  const Tensor& a = in[0].toTensor(what.c_str());
+  const Tensor b = arity >= 2 ? tensorOrScalar(in[1], a, what.c_str()) : Tensor();
+  const double c = arity >= 3 ? in[2].toDouble(what.c_str()) : 0.0;
+  return cpu::pointwise(op, a, b, c);
+}
+
 cpu::Conv2dParams convParams(const std::vector<IValue>& in) {
   auto pair = [](const std::vector<int64_t>& v, const char* what) {
     USER_CHECK(v.size() == 1 || v.size() == 2, "conv2d: {} must have 1 or 2 elements, got {}", what, v.size());
@@ -464,21 +476,6 @@ void Frame::runNode(const Node* n) {
       set(n, T(0).to(*d));
       return;
     }
-    case OpKind::Add:
-      set(n, cpu::add(T(0), tensorOrScalar(in[1], T(0), "aten::add"), in[2].toDouble("aten::add alpha")));
-      return;
-    case OpKind::Sub:
-      set(n, cpu::sub(T(0), tensorOrScalar(in[1], T(0), "aten::sub"), in[2].toDouble("aten::sub alpha")));
-      return;
-    case OpKind::Mul: set(n, cpu::mul(T(0), tensorOrScalar(in[1], T(0), "aten::mul"))); return;
-    case OpKind::Div: set(n, cpu::div(T(0), tensorOrScalar(in[1], T(0), "aten::div"))); return;
-    case OpKind::Neg: set(n, cpu::neg(T(0))); return;
-    case OpKind::Sigmoid: set(n, cpu::sigmoid(T(0))); return;
-    case OpKind::Tanh: set(n, cpu::tanh(T(0))); return;
-    case OpKind::Relu: set(n, cpu::relu(T(0))); return;
-    case OpKind::Exp: set(n, cpu::exp(T(0))); return;
-    case OpKind::Log: set(n, cpu::log(T(0))); return;
-    case OpKind::Sqrt: set(n, cpu::sqrt(T(0))); return;
     case OpKind::Sum: set(n, cpu::sum(T(0))); return;
     case OpKind::SumDim: set(n, cpu::sum(T(0), Ints(1), in[2].toBool("keepdim"))); return;
     case OpKind::Mean: set(n, cpu::mean(T(0))); return;
@@ -493,11 +490,6 @@ void Frame::runNode(const Node* n) {
     case OpKind::Conv2d: set(n, cpu::conv2d(T(0), T(1), in[2].isNone() ? Tensor() : T(2), convParams(in))); return;
     case OpKind::ZerosLike: set(n, Tensor::zeros(T(0).sizes(), T(0).dtype(), T(0).device())); return;
     case OpKind::SumToSize: set(n, cpu::sumToSize(T(0), Ints(1))); return;
-    case OpKind::SigmoidBackward: set(n, cpu::sigmoidBackward(T(0), T(1))); return;
-    case OpKind::TanhBackward: set(n, cpu::tanhBackward(T(0), T(1))); return;
-    case OpKind::ThresholdBackward:
-      set(n, cpu::thresholdBackward(T(0), T(1), in[2].toDouble("threshold_backward threshold")));
-      return;
     case OpKind::SelectBackward: set(n, cpu::selectBackward(T(0), Ints(1), I(2), I(3))); return;
     case OpKind::SliceBackward: set(n, cpu::sliceBackward(T(0), Ints(1), I(2), I(3), I(4), I(5))); return;
     case OpKind::EmbeddingBackward: set(n, cpu::embeddingBackward(T(0), T(1), I(2))); return;
@@ -512,9 +504,11 @@ void Frame::runNode(const Node* n) {
       return;
     }
     case OpKind::SplitWithSizes: set(n, IValue(cpu::splitWithSizes(T(0), Ints(1), I(2)))); return;
+#include "ir/pointwise_cases.inc"
+      set(n, pointwise(n, in));
+      return;
     case OpKind::SumBackward: set(n, cpu::sumBackward(T(0), Ints(1), Ints(2), in[3].toBool("keepdim"))); return;
     case OpKind::MeanBackward: set(n, cpu::meanBackward(T(0), Ints(1), Ints(2), in[3].toBool("keepdim"))); return;
-    case OpKind::AutogradAdd: set(n, cpu::autogradAdd(T(0), T(1))); return;
   }
 }
 

@@ -2,11 +2,28 @@
 
 namespace gj {
 
+namespace {
+// The names ops.def's flags column uses.
+constexpr uint8_t None = 0, Plumbing = kOpPlumbing, Grad = kOpDifferentiable, Old = kOpFusedByOld, Te = kOpFusedByTe;
+}  // namespace
+
 static constexpr OpInfo kOps[] = {
-#define OP(E, NAME, IN, OUT, GROUP, SCHEMA) {OpKind::E, NAME, IN, OUT, OpGroupKind::GROUP, SCHEMA},
+#define OP(E, NAME, IN, OUT, GROUP, FLAGS, SCHEMA) {OpKind::E, NAME, IN, OUT, OpGroupKind::GROUP, FLAGS, -1, SCHEMA},
+#define POINTWISE_OP(E, NAME, IN, OUT, FLAGS, SCHEMA) \
+  {OpKind::E, NAME, IN, OUT, OpGroupKind::Pointwise, FLAGS, static_cast<int>(PointwiseOp::E), SCHEMA},
 #include "ir/ops.def"
+#undef POINTWISE_OP
 #undef OP
 };
+
+// A pointwise op takes the operands its rule reads (support/pointwise.def).
+static constexpr bool pointwiseAritiesAgree() {
+  for (const OpInfo& op : kOps)
+    if (op.pointwise >= 0 && op.numInputs != gjPointwiseArity(op.pointwise)) return false;
+  return true;
+}
+static_assert(pointwiseAritiesAgree(), "a POINTWISE_OP row of ir/ops.def and its rule in support/pointwise.def "
+                                       "take different numbers of operands");
 
 const OpInfo& opInfo(OpKind k) { return kOps[static_cast<size_t>(k)]; }
 

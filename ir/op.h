@@ -1,6 +1,9 @@
 #pragma once
 // OpKind and its table, generated from ops.def.
+#include "support/pointwise.h"
+
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -8,7 +11,7 @@
 namespace gj {
 
 enum class OpKind : uint8_t {
-#define OP(E, NAME, IN, OUT, GROUP, SCHEMA) E,
+#define OP(E, NAME, IN, OUT, GROUP, FLAGS, SCHEMA) E,
 #include "ir/ops.def"
 #undef OP
 };
@@ -16,13 +19,30 @@ enum class OpKind : uint8_t {
 /// What kind of work an op does; fusers and passes decide by group, not by name.
 enum class OpGroupKind : uint8_t { Pointwise, Reduction, View, Gemm, Control, Data };
 
+/// The flags column of ops.def.
+enum OpFlag : uint8_t {
+  kOpPlumbing = 1,        ///< moves values, lists, scalars or control
+  kOpDifferentiable = 2,  ///< has a gradient formula (passes/gradient_formulas.cpp)
+  kOpFusedByOld = 4,      ///< the legacy fuser may put it in a group
+  kOpFusedByTe = 8,       ///< the TE fuser may put it in a group
+};
+
 struct OpInfo {
   OpKind kind;
   std::string_view name;
   int numInputs;   ///< -1: variadic
   int numOutputs;  ///< -1: variadic
   OpGroupKind group;
+  uint8_t flags;   ///< OpFlag bits
+  int pointwise;   ///< a POINTWISE_OP's scalar rule (a PointwiseOp), or -1
   std::string_view schema;
+
+  bool plumbing() const { return flags & kOpPlumbing; }
+  bool differentiable() const { return flags & kOpDifferentiable; }
+  /// The rule support/pointwise.def gives a POINTWISE_OP; nullopt for other ops.
+  std::optional<PointwiseOp> pointwiseOp() const {
+    return pointwise < 0 ? std::nullopt : std::optional(static_cast<PointwiseOp>(pointwise));
+  }
 };
 
 /// What an op's argument or result may be, as its schema in ops.def spells it: `Tensor`, `Tensor?`

@@ -122,73 +122,53 @@ class Verifier {
     }
   }
 
+  // What the ops with blocks, subgraphs or a shape of their own need; every other op has no blocks.
   void control(const Node* n, int nin, int nout) {
-    switch (n->kind()) {
-      case OpKind::Loop: {
-        if (nin < 2 || n->blocks().size() != 1) {
-          report(n, "prim::Loop takes (trip_count, cond, carried...) and has one body block");
-          return;
-        }
-        expectKind(n, 0, TypeKind::Int, "the trip count");
-        expectKind(n, 1, TypeKind::Bool, "the loop condition");
-        const Block* body = n->block(0);
-        int carried = nin - 2;
-        if (static_cast<int>(body->inputs().size()) != carried + 1)
-          report(n, fmt::format("loop body takes {} parameters but needs {} (the index, then one per carried value)",
-                                body->inputs().size(), carried + 1));
-        if (static_cast<int>(body->outputs().size()) != carried + 1)
-          report(n, fmt::format("loop body returns {} values but needs {} (the condition, then one per carried value)",
-                                body->outputs().size(), carried + 1));
-        if (nout != carried) report(n, fmt::format("prim::Loop has {} outputs for {} carried values", nout, carried));
-        block(body, n);
-        return;
-      }
-      case OpKind::If: {
-        if (nin != 1 || n->blocks().size() != 2) {
-          report(n, "prim::If takes one condition and has two blocks (then, else)");
-          return;
-        }
-        expectKind(n, 0, TypeKind::Bool, "the if condition");
-        for (const Block* b : n->blocks()) {
-          if (!b->inputs().empty()) report(n, "prim::If blocks take no parameters");
-          if (static_cast<int>(b->outputs().size()) != nout)
-            report(n, fmt::format("prim::If block returns {} values for {} outputs", b->outputs().size(), nout));
-          block(b, n);
-        }
-        return;
-      }
-      case OpKind::Param:
-      case OpKind::Return:
-        report(n, "param/return nodes cannot appear inside a block's node list");
-        return;
-      case OpKind::DifferentiableGraph:
-      case OpKind::FallbackGraph:
-      case OpKind::FusionGroup:
-      case OpKind::TensorExprGroup:
-        subgraph(n, nin, nout);
-        return;
-      case OpKind::TypeCheck:
-        if (nout != nin + 1 || nout == 0 || n->outputs().back()->type().kind != TypeKind::Bool)
-          report(n, "prim::TypeCheck returns its inputs (with the expected types) and then a bool");
-        return;
-      case OpKind::Constant: case OpKind::ListConstruct: case OpKind::ListUnpack: case OpKind::ListAppend:
-      case OpKind::GetItem: case OpKind::Len: case OpKind::Size: case OpKind::Mm: case OpKind::Bmm:
-      case OpKind::Matmul: case OpKind::Addmm: case OpKind::Linear: case OpKind::T: case OpKind::Transpose:
-      case OpKind::Permute: case OpKind::Select: case OpKind::Slice: case OpKind::View: case OpKind::Reshape:
-      case OpKind::Unsqueeze: case OpKind::Squeeze: case OpKind::Expand: case OpKind::Chunk: case OpKind::Unbind:
-      case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::DTypeOf: case OpKind::ToDType: case OpKind::Add: case OpKind::Sub: case OpKind::Mul:
-      case OpKind::Div: case OpKind::Neg: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Relu: case OpKind::Exp:
-      case OpKind::Log: case OpKind::Sqrt: case OpKind::Sum: case OpKind::SumDim: case OpKind::Mean:
-      case OpKind::MeanDim: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::NllLoss:
-      case OpKind::CrossEntropy: case OpKind::Embedding: case OpKind::Cat: case OpKind::Stack: case OpKind::Conv2d:
-      case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder: case OpKind::Profile:
-      case OpKind::Sizes: case OpKind::ZerosLike: case OpKind::SumToSize: case OpKind::SigmoidBackward:
-      case OpKind::TanhBackward: case OpKind::ThresholdBackward: case OpKind::SelectBackward:
-      case OpKind::SliceBackward: case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward:
-      case OpKind::LogSoftmaxBackward: case OpKind::NllLossBackward: case OpKind::ConvolutionBackward:
-      case OpKind::SplitWithSizes: case OpKind::SumBackward: case OpKind::MeanBackward: case OpKind::AutogradAdd:
-        if (!n->blocks().empty()) report(n, fmt::format("{} cannot have blocks", n->info().name));
-        return;
+    const OpKind k = n->kind();
+    if (k == OpKind::Loop) return loop(n, nin, nout);
+    if (k == OpKind::If) return ifNode(n, nin, nout);
+    if (k == OpKind::Param || k == OpKind::Return) {
+      report(n, "param/return nodes cannot appear inside a block's node list");
+      return;
+    }
+    if (k == OpKind::DifferentiableGraph || k == OpKind::FallbackGraph || k == OpKind::FusionGroup ||
+        k == OpKind::TensorExprGroup)
+      return subgraph(n, nin, nout);
+    if (k == OpKind::TypeCheck && (nout != nin + 1 || nout == 0 || n->outputs().back()->type().kind != TypeKind::Bool))
+      report(n, "prim::TypeCheck returns its inputs (with the expected types) and then a bool");
+    if (!n->blocks().empty()) report(n, fmt::format("{} cannot have blocks", n->info().name));
+  }
+
+  void loop(const Node* n, int nin, int nout) {
+    if (nin < 2 || n->blocks().size() != 1) {
+      report(n, "prim::Loop takes (trip_count, cond, carried...) and has one body block");
+      return;
+    }
+    expectKind(n, 0, TypeKind::Int, "the trip count");
+    expectKind(n, 1, TypeKind::Bool, "the loop condition");
+    const Block* body = n->block(0);
+    int carried = nin - 2;
+    if (static_cast<int>(body->inputs().size()) != carried + 1)
+      report(n, fmt::format("loop body takes {} parameters but needs {} (the index, then one per carried value)",
+                            body->inputs().size(), carried + 1));
+    if (static_cast<int>(body->outputs().size()) != carried + 1)
+      report(n, fmt::format("loop body returns {} values but needs {} (the condition, then one per carried value)",
+                            body->outputs().size(), carried + 1));
+    if (nout != carried) report(n, fmt::format("prim::Loop has {} outputs for {} carried values", nout, carried));
+    block(body, n);
+  }
+
+  void ifNode(const Node* n, int nin, int nout) {
+    if (nin != 1 || n->blocks().size() != 2) {
+      report(n, "prim::If takes one condition and has two blocks (then, else)");
+      return;
+    }
+    expectKind(n, 0, TypeKind::Bool, "the if condition");
+    for (const Block* b : n->blocks()) {
+      if (!b->inputs().empty()) report(n, "prim::If blocks take no parameters");
+      if (static_cast<int>(b->outputs().size()) != nout)
+        report(n, fmt::format("prim::If block returns {} values for {} outputs", b->outputs().size(), nout));
+      block(b, n);
     }
   }
 

@@ -22,69 +22,68 @@ std::vector<Value*> inlineBlock(Block* b, Node* before) {
 }
 
 std::optional<ConstantValue> fold(Node* n) {
-  switch (n->kind()) {
-    case OpKind::Size: {
-      auto d = constantInt(n->input(1));
-      const Type& t = n->input(0)->type();
-      if (!d || !t.sizes) return std::nullopt;
-      int64_t rank = static_cast<int64_t>(t.sizes->size());
-      if (*d < -rank || *d >= rank) return std::nullopt;  // let the run report the error
-      int64_t s = (*t.sizes)[*d < 0 ? *d + rank : *d];
-      if (s == kUnknownDim) return std::nullopt;
-      return s;
-    }
-    case OpKind::Sizes:
-      if (auto s = staticSizes(n->input(0))) return *s;
-      return std::nullopt;
-    case OpKind::DTypeOf:
-      if (const auto& d = n->input(0)->type().dtype) return static_cast<int64_t>(*d);
-      return std::nullopt;
-    case OpKind::Len: {
-      Node* src = n->input(0)->node();
-      if (src->kind() == OpKind::ListConstruct) return static_cast<int64_t>(src->inputs().size());
-      if (src->kind() == OpKind::Unbind) {
-        auto d = constantInt(src->input(1));
-        auto sizes = staticSizes(src->input(0));
-        if (d && sizes && *d >= -static_cast<int64_t>(sizes->size()) && *d < static_cast<int64_t>(sizes->size()))
-          return (*sizes)[*d < 0 ? *d + static_cast<int64_t>(sizes->size()) : *d];
-      }
-      if (auto xs = constantInts(n->input(0))) return static_cast<int64_t>(xs->size());
-      return std::nullopt;
-    }
-    case OpKind::ListConstruct: {
-      if (n->output()->type().kind != TypeKind::IntList) return std::nullopt;
-      std::vector<int64_t> xs;
-      for (Value* v : n->inputs()) {
-        auto i = constantInt(v);
-        if (!i) return std::nullopt;
-        xs.push_back(*i);
-      }
-      return xs;
-    }
-    case OpKind::GetItem: {
-      auto xs = constantInts(n->input(0));
-      auto i = constantInt(n->input(1));
-      if (!xs || !i) return std::nullopt;
-      int64_t sz = static_cast<int64_t>(xs->size());
-      if (*i < -sz || *i >= sz) return std::nullopt;
-      return (*xs)[*i < 0 ? *i + sz : *i];
-    }
-    case OpKind::IntAdd: {
-      auto a = constantInt(n->input(0)), b = constantInt(n->input(1));
-      if (a && b) return *a + *b;
-      return std::nullopt;
-    }
-    case OpKind::FloorDiv:
-    case OpKind::Remainder: {
-      auto a = constantInt(n->input(0)), b = constantInt(n->input(1));
-      if (!a || !b || *b == 0) return std::nullopt;
-      int64_t q = *a / *b;
-      if ((*a % *b != 0) && ((*a < 0) != (*b < 0))) --q;
-      return n->kind() == OpKind::FloorDiv ? q : *a - q * *b;
-    }
-    default:
-      return std::nullopt;
+  const OpKind kind = n->kind();
+  if (kind == OpKind::Size) {
+    auto d = constantInt(n->input(1));
+    const Type& t = n->input(0)->type();
+    if (!d || !t.sizes) return std::nullopt;
+    int64_t rank = static_cast<int64_t>(t.sizes->size());
+    if (*d < -rank || *d >= rank) return std::nullopt;  // let the run report the error
+    int64_t s = (*t.sizes)[*d < 0 ? *d + rank : *d];
+    if (s == kUnknownDim) return std::nullopt;
+    return s;
   }
+  if (kind == OpKind::Sizes) {
+    if (auto s = staticSizes(n->input(0))) return *s;
+    return std::nullopt;
+  }
+  if (kind == OpKind::DTypeOf) {
+    if (const auto& d = n->input(0)->type().dtype) return static_cast<int64_t>(*d);
+    return std::nullopt;
+  }
+  if (kind == OpKind::Len) {
+    Node* src = n->input(0)->node();
+    if (src->kind() == OpKind::ListConstruct) return static_cast<int64_t>(src->inputs().size());
+    if (src->kind() == OpKind::Unbind) {
+      auto d = constantInt(src->input(1));
+      auto sizes = staticSizes(src->input(0));
+      if (d && sizes && *d >= -static_cast<int64_t>(sizes->size()) && *d < static_cast<int64_t>(sizes->size()))
+        return (*sizes)[*d < 0 ? *d + static_cast<int64_t>(sizes->size()) : *d];
+    }
+    if (auto xs = constantInts(n->input(0))) return static_cast<int64_t>(xs->size());
+    return std::nullopt;
+  }
+  if (kind == OpKind::ListConstruct) {
+    if (n->output()->type().kind != TypeKind::IntList) return std::nullopt;
+    std::vector<int64_t> xs;
+    for (Value* v : n->inputs()) {
+      auto i = constantInt(v);
+      if (!i) return std::nullopt;
+      xs.push_back(*i);
+    }
+    return xs;
+  }
+  if (kind == OpKind::GetItem) {
+    auto xs = constantInts(n->input(0));
+    auto i = constantInt(n->input(1));
+    if (!xs || !i) return std::nullopt;
+    int64_t sz = static_cast<int64_t>(xs->size());
+    if (*i < -sz || *i >= sz) return std::nullopt;
+    return (*xs)[*i < 0 ? *i + sz : *i];
+  }
+  if (kind == OpKind::IntAdd) {
+    auto a = constantInt(n->input(0)), b = constantInt(n->input(1));
+    if (a && b) return *a + *b;
+    return std::nullopt;
+  }
+  if (kind == OpKind::FloorDiv || kind == OpKind::Remainder) {
+    auto a = constantInt(n->input(0)), b = constantInt(n->input(1));
+    if (!a || !b || *b == 0) return std::nullopt;
+    int64_t q = *a / *b;
+    if ((*a % *b != 0) && ((*a < 0) != (*b < 0))) --q;
+    return n->kind() == OpKind::FloorDiv ? q : *a - q * *b;
+  }
+  return std::nullopt;
 }
 
 bool foldControl(Node* n) {

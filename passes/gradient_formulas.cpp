@@ -42,36 +42,7 @@ Value* scaled(GraphBuilder& b, Value* g, Value* factor) {
 
 }  // namespace
 
-bool hasGradientFormula(OpKind k) {
-  switch (k) {
-    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::AutogradAdd:
-    case OpKind::Neg: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Relu: case OpKind::Exp:
-    case OpKind::Log: case OpKind::Sqrt: case OpKind::Mm: case OpKind::Bmm: case OpKind::Matmul:
-    case OpKind::Addmm: case OpKind::Linear: case OpKind::T: case OpKind::Transpose: case OpKind::Permute:
-    case OpKind::Select: case OpKind::Slice: case OpKind::View: case OpKind::Reshape: case OpKind::Squeeze:
-    case OpKind::Unsqueeze: case OpKind::Expand: case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::ToDType:
-    case OpKind::Chunk:
-    case OpKind::Unbind: case OpKind::SplitWithSizes: case OpKind::Cat: case OpKind::Stack:
-    case OpKind::ListConstruct: case OpKind::ListUnpack: case OpKind::Sum: case OpKind::SumDim:
-    case OpKind::Mean: case OpKind::MeanDim: case OpKind::Softmax: case OpKind::LogSoftmax:
-    case OpKind::NllLoss: case OpKind::CrossEntropy: case OpKind::Embedding: case OpKind::Conv2d:
-    case OpKind::SumToSize:
-      return true;
-    case OpKind::Param: case OpKind::Return: case OpKind::Constant: case OpKind::ListAppend:
-    case OpKind::Profile: case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup:
-    case OpKind::TensorExprGroup:
-    case OpKind::DifferentiableGraph: case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len:
-    case OpKind::Size: case OpKind::Sizes: case OpKind::DTypeOf: case OpKind::IntAdd: case OpKind::FloorDiv:
-    case OpKind::Remainder:
-    case OpKind::ZerosLike: case OpKind::SigmoidBackward: case OpKind::TanhBackward:
-    case OpKind::ThresholdBackward: case OpKind::SelectBackward: case OpKind::SliceBackward:
-    case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
-    case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SumBackward:
-    case OpKind::MeanBackward:
-      return false;
-  }
-  return false;
-}
+bool hasGradientFormula(OpKind k) { return opInfo(k).differentiable(); }
 
 void emitGradient(GradientContext& c, Node* n) {
   GraphBuilder& b = c.b();

@@ -10,18 +10,16 @@ namespace {
 // Rewrites that replace several outputs (ListUnpack) do it themselves and return n's first output.
 
 Value* identityArithmetic(Node* n) {
-  switch (n->kind()) {
-    case OpKind::Mul:
-    case OpKind::Div:
-      if (!n->input(1)->type().isTensor() && isConstantEqual(n->input(1), 1.0)) return n->input(0);
-      return nullptr;
-    case OpKind::Add:
-    case OpKind::Sub:
-      if (!n->input(1)->type().isTensor() && isConstantEqual(n->input(1), 0.0)) return n->input(0);
-      return nullptr;
-    default:
-      return nullptr;
+  const OpKind kind = n->kind();
+  if (kind == OpKind::Mul || kind == OpKind::Div) {
+    if (!n->input(1)->type().isTensor() && isConstantEqual(n->input(1), 1.0)) return n->input(0);
+    return nullptr;
   }
+  if (kind == OpKind::Add || kind == OpKind::Sub) {
+    if (!n->input(1)->type().isTensor() && isConstantEqual(n->input(1), 0.0)) return n->input(0);
+    return nullptr;
+  }
+  return nullptr;
 }
 
 Value* doubleTranspose(Node* n) {

@@ -34,54 +34,52 @@ class RequiresGrad {
   static bool rg(const Value* v) { return v->type().requiresGrad.value_or(false); }
 
   void node(Node* n) {
-    switch (n->kind()) {
-      case OpKind::Loop: {
-        Block* body = n->block(0);
-        size_t carried = n->inputs().size() - 2;
-        std::vector<bool> flags;
-        for (size_t k = 0; k < carried; ++k) flags.push_back(rg(n->input(k + 2)));
-        for (int round = 0; round < 4; ++round) {
-          for (size_t k = 0; k < carried; ++k) set(body->inputs()[k + 1], flags[k]);
-          block(body);
-          bool stable = true;
-          for (size_t k = 0; k < carried; ++k) {
-            bool f = flags[k] || rg(body->outputs()[k + 1]);
-            stable = stable && f == flags[k];
-            flags[k] = f;
-          }
-          if (stable) break;
+    const OpKind kind = n->kind();
+    if (kind == OpKind::Loop) {
+      Block* body = n->block(0);
+      size_t carried = n->inputs().size() - 2;
+      std::vector<bool> flags;
+      for (size_t k = 0; k < carried; ++k) flags.push_back(rg(n->input(k + 2)));
+      for (int round = 0; round < 4; ++round) {
+        for (size_t k = 0; k < carried; ++k) set(body->inputs()[k + 1], flags[k]);
+        block(body);
+        bool stable = true;
+        for (size_t k = 0; k < carried; ++k) {
+          bool f = flags[k] || rg(body->outputs()[k + 1]);
+          stable = stable && f == flags[k];
+          flags[k] = f;
         }
-        for (size_t k = 0; k < carried; ++k) set(n->output(k), flags[k]);
-        return;
+        if (stable) break;
       }
-      case OpKind::If:
-        block(n->block(0));
-        block(n->block(1));
-        for (size_t k = 0; k < n->outputs().size(); ++k)
-          set(n->output(k), rg(n->block(0)->outputs()[k]) || rg(n->block(1)->outputs()[k]));
-        return;
-      case OpKind::DifferentiableGraph: {
-        Graph& sub = *n->subgraph();
-        for (size_t i = 0; i < sub.inputs().size(); ++i) {
-          Type t = sub.inputs()[i]->type();
-          t.requiresGrad = rg(n->input(i));
-          sub.inputs()[i]->setType(t);
-        }
-        changed |= propagateRequiresGrad(sub);
-        for (size_t k = 0; k < n->outputs().size(); ++k) set(n->output(k), rg(sub.outputs()[k]));
-        return;
-      }
-      case OpKind::TypeCheck:
-      case OpKind::Profile:
-        for (size_t k = 0; k < n->inputs().size(); ++k) set(n->output(k), rg(n->input(k)));
-        return;
-      default: {
-        bool any = false;
-        for (Value* v : n->inputs()) any = any || rg(v);
-        // Index and size queries, and the targets of a loss, carry no gradient.
-        for (Value* v : n->outputs()) set(v, any);
-      }
+      for (size_t k = 0; k < carried; ++k) set(n->output(k), flags[k]);
+      return;
     }
+    if (kind == OpKind::If) {
+      block(n->block(0));
+      block(n->block(1));
+      for (size_t k = 0; k < n->outputs().size(); ++k)
+        set(n->output(k), rg(n->block(0)->outputs()[k]) || rg(n->block(1)->outputs()[k]));
+      return;
+    }
+    if (kind == OpKind::DifferentiableGraph) {
+      Graph& sub = *n->subgraph();
+      for (size_t i = 0; i < sub.inputs().size(); ++i) {
+        Type t = sub.inputs()[i]->type();
+        t.requiresGrad = rg(n->input(i));
+        sub.inputs()[i]->setType(t);
+      }
+      changed |= propagateRequiresGrad(sub);
+      for (size_t k = 0; k < n->outputs().size(); ++k) set(n->output(k), rg(sub.outputs()[k]));
+      return;
+    }
+    if (kind == OpKind::TypeCheck || kind == OpKind::Profile) {
+      for (size_t k = 0; k < n->inputs().size(); ++k) set(n->output(k), rg(n->input(k)));
+      return;
+    }
+    bool any = false;
+    for (Value* v : n->inputs()) any = any || rg(v);
+    // Index and size queries, and the targets of a loss, carry no gradient.
+    for (Value* v : n->outputs()) set(v, any);
   }
 };
 

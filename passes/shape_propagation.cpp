@@ -96,41 +96,39 @@ std::optional<Sizes> reshapeSizes(const Value* x, const Value* shapeValue) {
 std::optional<Type> listElement(const Value* list, int64_t k) {
   const Node* src = list->node();
   const Value* x = src->inputs().empty() ? nullptr : src->input(0);
-  switch (src->kind()) {
-    case OpKind::ListConstruct: {
-      int64_t n = static_cast<int64_t>(src->inputs().size());
-      if (k < -n || k >= n) return std::nullopt;
-      return src->input(k < 0 ? k + n : k)->type();
-    }
-    case OpKind::Unbind: {
-      auto s = sizesOf(x);
-      auto d = normDim(constantInt(src->input(1)), rankOf(x));
-      if (!s || !d) return tensorLike(x->type(), std::nullopt);
-      return tensorLike(x->type(), dropDim(*s, *d));
-    }
-    case OpKind::Chunk: {
-      auto s = sizesOf(x);
-      auto chunks = constantInt(src->input(1));
-      auto d = normDim(constantInt(src->input(2)), rankOf(x));
-      if (!s || !d || !chunks || (*s)[*d] == kUnknownDim || *chunks <= 0) return tensorLike(x->type(), std::nullopt);
-      int64_t each = ((*s)[*d] + *chunks - 1) / *chunks;
-      Sizes out = *s;
-      out[*d] = std::max<int64_t>(0, std::min(each, (*s)[*d] - k * each));
-      return tensorLike(x->type(), out);
-    }
-    case OpKind::SplitWithSizes: {
-      auto s = sizesOf(x);
-      auto parts = constantInts(src->input(1));
-      auto d = normDim(constantInt(src->input(2)), rankOf(x));
-      if (!s || !parts || !d || k < 0 || k >= static_cast<int64_t>(parts->size()))
-        return tensorLike(x->type(), std::nullopt);
-      Sizes out = *s;
-      out[*d] = (*parts)[k];
-      return tensorLike(x->type(), out);
-    }
-    default:
-      return std::nullopt;
+  const OpKind kind = src->kind();
+  if (kind == OpKind::ListConstruct) {
+    int64_t n = static_cast<int64_t>(src->inputs().size());
+    if (k < -n || k >= n) return std::nullopt;
+    return src->input(k < 0 ? k + n : k)->type();
   }
+  if (kind == OpKind::Unbind) {
+    auto s = sizesOf(x);
+    auto d = normDim(constantInt(src->input(1)), rankOf(x));
+    if (!s || !d) return tensorLike(x->type(), std::nullopt);
+    return tensorLike(x->type(), dropDim(*s, *d));
+  }
+  if (kind == OpKind::Chunk) {
+    auto s = sizesOf(x);
+    auto chunks = constantInt(src->input(1));
+    auto d = normDim(constantInt(src->input(2)), rankOf(x));
+    if (!s || !d || !chunks || (*s)[*d] == kUnknownDim || *chunks <= 0) return tensorLike(x->type(), std::nullopt);
+    int64_t each = ((*s)[*d] + *chunks - 1) / *chunks;
+    Sizes out = *s;
+    out[*d] = std::max<int64_t>(0, std::min(each, (*s)[*d] - k * each));
+    return tensorLike(x->type(), out);
+  }
+  if (kind == OpKind::SplitWithSizes) {
+    auto s = sizesOf(x);
+    auto parts = constantInts(src->input(1));
+    auto d = normDim(constantInt(src->input(2)), rankOf(x));
+    if (!s || !parts || !d || k < 0 || k >= static_cast<int64_t>(parts->size()))
+      return tensorLike(x->type(), std::nullopt);
+    Sizes out = *s;
+    out[*d] = (*parts)[k];
+    return tensorLike(x->type(), out);
+  }
+  return std::nullopt;
 }
 
 // The type of the elements appended to a list built by prim::ListAppend, possibly across a loop.
@@ -270,53 +268,57 @@ std::string rankError(const Sizes& s, size_t rank, const char* op, const char* w
 // a GEMM's rank and inner sizes, linear's features and bias, a pointwise op's broadcast.
 std::string staticShapeError(const Node* n) {
   auto sz = [&](size_t i) { return n->input(i)->type().isTensor() ? n->input(i)->type().sizes : std::nullopt; };
-  switch (n->kind()) {
-    case OpKind::Mm: case OpKind::Bmm: {
-      const size_t rank = n->kind() == OpKind::Mm ? 2 : 3;
-      const char* op = n->kind() == OpKind::Mm ? "aten::mm" : "aten::bmm";
-      auto a = sz(0), b = sz(1);
-      if (!a || !b) return {};
-      if (auto e = rankError(*a, rank, op, "first operand"); !e.empty()) return e;
-      if (auto e = rankError(*b, rank, op, "second operand"); !e.empty()) return e;
-      if (rank == 3 && knownDim((*a)[0]) && knownDim((*b)[0]) && (*a)[0] != (*b)[0])
-        return fmt::format("aten::bmm of {} and {}: batch sizes {} and {} differ", shapeStr(*a), shapeStr(*b), (*a)[0],
-                           (*b)[0]);
-      return productError(*a, *b, op);
-    }
-    case OpKind::Matmul: {
-      auto a = sz(0), b = sz(1);
-      if (!a || !b) return {};
-      if (a->empty() || b->empty()) return "aten::matmul takes operands of at least one dimension";
-      return productError(*a, *b, "aten::matmul");
-    }
-    case OpKind::Addmm: {
-      auto self = sz(0), a = sz(1), b = sz(2);
-      if (!a || !b) return {};
-      if (auto e = rankError(*a, 2, "aten::addmm", "mat1"); !e.empty()) return e;
-      if (auto e = rankError(*b, 2, "aten::addmm", "mat2"); !e.empty()) return e;
-      if (auto e = productError(*a, *b, "aten::addmm"); !e.empty()) return e;
-      return self ? broadcastError(*self, Sizes{(*a)[0], (*b)[1]}) : std::string();
-    }
-    case OpKind::Linear: {
-      auto x = sz(0), w = sz(1);
-      if (!x || !w) return {};
-      if (auto e = rankError(*w, 2, "aten::linear", "weight"); !e.empty()) return e;
-      if (x->empty()) return "aten::linear takes an input of at least one dimension";
-      if (knownDim(x->back()) && knownDim((*w)[1]) && x->back() != (*w)[1])
-        return fmt::format("aten::linear of an input {} and a weight {}: the input has {} features, the weight takes {}",
-                           shapeStr(*x), shapeStr(*w), x->back(), (*w)[1]);
-      auto b = n->input(2)->type().kind == TypeKind::None ? std::nullopt : sz(2);
-      if (b && (b->size() != 1 || (knownDim((*b)[0]) && knownDim((*w)[0]) && (*b)[0] != (*w)[0])))
-        return fmt::format("aten::linear's bias {} must be [{}], the weight's output features", shapeStr(*b), (*w)[0]);
-      return {};
-    }
-    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: {
-      auto a = sz(0), b = sz(1);
-      return a && b ? broadcastError(*a, *b) : std::string();
-    }
-    default:
-      return {};
+  const OpKind k = n->kind();
+  if (k == OpKind::Mm || k == OpKind::Bmm) {
+    const size_t rank = k == OpKind::Mm ? 2 : 3;
+    const char* op = k == OpKind::Mm ? "aten::mm" : "aten::bmm";
+    auto a = sz(0), b = sz(1);
+    if (!a || !b) return {};
+    if (auto e = rankError(*a, rank, op, "first operand"); !e.empty()) return e;
+    if (auto e = rankError(*b, rank, op, "second operand"); !e.empty()) return e;
+    if (rank == 3 && knownDim((*a)[0]) && knownDim((*b)[0]) && (*a)[0] != (*b)[0])
+      return fmt::format("aten::bmm of {} and {}: batch sizes {} and {} differ", shapeStr(*a), shapeStr(*b), (*a)[0],
+                         (*b)[0]);
+    return productError(*a, *b, op);
   }
+  if (k == OpKind::Matmul) {
+    auto a = sz(0), b = sz(1);
+    if (!a || !b) return {};
+    if (a->empty() || b->empty()) return "aten::matmul takes operands of at least one dimension";
+    return productError(*a, *b, "aten::matmul");
+  }
+  if (k == OpKind::Addmm) {
+    auto self = sz(0), a = sz(1), b = sz(2);
+    if (!a || !b) return {};
+    if (auto e = rankError(*a, 2, "aten::addmm", "mat1"); !e.empty()) return e;
+    if (auto e = rankError(*b, 2, "aten::addmm", "mat2"); !e.empty()) return e;
+    if (auto e = productError(*a, *b, "aten::addmm"); !e.empty()) return e;
+    return self ? broadcastError(*self, Sizes{(*a)[0], (*b)[1]}) : std::string();
+  }
+  if (k == OpKind::Linear) {
+    auto x = sz(0), w = sz(1);
+    if (!x || !w) return {};
+    if (auto e = rankError(*w, 2, "aten::linear", "weight"); !e.empty()) return e;
+    if (x->empty()) return "aten::linear takes an input of at least one dimension";
+    if (knownDim(x->back()) && knownDim((*w)[1]) && x->back() != (*w)[1])
+      return fmt::format("aten::linear of an input {} and a weight {}: the input has {} features, the weight takes {}",
+                         shapeStr(*x), shapeStr(*w), x->back(), (*w)[1]);
+    auto b = n->input(2)->type().kind == TypeKind::None ? std::nullopt : sz(2);
+    if (b && (b->size() != 1 || (knownDim((*b)[0]) && knownDim((*w)[0]) && (*b)[0] != (*w)[0])))
+      return fmt::format("aten::linear's bias {} must be [{}], the weight's output features", shapeStr(*b), (*w)[0]);
+    return {};
+  }
+  if (n->info().group == OpGroupKind::Pointwise) {  // every tensor operand broadcasts with the others
+    std::optional<Sizes> first;
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      auto s = sz(i);
+      if (!s) continue;
+      if (first)
+        if (auto e = broadcastError(*first, *s); !e.empty()) return e;
+      if (!first) first = s;
+    }
+  }
+  return {};
 }
 
 // Why a value declared `declared` cannot hold what its op makes, of type `made` ("" when it can): another
@@ -363,13 +365,10 @@ class ShapePropagator {
   void node(Node* n) {
     if (strict_)
       if (std::string why = staticShapeError(n); !why.empty()) typeError(n, why);
-    switch (n->kind()) {
-      case OpKind::Loop: return loop(n);
-      case OpKind::If: return ifNode(n);
-      case OpKind::DifferentiableGraph: return subgraph(n);
-      default:
-        for (size_t k = 0; k < n->outputs().size(); ++k) set(n->output(k), outputType(n, k));
-    }
+    if (n->kind() == OpKind::Loop) return loop(n);
+    if (n->kind() == OpKind::If) return ifNode(n);
+    if (n->kind() == OpKind::DifferentiableGraph) return subgraph(n);
+    for (size_t k = 0; k < n->outputs().size(); ++k) set(n->output(k), outputType(n, k));
   }
 
   void loop(Node* n) {
@@ -414,6 +413,20 @@ class ShapePropagator {
 
   bool strict_;
 };
+
+// A pointwise op's result: its tensor operands broadcast together (a scalar operand broadcasts as 0-dim),
+// in the dtype the first promotes to with the next tensor operand.
+Type pointwiseType(const Node* n) {
+  std::optional<Sizes> sizes = sizesOf(n->input(0));
+  const Value* other = nullptr;
+  for (size_t i = 1; i < n->inputs().size(); ++i) {
+    if (!n->input(i)->type().isTensor()) continue;
+    sizes = broadcast(sizes, sizesOf(n->input(i)));
+    if (!other) other = n->input(i);
+  }
+  Type t = tensorLike(n->input(0)->type(), sizes);
+  return other ? promoted(t, n->input(0), other) : t;
+}
 
 Type outputType(const Node* n, size_t k) {
   auto in = [&](size_t i) { return n->input(i); };
@@ -528,12 +541,11 @@ Type outputType(const Node* n, size_t k) {
       return like(0, to);
     }
     case OpKind::Chunk: case OpKind::Unbind: case OpKind::SplitWithSizes: return Type::of(TypeKind::TensorList);
-    case OpKind::Contiguous: case OpKind::Neg: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Relu:
-    case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Softmax: case OpKind::LogSoftmax:
-    case OpKind::ZerosLike: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
+    case OpKind::Contiguous: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::ZerosLike:
+    case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
       return same(0);
-    case OpKind::SigmoidBackward: case OpKind::TanhBackward: case OpKind::ThresholdBackward:
-      return promoted(same(0), in(0), in(1));
+#include "ir/pointwise_cases.inc"
+      return pointwiseType(n);
     case OpKind::NllLossBackward: return same(1);
     case OpKind::TypeAs: {
       Type t = same(0);
@@ -546,8 +558,6 @@ Type outputType(const Node* n, size_t k) {
       t.dtype = code ? dtypeFromCode(*code) : std::nullopt;
       return t;
     }
-    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::AutogradAdd:
-      return promoted(like(0, broadcast(sizesOf(in(0)), sizesOf(in(1)))), in(0), in(1));
     case OpKind::Sum: case OpKind::Mean: case OpKind::NllLoss: case OpKind::CrossEntropy: return like(0, Sizes{});
     case OpKind::SumDim: case OpKind::MeanDim: return like(0, reduceSizes(in(0), in(1), in(2)));
     case OpKind::Embedding: {

@@ -1,5 +1,5 @@
-// CUDA C for a legacy fusion group: a grid-stride loop over the output elements. Each op's expression
-// comes from one template per OpKind.
+// CUDA C for a legacy fusion group: a grid-stride loop over the output elements. Each op's expression is
+// its scalar rule (support/pointwise.def) written as CUDA C text.
 #include "fusers/legacy/codegen.h"
 
 #include "runtime/tensor.h"
@@ -11,37 +11,39 @@ namespace gj::legacy {
 
 namespace {
 
-// The CUDA C expression of op `k` on operand texts `a` (T is float or double, F the literal suffix).
-std::string opTemplate(OpKind k, const std::vector<std::string>& a, bool dbl, bool alphaIsOne) {
-  const char* f = dbl ? "" : "f";
-  auto lit = [&](const char* v) { return fmt::format("{}{}", v, dbl ? "" : "f"); };
-  switch (k) {
-    case OpKind::Add: return alphaIsOne ? fmt::format("({} + {})", a[0], a[1]) : fmt::format("({} + {} * {})", a[0], a[2], a[1]);
-    case OpKind::Sub: return alphaIsOne ? fmt::format("({} - {})", a[0], a[1]) : fmt::format("({} - {} * {})", a[0], a[2], a[1]);
-    case OpKind::AutogradAdd: return fmt::format("({} + {})", a[0], a[1]);
-    case OpKind::Mul: return fmt::format("({} * {})", a[0], a[1]);
-    case OpKind::Div: return fmt::format("({} / {})", a[0], a[1]);
-    case OpKind::Neg: return fmt::format("(-{})", a[0]);
-    case OpKind::Exp: return fmt::format("exp{}({})", f, a[0]);
-    case OpKind::Log: return fmt::format("log{}({})", f, a[0]);
-    case OpKind::Sqrt: return fmt::format("sqrt{}({})", f, a[0]);
-    case OpKind::Sigmoid: return fmt::format("({} / ({} + exp{}(-{})))", lit("1.0"), lit("1.0"), f, a[0]);
-    case OpKind::Tanh: return fmt::format("tanh{}({})", f, a[0]);
-    case OpKind::Relu: return fmt::format("({0} < {1} ? {1} : {0})", a[0], lit("0.0"));
-    case OpKind::SigmoidBackward: return fmt::format("({0} * {1} * ({2} - {1}))", a[0], a[1], lit("1.0"));
-    case OpKind::TanhBackward: return fmt::format("({0} * ({2} - {1} * {1}))", a[0], a[1], lit("1.0"));
-    case OpKind::ThresholdBackward: return fmt::format("({1} > {2} ? {0} : {3})", a[0], a[1], a[2], lit("0.0"));
-    default: break;
-  }
-  throw Error(fmt::format("CUDA codegen: no template for {}", opInfo(k).name));
-}
-
 std::string literal(double v, bool dbl) {
   std::string s = fmt::format("{}", v);
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   if (s == "inf" || s == "-inf" || s == "nan") return fmt::format("(({}){})", dbl ? "double" : "float", s == "nan" ? "0.0/0.0" : (s[0] == '-' ? "-1.0/0.0" : "1.0/0.0"));
   return dbl ? s : s + "f";
 }
+
+// The primitives support/pointwise.def's rules are written in, as CUDA C text in float or double.
+struct CudaTextAlgebra {
+  bool dbl;
+  std::string c(double v) const { return literal(v, dbl); }
+  std::string add(const std::string& x, const std::string& y) const { return fmt::format("({} + {})", x, y); }
+  std::string sub(const std::string& x, const std::string& y) const { return fmt::format("({} - {})", x, y); }
+  // A product with the literal 1 (add's alpha, mostly) is the other operand.
+  std::string mul(const std::string& x, const std::string& y) const {
+    if (x == c(1)) return y;
+    if (y == c(1)) return x;
+    return fmt::format("({} * {})", x, y);
+  }
+  std::string div(const std::string& x, const std::string& y) const { return fmt::format("({} / {})", x, y); }
+  std::string neg(const std::string& x) const { return fmt::format("(-{})", x); }
+  std::string exp(const std::string& x) const { return call("exp", x); }
+  std::string log(const std::string& x) const { return call("log", x); }
+  std::string sqrt(const std::string& x) const { return call("sqrt", x); }
+  std::string tanh(const std::string& x) const { return call("tanh", x); }
+  std::string sigmoid(const std::string& x) const { return div(c(1), add(c(1), exp(neg(x)))); }
+  std::string lt(const std::string& x, const std::string& y) const { return fmt::format("({} < {})", x, y); }
+  std::string gt(const std::string& x, const std::string& y) const { return fmt::format("({} > {})", x, y); }
+  std::string select(const std::string& cond, const std::string& x, const std::string& y) const {
+    return fmt::format("({} ? {} : {})", cond, x, y);
+  }
+  std::string call(const char* fn, const std::string& x) const { return fmt::format("{}{}({})", fn, dbl ? "" : "f", x); }
+};
 
 }  // namespace
 
@@ -84,11 +86,11 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
         break;
       }
       case KernelSpec::ExprKind::Op: {
-        std::vector<std::string> args;
-        for (int a : x.args) args.push_back(operand(a));
-        bool alphaIsOne = x.args.size() > 2 && spec.exprs[x.args[2]].kind == KernelSpec::ExprKind::Scalar &&
-                          spec.exprs[x.args[2]].scalar == 1.0;
-        rhs = opTemplate(x.op, args, dbl, alphaIsOne);
+        auto rule = opInfo(x.op).pointwiseOp();
+        if (!rule) throw Error(fmt::format("CUDA codegen: {} is not pointwise", opInfo(x.op).name));
+        std::string args[3];
+        for (size_t a = 0; a < 3 && a < x.args.size(); ++a) args[a] = operand(x.args[a]);
+        rhs = applyPointwise(*rule, CudaTextAlgebra{dbl}, args[0], args[1], args[2]);
         break;
       }
     }

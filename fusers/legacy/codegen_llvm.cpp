@@ -110,35 +110,43 @@ class Emitter {
     return nullptr;
   }
 
-  bool isScalar(int arg, double v) const {
-    const auto& e = spec_.exprs[arg];
-    return e.kind == KernelSpec::ExprKind::Scalar && e.scalar == v;
-  }
-
-  llvm::Value* op(const KernelSpec::Expr& e) {
-    auto a = [&](size_t i) { return values_[e.args[i]]; };
-    llvm::Value* one = cf(1.0);
-    switch (e.op) {
-      case OpKind::Add:
-        return isScalar(e.args[2], 1.0) ? b_.CreateFAdd(a(0), a(1)) : b_.CreateFAdd(a(0), b_.CreateFMul(a(2), a(1)));
-      case OpKind::Sub:
-        return isScalar(e.args[2], 1.0) ? b_.CreateFSub(a(0), a(1)) : b_.CreateFSub(a(0), b_.CreateFMul(a(2), a(1)));
-      case OpKind::AutogradAdd: return b_.CreateFAdd(a(0), a(1));
-      case OpKind::Mul: return b_.CreateFMul(a(0), a(1));
-      case OpKind::Div: return b_.CreateFDiv(a(0), a(1));
-      case OpKind::Neg: return b_.CreateFNeg(a(0));
-      case OpKind::Exp: return exp(a(0));
-      case OpKind::Log: return libm("log", a(0));
-      case OpKind::Sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a(0));
-      case OpKind::Sigmoid: return fusion::emitSigmoid(b_, m_, a(0));
-      case OpKind::Tanh: return tanh(a(0));
-      case OpKind::Relu: return b_.CreateSelect(b_.CreateFCmpOLT(a(0), cf(0.0)), cf(0.0), a(0));
-      case OpKind::SigmoidBackward: return b_.CreateFMul(b_.CreateFMul(a(0), a(1)), b_.CreateFSub(one, a(1)));
-      case OpKind::TanhBackward: return b_.CreateFMul(a(0), b_.CreateFSub(one, b_.CreateFMul(a(1), a(1))));
-      case OpKind::ThresholdBackward: return b_.CreateSelect(b_.CreateFCmpOGT(a(1), a(2)), a(0), cf(0.0));
-      default: break;
+  // The primitives support/pointwise.def's rules are written in, as LLVM IR of the kernel's element type.
+  struct LlvmAlgebra {
+    Emitter& e;
+    llvm::Value* c(double v) const { return e.cf(v); }
+    llvm::Value* add(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFAdd(x, y); }
+    llvm::Value* sub(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFSub(x, y); }
+    // A product with the constant 1 (add's alpha, mostly) is the other operand.
+    llvm::Value* mul(llvm::Value* x, llvm::Value* y) const {
+      if (isOne(x)) return y;
+      if (isOne(y)) return x;
+      return e.b_.CreateFMul(x, y);
     }
-    throw Error(fmt::format("LLVM codegen: no emitter for {}", opInfo(e.op).name));
+    llvm::Value* div(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFDiv(x, y); }
+    llvm::Value* neg(llvm::Value* x) const { return e.b_.CreateFNeg(x); }
+    llvm::Value* exp(llvm::Value* x) const { return fusion::emitExp(e.b_, e.m_, x); }
+    llvm::Value* log(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "log", x); }
+    llvm::Value* sqrt(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); }
+    llvm::Value* tanh(llvm::Value* x) const { return fusion::emitTanh(e.b_, e.m_, x); }
+    llvm::Value* sigmoid(llvm::Value* x) const { return fusion::emitSigmoid(e.b_, e.m_, x); }
+    llvm::Value* lt(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOLT(x, y); }
+    llvm::Value* gt(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOGT(x, y); }
+    llvm::Value* select(llvm::Value* cond, llvm::Value* x, llvm::Value* y) const {
+      return e.b_.CreateSelect(cond, x, y);
+    }
+    static bool isOne(llvm::Value* v) {
+      auto* k = llvm::dyn_cast<llvm::ConstantFP>(v);
+      return k && k->isExactlyValue(1.0);
+    }
+  };
+
+  // The op's scalar rule (support/pointwise.def) on its operands' values.
+  llvm::Value* op(const KernelSpec::Expr& e) {
+    auto rule = opInfo(e.op).pointwiseOp();
+    if (!rule) throw Error(fmt::format("LLVM codegen: {} is not pointwise", opInfo(e.op).name));
+    llvm::Value* x[3] = {nullptr, nullptr, nullptr};
+    for (size_t i = 0; i < 3 && i < e.args.size(); ++i) x[i] = values_[e.args[i]];
+    return applyPointwise(*rule, LlvmAlgebra{*this}, x[0], x[1], x[2]);
   }
 
   llvm::Value* libm(const char* base, llvm::Value* x) { return fusion::emitLibm(b_, m_, base, x); }

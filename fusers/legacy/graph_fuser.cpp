@@ -37,6 +37,7 @@ size_t externalTensors(const std::vector<Node*>& region) {
 }
 
 bool canJoin(const Node* n, const std::vector<Node*>& region) {
+  if (!(n->info().flags & kOpFusedByOld)) return false;  // ops.def's flags column says which ops are ours
   std::unordered_set<const Node*> in(region.begin(), region.end());
   if (n->kind() == OpKind::ListUnpack) return in.count(n->input(0)->node()) > 0;
   if (n->kind() == OpKind::Chunk) {
@@ -85,11 +86,11 @@ int64_t fuseInBlock(Block* b) {
 }  // namespace
 
 std::string fusionBlocker(const Node* n) {
-  if (n->kind() == OpKind::Chunk) return fusibleChunk(n) ? "" : "a chunk needs constant arguments, an evenly divisible static input and one unpack";
-  if (n->kind() == OpKind::ListUnpack) return "";
-  if (!isPointwise(n))
+  if (!(n->info().flags & kOpFusedByOld))
     return fmt::format("not pointwise (a {} op; the legacy fuser fuses pointwise ops and chunks of their inputs)",
                        opGroupName(n->info().group));
+  if (n->kind() == OpKind::Chunk) return fusibleChunk(n) ? "" : "a chunk needs constant arguments, an evenly divisible static input and one unpack";
+  if (n->kind() == OpKind::ListUnpack) return "";
   return pointwiseBlocker(n);
 }
 

@@ -100,10 +100,8 @@ class Lowerer {
   };
 
   static bool isReduction(const Node* n) {
-    switch (n->kind()) {
-      case OpKind::SumToSize: case OpKind::SumDim: case OpKind::Mean: case OpKind::MeanDim: return true;
-      default: return false;
-    }
+    const OpKind k = n->kind();
+    return k == OpKind::SumToSize || k == OpKind::SumDim || k == OpKind::Mean || k == OpKind::MeanDim;
   }
 
   // Loops over `shape` around `body`; a 0-dim shape gets one loop of one trip, so that every nest is a
@@ -283,30 +281,36 @@ class Lowerer {
       Indices full(idx);
       return load(b, full, d, static_cast<int64_t>(v->offset()) * piece);
     }
-    USER_CHECK(n->info().group == OpGroupKind::Pointwise, "TE lowering: {} cannot be lowered", n->info().name);
+    auto rule = n->info().pointwiseOp();
+    USER_CHECK(rule.has_value(), "TE lowering: {} cannot be lowered", n->info().name);
     ScalarKind t = scalarKindOf(*v->type().dtype);
-    auto a = [&](size_t i) { return operand(n->input(i), idx, t); };
-    Expr zero = FloatImm::make(0.0, t), one = FloatImm::make(1.0, t);
-    switch (n->kind()) {
-      case OpKind::Add: return a(0) + simplify(a(2) * a(1));
-      case OpKind::Sub: return a(0) - simplify(a(2) * a(1));
-      case OpKind::AutogradAdd: return a(0) + a(1);
-      case OpKind::Mul: return a(0) * a(1);
-      case OpKind::Div: return a(0) / a(1);
-      case OpKind::Neg: return Call::make(CallKind::Neg, a(0));
-      case OpKind::Exp: return Call::make(CallKind::Exp, a(0));
-      case OpKind::Log: return Call::make(CallKind::Log, a(0));
-      case OpKind::Sqrt: return Call::make(CallKind::Sqrt, a(0));
-      case OpKind::Sigmoid: return Call::make(CallKind::Sigmoid, a(0));
-      case OpKind::Tanh: return Call::make(CallKind::Tanh, a(0));
-      case OpKind::Relu: return Select::make(Compare::make(CompareOpKind::LT, a(0), zero), zero, a(0));
-      case OpKind::SigmoidBackward: return a(0) * a(1) * (one - a(1));
-      case OpKind::TanhBackward: return a(0) * (one - a(1) * a(1));
-      case OpKind::ThresholdBackward: return Select::make(Compare::make(CompareOpKind::GT, a(1), a(2)), a(0), zero);
-      default: break;
-    }
-    throw Error(fmt::format("TE lowering: no rule for {}", n->info().name));
+    // The op's scalar rule (support/pointwise.def) over TE expressions; operands past its arity are not read.
+    Expr x[3];
+    for (size_t i = 0; i < 3 && i < n->inputs().size(); ++i) x[i] = operand(n->input(i), idx, t);
+    return applyPointwise(*rule, TeAlgebra{t}, x[0], x[1], x[2]);
   }
+
+  // The primitives support/pointwise.def's rules are written in, as TE expressions of type t.
+  struct TeAlgebra {
+    ScalarKind t;
+    Expr c(double v) const { return FloatImm::make(v, t); }
+    Expr add(const Expr& x, const Expr& y) const { return x + y; }
+    Expr sub(const Expr& x, const Expr& y) const { return x - y; }
+    // A product with a constant folds (add's alpha of 1 leaves the other operand).
+    Expr mul(const Expr& x, const Expr& y) const {
+      return x.kind() == NodeKind::FloatImm || y.kind() == NodeKind::FloatImm ? simplify(x * y) : x * y;
+    }
+    Expr div(const Expr& x, const Expr& y) const { return x / y; }
+    Expr neg(const Expr& x) const { return Call::make(CallKind::Neg, x); }
+    Expr exp(const Expr& x) const { return Call::make(CallKind::Exp, x); }
+    Expr log(const Expr& x) const { return Call::make(CallKind::Log, x); }
+    Expr sqrt(const Expr& x) const { return Call::make(CallKind::Sqrt, x); }
+    Expr tanh(const Expr& x) const { return Call::make(CallKind::Tanh, x); }
+    Expr sigmoid(const Expr& x) const { return Call::make(CallKind::Sigmoid, x); }
+    Expr lt(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::LT, x, y); }
+    Expr gt(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::GT, x, y); }
+    Expr select(const Expr& cond, const Expr& x, const Expr& y) const { return Select::make(cond, x, y); }
+  };
 
   const Graph& sub_;
   std::vector<Buf> inputs_;

@@ -27,15 +27,17 @@ namespace {
 
 // sum_to_size(x, constant sizes), sum or mean over constant dims, or mean of everything, over static float x.
 bool fusibleReduction(const Node* n) {
-  switch (n->kind()) {
-    case OpKind::SumToSize: return floatTensor(n->input(0)) && constantInts(n->input(1)) && staticSizes(n->output());
-    case OpKind::SumDim:
-    case OpKind::MeanDim:
-      return floatTensor(n->input(0)) && constantInts(n->input(1)) && constantBool(n->input(2)) &&
-             staticSizes(n->output());
-    case OpKind::Mean: return floatTensor(n->input(0)) && staticSizes(n->output());
-    default: return false;
-  }
+  const OpKind k = n->kind();
+  if (k == OpKind::SumToSize) return floatTensor(n->input(0)) && constantInts(n->input(1)) && staticSizes(n->output());
+  if (k == OpKind::SumDim || k == OpKind::MeanDim)
+    return floatTensor(n->input(0)) && constantInts(n->input(1)) && constantBool(n->input(2)) &&
+           staticSizes(n->output());
+  if (k == OpKind::Mean) return floatTensor(n->input(0)) && staticSizes(n->output());
+  return false;
+}
+
+bool isReduction(OpKind k) {
+  return k == OpKind::SumToSize || k == OpKind::SumDim || k == OpKind::MeanDim || k == OpKind::Mean;
 }
 
 // softmax / log_softmax(x, constant dim) over static float x.
@@ -67,6 +69,7 @@ std::optional<std::vector<int64_t>> groupShape(const std::vector<Node*>& region)
 }
 
 bool canJoin(const Node* n, const std::vector<Node*>& region) {
+  if (!(n->info().flags & kOpFusedByTe)) return false;  // ops.def's flags column says which ops are ours
   std::unordered_set<const Node*> in(region.begin(), region.end());
   auto inRegion = [&](const Value* v) { return in.count(v->node()) > 0; };
   if (n->kind() == OpKind::ListUnpack) return inRegion(n->input(0));
@@ -103,27 +106,25 @@ bool canJoin(const Node* n, const std::vector<Node*>& region) {
 
 // Why the TE fuser leaves n outside its groups, by its rules (canJoin, worthFusing).
 std::string fusionBlocker(const Node* n) {
-  switch (n->kind()) {
-    case OpKind::ListUnpack: return "unpacks a list no group holds";
-    case OpKind::Chunk:
-      return fusibleChunk(n) ? "a chunk joins only when every piece feeds a fusible pointwise op"
-                             : "a chunk needs constant arguments, an evenly divisible static input and one unpack";
-    case OpKind::SumToSize: case OpKind::SumDim: case OpKind::MeanDim: case OpKind::Mean:
-      return fusibleReduction(n) ? "a reduction joins a TE group only when it reduces a pointwise value the group "
-                                   "computes"
-                                 : "a reduction needs a static float input, constant dims and static output sizes";
-    case OpKind::Softmax: case OpKind::LogSoftmax:
-      return fusibleSoftmax(n) ? "fusible, but a softmax alone is one op (a group needs two, or a softmax over a "
-                                 "value the group computes)"
-                               : "a softmax needs a static float input and a constant dim";
-    case OpKind::ListConstruct: case OpKind::Cat:
-      return "a cat joins when it has a constant dim, parts of one float dtype, its own list, and a part the group "
-             "computes";
-    default: break;
-  }
-  if (!isPointwise(n))
+  const OpKind k = n->kind();
+  if (!(n->info().flags & kOpFusedByTe))
     return fmt::format("not fused by the TE fuser (a {} op; it fuses pointwise ops, sums and means, softmax, cat and "
                        "chunks)", opGroupName(n->info().group));
+  if (k == OpKind::ListUnpack) return "unpacks a list no group holds";
+  if (k == OpKind::Chunk)
+    return fusibleChunk(n) ? "a chunk joins only when every piece feeds a fusible pointwise op"
+                           : "a chunk needs constant arguments, an evenly divisible static input and one unpack";
+  if (isReduction(k))
+    return fusibleReduction(n) ? "a reduction joins a TE group only when it reduces a pointwise value the group "
+                                 "computes"
+                               : "a reduction needs a static float input, constant dims and static output sizes";
+  if (k == OpKind::Softmax || k == OpKind::LogSoftmax)
+    return fusibleSoftmax(n) ? "fusible, but a softmax alone is one op (a group needs two, or a softmax over a value "
+                               "the group computes)"
+                             : "a softmax needs a static float input and a constant dim";
+  if (k == OpKind::ListConstruct || k == OpKind::Cat)
+    return "a cat joins when it has a constant dim, parts of one float dtype, its own list, and a part the group "
+           "computes";
   std::string why = pointwiseBlocker(n, /*mixedDtypes=*/true);
   return why.empty() ? "fusible, but no other fusible op of its shape is next to it (a group needs two)" : why;
 }

@@ -32,7 +32,7 @@ Tensor sumToSize(const Tensor& g, std::span<const int64_t> sizes) {
 
 // `code` and `scalar`: the op as a device tensor's kernel runs it (cuda::map).
 template <typename F>
-static Tensor zipFloat(const char* op, cuda::MapOp code, double scalar, const Tensor& a, const Tensor& b, F f) {
+static Tensor zipFloat(const char* op, PointwiseOp code, double scalar, const Tensor& a, const Tensor& b, F f) {
   USER_CHECK(a.defined() && b.defined() && isFloating(a.dtype()) && isFloating(b.dtype()),
              "{}: expected two float tensors", op);
   if (a.dtype() != b.dtype()) {  // type promotion, as for the forward ops
@@ -58,17 +58,17 @@ static Tensor zipFloat(const char* op, cuda::MapOp code, double scalar, const Te
 }
 
 Tensor sigmoidBackward(const Tensor& g, const Tensor& y) {
-  return zipFloat("sigmoid_backward", cuda::MapOp::SigmoidBackward, 0.0, g, y,
+  return zipFloat("sigmoid_backward", PointwiseOp::SigmoidBackward, 0.0, g, y,
                   [](auto gv, auto yv) { return gv * yv * (decltype(yv)(1) - yv); });
 }
 
 Tensor tanhBackward(const Tensor& g, const Tensor& y) {
-  return zipFloat("tanh_backward", cuda::MapOp::TanhBackward, 0.0, g, y,
+  return zipFloat("tanh_backward", PointwiseOp::TanhBackward, 0.0, g, y,
                   [](auto gv, auto yv) { return gv * (decltype(yv)(1) - yv * yv); });
 }
 
 Tensor thresholdBackward(const Tensor& g, const Tensor& x, double threshold) {
-  return zipFloat("threshold_backward", cuda::MapOp::ThresholdBackward, threshold, g, x,
+  return zipFloat("threshold_backward", PointwiseOp::ThresholdBackward, threshold, g, x,
                   [threshold](auto gv, auto xv) { return xv > threshold ? gv : decltype(gv)(0); });
 }
 

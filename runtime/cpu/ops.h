@@ -3,6 +3,7 @@
 // may be non-contiguous views; outputs are new contiguous tensors unless the op is a view.
 // Float ops accept float32 and float64 (operands of one op share a dtype); errors are gj::Error.
 #include "runtime/tensor.h"
+#include "support/pointwise.h"
 
 #include <span>
 #include <vector>
@@ -22,6 +23,9 @@ Tensor add(const Tensor& a, const Tensor& b, double alpha = 1.0);  ///< a + alph
 Tensor sub(const Tensor& a, const Tensor& b, double alpha = 1.0);  ///< a - alpha * b
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
+/// Pointwise op `op` (support/pointwise.h) on the CPU's reference kernels: `a` and, for ops of two or more
+/// operands, `b` tensors (broadcasting; b may be 0-dim), `scalar` a third operand (add's alpha).
+Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b = {}, double scalar = 0);
 Tensor neg(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);

@@ -82,7 +82,7 @@ void addInPlace(Tensor& acc, const Tensor& x) {
 
 // `code` and `scalar` are the op as a device tensor's kernel runs it (cuda::map).
 template <typename F>
-static Tensor binary(const char* op, cuda::MapOp code, double scalar, const Tensor& a, const Tensor& b, F f) {
+static Tensor binary(const char* op, PointwiseOp code, double scalar, const Tensor& a, const Tensor& b, F f) {
   checkFloat(a, op);
   checkFloat(b, op);
   if (a.dtype() != b.dtype()) {  // type promotion: compute in the result's dtype
@@ -95,22 +95,22 @@ static Tensor binary(const char* op, cuda::MapOp code, double scalar, const Tens
 }
 
 Tensor add(const Tensor& a, const Tensor& b, double alpha) {
-  if (alpha == 1.0) return binary("add", cuda::MapOp::Add, 1.0, a, b, [](auto x, auto y) { return x + y; });
-  return binary("add", cuda::MapOp::Add, alpha, a, b,
+  if (alpha == 1.0) return binary("add", PointwiseOp::Add, 1.0, a, b, [](auto x, auto y) { return x + y; });
+  return binary("add", PointwiseOp::Add, alpha, a, b,
                 [alpha](auto x, auto y) { return x + static_cast<decltype(x)>(alpha) * y; });
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
-  if (alpha == 1.0) return binary("sub", cuda::MapOp::Sub, 1.0, a, b, [](auto x, auto y) { return x - y; });
-  return binary("sub", cuda::MapOp::Sub, alpha, a, b,
+  if (alpha == 1.0) return binary("sub", PointwiseOp::Sub, 1.0, a, b, [](auto x, auto y) { return x - y; });
+  return binary("sub", PointwiseOp::Sub, alpha, a, b,
                 [alpha](auto x, auto y) { return x - static_cast<decltype(x)>(alpha) * y; });
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
-  return binary("mul", cuda::MapOp::Mul, 1.0, a, b, [](auto x, auto y) { return x * y; });
+  return binary("mul", PointwiseOp::Mul, 1.0, a, b, [](auto x, auto y) { return x * y; });
 }
 Tensor div(const Tensor& a, const Tensor& b) {
-  return binary("div", cuda::MapOp::Div, 1.0, a, b, [](auto x, auto y) { return x / y; });
+  return binary("div", PointwiseOp::Div, 1.0, a, b, [](auto x, auto y) { return x / y; });
 }
 
 template <typename T, typename F>
@@ -130,25 +130,48 @@ static Tensor mapUnary(const Tensor& x, F f) {
 }
 
 template <typename F>
-static Tensor unary(const char* op, cuda::MapOp code, const Tensor& x, F f) {
+static Tensor unary(const char* op, PointwiseOp code, const Tensor& x, F f) {
   checkFloat(x, op);
   if (onCuda(x)) return cuda::map(code, x, Tensor());
   if (x.dtype() == DType::Float32) return mapUnary<float>(x, [&](float v) { return f(v); });
   return mapUnary<double>(x, [&](double v) { return f(v); });
 }
 
-Tensor neg(const Tensor& x) { return unary("neg", cuda::MapOp::Neg, x, [](auto v) { return -v; }); }
+Tensor neg(const Tensor& x) { return unary("neg", PointwiseOp::Neg, x, [](auto v) { return -v; }); }
 Tensor sigmoid(const Tensor& x) {
-  return unary("sigmoid", cuda::MapOp::Sigmoid, x,
+  return unary("sigmoid", PointwiseOp::Sigmoid, x,
                [](auto v) { return decltype(v)(1) / (decltype(v)(1) + std::exp(-v)); });
 }
-Tensor tanh(const Tensor& x) { return unary("tanh", cuda::MapOp::Tanh, x, [](auto v) { return std::tanh(v); }); }
+Tensor tanh(const Tensor& x) { return unary("tanh", PointwiseOp::Tanh, x, [](auto v) { return std::tanh(v); }); }
 // relu keeps NaN, as PyTorch does.
 Tensor relu(const Tensor& x) {
-  return unary("relu", cuda::MapOp::Relu, x, [](auto v) { return v < 0 ? decltype(v)(0) : v; });
+  return unary("relu", PointwiseOp::Relu, x, [](auto v) { return v < 0 ? decltype(v)(0) : v; });
 }
-Tensor exp(const Tensor& x) { return unary("exp", cuda::MapOp::Exp, x, [](auto v) { return std::exp(v); }); }
-Tensor log(const Tensor& x) { return unary("log", cuda::MapOp::Log, x, [](auto v) { return std::log(v); }); }
-Tensor sqrt(const Tensor& x) { return unary("sqrt", cuda::MapOp::Sqrt, x, [](auto v) { return std::sqrt(v); }); }
+Tensor exp(const Tensor& x) { return unary("exp", PointwiseOp::Exp, x, [](auto v) { return std::exp(v); }); }
+Tensor log(const Tensor& x) { return unary("log", PointwiseOp::Log, x, [](auto v) { return std::log(v); }); }
+Tensor sqrt(const Tensor& x) { return unary("sqrt", PointwiseOp::Sqrt, x, [](auto v) { return std::sqrt(v); }); }
+
+// The reference of every pointwise op (the interpreter's; graphjit's generated code is tested against it):
+// formulas of the CPU's own, independent of support/pointwise.def's rules.
+Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar) {
+  switch (op) {
+    case PointwiseOp::Add: return add(a, b, scalar);
+    case PointwiseOp::Sub: return sub(a, b, scalar);
+    case PointwiseOp::Mul: return mul(a, b);
+    case PointwiseOp::Div: return div(a, b);
+    case PointwiseOp::Neg: return neg(a);
+    case PointwiseOp::Sigmoid: return sigmoid(a);
+    case PointwiseOp::Tanh: return tanh(a);
+    case PointwiseOp::Relu: return relu(a);
+    case PointwiseOp::Exp: return exp(a);
+    case PointwiseOp::Log: return log(a);
+    case PointwiseOp::Sqrt: return sqrt(a);
+    case PointwiseOp::SigmoidBackward: return sigmoidBackward(a, b);
+    case PointwiseOp::TanhBackward: return tanhBackward(a, b);
+    case PointwiseOp::ThresholdBackward: return thresholdBackward(a, b, scalar);
+    case PointwiseOp::AutogradAdd: return autogradAdd(a, b);
+  }
+  throw Error(fmt::format("pointwise op {} has no CPU kernel", static_cast<int>(op)));
+}
 
 }  // namespace gj::cpu

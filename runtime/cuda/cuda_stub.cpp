@@ -59,7 +59,7 @@ Result<Kernel> loadKernel(const std::string&, const std::string&, const std::str
 Result<Kernel> compileKernel(const std::string&, const std::string&) { return Error(kNoCuda); }
 KernelCacheStats kernelCacheStats() { return {}; }
 
-Tensor map(MapOp, const Tensor&, const Tensor&, double) { fail(); }
+Tensor map(PointwiseOp, const Tensor&, const Tensor&, double) { fail(); }
 Tensor sum(const Tensor&, std::span<const int64_t>, std::span<const int64_t>, double) { fail(); }
 Tensor amax(const Tensor&, std::span<const int64_t>, std::span<const int64_t>) { fail(); }
 Tensor gather(const Tensor&, const Tensor&, int64_t, int64_t, int64_t, const char*) { fail(); }

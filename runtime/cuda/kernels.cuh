@@ -6,9 +6,10 @@
 //     layout is written once;
 //   - the emulated driver (emulator.cpp) compiles all of it as host C++ and runs each grid thread by
 //     thread, so that tests exercise these kernels, and everything that launches them, without a GPU.
-// Hence plain C++ that both compilers accept: no headers, no shared memory, no __syncthreads (the
-// emulator runs one thread at a time), and every kernel a grid-stride loop (any launch shape covers the
-// work). Each kernel takes one parameter, a struct by value.
+// Hence plain C++ that both compilers accept: no headers but support/pointwise.h and .def (NVRTC is
+// handed their text), no shared memory, no __syncthreads (the emulator runs one thread at a time), and
+// every kernel a grid-stride loop (any launch shape covers the work). Each kernel takes one parameter, a
+// struct by value.
 #ifndef GJ_CUDA_KERNELS_CUH
 #define GJ_CUDA_KERNELS_CUH
 
@@ -32,20 +33,12 @@ struct GjStrides {
   gj_i64 strides[GJ_MAX_RANK];
 };
 
-// Pointwise ops of one or two operands. `scalar` is alpha for add and sub, the threshold for
-// threshold_backward.
-enum GjMapOp {
-  GJ_ADD, GJ_SUB, GJ_MUL, GJ_DIV, GJ_NEG, GJ_SIGMOID, GJ_TANH, GJ_RELU, GJ_EXP, GJ_LOG, GJ_SQRT,
-  GJ_SIGMOID_BACKWARD, GJ_TANH_BACKWARD, GJ_THRESHOLD_BACKWARD
-};
+// The pointwise ops and their scalar rules (support/pointwise.def), shared with every code generator.
+#include "support/pointwise.h"
 
-// Whether op reads b; one-operand ops read a only. Shared by the kernels and the host that launches them.
-#ifdef __CUDACC__
-__host__ __device__
-#endif
-inline bool gjTwoOperands(int op) { return op <= GJ_DIV || op >= GJ_SIGMOID_BACKWARD; }
-
-// gj_map_f32 / gj_map_f64: out (contiguous) = op(a, b) over `shape`; b is unused by one-operand ops.
+// gj_map_f32 / gj_map_f64: out (contiguous) = op(a, b, scalar) over `shape`, op a GjPointwiseOp applied by
+// its rule; b is read by ops of two or more operands, and `scalar` is a third operand (add's alpha,
+// threshold_backward's threshold).
 struct GjMapArgs {
   GjShape shape;
   int op;
@@ -147,39 +140,52 @@ GJ_DEVICE gj_i64 gjOffset(gj_i64 i, const GjShape& shape, const GjStrides& s) {
   return off;
 }
 
-// op(a, b) in T (float or double); exp, tanh, log and sqrt resolve to T's own overloads.
+// exp, log, sqrt and tanh of T (float or double): each resolves to T's own overload.
+template <typename T> GJ_DEVICE T gjExp(T x) { return exp(x); }
+template <typename T> GJ_DEVICE T gjLog(T x) { return log(x); }
+template <typename T> GJ_DEVICE T gjSqrt(T x) { return sqrt(x); }
+template <typename T> GJ_DEVICE T gjTanh(T x) { return tanh(x); }
+
+// Member functions on the device (GJ_DEVICE may be `static`, which members cannot be).
+#ifndef GJ_METHOD
+#ifdef __CUDACC__
+#define GJ_METHOD __device__ __forceinline__
+#else
+#define GJ_METHOD inline
+#endif
+#endif
+
+// The primitives support/pointwise.def's rules are written in, over T.
 template <typename T>
-GJ_DEVICE T gjApply(int op, T a, T b, double scalar) {
-  const T s = (T)scalar, zero = 0, one = 1;
-  switch (op) {
-    case GJ_ADD: return a + s * b;
-    case GJ_SUB: return a - s * b;
-    case GJ_MUL: return a * b;
-    case GJ_DIV: return a / b;
-    case GJ_NEG: return -a;
-    case GJ_SIGMOID: return one / (one + exp(-a));
-    case GJ_TANH: return tanh(a);
-    case GJ_RELU: return a < zero ? zero : a;
-    case GJ_EXP: return exp(a);
-    case GJ_LOG: return log(a);
-    case GJ_SQRT: return sqrt(a);
-    case GJ_SIGMOID_BACKWARD: return a * b * (one - b);
-    case GJ_TANH_BACKWARD: return a * (one - b * b);
-    case GJ_THRESHOLD_BACKWARD: return b > s ? a : zero;
-  }
-  return zero / zero;
-}
+struct GjMath {
+  GJ_METHOD T c(double v) const { return (T)v; }
+  GJ_METHOD T add(T x, T y) const { return x + y; }
+  GJ_METHOD T sub(T x, T y) const { return x - y; }
+  GJ_METHOD T mul(T x, T y) const { return x * y; }
+  GJ_METHOD T div(T x, T y) const { return x / y; }
+  GJ_METHOD T neg(T x) const { return -x; }
+  GJ_METHOD T exp(T x) const { return gjExp(x); }
+  GJ_METHOD T log(T x) const { return gjLog(x); }
+  GJ_METHOD T sqrt(T x) const { return gjSqrt(x); }
+  GJ_METHOD T tanh(T x) const { return gjTanh(x); }
+  GJ_METHOD T sigmoid(T x) const { return T(1) / (T(1) + gjExp(-x)); }
+  GJ_METHOD bool lt(T x, T y) const { return x < y; }
+  GJ_METHOD bool gt(T x, T y) const { return x > y; }
+  GJ_METHOD T select(bool cond, T x, T y) const { return cond ? x : y; }
+};
 
 template <typename T>
 GJ_DEVICE void gjMap(const GjMapArgs& p) {
   const T* a = (const T*)p.a;
   const T* b = (const T*)p.b;
   T* out = (T*)p.out;
-  const bool two = gjTwoOperands(p.op);
+  const bool two = gjPointwiseArity(p.op) >= 2;
+  const T scalar = (T)p.scalar, zero = 0;
+  const GjMath<T> m;
   GJ_GRID_STRIDE(i, p.shape.numel) {
     const T x = a[gjOffset(i, p.shape, p.sa)];
-    const T y = two ? b[gjOffset(i, p.shape, p.sb)] : T(0);
-    out[i] = gjApply<T>(p.op, x, y, p.scalar);
+    const T y = two ? b[gjOffset(i, p.shape, p.sb)] : zero;
+    out[i] = gjPointwise(p.op, m, x, y, scalar, zero / zero);
   }
 }
 

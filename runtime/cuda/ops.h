@@ -6,6 +6,7 @@
 // Operands are device tensors, except that a 0-dim host tensor (a scalar operand) is taken to the device.
 // Results are new contiguous device tensors. Errors are gj::Error ("no CUDA device: ..." without one).
 #include "runtime/tensor.h"
+#include "support/pointwise.h"
 
 #include <span>
 #include <string>
@@ -17,14 +18,10 @@ struct Conv2dParams;
 
 namespace gj::cuda {
 
-/// The pointwise ops of gj_map (kernels.cuh's GjMapOp, in its order).
-enum class MapOp : int {
-  Add, Sub, Mul, Div, Neg, Sigmoid, Tanh, Relu, Exp, Log, Sqrt, SigmoidBackward, TanhBackward, ThresholdBackward
-};
-
-/// op(a, b) with broadcasting; `b` is undefined for one-operand ops. `scalar` is alpha for Add and Sub, the
-/// threshold for ThresholdBackward. Operands share a float dtype (the caller promotes).
-Tensor map(MapOp op, const Tensor& a, const Tensor& b, double scalar = 1.0);
+/// op(a, b, scalar) with broadcasting, by the op's scalar rule (support/pointwise.def); `b` is undefined for
+/// one-operand ops, and `scalar` is a third operand (alpha for Add and Sub, the threshold for
+/// ThresholdBackward). Operands share a float dtype (the caller promotes).
+Tensor map(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar = 1.0);
 
 /// Sums x over the dimensions where `keptSizes` is 1 and x is not, times `scale` (1/count for a mean),
 /// accumulating in double; the result has `outSizes` (keptSizes with or without those dims).
@@ -74,7 +71,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p, Conv
 std::pair<Tensor, Tensor> conv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p,
                                          ConvPath path = ConvPath::Auto);
 
-/// The CUDA C of kernels.cuh, as NVRTC compiles it.
+/// The CUDA C of kernels.cuh, as NVRTC compiles it (support/pointwise.h and .def spliced in).
 const std::string& kernelSource();
 
 }  // namespace gj::cuda
