@@ -4,6 +4,7 @@
 #include "executors/argument_spec.h"
 #include "executors/function.h"
 #include "executors/interpreter.h"
+#include "executors/pipeline.h"
 
 #include <list>
 #include <mutex>

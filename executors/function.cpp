@@ -13,6 +13,20 @@
 
 namespace gj {
 
+std::string_view executorName(ExecutorKind k) {
+  switch (k) {
+    case ExecutorKind::Legacy: return "legacy";
+    case ExecutorKind::Profiling: return "profiling";
+  }
+  return "?";
+}
+
+ExecutorKind executorFromName(std::string_view name) {
+  for (ExecutorKind k : {ExecutorKind::Legacy, ExecutorKind::Profiling})
+    if (executorName(k) == name) return k;
+  throw Error(fmt::format("unknown executor '{}'", name), "", "executors: legacy, profiling");
+}
+
 std::string FunctionStats::str() const {
   std::string s = fmt::format(
       "calls {}, specializations {}, profiled runs {}, guard failures {}, re-profiles {}, fallback runs {}, "

@@ -8,16 +8,25 @@
 //
 // No process-wide state: Functions with different options live side by side, and one Function may be
 // called from several threads at once (each thread's backward() pairs with its own last forward()).
-#include "executors/pipeline.h"
+#include "fusers/fuser.h"
 #include "ir/graph.h"
 #include "runtime/ivalue.h"
+#include "support/build.h"
 
 #include <map>
 #include <memory>
+#include <string_view>
 #include <string>
 #include <vector>
 
 namespace gj {
+
+/// How a Function runs its graph: `legacy` specializes ahead of time on each call's argument types;
+/// `profiling` profiles real runs, then runs a plan specialized to what it saw behind a type guard.
+enum class ExecutorKind : uint8_t { Legacy, Profiling };
+std::string_view executorName(ExecutorKind k);  ///< "legacy", "profiling"
+/// The executor named `name` on the command line; a gj::Error lists the names.
+ExecutorKind executorFromName(std::string_view name);
 
 struct FunctionOptions {
   FuserKind fuser = FuserKind::None;  ///< None, Legacy ("old") or Te

@@ -143,7 +143,7 @@ class Frame {
   void runListAppend(const Node* n);
   void runSubgraph(const Node* n, const std::vector<IValue>& in) {
     if (tape_ && n->kind() == OpKind::DifferentiableGraph) return recordStep(n, in);
-    if ((n->kind() == OpKind::FusionGroup || n->kind() == OpKind::TensorExprGroup) && kernels_) {
+    if (isFusionGroupOp(n->kind()) && kernels_) {
       if (auto it = kernels_->find(n); it != kernels_->end() && runKernel(n, *it->second, in)) return;
     }
     if (n->kind() == OpKind::FallbackGraph) {

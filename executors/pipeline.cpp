@@ -11,35 +11,6 @@
 
 namespace gj {
 
-std::string_view fuserName(FuserKind k) {
-  switch (k) {
-    case FuserKind::None: return "none";
-    case FuserKind::Legacy: return "old";
-    case FuserKind::Te: return "te";
-  }
-  return "?";
-}
-
-std::string_view executorName(ExecutorKind k) {
-  switch (k) {
-    case ExecutorKind::Legacy: return "legacy";
-    case ExecutorKind::Profiling: return "profiling";
-  }
-  return "?";
-}
-
-FuserKind fuserFromName(std::string_view name) {
-  for (FuserKind k : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
-    if (fuserName(k) == name) return k;
-  throw Error(fmt::format("unknown fuser '{}'", name), "", "fusers: none, old, te");
-}
-
-ExecutorKind executorFromName(std::string_view name) {
-  for (ExecutorKind k : {ExecutorKind::Legacy, ExecutorKind::Profiling})
-    if (executorName(k) == name) return k;
-  throw Error(fmt::format("unknown executor '{}'", name), "", "executors: legacy, profiling");
-}
-
 double Plan::passMs() const {
   double ms = 0;
   for (const PassRecord& r : passes) ms += r.ms;
@@ -60,14 +31,6 @@ static void timed(Plan& p, const char* name, const std::function<bool()>& f) {
 
 static bool anyTrue(const std::vector<bool>& v) { return std::find(v.begin(), v.end(), true) != v.end(); }
 
-std::unique_ptr<Fuser> makeFuser(FuserKind kind, const FuserOptions& opts) {
-  switch (kind) {
-    case FuserKind::None: return nullptr;
-    case FuserKind::Legacy: return makeLegacyFuser(opts);
-    case FuserKind::Te: return makeTeFuser(opts);
-  }
-  return nullptr;
-}
 
 // Differentiates every DifferentiableGraph and simplifies its forward and backward graphs.
 static std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> differentiateAll(Plan& p,

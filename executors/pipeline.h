@@ -10,14 +10,7 @@
 
 namespace gj {
 
-enum class FuserKind : uint8_t { None, Legacy, Te };
-enum class ExecutorKind : uint8_t { Legacy, Profiling };
 
-std::string_view fuserName(FuserKind k);         ///< "none", "old", "te"
-std::string_view executorName(ExecutorKind k);   ///< "legacy", "profiling"
-/// Parse the command-line names; a gj::Error lists the choices.
-FuserKind fuserFromName(std::string_view name);
-ExecutorKind executorFromName(std::string_view name);
 
 struct PipelineOptions {
   FuserKind fuser = FuserKind::None;
@@ -51,8 +44,6 @@ Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requ
 std::shared_ptr<Graph> buildGuardedGraph(const Graph& original, const std::vector<std::optional<Type>>& observed,
                                          const std::vector<bool>& requiresGrad);
 
-/// The fuser of `kind` (nullptr for FuserKind::None).
-std::unique_ptr<Fuser> makeFuser(FuserKind kind, const FuserOptions& opts);
 
 /// The unoptimized graph, prepared for autodiff when an input requires grad (loops kept).
 Plan unoptimizedPlan(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o);

@@ -145,4 +145,67 @@ void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, s
   });
 }
 
+// ---- the registry (fusers.def) ----
+
+#define FUSER(E, NAME, GROUP, FACTORY) std::unique_ptr<Fuser> FACTORY(const FuserOptions& opts);
+#include "fusers/fusers.def"
+#undef FUSER
+
+namespace {
+
+struct Registered {
+  FuserKind kind;
+  std::string_view name;
+  OpKind groupOp;
+  std::unique_ptr<Fuser> (*make)(const FuserOptions&);
+};
+
+constexpr Registered kFusers[] = {
+#define FUSER(E, NAME, GROUP, FACTORY) {FuserKind::E, NAME, OpKind::GROUP, &FACTORY},
+#include "fusers/fusers.def"
+#undef FUSER
+};
+
+constexpr FuserKind kKinds[] = {
+    FuserKind::None,
+#define FUSER(E, NAME, GROUP, FACTORY) FuserKind::E,
+#include "fusers/fusers.def"
+#undef FUSER
+};
+
+const Registered* registered(FuserKind k) {
+  for (const Registered& r : kFusers)
+    if (r.kind == k) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+std::span<const FuserKind> allFusers() { return kKinds; }
+
+std::string_view fuserName(FuserKind k) {
+  const Registered* r = registered(k);
+  return r ? r->name : "none";
+}
+
+FuserKind fuserFromName(std::string_view name) {
+  std::vector<std::string> names;
+  for (FuserKind k : kKinds) {
+    if (fuserName(k) == name) return k;
+    names.emplace_back(fuserName(k));
+  }
+  throw Error(fmt::format("unknown fuser '{}'", name), "", fmt::format("fusers: {}", fmt::join(names, ", ")));
+}
+
+std::unique_ptr<Fuser> makeFuser(FuserKind kind, const FuserOptions& opts) {
+  const Registered* r = registered(kind);
+  return r ? r->make(opts) : nullptr;
+}
+
+bool isFusionGroupOp(OpKind k) {
+  for (const Registered& r : kFusers)
+    if (r.groupOp == k) return true;
+  return false;
+}
+
 }  // namespace gj

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -92,6 +93,8 @@ class Fuser {
  public:
   virtual ~Fuser();
   virtual std::string_view name() const = 0;
+  /// The OpKind of the group nodes fuse() makes (fusers.def).
+  virtual OpKind groupOp() const = 0;
   /// Replaces fusible groups of g, in every block, by fusion nodes. Returns how many it made.
   virtual int64_t fuse(Graph& g) = 0;
   /// Compiles every fusion node of g (nested blocks included) into `kernels`. A group that fails to
@@ -100,6 +103,10 @@ class Fuser {
   /// Why `n`, left outside every group when this fuser fused its graph, is there: the rule of this
   /// fuser's that it fails, or that no fusible neighbour of its shape joined it (graphir explain).
   virtual std::string whyNotFused(const Node* n) const = 0;
+  /// The code compile() generates for `group` (a node fuse() made), for the device these options name, as
+  /// text to read (graphir codegen): its kernel under the symbol `name`, and whatever the kernel is made
+  /// from (the TE fuser's loop nest). Throws gj::Error for a group it cannot compile.
+  virtual std::string emit(const Node* group, const std::string& name) const = 0;
 };
 
 /// One group's kernel, before compilation: `key` identifies it (same key, same kernel) and `build`
@@ -120,7 +127,22 @@ void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, s
                    std::string_view symbolPrefix, KernelTable& kernels, FusionReport& report,
                    const std::function<PreparedGroup(const Graph& sub)>& prepare);
 
-std::unique_ptr<Fuser> makeLegacyFuser(const FuserOptions& opts);
-std::unique_ptr<Fuser> makeTeFuser(const FuserOptions& opts);
+/// The fusers of fusers.def, and None (the graph's ops run one by one).
+enum class FuserKind : uint8_t {
+  None,
+#define FUSER(E, NAME, GROUP, FACTORY) E,
+#include "fusers/fusers.def"
+#undef FUSER
+};
+
+/// Every FuserKind, None first.
+std::span<const FuserKind> allFusers();
+std::string_view fuserName(FuserKind k);  ///< "none", "old", "te"
+/// The fuser named `name` on the command line; a gj::Error lists the names.
+FuserKind fuserFromName(std::string_view name);
+/// The fuser of `kind` (nullptr for FuserKind::None).
+std::unique_ptr<Fuser> makeFuser(FuserKind kind, const FuserOptions& opts);
+/// Whether k is the group op of some fuser (prim::FusionGroup, prim::TensorExprGroup).
+bool isFusionGroupOp(OpKind k);
 
 }  // namespace gj

@@ -1,6 +1,7 @@
 #pragma once
 // The pass registry (passes.def) and a runner that verifies, logs and times each pass.
 #include "ir/graph.h"
+#include "support/build.h"
 
 #include <iosfwd>
 #include <span>
@@ -21,12 +22,6 @@ std::span<const PassInfo> allPasses();
 const PassInfo& lookupPass(std::string_view name);
 /// "dce,cse" -> {"dce", "cse"}; checks every name.
 std::vector<std::string> parsePassList(std::string_view list);
-
-#ifdef NDEBUG
-constexpr bool kDebugBuild = false;
-#else
-constexpr bool kDebugBuild = true;
-#endif
 
 struct PassOptions {
   bool verifyEach = kDebugBuild;      ///< verify the graph after every pass

@@ -250,7 +250,7 @@ TEST(LegacyFuserCuda, EveryModelKernelCompilesWithNvrtc) {
 // for the group's subgraph on random inputs.
 TEST(LegacyFuserCuda, EveryModelKernelRunsOnTheDeviceLikeTheInterpreter) {
   if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
-  auto fuser = makeLegacyFuser({.device = DeviceKind::Cuda});
+  auto fuser = makeFuser(FuserKind::Legacy, {.device = DeviceKind::Cuda});
   std::set<std::string> seen;
   uint64_t seed = 1;
   forEachModelFusionGroup([&](const Model& m, const Graph& g, Node* n) {

@@ -294,7 +294,7 @@ std::vector<Tensor> runOnGpu(const CompiledKernel& kernel, const std::vector<Ten
 // Runs fusion node `n` of `graph` through the TE fuser on the GPU; empty without a device.
 std::vector<Tensor> runGroupOnGpu(const Graph& graph, Node* n, const std::vector<Tensor>& in) {
   if (!cuda::available()) return {};
-  static auto fuser = makeTeFuser({.device = DeviceKind::Cuda});
+  static auto fuser = makeFuser(FuserKind::Te, {.device = DeviceKind::Cuda});
   KernelTable kernels;
   FusionReport report;
   fuser->compile(graph, kernels, report);

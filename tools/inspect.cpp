@@ -1,11 +1,5 @@
 // graphir: the commands that show what the compiler does to a graph.
 #include "executors/pipeline.h"
-#include "fusers/legacy/codegen.h"
-#include "fusers/legacy/graph_fuser.h"
-#include "fusers/legacy/kernel_spec.h"
-#include "fusers/te/llvm_codegen.h"
-#include "fusers/te/lowering.h"
-#include "fusers/te/printer.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/shape_propagation.h"
@@ -129,7 +123,7 @@ static std::vector<std::pair<std::string, const Graph*>> planGraphs(const Plan& 
   return out;
 }
 
-static bool isGroup(const Node* n) { return n->kind() == OpKind::FusionGroup || n->kind() == OpKind::TensorExprGroup; }
+static bool isGroup(const Node* n) { return isFusionGroupOp(n->kind()); }
 
 int cmdFuse(const std::string& file, const std::string& fuser, bool backward) {
   USER_CHECK(fuser != "none", "graphir fuse needs --fuser=old or te");
@@ -147,29 +141,6 @@ int cmdFuse(const std::string& file, const std::string& fuser, bool backward) {
   return 0;
 }
 
-// The code of one group: the legacy fuser's LLVM IR or CUDA C; the TE fuser's loop nest (scheduled for
-// the target) followed by its LLVM IR or CUDA C.
-static std::string groupCode(const Node* n, const std::string& target, const std::string& name,
-                             const CudaLaunchOptions& launch) {
-  auto orThrow = [](Result<std::string> r) {
-    if (!r) throw r.error();
-    return r.value();
-  };
-  if (n->kind() == OpKind::FusionGroup) {
-    legacy::KernelSpec spec = legacy::buildKernelSpec(*n->subgraph());
-    return target == "cuda" ? legacy::emitCudaKernel(spec, name) : orThrow(legacy::emitCpuKernelIR(spec, name));
-  }
-  if (target == "cuda") {
-    te::LoopNest nest = te::lowerGroup(*n->subgraph());
-    std::string loops = "/* loop nest:\n" + te::toString(nest.root()) + "*/\n";
-    nest.lowerReductions();
-    te::scheduleGpu(nest, launch);
-    return loops + te::CudaPrinter().kernel(name, nest.inputs(), nest.outputs(), nest.root());
-  }
-  te::LoopNest nest = te::cpuLoopNest(*n->subgraph());
-  return "/* loop nest: as scheduled for the CPU\n" + te::toString(nest.root()) + "*/\n" + orThrow(te::emitLlvmIR(nest, name));
-}
-
 int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
                bool backward, const CudaLaunchOptions& launch) {
   USER_CHECK(fuser == "old" || fuser == "te", "graphir codegen needs --fuser=old or te");
@@ -179,11 +150,15 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
   launch.validate();
   Plan p = optimizedPlan(file, "legacy", fuser, false, backward);
   if (!outDir.empty()) makeFolder(outDir, "codegen output");
+  // The fuser itself writes each group's code, as it does when it compiles the group.
+  std::unique_ptr<Fuser> f = makeFuser(fuserFromName(fuser), {.device = target == "cuda" ? DeviceKind::Cuda
+                                                                                         : DeviceKind::Cpu,
+                                                               .cudaLaunch = launch});
   int k = 0;
   for (const auto& [title, g] : planGraphs(p)) forEachNode(g->block(), [&](Node* n) {
     if (!isGroup(n)) return;
     std::string name = fmt::format("fusion_group_{}", k++);
-    std::string code = groupCode(n, target, name, launch);
+    std::string code = f->emit(n, name);
     if (outDir.empty()) {
       std::cout << "// " << name << "\n" << code << "\n";
     } else {
@@ -236,7 +211,7 @@ static std::string dotText(const Graph& g) {
   for (const Node* n : *g.block()) {
     if (n->kind() == OpKind::Constant) continue;
     std::string id = fmt::format("n{}", n->outputs().empty() ? 0 : n->output()->id());
-    if ((n->kind() != OpKind::FusionGroup && n->kind() != OpKind::TensorExprGroup) || !n->subgraph()) {
+    if (!isGroup(n) || !n->subgraph()) {
       nodeLine(n, id, "  ");
       edges(n, id, src);
       continue;

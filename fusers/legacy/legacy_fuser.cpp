@@ -108,6 +108,14 @@ class LegacyFuser final : public Fuser {
  public:
   explicit LegacyFuser(FuserOptions opts) : opts_(std::move(opts)) {}
   std::string_view name() const override { return "old"; }
+  OpKind groupOp() const override { return OpKind::FusionGroup; }
+  std::string emit(const Node* group, const std::string& name) const override {
+    KernelSpec spec = buildKernelSpec(*group->subgraph());
+    if (opts_.device == DeviceKind::Cuda) return emitCudaKernel(spec, name);
+    Result<std::string> ir = emitCpuKernelIR(spec, name);
+    if (!ir) throw ir.error();
+    return ir.value();
+  }
   int64_t fuse(Graph& g) override { return fusePointwiseGroups(g); }
   std::string whyNotFused(const Node* n) const override {
     std::string why = fusionBlocker(n);

@@ -244,6 +244,22 @@ class TeFuser final : public Fuser {
  public:
   explicit TeFuser(FuserOptions opts) : opts_(std::move(opts)) {}
   std::string_view name() const override { return "te"; }
+  OpKind groupOp() const override { return OpKind::TensorExprGroup; }
+  // The loop nest as lowered, then the kernel: the nest scheduled for the GPU printed as CUDA C, or the
+  // CPU's scheduled nest and its LLVM IR.
+  std::string emit(const Node* group, const std::string& name) const override {
+    if (opts_.device == DeviceKind::Cuda) {
+      LoopNest nest = lowerGroup(*group->subgraph());
+      std::string loops = "/* loop nest:\n" + toString(nest.root()) + "*/\n";
+      nest.lowerReductions();
+      scheduleGpu(nest, opts_.cudaLaunch);
+      return loops + CudaPrinter().kernel(name, nest.inputs(), nest.outputs(), nest.root());
+    }
+    LoopNest nest = cpuLoopNest(*group->subgraph(), kParallelGrain);
+    Result<std::string> ir = emitLlvmIR(nest, name);
+    if (!ir) throw ir.error();
+    return "/* loop nest: as scheduled for the CPU\n" + toString(nest.root()) + "*/\n" + ir.value();
+  }
   int64_t fuse(Graph& g) override { return fuseTensorExprGroups(g); }
   std::string whyNotFused(const Node* n) const override { return fusionBlocker(n); }
 
