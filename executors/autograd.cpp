@@ -104,28 +104,22 @@ GradientTable differentiateSubgraphs(const Graph& g) {
   return table;
 }
 
-void createSubgraphsForAutodiff(Graph& graph, const std::vector<bool>& requiresGrad) {
-  Graph* g = &graph;
-  USER_CHECK(requiresGrad.size() == g->inputs().size(), "autodiff: {} requires_grad flags for {} inputs",
-             requiresGrad.size(), g->inputs().size());
+void markRequiresGrad(Graph& g, const std::vector<bool>& requiresGrad) {
+  USER_CHECK(requiresGrad.size() == g.inputs().size(), "autodiff: {} requires_grad flags for {} inputs",
+             requiresGrad.size(), g.inputs().size());
   for (size_t i = 0; i < requiresGrad.size(); ++i) {
-    Value* in = g->inputs()[i];
+    Value* in = g.inputs()[i];
     if (!in->type().isTensor() && in->type().kind != TypeKind::TensorList) continue;
     Type t = in->type();
     t.requiresGrad = requiresGrad[i];
     in->setType(t);
   }
-  propagateRequiresGrad(*g);
-  createAutodiffSubgraphs(*g);
-  // Every op left outside a DifferentiableGraph that sees a value requiring grad must only move it.
-  forEachNode(g->block(), [](Node* n) {
-    if (isPlumbing(n->kind())) return;
-    for (const Value* v : n->inputs())
-      if (v->type().requiresGrad.value_or(false))
-        throw Error(fmt::format("autodiff: no gradient formula for {}", n->info().name), n->describe(),
-                    "the op is not in the formula table (passes/gradient_formulas.cpp); keep it off the gradient "
-                    "path or add a formula");
-  });
+}
+
+void createSubgraphsForAutodiff(Graph& g, const std::vector<bool>& requiresGrad) {
+  markRequiresGrad(g, requiresGrad);
+  propagateRequiresGrad(g);
+  createAutodiffSubgraphs(g);
 }
 
 AutodiffGraph prepareAutodiff(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad) {

@@ -71,8 +71,10 @@ struct AutodiffGraph {
   GradientTable gradients;
 };
 
-/// Marks the inputs in `requiresGrad` (one flag per graph input), propagates requires_grad and creates
-/// the autodiff subgraphs; a node on the gradient path without a formula is a gj::Error. In place.
+/// Sets requires_grad on g's tensor inputs from `requiresGrad` (one flag per graph input).
+void markRequiresGrad(Graph& g, const std::vector<bool>& requiresGrad);
+/// markRequiresGrad, then the requires-grad and create-autodiff-subgraphs passes (a node on the gradient
+/// path without a formula is a gj::Error). In place.
 void createSubgraphsForAutodiff(Graph& g, const std::vector<bool>& requiresGrad);
 /// createSubgraphsForAutodiff, then differentiates each subgraph.
 AutodiffGraph prepareAutodiff(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad);

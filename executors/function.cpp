@@ -46,6 +46,7 @@ PipelineOptions Executor::pipelineOptions() const {
   o.fuserOptions.device = opts_.device;
   o.fuserOptions.injectCompileFailure = opts_.injectCompileFailure;
   o.fuserOptions.injectKernelError = opts_.injectKernelError;
+  o.fuserOptions.beforeBuild = opts_.beforeKernelBuild;
   o.fuserOptions.dumpDir = opts_.dumpKernels;
   o.fuserOptions.cudaLaunch = opts_.cudaLaunch;
   if (o.fuserOptions.dumpDir.empty())
@@ -233,18 +234,14 @@ std::vector<IValue> ProfilingExecutor::run(std::vector<IValue> inputs, const std
 
 // ---- Function ----
 
-namespace {
-// Each thread's last forward with gradients, per Function.
-struct PendingBackward {
-  std::vector<IValue> outputs;
-  std::shared_ptr<Tape> tape;
+struct Function::PendingBackwards {
+  struct Forward {
+    std::vector<IValue> outputs;
+    std::shared_ptr<Tape> tape;
+  };
+  std::mutex mu;
+  std::map<std::thread::id, Forward> byThread;
 };
-std::mutex gPendingMu;
-std::map<std::pair<const Function*, std::thread::id>, PendingBackward>& pending() {
-  static std::map<std::pair<const Function*, std::thread::id>, PendingBackward> m;
-  return m;
-}
-}  // namespace
 
 // The graph a Function runs: the given one with every input's sizes left open (dtype and rank stay), so
 // that calls may bring other sizes; the executors specialize on what comes.
@@ -259,7 +256,9 @@ static std::shared_ptr<const Graph> generalized(const Graph& graph) {
 }
 
 Function::Function(const Graph& graph, FunctionOptions options)
-    : graph_((checkShapes(graph), generalized(graph))), options_(std::move(options)) {
+    : graph_((checkShapes(graph), generalized(graph))),
+      options_(std::move(options)),
+      pending_(std::make_unique<PendingBackwards>()) {
   if (options_.device == DeviceKind::Cuda) cuda::requireDevice();  // "no CUDA device: <why>" where there is none
   options_.cudaLaunch.validate();
   USER_CHECK(options_.cudaLaunch.isDefault() || options_.device == DeviceKind::Cuda,
@@ -270,11 +269,7 @@ Function::Function(const Graph& graph, FunctionOptions options)
     executor_ = std::make_unique<ProfilingExecutor>(graph_, options_);
 }
 
-Function::~Function() {
-  std::lock_guard<std::mutex> lock(gPendingMu);
-  auto& m = pending();
-  for (auto it = m.begin(); it != m.end();) it = it->first.first == this ? m.erase(it) : std::next(it);
-}
+Function::~Function() = default;
 
 // On a CUDA Function, host tensors among the inputs are copied to the device.
 static void toDevice(std::vector<IValue>& inputs, DeviceKind device) {
@@ -298,20 +293,20 @@ std::vector<IValue> Function::forward(std::vector<IValue> inputs, const std::vec
              requiresGrad.size(), inputs.size());
   auto tape = std::make_shared<Tape>(inputs.size());
   auto outs = executor_->run(std::move(inputs), requiresGrad, tape.get());
-  std::lock_guard<std::mutex> lock(gPendingMu);
-  pending()[{this, std::this_thread::get_id()}] = {outs, tape};
+  std::lock_guard<std::mutex> lock(pending_->mu);
+  pending_->byThread[std::this_thread::get_id()] = {outs, tape};
   return outs;
 }
 
 std::vector<Tensor> Function::backward(const std::vector<Tensor>& gradOutputs) {
-  PendingBackward p;
+  PendingBackwards::Forward p;
   {
-    std::lock_guard<std::mutex> lock(gPendingMu);
-    auto it = pending().find({this, std::this_thread::get_id()});
-    USER_CHECK(it != pending().end(),
+    std::lock_guard<std::mutex> lock(pending_->mu);
+    auto it = pending_->byThread.find(std::this_thread::get_id());
+    USER_CHECK(it != pending_->byThread.end(),
                "backward: no forward with gradients on in this thread; call forward(inputs, requiresGrad) first");
     p = std::move(it->second);
-    pending().erase(it);
+    pending_->byThread.erase(it);
   }
   return p.tape->backward(p.outputs, gradOutputs);
 }

@@ -13,6 +13,7 @@
 #include "runtime/ivalue.h"
 #include "support/build.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string_view>
@@ -40,6 +41,7 @@ struct FunctionOptions {
   std::string dumpKernels;         ///< write every generated kernel here (default: $GJ_DUMP_KERNELS)
   bool injectCompileFailure = false;  ///< tests: every kernel compilation fails (groups then run unfused)
   bool injectKernelError = false;  ///< tests: every fused kernel's first float output is 1% too large
+  std::function<void()> beforeKernelBuild;  ///< tests: called before each kernel build, outside the cache's lock
   CudaLaunchOptions cudaLaunch;    ///< device Cuda: how fused kernels are launched (fusers/fuser.h)
 };
 
@@ -88,9 +90,12 @@ class Function {
   std::string optimizedGraph() const;
 
  private:
+  struct PendingBackwards;  // each thread's last forward with gradients, which its backward() consumes
+
   std::shared_ptr<const Graph> graph_;
   FunctionOptions options_;
   std::unique_ptr<Executor> executor_;
+  std::unique_ptr<PendingBackwards> pending_;
 };
 
 }  // namespace gj

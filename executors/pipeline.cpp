@@ -2,7 +2,6 @@
 
 #include "ir/verifier.h"
 #include "passes/shape_propagation.h"
-#include "passes/unroll_loops.h"
 #include "support/error.h"
 
 #include <algorithm>
@@ -17,16 +16,17 @@ double Plan::passMs() const {
   return ms;
 }
 
-static void run(Plan& p, Graph& g, std::initializer_list<const char*> names, const PipelineOptions& o) {
-  std::vector<std::string> list(names.begin(), names.end());
-  auto recs = runPasses(g, list, o.passes);
+// Every step goes through the pass runner: verified after it when asked, logged under GJ_LOG, timed.
+// Returns whether the last pass changed g.
+static bool run(Plan& p, Graph& g, const std::vector<std::string>& names, const PipelineOptions& o) {
+  auto recs = runPasses(g, names, o.passes);
   p.passes.insert(p.passes.end(), recs.begin(), recs.end());
+  return !recs.empty() && recs.back().changed;
 }
 
-static void timed(Plan& p, const char* name, const std::function<bool()>& f) {
-  auto t0 = std::chrono::steady_clock::now();
-  bool changed = f();
-  p.passes.push_back({name, changed, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()});
+static void step(Plan& p, Graph& g, std::string_view name, const std::function<bool(Graph&)>& f,
+                 const PipelineOptions& o) {
+  p.passes.push_back(runPass(g, name, f, o.passes));
 }
 
 static bool anyTrue(const std::vector<bool>& v) { return std::find(v.begin(), v.end(), true) != v.end(); }
@@ -36,10 +36,15 @@ static bool anyTrue(const std::vector<bool>& v) { return std::find(v.begin(), v.
 static std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> differentiateAll(Plan& p,
                                                                                      const PipelineOptions& o) {
   GradientTable raw;
-  timed(p, "differentiate", [&] {
-    raw = differentiateSubgraphs(*p.graph);
+  step(p, *p.graph, "differentiate", [&](Graph& g) {
+    raw = differentiateSubgraphs(g);
+    if (o.passes.verifyEach)
+      for (const auto& [node, grad] : raw) {
+        verifyOrThrow(*grad->forward, "differentiate (a forward graph)");
+        verifyOrThrow(*grad->backward, "differentiate (a backward graph)");
+      }
     return !raw.empty();
-  });
+  }, o);
   std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> out;
   for (auto& [node, grad] : raw) {
     auto g = std::make_shared<Gradient>(*grad);
@@ -56,14 +61,7 @@ static std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> differenti
 static void fuseAll(Plan& p, std::vector<Graph*> graphs, const PipelineOptions& o) {
   std::unique_ptr<Fuser> fuser = makeFuser(o.fuser, o.fuserOptions);
   if (!fuser) return;
-  timed(p, "fuse", [&] {
-    int64_t groups = 0;
-    for (Graph* g : graphs) {
-      groups += fuser->fuse(*g);
-      if (o.passes.verifyEach) verifyOrThrow(*g, "fuse");
-    }
-    return groups > 0;
-  });
+  for (Graph* g : graphs) step(p, *g, "fuse", [&](Graph& graph) { return fuser->fuse(graph) > 0; }, o);
   for (Graph* g : graphs) fuser->compile(*g, p.kernels, p.fusion);
 }
 
@@ -80,23 +78,18 @@ Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requ
     // loops before it are unrolled and their results' shapes propagated (a stacked LSTM's upper layers
     // run over the stacked outputs of the layer below) unrolls in a later round. Then what is left is
     // unrolled partially.
+    const std::string full = fmt::format("unroll-loops<full={};by=1>", o.maxFullUnroll);
     for (int round = 0; round < kMaxFullUnrollRounds; ++round) {
-      bool changed = false;
-      timed(p, "unroll-loops", [&] { return changed = unrollLoops(*g, UnrollOptions{o.maxFullUnroll, 1}); });
-      if (!changed) break;
+      if (!run(p, *g, {full}, o)) break;
       run(p, *g, {"peephole", "shape-propagation", "constant-propagation"}, o);
     }
-    bool partial = false;
-    timed(p, "unroll-loops", [&] { return partial = unrollLoops(*g, UnrollOptions{o.maxFullUnroll, 8}); });
-    if (partial) run(p, *g, {"peephole", "constant-propagation", "shape-propagation"}, o);
+    if (run(p, *g, {fmt::format("unroll-loops<full={};by=8>", o.maxFullUnroll)}, o))
+      run(p, *g, {"peephole", "constant-propagation", "shape-propagation"}, o);
   }
   run(p, *g, {"cse", "batch-mm", "licm", "cse", "dce", "shape-propagation"}, o);
   if (p.withGrad) {
-    timed(p, "create-autodiff-subgraphs", [&] {
-      createSubgraphsForAutodiff(*g, requiresGrad);
-      return true;
-    });
-    if (o.passes.verifyEach) verifyOrThrow(*g, "create-autodiff-subgraphs");
+    markRequiresGrad(*g, requiresGrad);  // the specialization's flags, as its types are
+    run(p, *g, {"requires-grad", "create-autodiff-subgraphs"}, o);
   }
   std::vector<Graph*> graphs = {g.get()};
   auto grads = p.withGrad ? differentiateAll(p, o) : decltype(differentiateAll(p, o)){};
@@ -163,11 +156,12 @@ Plan unoptimizedPlan(std::shared_ptr<Graph> g, const std::vector<bool>& requires
   if (!p.withGrad) return p;
   // Ranks and dtypes (not sizes: this plan serves every shape) for the gradient formulas that need them.
   run(p, *g, {"shape-propagation"}, o);
-  timed(p, "prepare-autodiff", [&] {
-    AutodiffGraph ag = prepareAutodiff(g, requiresGrad);
-    p.gradients = std::move(ag.gradients);
-    return true;
-  });
+  markRequiresGrad(*g, requiresGrad);
+  run(p, *g, {"requires-grad", "create-autodiff-subgraphs"}, o);
+  step(p, *g, "differentiate", [&](Graph& graph) {
+    p.gradients = differentiateSubgraphs(graph);
+    return !p.gradients.empty();
+  }, o);
   return p;
 }
 

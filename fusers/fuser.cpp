@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <future>
+#include <list>
 #include <mutex>
 
 namespace gj {
@@ -53,18 +55,45 @@ std::string CudaLaunchOptions::str() const {
 
 namespace {
 
+// The process's compiled kernels by key, least recently used first out once there are more than
+// `capacity` (a kernel a plan still holds stays alive there; the cache only stops offering it). A key is
+// compiled once: the first request builds it outside the lock, and requests for the same key meanwhile
+// wait for that build alone, not for other keys' builds.
 struct KernelCache {
+  using Kernel = std::shared_ptr<const CompiledKernel>;
+  struct Entry {
+    std::shared_future<Kernel> kernel;
+    std::list<std::string>::iterator recent;  // its place in `order`
+  };
   std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> kernels;
+  std::unordered_map<std::string, Entry> entries;
+  std::list<std::string> order;  // most recently used first
+  std::unordered_map<uint64_t, uint32_t> builds;  // by key hash: builds so far (a symbol's generation)
+  size_t capacity = kDefaultKernelCacheCapacity;
+
+  // Drops the least recently used entries beyond capacity (under mu).
+  void trim() {
+    while (entries.size() > capacity && !order.empty()) {
+      entries.erase(order.back());
+      order.pop_back();
+    }
+  }
 };
 
 // A kernel's symbol: the prefix and a hash (FNV-1a, 64 bits) of its cache key. Unique in the process-wide
 // JIT session, since each key compiles once, and the same in every process, so that a kernel's text is
 // too (dumps compare across runs; the emulated driver's host builds are found on disk again).
-std::string symbolName(std::string_view prefix, const std::string& key) {
+uint64_t keyHash(const std::string& key) {
   uint64_t h = 14695981039346656037ull;
   for (unsigned char ch : key) h = (h ^ ch) * 1099511628211ull;
-  return fmt::format("{}_{:016x}", prefix, h);
+  return h;
+}
+
+// `generation` counts earlier builds of the key in this process: a key built again after the cache
+// dropped it gets a name of its own, since a plan may still hold the first build's code under the first.
+std::string symbolName(std::string_view prefix, const std::string& key, uint32_t generation) {
+  if (generation == 0) return fmt::format("{}_{:016x}", prefix, keyHash(key));
+  return fmt::format("{}_{:016x}_g{}", prefix, keyHash(key), generation);
 }
 
 KernelCache& kernelCache() {
@@ -81,17 +110,39 @@ std::shared_ptr<const CompiledKernel> compileOne(const Graph& sub, const FuserOp
   std::string key = fmt::format("{}|{}|{}|{}", symbolPrefix, deviceName(opts.device),
                                 opts.device == DeviceKind::Cuda ? opts.cudaLaunch.str() : "", group.key);
   KernelCache& c = kernelCache();
-  std::lock_guard<std::mutex> lock(c.mu);
-  if (auto it = c.kernels.find(key); it != c.kernels.end()) {
-    ++report.cacheHits;
-    return it->second;
+  std::promise<KernelCache::Kernel> building;
+  uint32_t generation = 0;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (auto it = c.entries.find(key); it != c.entries.end()) {
+      c.order.splice(c.order.begin(), c.order, it->second.recent);
+      std::shared_future<KernelCache::Kernel> ready = it->second.kernel;
+      ++report.cacheHits;
+      return ready.get();  // this key's build, when another request started it (it rethrows its failure)
+    }
+    c.order.push_front(key);
+    c.entries.emplace(key, KernelCache::Entry{building.get_future().share(), c.order.begin()});
+    c.trim();
+    generation = c.builds[keyHash(key)]++;
   }
   auto t0 = std::chrono::steady_clock::now();
-  std::shared_ptr<const CompiledKernel> k = group.build(symbolName(symbolPrefix, key));
-  report.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  ++report.kernelsCompiled;
-  c.kernels[key] = k;
-  return k;
+  try {
+    if (opts.beforeBuild) opts.beforeBuild();
+    std::shared_ptr<const CompiledKernel> k = group.build(symbolName(symbolPrefix, key, generation));
+    report.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ++report.kernelsCompiled;
+    building.set_value(k);
+    return k;
+  } catch (...) {
+    // Waiting requests see the failure; later ones try again (the entry goes).
+    building.set_exception(std::current_exception());
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (auto it = c.entries.find(key); it != c.entries.end()) {
+      c.order.erase(it->second.recent);
+      c.entries.erase(it);
+    }
+    throw;
+  }
 }
 
 // A plan's view of a (shared, cached) kernel: counts its launches, and plants opts.injectKernelError.
@@ -125,6 +176,19 @@ class CountedKernel final : public CompiledKernel {
 };
 
 }  // namespace
+
+void setKernelCacheCapacity(size_t kernels) {
+  KernelCache& c = kernelCache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.capacity = std::max<size_t>(kernels, 1);
+  c.trim();
+}
+
+size_t kernelCacheSize() {
+  KernelCache& c = kernelCache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.entries.size();
+}
 
 void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, std::string_view what,
                    std::string_view symbolPrefix, KernelTable& kernels, FusionReport& report,

@@ -70,6 +70,8 @@ struct FuserOptions {
   /// Tests: every kernel's first float output comes out 1% too large, a planted error that only a run
   /// of the fused kernels can show.
   bool injectKernelError = false;
+  /// Tests: called before each kernel build (a cache miss), outside the cache's lock.
+  std::function<void()> beforeBuild;
   CudaLaunchOptions cudaLaunch;      ///< device Cuda only
 };
 
@@ -118,9 +120,17 @@ struct PreparedGroup {
   std::function<std::shared_ptr<const CompiledKernel>(const std::string& name)> build;
 };
 
+/// How many compiled kernels the process-wide cache keeps by default; the least recently used go first.
+constexpr size_t kDefaultKernelCacheCapacity = 4096;
+/// Sets that bound (at least 1), dropping what is over it now. Kernels that plans hold stay alive.
+void setKernelCacheCapacity(size_t kernels);
+/// The kernels the cache holds now.
+size_t kernelCacheSize();
+
 /// The compile step every fuser shares around its own code generator: for each `groupKind` node of g
 /// (nested blocks included), prepares the group, looks its key up in a process-wide cache (per device
-/// and `symbolPrefix`), and builds and times what is missing. Each kernel goes into `kernels` counting its
+/// and `symbolPrefix`; bounded, least recently used out first), and builds and times what is missing,
+/// outside the cache's lock: a build holds up only the requests for its own key. Each kernel goes into `kernels` counting its
 /// launches into report.runs. Honours opts.injectCompileFailure and injectKernelError; a group whose
 /// preparation or build throws runs unfused, with a warning that starts with `what`.
 void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, std::string_view what,

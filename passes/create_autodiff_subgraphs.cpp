@@ -3,6 +3,7 @@
 #include "passes/autodiff.h"
 #include "passes/subgraph_regions.h"
 #include "passes/util.h"
+#include "support/error.h"
 
 #include <algorithm>
 
@@ -31,6 +32,18 @@ static bool createInBlock(Block* b) {
   return changed;
 }
 
-bool createAutodiffSubgraphs(Graph& g) { return createInBlock(g.block()); }
+bool createAutodiffSubgraphs(Graph& g) {
+  bool changed = createInBlock(g.block());
+  // Every op left outside a DifferentiableGraph that sees a value requiring grad must only move it.
+  forEachNode(g.block(), [](Node* n) {
+    if (isPlumbing(n->kind())) return;
+    for (const Value* v : n->inputs())
+      if (v->type().requiresGrad.value_or(false))
+        throw Error(fmt::format("autodiff: no gradient formula for {}", n->info().name), n->describe(),
+                    "the op is not in the formula table (passes/gradient_formulas.cpp); keep it off the gradient "
+                    "path or add a formula");
+  });
+  return changed;
+}
 
 }  // namespace gj

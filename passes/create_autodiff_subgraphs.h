@@ -7,7 +7,8 @@ namespace gj {
 /// in every block (so a kept loop's body gets one per iteration). A region grows while no value
 /// computed outside it from its outputs flows back into it; constants are copied into the subgraph.
 /// List and control-flow ops stay outside: gradients flow through them at run time.
-/// Pre: propagateRequiresGrad(g). Returns true if g changed.
+/// An op that needs a gradient but has no formula (hasGradientFormula) left outside every region is a
+/// gj::Error naming it. Pre: propagateRequiresGrad(g). Returns true if g changed.
 bool createAutodiffSubgraphs(Graph& g);
 
 }  // namespace gj

@@ -26,10 +26,23 @@
 namespace gj {
 
 static constexpr PassInfo kPasses[] = {
-#define PASS(NAME, FN, DESC) {NAME, FN, DESC},
+#define PASS(NAME, FN, DESC) {NAME, FN, nullptr, "", DESC},
+#define PASS_WITH_PARAMS(NAME, FN, PARAMS, DESC) {NAME, nullptr, FN, PARAMS, DESC},
 #include "passes/passes.def"
+#undef PASS_WITH_PARAMS
 #undef PASS
 };
+
+static constexpr std::string_view kPipelineSteps[] = {"differentiate", "fuse"};
+
+std::span<const std::string_view> pipelineSteps() { return kPipelineSteps; }
+
+// A pass name split into its base and its parameters: "unroll-loops<by=4>" -> {"unroll-loops", "by=4"}.
+static std::pair<std::string_view, std::string_view> splitParams(std::string_view name) {
+  size_t open = name.find('<');
+  if (open == std::string_view::npos || name.back() != '>') return {name, {}};
+  return {name.substr(0, open), name.substr(open + 1, name.size() - open - 2)};
+}
 
 std::span<const PassInfo> allPasses() { return kPasses; }
 
@@ -43,9 +56,15 @@ static const std::vector<std::string>& passNames() {
 }
 
 const PassInfo& lookupPass(std::string_view name) {
-  for (const PassInfo& p : kPasses)
-    if (p.name == name) return p;
-  throw Error(fmt::format("unknown pass '{}'{}", name, didYouMean(name, passNames())), "",
+  auto [base, params] = splitParams(name);
+  for (const PassInfo& p : kPasses) {
+    if (p.name != base) continue;
+    if (!params.empty() && !p.runWithParams)
+      throw Error(fmt::format("pass '{}' takes no parameters, but '{}' gives some", base, name), "",
+                  fmt::format("write {}", base));
+    return p;
+  }
+  throw Error(fmt::format("unknown pass '{}'{}", base, didYouMean(base, passNames())), "",
               fmt::format("passes: {}", fmt::join(passNames(), ", ")));
 }
 
@@ -57,7 +76,10 @@ std::vector<std::string> parsePassList(std::string_view list) {
     std::string_view item = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (!item.empty()) names.push_back(std::string(lookupPass(item).name));
+    if (!item.empty()) {
+      lookupPass(item);  // a gj::Error for an unknown name or unwanted parameters
+      names.emplace_back(item);
+    }
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
@@ -73,7 +95,8 @@ PassOptions PassOptions::fromEnvironment() {
       size_t comma = s.find(',', start);
       std::string item(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
       if (!item.empty() && item != "all") {
-        const bool known = std::find(passNames().begin(), passNames().end(), item) != passNames().end();
+        const bool known = std::find(passNames().begin(), passNames().end(), item) != passNames().end() ||
+                           std::find(kPipelineSteps, std::end(kPipelineSteps), item) != std::end(kPipelineSteps);
         if (!known)
           throw Error(fmt::format("GJ_LOG names an unknown pass '{}'{}", item, didYouMean(item, passNames())), "",
                       fmt::format("GJ_LOG takes pass names separated by commas, or all; passes: {}",
@@ -87,19 +110,28 @@ PassOptions PassOptions::fromEnvironment() {
   return o;
 }
 
+PassRecord runPass(Graph& g, std::string_view name, const std::function<bool(Graph&)>& step, const PassOptions& opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  bool changed = step(g);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (opts.verifyEach) verifyOrThrow(g, name);
+  const std::string_view base = splitParams(name).first;
+  auto logged = [&](std::string_view n) { return std::find(opts.logAfter.begin(), opts.logAfter.end(), n) != opts.logAfter.end(); };
+  if (logged("all") || logged(base)) {
+    std::ostream& log = opts.log ? *opts.log : std::cerr;
+    log << fmt::format("IR after {} ({}, {:.3f} ms):\n", name, changed ? "changed" : "unchanged", ms) << printIR(g);
+  }
+  return {std::string(name), changed, ms};
+}
+
 std::vector<PassRecord> runPasses(Graph& g, std::span<const std::string> names, const PassOptions& opts) {
   std::vector<PassRecord> records;
-  std::ostream& log = opts.log ? *opts.log : std::cerr;
-  const bool logAll = std::find(opts.logAfter.begin(), opts.logAfter.end(), "all") != opts.logAfter.end();
   for (const std::string& name : names) {
     const PassInfo& p = lookupPass(name);
-    auto t0 = std::chrono::steady_clock::now();
-    bool changed = p.run(g);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    records.push_back({name, changed, ms});
-    if (opts.verifyEach) verifyOrThrow(g, name);
-    if (logAll || std::find(opts.logAfter.begin(), opts.logAfter.end(), name) != opts.logAfter.end())
-      log << fmt::format("IR after {} ({}, {:.3f} ms):\n", name, changed ? "changed" : "unchanged", ms) << printIR(g);
+    const std::string_view params = splitParams(name).second;
+    records.push_back(runPass(g, name, [&](Graph& graph) {
+      return p.runWithParams ? p.runWithParams(graph, params) : p.run(graph);
+    }, opts));
   }
   return records;
 }

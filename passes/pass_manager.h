@@ -3,6 +3,7 @@
 #include "ir/graph.h"
 #include "support/build.h"
 
+#include <functional>
 #include <iosfwd>
 #include <span>
 #include <string>
@@ -11,17 +12,24 @@
 
 namespace gj {
 
+/// A registered pass (passes.def). One that takes parameters (PASS_WITH_PARAMS) is named with them as
+/// `name<params>` (`unroll-loops<full=512;by=1>`), or alone for its defaults.
 struct PassInfo {
   std::string_view name;
-  bool (*run)(Graph&);
+  bool (*run)(Graph&);                          ///< PASS
+  bool (*runWithParams)(Graph&, std::string_view params);  ///< PASS_WITH_PARAMS ("" for the defaults)
+  std::string_view params;                      ///< how its parameters are written ("full=N;by=K")
   std::string_view description;
 };
 
 std::span<const PassInfo> allPasses();
-/// Throws gj::Error naming the closest pass for an unknown name.
+/// The pass a name (with or without `<params>`) names; a gj::Error names the closest pass for an unknown
+/// one, and refuses parameters for a pass that takes none.
 const PassInfo& lookupPass(std::string_view name);
-/// "dce,cse" -> {"dce", "cse"}; checks every name.
+/// "dce,cse" -> {"dce", "cse"}; checks every name (parameters kept: "unroll-loops<by=4>").
 std::vector<std::string> parsePassList(std::string_view list);
+/// The steps the pipelines run through runPass that are not registered passes (GJ_LOG takes them too).
+std::span<const std::string_view> pipelineSteps();
 
 struct PassOptions {
   bool verifyEach = kDebugBuild;      ///< verify the graph after every pass
@@ -37,8 +45,14 @@ struct PassRecord {
   double ms = 0;
 };
 
-/// Runs the named passes in order. After each: verifies when asked (a failure is a gj::Error naming the
-/// pass), prints the graph when the pass is in logAfter, and records whether it changed and its time.
+/// Runs the named passes in order (names as parsePassList takes them). After each: verifies when asked (a
+/// failure is a gj::Error naming the pass), prints the graph when the pass is in logAfter, and records
+/// whether it changed and its time.
 std::vector<PassRecord> runPasses(Graph& g, std::span<const std::string> names, const PassOptions& opts = {});
+
+/// Runs one step as runPasses runs a pass: `step` changes g (and maybe graphs of its own, which it
+/// verifies itself when opts.verifyEach), then g is verified, logged under `name` and timed.
+PassRecord runPass(Graph& g, std::string_view name, const std::function<bool(Graph&)>& step,
+                   const PassOptions& opts = {});
 
 }  // namespace gj

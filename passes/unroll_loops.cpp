@@ -1,6 +1,9 @@
 #include "passes/unroll_loops.h"
 
 #include "passes/util.h"
+#include "support/error.h"
+
+#include <charconv>
 
 namespace gj {
 
@@ -128,5 +131,23 @@ bool unrollBlock(Block* b, const UnrollOptions& opts) {
 
 bool unrollLoops(Graph& g, const UnrollOptions& opts) { return unrollBlock(g.block(), opts); }
 bool unrollLoops(Graph& g) { return unrollLoops(g, UnrollOptions{}); }
+
+bool unrollLoops(Graph& g, std::string_view params) {
+  UnrollOptions o;
+  while (!params.empty()) {
+    const size_t semi = params.find(';');
+    const std::string_view item = params.substr(0, semi);
+    params = semi == std::string_view::npos ? std::string_view() : params.substr(semi + 1);
+    const size_t eq = item.find('=');
+    const std::string_view key = item.substr(0, eq);
+    int64_t value = -1;
+    if (eq != std::string_view::npos) std::from_chars(item.data() + eq + 1, item.data() + item.size(), value);
+    USER_CHECK((key == "full" || key == "by") && value >= (key == "by" ? 1 : 0),
+               "unroll-loops: '{}' is not a parameter; it takes full=N (N >= 0) and by=K (K >= 1), as "
+               "unroll-loops<full=512;by=1>", item);
+    (key == "full" ? o.maxFullUnroll : o.factor) = value;
+  }
+  return unrollLoops(g, o);
+}
 
 }  // namespace gj

@@ -1,6 +1,8 @@
 #pragma once
 #include "ir/graph.h"
 
+#include <string_view>
+
 namespace gj {
 
 struct UnrollOptions {
@@ -17,5 +19,8 @@ bool unrollLoops(Graph& g, const UnrollOptions& opts);
 /// Given:  %y = prim::Loop(%two, %true, %x) block0(%i, %a): %b = aten::tanh(%a) -> (%true, %b)
 /// Result: %b.1 = aten::tanh(%x) ; %b.2 = aten::tanh(%b.1)     (uses of %y now use %b.2)
 bool unrollLoops(Graph& g);
+/// The pass with its parameters as passes.def writes them: "full=N;by=K", either or both ("" for the
+/// defaults); a gj::Error names a malformed one.
+bool unrollLoops(Graph& g, std::string_view params);
 
 }  // namespace gj

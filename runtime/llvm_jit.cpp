@@ -63,10 +63,14 @@ struct Session {
   }
 };
 
-Session& session() {
-  static Session s;
+// Shared with every JitModule, so that the JIT outlives the last module it holds (kernels may sit in
+// statics that are destroyed after this one would be).
+const std::shared_ptr<Session>& sessionPtr() {
+  static const std::shared_ptr<Session> s = std::make_shared<Session>();
   return s;
 }
+
+Session& session() { return *sessionPtr(); }
 
 void dump(const llvm::Module& m, const std::string& path) {
   std::error_code ec;
@@ -75,6 +79,18 @@ void dump(const llvm::Module& m, const std::string& path) {
 }
 
 }  // namespace
+
+class JitModule {
+ public:
+  JitModule(std::shared_ptr<Session> s, llvm::orc::ResourceTrackerSP rt) : session_(std::move(s)), rt_(std::move(rt)) {}
+  ~JitModule() {
+    if (rt_) llvm::consumeError(rt_->remove());  // the module's code and symbols go
+  }
+
+ private:
+  std::shared_ptr<Session> session_;
+  llvm::orc::ResourceTrackerSP rt_;
+};
 
 void prepareModuleForHost(llvm::Module& m) {
   Session& s = session();
@@ -99,8 +115,8 @@ void onDiagnostic(const llvm::DiagnosticInfo* d, void* p) {
 
 }  // namespace
 
-Result<void*> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr<llvm::Module> m,
-                         const std::string& symbol, const JitOptions& opts) {
+Result<JitCode> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr<llvm::Module> m,
+                           const std::string& symbol, const JitOptions& opts) {
   Session& s = session();
   if (!s.jit) return Error("LLVM JIT unavailable: " + s.error);
   std::string errors;
@@ -132,11 +148,14 @@ Result<void*> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr
   if (!errors.empty()) return Error("LLVM failed to optimize " + symbol + ": " + errors);
   // The JIT owns the context from here on, past this call: machine-code diagnostics go nowhere.
   ctx->setDiagnosticHandlerCallBack(onDiagnostic, nullptr);
-  if (auto err = s.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+  // A tracker of its own, so that the module can be removed alone when its kernel is no longer held.
+  llvm::orc::ResourceTrackerSP rt = s.jit->getMainJITDylib().createResourceTracker();
+  auto module = std::make_shared<const JitModule>(sessionPtr(), rt);
+  if (auto err = s.jit->addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
     return Error("adding a module to the LLVM JIT failed: " + llvm::toString(std::move(err)));
   auto addr = s.jit->lookup(symbol);
   if (!addr) return Error(fmt::format("LLVM JIT: symbol {} not found: {}", symbol, llvm::toString(addr.takeError())));
-  return addr->toPtr<void*>();
+  return JitCode{addr->toPtr<void*>(), std::move(module)};
 }
 
 Result<void*> jitLookup(const std::string& symbol) {

@@ -21,12 +21,22 @@ struct JitOptions {
 /// Sets the host's target triple and data layout on `m` (call before emitting code that depends on them).
 void prepareModuleForHost(llvm::Module& m);
 
+/// One compiled module's code in the JIT; freed when the last shared_ptr to it goes (so a kernel the cache
+/// dropped and no plan uses takes its machine code with it).
+class JitModule;
+
+/// A symbol's address and the module that holds it: the address is valid while `module` is held.
+struct JitCode {
+  void* address = nullptr;
+  std::shared_ptr<const JitModule> module;
+};
+
 /// Verifies `m`, optimizes it at O3 for the host CPU (AVX-512 where present), adds it to the shared
 /// LLJIT and returns the address of `symbol`. Calls to libm resolve against the process.
-Result<void*> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr<llvm::Module> m,
-                         const std::string& symbol, const JitOptions& opts = {});
+Result<JitCode> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr<llvm::Module> m,
+                           const std::string& symbol, const JitOptions& opts = {});
 
-/// The address of `symbol` from a module added earlier.
+/// The address of `symbol` from a module added earlier (valid while that module is held).
 Result<void*> jitLookup(const std::string& symbol);
 
 /// "LLVM 19.1.7 (cpu: sapphirerapids)"

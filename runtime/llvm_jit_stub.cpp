@@ -6,8 +6,10 @@ namespace gj {
 
 void prepareModuleForHost(llvm::Module&) {}
 
-Result<void*> jitCompile(std::unique_ptr<llvm::LLVMContext>, std::unique_ptr<llvm::Module>, const std::string& symbol,
-                         const JitOptions&) {
+class JitModule {};
+
+Result<JitCode> jitCompile(std::unique_ptr<llvm::LLVMContext>, std::unique_ptr<llvm::Module>, const std::string& symbol,
+                           const JitOptions&) {
   return Error("LLVM is not in this build (configured with GJ_WITH_LLVM=OFF); cannot compile " + symbol);
 }
 

@@ -3,6 +3,7 @@
 #include "executors/autograd.h"
 #include "executors/function.h"
 #include "executors/interpreter.h"
+#include "executors/pipeline.h"
 #include "ir/parser.h"
 #include "runtime/cpu/ops.h"
 #include "models/lstm.h"
@@ -11,6 +12,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <set>
+#include <sstream>
 #include <thread>
 
 namespace gj {
@@ -334,6 +337,28 @@ TEST(Function, MisuseIsAClearError) {
   auto in = randomInputs(m, 4);
   in.pop_back();
   EXPECT_THROW(f.forward(std::vector<IValue>(in.begin(), in.end())), Error);
+}
+
+// Every step of the optimizing pipeline goes through the pass runner: it is among the plan's records
+// (timed), GJ_LOG can name it, and the graph is verified after it.
+TEST(Pipeline, EveryStepGoesThroughThePassRunner) {
+  Model m = buildLstm(LstmVariantKind::Jit, {4, 2, 3, 5, 1});
+  std::vector<bool> rg;
+  for (const InputSpec& in : m.inputs) rg.push_back(isFloating(in.dtype));
+  std::ostringstream log;
+  PipelineOptions o;
+  o.fuser = FuserKind::Te;
+  o.passes.verifyEach = true;
+  o.passes.log = &log;
+  o.passes.logAfter = {"unroll-loops", "differentiate"};
+  Plan p = optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), rg, o);
+  std::set<std::string> steps;
+  for (const PassRecord& r : p.passes) steps.insert(r.name);
+  for (const char* name : {"unroll-loops<full=512;by=1>", "unroll-loops<full=512;by=8>", "requires-grad",
+                           "create-autodiff-subgraphs", "differentiate", "fuse", "contiguous-operands"})
+    EXPECT_TRUE(steps.count(name)) << name << " is not among the plan's passes";
+  EXPECT_NE(log.str().find("IR after unroll-loops<full=512;by=1> (changed"), std::string::npos);
+  EXPECT_NE(log.str().find("IR after differentiate (changed"), std::string::npos);
 }
 
 }  // namespace

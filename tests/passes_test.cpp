@@ -686,6 +686,61 @@ TEST(PassManager, RunsByNameVerifiesAndLogs) {
   EXPECT_THROW(parsePassList("dce,cse,dcee"), Error);
 }
 
+// A pass that takes parameters runs through the same runner, by name with its parameters.
+TEST(PassManager, APassWithParametersRunsByItsNameAndParameters) {
+  auto src = R"IR(graph(%x : Double(3)):
+  %n : int = prim::Constant[value=5]()
+  %true : bool = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %true, %x)
+    block0(%i : int, %h : Tensor):
+      %h2 : Tensor = aten::tanh(%h)
+      -> (%true, %h2)
+  return (%y)
+)IR";
+  std::ostringstream log;
+  PassOptions opts;
+  opts.verifyEach = true;
+  opts.log = &log;
+  opts.logAfter = {"unroll-loops"};
+  auto partial = parseIR(src);
+  auto records = runPasses(*partial, parsePassList("unroll-loops<full=0;by=2>"), opts);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].name, "unroll-loops<full=0;by=2>");
+  EXPECT_TRUE(records[0].changed);
+  EXPECT_NE(log.str().find("IR after unroll-loops<full=0;by=2> (changed"), std::string::npos) << log.str();
+  EXPECT_FILECHECK(printIR(*partial), "CHECK: prim::Loop\nCHECK: aten::tanh\nCHECK: aten::tanh\n");
+  auto full = parseIR(src);
+  EXPECT_TRUE(runPasses(*full, parsePassList("unroll-loops<full=8>"), opts)[0].changed);
+  EXPECT_EQ(printIR(*full).find("prim::Loop"), std::string::npos) << printIR(*full);
+  for (auto [list, message] : {std::pair{"unroll-loops<fast>", "'fast' is not a parameter"},
+                               std::pair{"unroll-loops<by=0>", "'by=0' is not a parameter"},
+                               std::pair{"dce<x=1>", "pass 'dce' takes no parameters"}}) {
+    try {
+      runPasses(*parseIR(src), parsePassList(list), opts);
+      ADD_FAILURE() << list << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A step that breaks the graph is blamed on itself, not on the next pass.
+TEST(PassManager, AStepThatBreaksTheGraphIsNamedByTheVerifier) {
+  auto g = parseIR("graph(%x : Double(3)):\n  %a : Tensor = aten::tanh(%x)\n  return (%a)\n");
+  PassOptions opts;
+  opts.verifyEach = true;
+  try {
+    runPass(*g, "break-it", [](Graph& graph) {
+      Node* n = graph.block()->paramNode()->next();
+      n->addInput(graph.inputs()[0]);  // tanh with two operands
+      return true;
+    }, opts);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(after break-it)"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PassManager, EveryRegisteredPassKeepsAnLstmCorrect) {
   auto c = test::loadCase("lstm_1layer");
   for (const PassInfo& p : allPasses()) {

@@ -13,8 +13,14 @@ namespace gj::legacy {
 /// its last dimension. One loop per row over the last dimension, which LLVM vectorizes.
 using CpuKernelFn = void (*)(void** args, int64_t rowBegin, int64_t rowEnd);
 
+/// A compiled CPU kernel: its entry, valid while `module` is held.
+struct CpuKernelCode {
+  CpuKernelFn fn = nullptr;
+  std::shared_ptr<const JitModule> module;
+};
+
 /// Emits LLVM IR for `spec` and JIT-compiles it (O3, host CPU). Errors carry LLVM's message.
-Result<CpuKernelFn> compileCpuKernel(const KernelSpec& spec, const std::string& name, const JitOptions& opts);
+Result<CpuKernelCode> compileCpuKernel(const KernelSpec& spec, const std::string& name, const JitOptions& opts);
 
 /// The LLVM IR (before optimization) that compileCpuKernel would compile, as text.
 Result<std::string> emitCpuKernelIR(const KernelSpec& spec, const std::string& name);

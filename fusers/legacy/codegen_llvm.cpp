@@ -179,7 +179,7 @@ Result<std::string> emitCpuKernelIR(const KernelSpec& spec, const std::string& n
   return os.str();
 }
 
-Result<CpuKernelFn> compileCpuKernel(const KernelSpec& spec, const std::string& name, const JitOptions& opts) {
+Result<CpuKernelCode> compileCpuKernel(const KernelSpec& spec, const std::string& name, const JitOptions& opts) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto m = std::make_unique<llvm::Module>(name, *ctx);
   prepareModuleForHost(*m);
@@ -190,7 +190,7 @@ Result<CpuKernelFn> compileCpuKernel(const KernelSpec& spec, const std::string& 
   }
   auto addr = jitCompile(std::move(ctx), std::move(m), name, opts);
   if (!addr) return addr.error();
-  return reinterpret_cast<CpuKernelFn>(addr.value());
+  return CpuKernelCode{reinterpret_cast<CpuKernelFn>(addr.value().address), addr.value().module};
 }
 
 }  // namespace gj::legacy

@@ -2,7 +2,7 @@
 #include "fusers/legacy/codegen.h"
 
 namespace gj::legacy {
-Result<CpuKernelFn> compileCpuKernel(const KernelSpec&, const std::string& name, const JitOptions&) {
+Result<CpuKernelCode> compileCpuKernel(const KernelSpec&, const std::string& name, const JitOptions&) {
   return Error("LLVM is not in this build (configured with GJ_WITH_LLVM=OFF); cannot compile " + name);
 }
 Result<std::string> emitCpuKernelIR(const KernelSpec&, const std::string& name) {

@@ -51,7 +51,7 @@ constexpr int64_t kParallelGrain = 1 << 15;
 
 class CpuKernel final : public CompiledKernel {
  public:
-  CpuKernel(KernelSpec spec, CpuKernelFn fn) : spec_(std::move(spec)), fn_(fn) {}
+  CpuKernel(KernelSpec spec, CpuKernelCode code) : spec_(std::move(spec)), fn_(code.fn), module_(std::move(code.module)) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
     auto [keep, outs, pointers] = kernelArgs("fused kernel", DeviceKind::Cpu, inputs, argSignatures(spec_),
@@ -77,6 +77,7 @@ class CpuKernel final : public CompiledKernel {
  private:
   KernelSpec spec_;
   CpuKernelFn fn_;
+  std::shared_ptr<const JitModule> module_;  // holds fn_'s code
 };
 
 // A group compiled by NVRTC: one thread per output element in a grid-stride loop, on the current stream.

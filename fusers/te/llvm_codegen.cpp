@@ -348,12 +348,13 @@ Result<std::vector<CompiledNest>> compileLlvm(const LoopNest& nest, const std::s
   // One module, one JIT add; the first lookup compiles every function in it.
   auto first = jitCompile(std::move(ctx), std::move(m), name + "_0", opts);
   if (!first) return first.error();
-  nests[0].fn = reinterpret_cast<NestFn>(first.value());
+  nests[0].fn = reinterpret_cast<NestFn>(first.value().address);
   for (size_t k = 1; k < nests.size(); ++k) {
     auto addr = jitLookup(fmt::format("{}_{}", name, k));
     if (!addr) return addr.error();
     nests[k].fn = reinterpret_cast<NestFn>(addr.value());
   }
+  for (CompiledNest& n : nests) n.module = first.value().module;
   return nests;
 }
 

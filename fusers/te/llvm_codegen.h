@@ -17,6 +17,7 @@ struct CompiledNest {
   NestFn fn;
   int64_t trips;   ///< iterations of the outermost loop (1 for a nest without a loop)
   bool parallel;   ///< the schedule marked the outermost loop parallel
+  std::shared_ptr<const JitModule> module;  ///< holds fn's code
 };
 
 /// The LLVM IR of `nest` (before optimization), as text.

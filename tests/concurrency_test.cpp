@@ -1,0 +1,169 @@
+// Functions in several threads at once: the process-wide kernel cache builds outside its lock (a build
+// holds up only the requests for its own key), builds each key once, and stays within its bound; each
+// Function keeps its own pending backwards. The TSan run (scripts/test --tsan) runs these.
+#include "executors/function.h"
+#include "ir/parser.h"
+#include "runtime/cpu/ops.h"
+#include "tests/support/build_config.h"
+#include "tests/support/reference.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <thread>
+
+namespace gj {
+namespace {
+
+// A pointwise chain over [rows, cols]; `op` varies the kernel (and so its cache key) between Functions.
+std::unique_ptr<Graph> chain(int64_t rows, int64_t cols, const char* op) {
+  return parseIR(fmt::format(R"IR(graph(%x : Float({0}, {1}), %y : Float({0}, {1})):
+  %a : Tensor = aten::mul(%x, %y)
+  %b : Tensor = {2}(%a)
+  %c : Tensor = aten::tanh(%b)
+  return (%c)
+)IR", rows, cols, op));
+}
+
+Tensor reference(const Tensor& x, const Tensor& y, const char* op) {
+  Tensor a = cpu::mul(x, y);
+  Tensor b = std::string(op) == "aten::sigmoid" ? cpu::sigmoid(a) : cpu::exp(a);
+  return cpu::tanh(b);
+}
+
+// A one-shot signal with a bounded wait (a deadlock shows as a false, not a hang).
+class Signal {
+ public:
+  void raise() {
+    std::lock_guard<std::mutex> lock(mu_);
+    raised_ = true;
+    cv_.notify_all();
+  }
+  bool wait(std::chrono::seconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return raised_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool raised_ = false;
+};
+
+TEST(Concurrency, TwoFunctionsCompilingDifferentKernelsDoNotWaitForEachOther) {
+  if (!test::kHaveLlvm) GTEST_SKIP() << "no LLVM in this build: CPU kernels are not compiled";
+  auto ga = chain(37, 43, "aten::sigmoid"), gb = chain(37, 43, "aten::exp");
+  Tensor x = Tensor::rand({37, 43}, DType::Float32, 1), y = Tensor::rand({37, 43}, DType::Float32, 2);
+  Signal aBuilding, bDone;
+  std::atomic<bool> aWaitedForB{false};
+  // A's build waits, inside the cache's compile step, until B has compiled and run: if a build held the
+  // cache for all keys, B could not finish and A's wait would time out.
+  Function a(*ga, {.fuser = FuserKind::Te,
+                   .executor = ExecutorKind::Legacy,
+                   .beforeKernelBuild = [&] {
+                     aBuilding.raise();
+                     aWaitedForB = bDone.wait(std::chrono::seconds(60));
+                   }});
+  Function b(*gb, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy});
+  auto runA = std::async(std::launch::async, [&] { return a.forward({x, y})[0].toTensor(); });
+  ASSERT_TRUE(aBuilding.wait(std::chrono::seconds(60))) << "A never started building";
+  Tensor outB = b.forward({x, y})[0].toTensor();
+  bDone.raise();
+  Tensor outA = runA.get();
+  EXPECT_TRUE(aWaitedForB) << "B's compile waited for A's build of another kernel";
+  EXPECT_GE(b.stats().kernelsCompiled, 1);
+  EXPECT_GE(b.stats().kernelRuns, 1);
+  EXPECT_LE(test::relError(outA, reference(x, y, "aten::sigmoid")), 1e-6);
+  EXPECT_LE(test::relError(outB, reference(x, y, "aten::exp")), 1e-6);
+}
+
+TEST(Concurrency, OneKeyAskedForByManyThreadsIsBuiltOnce) {
+  if (!test::kHaveLlvm) GTEST_SKIP() << "no LLVM in this build: CPU kernels are not compiled";
+  auto g = chain(29, 31, "aten::sigmoid");
+  Tensor x = Tensor::rand({29, 31}, DType::Float32, 3), y = Tensor::rand({29, 31}, DType::Float32, 4);
+  const Tensor want = reference(x, y, "aten::sigmoid");
+  constexpr int kThreads = 6;
+  std::vector<std::unique_ptr<Function>> fs;
+  for (int t = 0; t < kThreads; ++t)
+    fs.push_back(std::make_unique<Function>(
+        *g, FunctionOptions{.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy,
+                            .beforeKernelBuild = [] { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }}));
+  std::vector<std::future<Tensor>> outs;
+  for (int t = 0; t < kThreads; ++t)
+    outs.push_back(std::async(std::launch::async, [&, t] { return fs[t]->forward({x, y})[0].toTensor(); }));
+  for (auto& o : outs) EXPECT_LE(test::relError(o.get(), want), 1e-6);
+  int64_t compiled = 0, hits = 0;
+  for (const auto& f : fs) {
+    compiled += f->stats().kernelsCompiled;
+    hits += f->stats().kernelCacheHits;
+    EXPECT_GE(f->stats().kernelRuns, 1);
+  }
+  EXPECT_EQ(compiled, 1) << "the key was built more than once";
+  EXPECT_EQ(hits, kThreads - 1);
+}
+
+TEST(Concurrency, TheKernelCacheStaysWithinItsBoundAndHeldKernelsKeepRunning) {
+  if (!test::kHaveLlvm) GTEST_SKIP() << "no LLVM in this build: CPU kernels are not compiled";
+  setKernelCacheCapacity(2);
+  std::vector<std::unique_ptr<Function>> held;
+  std::vector<std::pair<Tensor, Tensor>> inputs;
+  for (int64_t k = 0; k < 5; ++k) {
+    auto g = chain(11, 13 + k, k % 2 ? "aten::exp" : "aten::sigmoid");
+    held.push_back(std::make_unique<Function>(*g, FunctionOptions{.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy}));
+    inputs.emplace_back(Tensor::rand({11, 13 + k}, DType::Float32, 10 + k), Tensor::rand({11, 13 + k}, DType::Float32, 20 + k));
+    held.back()->forward({inputs.back().first, inputs.back().second});
+    EXPECT_LE(kernelCacheSize(), 2u);
+  }
+  // Every Function still runs its own kernel (the cache dropped it, the plan holds it).
+  for (size_t k = 0; k < held.size(); ++k) {
+    auto [x, y] = inputs[k];
+    Tensor out = held[k]->forward({x, y})[0].toTensor();
+    EXPECT_LE(test::relError(out, reference(x, y, k % 2 ? "aten::exp" : "aten::sigmoid")), 1e-6) << k;
+    EXPECT_GE(held[k]->stats().kernelRuns, 2) << k;
+  }
+  // The first key, dropped but still held by held[0], is built again under a name of its own.
+  auto g0 = chain(11, 13, "aten::sigmoid");
+  Function again(*g0, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy});
+  Tensor out = again.forward({inputs[0].first, inputs[0].second})[0].toTensor();
+  EXPECT_EQ(again.stats().kernelsCompiled, 1);
+  EXPECT_TRUE(again.stats().warnings.empty()) << again.stats().str();
+  EXPECT_GE(again.stats().kernelRuns, 1);
+  EXPECT_LE(test::relError(out, reference(inputs[0].first, inputs[0].second, "aten::sigmoid")), 1e-6);
+  setKernelCacheCapacity(kDefaultKernelCacheCapacity);
+}
+
+// Each Function keeps its own pending backwards: two Functions over one graph, called from two threads
+// with their forwards and backwards interleaved, each get their own gradients.
+TEST(Concurrency, EachFunctionKeepsItsOwnPendingBackwards) {
+  auto g = chain(5, 7, "aten::sigmoid");
+  Function f1(*g, {.fuser = FuserKind::Legacy}), f2(*g, {.fuser = FuserKind::Legacy});
+  auto run = [&](Function& first, Function& second, uint64_t seed) {
+    Tensor x1 = Tensor::rand({5, 7}, DType::Float32, seed), y = Tensor::rand({5, 7}, DType::Float32, seed + 1);
+    Tensor x2 = Tensor::rand({5, 7}, DType::Float32, seed + 2);
+    for (int i = 0; i < 20; ++i) {
+      first.forward({x1, y}, {true, false});
+      second.forward({x2, y}, {true, false});
+      Tensor ones = Tensor::full({5, 7}, DType::Float32, 1.0);
+      Tensor g2 = second.backward({ones})[0], g1 = first.backward({ones})[0];
+      // d tanh(sigmoid(x y)) / dx differs for x1 and x2: each backward must use its own forward.
+      auto grad = [&](const Tensor& x) {
+        Tensor a = cpu::mul(x, y), s = cpu::sigmoid(a), t = cpu::tanh(s);
+        Tensor one = Tensor::full({5, 7}, DType::Float32, 1.0);
+        return cpu::mul(cpu::mul(cpu::sub(one, cpu::mul(t, t)), cpu::mul(s, cpu::sub(one, s))), y);
+      };
+      EXPECT_LE(test::relError(g1, grad(x1)), 1e-5);
+      EXPECT_LE(test::relError(g2, grad(x2)), 1e-5);
+    }
+  };
+  std::thread t([&] { run(f1, f2, 100); });
+  run(f2, f1, 200);
+  t.join();
+}
+
+}  // namespace
+}  // namespace gj
