@@ -2,6 +2,7 @@
 // check under every fuser x executor), ill-typed IR is rejected at verify time with its position, and every
 // bad input ends in "graphir: error:", what, where and a hint, with exit status 1.
 #include "runtime/npy.h"
+#include "tests/support/build_config.h"
 #include "tests/support/command.h"
 #include "tests/support/reference.h"
 
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 namespace gj {
 namespace {
@@ -257,6 +259,35 @@ TEST(GraphirExplain, TheNamedFuserGivesItsOwnReasonsPerGraph) {
   EXPECT_NE(old.out.find("not pointwise (a gemm op; the legacy fuser fuses pointwise ops"), std::string::npos)
       << old.out;
   EXPECT_EQ(old.out.find("TE fuser"), std::string::npos) << old.out;
+}
+
+// The code both fusers generate for the LSTM cell, forward and backward, against the committed snapshots
+// (tests/data/codegen): a change to code generation shows as a diff to review, made by
+// scripts/update-snapshots.
+TEST(CodegenSnapshots, TheLstmCellsGeneratedCodeIsTheCommittedOne) {
+  Scratch s;
+  const std::string cell = s.path("cell.ir").string();
+  ASSERT_EQ(graphir("model lstm_cell --miniBatch 2 --inputSize 3 --hiddenSize 4 -o " + cell).status, 0);
+  for (const char* fuser : {"old", "te"})
+    for (const char* target : {"cpu", "cuda"}) {
+      if (std::string(target) == "cpu" && !test::kHaveLlvm) continue;  // no LLVM IR without LLVM
+      const fs::path snapshot = fs::path(test::dataDir()) / "codegen" /
+                                fmt::format("lstm_cell.{}.{}.{}", fuser, target, std::string(target) == "cpu" ? "ll" : "cu");
+      std::ifstream in(snapshot);
+      ASSERT_TRUE(in.good()) << "no snapshot " << snapshot << "; scripts/update-snapshots writes it";
+      const std::string want((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      CommandResult got = graphir(fmt::format("codegen {} --fuser={} --target={} --backward", cell, fuser, target));
+      ASSERT_EQ(got.status, 0) << got.out;
+      if (got.out == want) continue;
+      // The first line that differs, to start the review from.
+      std::istringstream a(want), b(got.out);
+      std::string la, lb;
+      int line = 1;
+      while (std::getline(a, la) && std::getline(b, lb) && la == lb) ++line;
+      ADD_FAILURE() << snapshot.string() << " differs from graphir codegen --fuser=" << fuser << " --target=" << target
+                    << " at line " << line << ":\n  snapshot: " << la << "\n  now:      " << lb
+                    << "\nif the change is meant, run scripts/update-snapshots and review the diff";
+    }
 }
 
 TEST(GraphirVersion, PrintsTheVersionAndCommit) {
