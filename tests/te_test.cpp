@@ -72,6 +72,21 @@ std::vector<Tensor> runNestWithLlvm(const LoopNest& cpu, const std::string& name
   return outs;
 }
 
+// Expressions compare by structure, Vars and buffers by identity: two loops over variables that merely
+// share a name are not the same loop.
+TEST(TeIr, EqualComparesStructureAndVarsByIdentity) {
+  Expr i = Var::make("i"), alsoI = Var::make("i");
+  Buf a = makeBuf("a", {4}, ScalarKind::Float32), b = makeBuf("a", {4}, ScalarKind::Float32);
+  EXPECT_TRUE(equal(i * imm(4) + imm(1), i * imm(4) + imm(1)));
+  EXPECT_FALSE(equal(i + imm(1), alsoI + imm(1))) << "two Vars named i";
+  EXPECT_FALSE(equal(i + imm(1), i + imm(2)));
+  EXPECT_FALSE(equal(i + imm(1), i - imm(1)));
+  EXPECT_TRUE(equal(Load::make(a, {i}), Load::make(a, {i})));
+  EXPECT_FALSE(equal(Load::make(a, {i}), Load::make(b, {i}))) << "two buffers named a";
+  EXPECT_FALSE(equal(FloatImm::make(1.0, ScalarKind::Float32), FloatImm::make(1.0, ScalarKind::Float64)));
+  EXPECT_TRUE(equal(Call::make(CallKind::Exp, Load::make(a, {imm(0)})), Call::make(CallKind::Exp, Load::make(a, {imm(0)}))));
+}
+
 TEST(LoopNest, SplitWithTail) {
   LoopNest n = simpleNest();
   LoopNest t = n;

@@ -40,6 +40,51 @@ Buf makeBuf(std::string name, std::vector<int64_t> dims, ScalarKind type) {
   return std::make_shared<const BufNode>(BufNode{std::move(name), std::move(dims), type});
 }
 
+bool equal(const Expr& a, const Expr& b) {
+  if (a.same(b)) return true;
+  if (!a || !b || a.kind() != b.kind() || a->type != b->type) return false;
+  auto all = [](const std::vector<Expr>& x, const std::vector<Expr>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!equal(x[i], y[i])) return false;
+    return true;
+  };
+  switch (a.kind()) {
+    case NodeKind::IntImm: return a.as<IntImm>()->value == b.as<IntImm>()->value;
+    case NodeKind::FloatImm: return a.as<FloatImm>()->value == b.as<FloatImm>()->value;
+    case NodeKind::Var: return false;  // one Var is only equal to itself (a.same(b) above)
+    case NodeKind::Binary: {
+      auto x = a.as<Binary>(), y = b.as<Binary>();
+      return x->op == y->op && equal(x->a, y->a) && equal(x->b, y->b);
+    }
+    case NodeKind::Compare: {
+      auto x = a.as<Compare>(), y = b.as<Compare>();
+      return x->op == y->op && equal(x->a, y->a) && equal(x->b, y->b);
+    }
+    case NodeKind::Select: {
+      auto x = a.as<Select>(), y = b.as<Select>();
+      return equal(x->cond, y->cond) && equal(x->t, y->t) && equal(x->f, y->f);
+    }
+    case NodeKind::Call: {
+      auto x = a.as<Call>(), y = b.as<Call>();
+      return x->fn == y->fn && equal(x->arg, y->arg);
+    }
+    case NodeKind::Cast: return equal(a.as<Cast>()->arg, b.as<Cast>()->arg);
+    case NodeKind::Load: {
+      auto x = a.as<Load>(), y = b.as<Load>();
+      return x->buf == y->buf && all(x->indices, y->indices);
+    }
+    case NodeKind::Reduce: {
+      auto x = a.as<Reduce>(), y = b.as<Reduce>();
+      return x->op == y->op && x->extents == y->extents && all(x->vars, y->vars) && equal(x->body, y->body);
+    }
+    case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:
+    case NodeKind::Cond:
+      return false;  // statements, never expressions
+  }
+  return false;
+}
+
 Expr IntImm::make(int64_t v) { return Expr(std::make_shared<const IntImm>(v)); }
 Expr FloatImm::make(double v, ScalarKind t) { return Expr(std::make_shared<const FloatImm>(v, t)); }
 Expr Var::make(std::string name) { return Expr(std::make_shared<const Var>(std::move(name))); }

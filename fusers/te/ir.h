@@ -230,6 +230,11 @@ struct Cond : StmtNode {
 };
 
 // Arithmetic helpers for building expressions.
+/// Whether a and b compute the same thing by their structure: the same kinds, operators, constants and
+/// types all the way down, one Var node for each Var and one buffer for each load (identity, never names:
+/// two Vars with one name are different).
+bool equal(const Expr& a, const Expr& b);
+
 Expr operator+(const Expr& a, const Expr& b);
 Expr operator-(const Expr& a, const Expr& b);
 Expr operator*(const Expr& a, const Expr& b);

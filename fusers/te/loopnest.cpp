@@ -1,7 +1,6 @@
 #include "fusers/te/loopnest.h"
 
 #include "fusers/te/mutator.h"
-#include "fusers/te/printer.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -21,92 +20,6 @@ std::optional<int64_t> intValue(const Expr& e) {
   if (auto i = e.as<IntImm>()) return i->value;
   return std::nullopt;
 }
-
-// ---- simplifier ----
-
-class Simplifier final : public Mutator {
- public:
-  using Mutator::mutate;
-
- protected:
-  Expr mutate(const Binary* op, const Expr& self) override {
-    Expr a = mutate(op->a), b = mutate(op->b);
-    auto ia = intValue(a), ib = intValue(b);
-    if (ia && ib) {
-      switch (op->op) {
-        case BinaryOpKind::Add: return imm(*ia + *ib);
-        case BinaryOpKind::Sub: return imm(*ia - *ib);
-        case BinaryOpKind::Mul: return imm(*ia * *ib);
-        case BinaryOpKind::Div: if (*ib != 0) return imm(*ia / *ib); break;
-        case BinaryOpKind::Mod: if (*ib != 0) return imm(*ia % *ib); break;
-        case BinaryOpKind::Min: return imm(std::min(*ia, *ib));
-        case BinaryOpKind::Max: return imm(std::max(*ia, *ib));
-      }
-    }
-    if (a->type == ScalarKind::Int) {
-      if (op->op == BinaryOpKind::Add && ia == 0) return b;
-      if ((op->op == BinaryOpKind::Add || op->op == BinaryOpKind::Sub) && ib == 0) return a;
-      if (op->op == BinaryOpKind::Mul && (ia == 0 || ib == 0)) return imm(0);
-      if (op->op == BinaryOpKind::Mul && ia == 1) return b;
-      if ((op->op == BinaryOpKind::Mul || op->op == BinaryOpKind::Div) && ib == 1) return a;
-      if (op->op == BinaryOpKind::Mod && ib == 1) return imm(0);
-      // (x + c1) + c2 -> x + (c1 + c2)
-      if (op->op == BinaryOpKind::Add && ib) {
-        if (auto inner = a.as<Binary>(); inner && inner->op == BinaryOpKind::Add)
-          if (auto c1 = intValue(inner->b)) return mutate(inner->a + imm(*c1 + *ib));
-      }
-    } else if (op->op == BinaryOpKind::Mul) {
-      if (auto f = b.as<FloatImm>(); f && f->value == 1.0) return a;
-      if (auto f = a.as<FloatImm>(); f && f->value == 1.0) return b;
-    }
-    if (a.same(op->a) && b.same(op->b)) return self;
-    return Binary::make(op->op, a, b);
-  }
-  Expr mutate(const Select* op, const Expr& self) override {
-    Expr c = mutate(op->cond);
-    if (auto cmp = c.as<Compare>()) {
-      auto a = intValue(cmp->a), b = intValue(cmp->b);
-      if (a && b) {
-        bool v = false;
-        switch (cmp->op) {
-          case CompareOpKind::LT: v = *a < *b; break;
-          case CompareOpKind::LE: v = *a <= *b; break;
-          case CompareOpKind::GT: v = *a > *b; break;
-          case CompareOpKind::GE: v = *a >= *b; break;
-          case CompareOpKind::EQ: v = *a == *b; break;
-          case CompareOpKind::NE: v = *a != *b; break;
-        }
-        return mutate(v ? op->t : op->f);
-      }
-    }
-    Expr t = mutate(op->t), f = mutate(op->f);
-    if (c.same(op->cond) && t.same(op->t) && f.same(op->f)) return self;
-    return Select::make(c, t, f);
-  }
-  Stmt mutate(const For* op, const Stmt& self) override {
-    Expr s = mutate(op->start), e = mutate(op->stop);
-    auto is = intValue(s), ie = intValue(e);
-    if (is && ie && *ie <= *is) return Block::make({});
-    Stmt b = mutate(op->body);
-    if (s.same(op->start) && e.same(op->stop) && b.same(op->body)) return self;
-    return For::make(op->var, s, e, b, op->options);
-  }
-  Stmt mutate(const Block* op, const Stmt& self) override {
-    std::vector<Stmt> out;
-    bool same = true;
-    for (const Stmt& st : op->stmts) {
-      Stmt m = mutate(st);
-      same = same && m.same(st);
-      if (auto inner = m.as<Block>()) {  // flatten nested blocks
-        same = false;
-        out.insert(out.end(), inner->stmts.begin(), inner->stmts.end());
-      } else {
-        out.push_back(m);
-      }
-    }
-    return same ? self : Block::make(out);
-  }
-};
 
 // ---- finding and replacing one loop ----
 
@@ -145,8 +58,6 @@ Stmt withVar(const Stmt& body, const Expr& var, const Expr& value) {
 
 }  // namespace
 
-Stmt simplify(const Stmt& s) { return Simplifier().mutate(s); }
-Expr simplify(const Expr& e) { return Simplifier().mutate(e); }
 
 LoopNest::LoopNest(Stmt root, std::vector<Buf> inputs, std::vector<Buf> outputs)
     : root_(std::move(root)), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
@@ -445,8 +356,7 @@ void LoopNest::interchangeStridedReductions() {
   auto sameRanges = [](const Pending& p, const StridedSum& m) {
     if (p.loops.size() != m.loops.size() || p.extents != m.reduce->extents) return false;
     for (size_t k = 0; k < p.loops.size(); ++k)
-      if (toString(p.loops[k]->start) != toString(m.loops[k]->start) ||
-          toString(p.loops[k]->stop) != toString(m.loops[k]->stop))
+      if (!equal(p.loops[k]->start, m.loops[k]->start) || !equal(p.loops[k]->stop, m.loops[k]->stop))
         return false;
     return true;
   };
@@ -514,7 +424,7 @@ void LoopNest::scheduleCpu(int64_t parallelGrain) {
       for (size_t d = 0; d < x.size(); ++d) {
         const bool vx = mentions(x[d], v), vy = mentions(y[d], v);
         involvesV = involvesV || vx;
-        if (toString(x[d]) == toString(y[d])) continue;
+        if (equal(x[d], y[d])) continue;
         auto a = offsetFrom(x[d], v), b = offsetFrom(y[d], v);
         if (!vx || !vy || !a || !b || !trips || std::abs(*a - *b) < *trips) return true;
         apart = true;

@@ -7,6 +7,7 @@
 //                                              for (i_inner = 0; i_inner < 4; i_inner++) S(i_outer * 4 + i_inner)
 //                                            for (i_tail = 0; i_tail < 2; i_tail++) S(8 + i_tail)
 #include "fusers/te/ir.h"
+#include "fusers/te/simplify.h"
 
 #include <array>
 #include <string>
@@ -79,8 +80,5 @@ class LoopNest {
   std::vector<Buf> inputs_, outputs_;
 };
 
-/// Constant folding and identities on indices (x*1, x+0, x*0, (x+a)+b); loops of zero trips removed.
-Stmt simplify(const Stmt& s);
-Expr simplify(const Expr& e);
 
 }  // namespace gj::te
