@@ -2,8 +2,11 @@
 
 #include "ir/builder.h"
 #include "ir/verifier.h"
+#include "runtime/cpu/ops.h"
 
+#include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace gj::test {
@@ -68,9 +71,24 @@ class Generator {
   void step() {
     Val a = any(), c = any();
     switch (pick(0, 12)) {
-      case 0: {  // unary
-        OpKind k = std::vector<OpKind>{OpKind::Sigmoid, OpKind::Tanh, OpKind::Relu, OpKind::Neg}[pick(0, 3)];
-        push(b_.op(k, {a.v}), a.shape);
+      case 0: {  // a unary pointwise op, any of ops.def's: a new one is tested here with no change to this file
+        // Each with whether it is finite on negative values too (the CPU reference asked once): those that
+        // are not (log, sqrt) get sigmoid(a) + 1.5, in [1.5, 2.5], where they are well conditioned.
+        static const std::vector<std::pair<OpKind, bool>> unary = [] {
+          std::vector<std::pair<OpKind, bool>> ks;
+          const Tensor probe = Tensor::fromVector({4}, {-2.0, -0.5, 0.5, 2.0}, DType::Float64);
+          for (const OpInfo& op : allOps()) {
+            if (op.pointwise < 0 || op.numInputs != 1) continue;
+            Tensor y = cpu::pointwise(*op.pointwiseOp(), probe);
+            bool total = true;
+            for (int64_t j = 0; j < y.numel(); ++j) total = total && std::isfinite(y.item(j));
+            ks.emplace_back(op.kind, total);
+          }
+          return ks;
+        }();
+        auto [k, total] = unary[pick(0, static_cast<int>(unary.size()) - 1)];
+        Value* x = total ? a.v : b_.op(OpKind::Add, {b_.op(OpKind::Sigmoid, {a.v}), b_.f(1.5), b_.i(1)});
+        push(b_.op(k, {x}), a.shape);
         return;
       }
       case 1:  // exp of a damped value
