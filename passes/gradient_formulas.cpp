@@ -82,6 +82,11 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::Exp: acc(in(0), b.op(OpKind::Mul, {gy, F(out)})); return;
     case OpKind::Log: acc(in(0), b.op(OpKind::Div, {gy, F(in(0))})); return;
     case OpKind::Sqrt: acc(in(0), b.op(OpKind::Div, {gy, b.op(OpKind::Mul, {F(out), b.f(2.0)})})); return;
+    case OpKind::Rsqrt: {  // y = x^-1/2: dy/dx = -y^3 / 2
+      Value* y = F(out);
+      acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Mul, {y, y}), b.op(OpKind::Mul, {y, b.f(-0.5)})})}));
+      return;
+    }
     case OpKind::Mm:
       if (needs(0)) acc(in(0), b.op(OpKind::Mm, {gy, b.op(OpKind::T, {F(in(1))})}));
       if (needs(1)) acc(in(1), b.op(OpKind::Mm, {b.op(OpKind::T, {F(in(0))}), gy}));

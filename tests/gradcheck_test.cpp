@@ -45,9 +45,10 @@ const GradCase kCases[] = {
   %e : Tensor = aten::exp(%x)
   %l : Tensor = aten::log(%x)
   %s : Tensor = aten::sqrt(%x)
+  %rs : Tensor = aten::rsqrt(%x)
   %shift : Tensor = aten::sub(%x, %c, %one)
   %r : Tensor = aten::relu(%shift)
-  return (%a, %b, %t, %e, %l, %s, %r)
+  return (%a, %b, %t, %e, %l, %s, %rs, %r)
 )IR", {}},
     {"MatrixProducts", R"IR(graph(%a : Double(3, 4), %b : Double(4, 5), %p : Double(2, 3, 4), %q : Double(2, 4, 5), %bias : Double(5)):
   %beta : float = prim::Constant[value=0.5]()

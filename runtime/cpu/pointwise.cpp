@@ -166,6 +166,7 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
     case PointwiseOp::Exp: return exp(a);
     case PointwiseOp::Log: return log(a);
     case PointwiseOp::Sqrt: return sqrt(a);
+    case PointwiseOp::Rsqrt: return unary("rsqrt", op, a, [](auto v) { return decltype(v)(1) / std::sqrt(v); });
     case PointwiseOp::SigmoidBackward: return sigmoidBackward(a, b);
     case PointwiseOp::TanhBackward: return tanhBackward(a, b);
     case PointwiseOp::ThresholdBackward: return thresholdBackward(a, b, scalar);
