@@ -40,6 +40,11 @@ Buf makeBuf(std::string name, std::vector<int64_t> dims, ScalarKind type) {
   return std::make_shared<const BufNode>(BufNode{std::move(name), std::move(dims), type});
 }
 
+std::optional<int64_t> intValue(const Expr& e) {
+  if (auto i = e.as<IntImm>()) return i->value;
+  return std::nullopt;
+}
+
 bool equal(const Expr& a, const Expr& b) {
   if (a.same(b)) return true;
   if (!a || !b || a.kind() != b.kind() || a->type != b->type) return false;

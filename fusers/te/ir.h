@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -230,6 +231,9 @@ struct Cond : StmtNode {
 };
 
 // Arithmetic helpers for building expressions.
+/// The value of an IntImm; nullopt for any other expression.
+std::optional<int64_t> intValue(const Expr& e);
+
 /// Whether a and b compute the same thing by their structure: the same kinds, operators, constants and
 /// types all the way down, one Var node for each Var and one buffer for each load (identity, never names:
 /// two Vars with one name are different).

@@ -16,11 +16,6 @@ namespace gj::te {
 
 namespace {
 
-std::optional<int64_t> intValue(const Expr& e) {
-  if (auto i = e.as<IntImm>()) return i->value;
-  return std::nullopt;
-}
-
 // ---- finding and replacing one loop ----
 
 // Rebuilds the statement with the loop whose variable is `name` replaced by f(loop).

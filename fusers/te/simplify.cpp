@@ -9,11 +9,6 @@ namespace gj::te {
 
 namespace {
 
-std::optional<int64_t> intValue(const Expr& e) {
-  if (auto i = e.as<IntImm>()) return i->value;
-  return std::nullopt;
-}
-
 class Simplifier final : public Mutator {
  public:
   using Mutator::mutate;
