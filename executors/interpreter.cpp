@@ -481,6 +481,16 @@ void Frame::runNode(const Node* n) {
     case OpKind::Mean: set(n, cpu::mean(T(0))); return;
     case OpKind::MeanDim: set(n, cpu::mean(T(0), Ints(1), in[2].toBool("keepdim"))); return;
     case OpKind::Softmax: set(n, cpu::softmax(T(0), I(1))); return;
+    case OpKind::Var: set(n, cpu::var(T(0), Ints(1), in[2].toBool("unbiased"), in[3].toBool("keepdim"))); return;
+    case OpKind::Std: set(n, cpu::stdDev(T(0), Ints(1), in[2].toBool("unbiased"), in[3].toBool("keepdim"))); return;
+    case OpKind::LayerNorm:
+    case OpKind::NativeLayerNorm: {
+      auto r = cpu::layerNorm(T(0), Ints(1), in[2].isNone() ? Tensor() : T(2), in[3].isNone() ? Tensor() : T(3),
+                              in[4].toDouble("eps"));
+      at(n->output(0)) = r.out;
+      if (n->kind() == OpKind::NativeLayerNorm) at(n->output(1)) = r.mean, at(n->output(2)) = r.rstd;
+      return;
+    }
     case OpKind::LogSoftmax: set(n, cpu::logSoftmax(T(0), I(1))); return;
     case OpKind::NllLoss: set(n, cpu::nllLoss(T(0), T(1))); return;
     case OpKind::CrossEntropy: set(n, cpu::crossEntropy(T(0), T(1))); return;
@@ -503,6 +513,17 @@ void Frame::runNode(const Node* n) {
       at(n->output(2)) = g.bias;
       return;
     }
+    case OpKind::NativeLayerNormBackward: {
+      auto g = cpu::layerNormBackward(T(0), T(1), Ints(2), T(3), T(4), in[5].isNone() ? Tensor() : T(5),
+                                      in[6].isNone() ? Tensor() : T(6));
+      at(n->output(0)) = g.input;
+      at(n->output(1)) = g.weight;
+      at(n->output(2)) = g.bias;
+      return;
+    }
+    case OpKind::VarBackward:
+      set(n, cpu::varBackward(T(0), T(1), Ints(2), in[3].toBool("unbiased"), in[4].toBool("keepdim")));
+      return;
     case OpKind::SplitWithSizes: set(n, IValue(cpu::splitWithSizes(T(0), Ints(1), I(2)))); return;
 #include "ir/pointwise_cases.inc"
       set(n, pointwise(n, in));

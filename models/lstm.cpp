@@ -45,6 +45,25 @@ std::vector<InputSpec> lstmWeightSpecs(int64_t inputSize, int64_t hiddenSize, in
   return specs;
 }
 
+std::tuple<Value*, Value*, Value*> emitRecurrence(GraphBuilder& b, Value* steps, Value* h0, Value* c0, bool needOutputs,
+                                                  bool indexDirectly, const CellEmitter& cell) {
+  Value* zero = b.i(0);
+  Value* seq = indexDirectly ? steps : b.op(OpKind::Unbind, {steps, zero}, Type::of(TypeKind::TensorList));
+  Value* trips = indexDirectly ? b.op(OpKind::Size, {steps, zero}, Type::of(TypeKind::Int))
+                               : b.op(OpKind::Len, {seq}, Type::of(TypeKind::Int));
+  std::vector<Value*> init = {h0, c0};
+  if (needOutputs) init.push_back(b.list({}));
+  auto loop = b.beginLoop(trips, init);
+  Value* xt = indexDirectly ? b.op(OpKind::Select, {seq, zero, loop.index}) : b.op(OpKind::GetItem, {seq, loop.index});
+  auto [hy, cy] = cell(xt, loop.carried[0], loop.carried[1]);
+  std::vector<Value*> next = {hy, cy};
+  if (needOutputs)
+    next.push_back(b.op(OpKind::ListAppend, {loop.carried[2], hy}, Type::of(TypeKind::TensorList)));
+  auto outs = b.endLoop(loop, next);
+  Value* output = needOutputs ? b.op(OpKind::Stack, {outs[2], zero}) : nullptr;
+  return {output, outs[0], outs[1]};
+}
+
 namespace {
 
 struct LayerWeights {
@@ -84,31 +103,16 @@ Value* emitGates(GraphBuilder& b, LstmVariantKind v, Value* xt, Value* h, const 
   return nullptr;
 }
 
-// One layer over the whole sequence: returns (outputs [T, B, H] or nullptr, hy [B, H], cy [B, H]).
+// One layer of the variant over the whole sequence.
 std::tuple<Value*, Value*, Value*> emitLayer(GraphBuilder& b, LstmVariantKind v, Value* input, Value* h0, Value* c0,
                                              const LayerWeights& w, bool needOutputs) {
-  Value* zero = b.i(0);
-  Value* one = b.i(1);
   Value* steps = input;  // [T, B, *]: what the loop indexes per step
   if (v == LstmVariantKind::JitPremul || v == LstmVariantKind::JitPremulBias) {
     steps = b.op(OpKind::Matmul, {input, b.op(OpKind::T, {w.wih})});
-    if (v == LstmVariantKind::JitPremulBias) steps = b.op(OpKind::Add, {steps, w.bih, one});
+    if (v == LstmVariantKind::JitPremulBias) steps = b.op(OpKind::Add, {steps, w.bih, b.i(1)});
   }
-  const bool indexDirectly = v == LstmVariantKind::JitSimple;
-  Value* seq = indexDirectly ? steps : b.op(OpKind::Unbind, {steps, zero}, Type::of(TypeKind::TensorList));
-  Value* trips = indexDirectly ? b.op(OpKind::Size, {steps, zero}, Type::of(TypeKind::Int))
-                               : b.op(OpKind::Len, {seq}, Type::of(TypeKind::Int));
-  std::vector<Value*> init = {h0, c0};
-  if (needOutputs) init.push_back(b.list({}));
-  auto loop = b.beginLoop(trips, init);
-  Value* xt = indexDirectly ? b.op(OpKind::Select, {seq, zero, loop.index}) : b.op(OpKind::GetItem, {seq, loop.index});
-  auto [hy, cy] = emitGateMath(b, emitGates(b, v, xt, loop.carried[0], w), loop.carried[1]);
-  std::vector<Value*> next = {hy, cy};
-  if (needOutputs)
-    next.push_back(b.op(OpKind::ListAppend, {loop.carried[2], hy}, Type::of(TypeKind::TensorList)));
-  auto outs = b.endLoop(loop, next);
-  Value* output = needOutputs ? b.op(OpKind::Stack, {outs[2], zero}) : nullptr;
-  return {output, outs[0], outs[1]};
+  return emitRecurrence(b, steps, h0, c0, needOutputs, v == LstmVariantKind::JitSimple,
+                        [&](Value* xt, Value* h, Value* c) { return emitGateMath(b, emitGates(b, v, xt, h, w), c); });
 }
 
 }  // namespace

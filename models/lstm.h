@@ -18,6 +18,7 @@
 #include "ir/builder.h"
 #include "models/model.h"
 
+#include <functional>
 #include <string_view>
 
 namespace gj {
@@ -47,6 +48,14 @@ struct LstmOutputs {
 };
 LstmOutputs emitLstm(GraphBuilder& b, LstmVariantKind v, Value* input, Value* hx, Value* cx,
                      const std::vector<Value*>& weights, int64_t numLayers);
+
+/// One recurrent layer as a prim::Loop over `steps` [T, B, *] from (h0, c0): `cell` emits a step's (hy, cy)
+/// from its input row, h and c. Returns (the stacked hy of every step [T, B, H], or nullptr without
+/// needOutputs; the last hy; the last cy). indexDirectly selects each step from `steps` instead of
+/// unbinding it first (jit_simple).
+using CellEmitter = std::function<std::pair<Value*, Value*>(Value* xt, Value* h, Value* c)>;
+std::tuple<Value*, Value*, Value*> emitRecurrence(GraphBuilder& b, Value* steps, Value* h0, Value* c0, bool needOutputs,
+                                                  bool indexDirectly, const CellEmitter& cell);
 
 /// The eager LSTM (runtime kernels, no graph) on nn.LSTM-layout tensors; returns output, hy, cy.
 std::vector<Tensor> eagerLstm(const Tensor& input, const Tensor& hx, const Tensor& cx,

@@ -1,6 +1,7 @@
 #include "models/model.h"
 
 #include "models/lm.h"
+#include "models/lnlstm.h"
 #include "models/lstm.h"
 #include "models/modules.h"
 #include "support/error.h"
@@ -10,7 +11,7 @@
 namespace gj {
 
 const std::vector<std::string>& modelNames() {
-  static const std::vector<std::string> kNames = {"lstm_cell", "lstm",   "lstm_lm", "lstm_classifier",
+  static const std::vector<std::string> kNames = {"lstm_cell", "lstm",    "lnlstm", "lstm_lm", "lstm_classifier",
                                                   "linear",    "softmax", "conv2d", "multihead_attention"};
   return kNames;
 }
@@ -19,6 +20,7 @@ Model buildModel(const std::string& name, const ModelConfig& c) {
   if (name == "lstm_cell") return buildLstmCell(c.miniBatch, c.inputSize, c.hiddenSize);
   if (name == "lstm")
     return buildLstm(lstmVariantFromName(c.variant), {c.seqLength, c.miniBatch, c.inputSize, c.hiddenSize, c.numLayers});
+  if (name == "lnlstm") return buildLnLstm(c);
   if (name == "lstm_lm") return buildLstmLm(c);
   if (name == "lstm_classifier") return buildLstmClassifier(c);
   if (name == "linear") return buildLinear(c);

@@ -21,6 +21,7 @@ struct ModelConfig {
   int64_t channels = 3, outChannels = 4, height = 8, width = 9, kernel = 3, stride = 1, padding = 1;  ///< conv2d
   int64_t rows = 4, features = 6, outFeatures = 5;      ///< linear and softmax
   int64_t dim = -1;                                     ///< softmax
+  bool decomposeLayerNorm = false;                      ///< lnlstm: custom_lstms' own LayerNorm (lnlstm.h)
 };
 
 /// A graph input: its name (PyTorch's), dtype and sizes. Int64 inputs hold values in [0, high).
@@ -40,7 +41,7 @@ struct Model {
   std::function<std::vector<Tensor>(const std::vector<Tensor>&)> eager;
 };
 
-/// Names accepted by buildModel: lstm_cell, lstm, lstm_lm, lstm_classifier, linear, softmax, conv2d,
+/// Names accepted by buildModel: lstm_cell, lstm, lnlstm, lstm_lm, lstm_classifier, linear, softmax, conv2d,
 /// multihead_attention.
 const std::vector<std::string>& modelNames();
 /// Builds a model by name; a gj::Error lists the known names for an unknown one.

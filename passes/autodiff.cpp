@@ -121,6 +121,25 @@ Gradient differentiate(const Graph& original) {
   grad.forward = original.clone();
   Graph& f = *grad.forward;
   propagateRequiresGrad(f);
+  // A layer_norm on the gradient path runs as native_layer_norm, so that the backward reads the mean and
+  // rstd the forward computed instead of computing them again.
+  for (Node* n : f.block()->nodesList()) {
+    if (n->kind() != OpKind::LayerNorm || !GradientContext::requiresGrad(n->output())) continue;
+    Node* native = f.create(OpKind::NativeLayerNorm, {n->input(0), n->input(1), n->input(2), n->input(3), n->input(4)}, 3);
+    native->output(0)->setType(n->output()->type());
+    Type stats = n->input(0)->type();  // the input's sizes with the normalized dims as 1
+    stats.requiresGrad.reset();
+    auto shape = constantInts(n->input(1));
+    if (stats.sizes && shape && shape->size() <= stats.sizes->size())
+      std::fill(stats.sizes->end() - static_cast<long>(shape->size()), stats.sizes->end(), 1);
+    else
+      stats.sizes.reset();
+    native->output(1)->setType(stats);
+    native->output(2)->setType(stats);
+    native->insertBefore(n);
+    f.replaceAllUsesWith(n->output(), native->output(0));
+    f.erase(n);
+  }
   grad.backward = std::make_shared<Graph>();
   Graph& bw = *grad.backward;
   GraphBuilder b(bw);

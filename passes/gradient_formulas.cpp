@@ -182,6 +182,27 @@ void emitGradient(GradientContext& c, Node* n) {
       acc(in(0), b.op(n->kind() == OpKind::SumDim ? OpKind::SumBackward : OpKind::MeanBackward,
                       {gy, c.sizesOf(in(0)), F(in(1)), F(in(2))}));
       return;
+    case OpKind::Var: acc(in(0), b.op(OpKind::VarBackward, {gy, F(in(0)), F(in(1)), F(in(2)), F(in(3))})); return;
+    case OpKind::Std: {  // d sqrt(v) = dv / (2 sqrt(v))
+      Value* g = b.op(OpKind::Div, {gy, b.op(OpKind::Mul, {F(out), b.f(2.0)})});
+      acc(in(0), b.op(OpKind::VarBackward, {g, F(in(0)), F(in(1)), F(in(2)), F(in(3))}));
+      return;
+    }
+    case OpKind::LayerNorm:
+    case OpKind::NativeLayerNorm: {
+      // differentiate() computes a layer_norm on the gradient path as native_layer_norm, whose statistics
+      // the backward reads.
+      IR_CHECK(n->kind() == OpKind::NativeLayerNorm) << "autodiff: " << n->describe() << " was not rewritten";
+      USER_CHECK(!c.hasGrad(n->output(1)) && !c.hasGrad(n->output(2)),
+                 "autodiff: {} uses the mean or rstd of a layer norm on the gradient path; only its output is "
+                 "differentiated", n->describe());
+      Value *mean = F(n->output(1)), *rstd = F(n->output(2));
+      Node* g = b.node(OpKind::NativeLayerNormBackward, {gy, F(in(0)), F(in(1)), mean, rstd, F(in(2)), F(in(3))}, 3);
+      acc(in(0), g->output(0));
+      if (in(2)->type().isTensor()) acc(in(2), g->output(1));
+      if (in(3)->type().isTensor()) acc(in(3), g->output(2));
+      return;
+    }
     case OpKind::Softmax: acc(in(0), b.op(OpKind::SoftmaxBackward, {gy, F(out), F(in(1))})); return;
     case OpKind::LogSoftmax: acc(in(0), b.op(OpKind::LogSoftmaxBackward, {gy, F(out), F(in(1))})); return;
     case OpKind::NllLoss: acc(in(0), b.op(OpKind::NllLossBackward, {gy, F(in(0)), F(in(1))})); return;
@@ -214,7 +235,7 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::ThresholdBackward: case OpKind::SelectBackward: case OpKind::SliceBackward:
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SumBackward:
-    case OpKind::MeanBackward:
+    case OpKind::MeanBackward: case OpKind::NativeLayerNormBackward: case OpKind::VarBackward:
       break;
   }
   throw Error(fmt::format("autodiff: no gradient formula for {}", n->info().name), n->describe(),

@@ -547,6 +547,21 @@ Type outputType(const Node* n, size_t k) {
 #include "ir/pointwise_cases.inc"
       return pointwiseType(n);
     case OpKind::NllLossBackward: return same(1);
+    case OpKind::Var: case OpKind::Std: return like(0, reduceSizes(in(0), in(1), in(3)));
+    case OpKind::VarBackward: case OpKind::LayerNorm: return same(n->kind() == OpKind::VarBackward ? 1 : 0);
+    case OpKind::NativeLayerNorm: {
+      if (k == 0) return same(0);
+      // The statistics: the input's sizes with the normalized (trailing) dims kept as 1.
+      auto s = sizesOf(in(0));
+      auto shape = constantInts(in(1));
+      if (!s || !shape || shape->size() > s->size()) return like(0, std::nullopt);
+      std::fill(s->end() - static_cast<long>(shape->size()), s->end(), 1);
+      return like(0, s);
+    }
+    case OpKind::NativeLayerNormBackward: {
+      const size_t from = k == 0 ? 1 : k + 4;  // input, weight, bias
+      return in(from)->type().isTensor() ? same(from) : like(1, std::nullopt);
+    }
     case OpKind::TypeAs: {
       Type t = same(0);
       t.dtype = in(1)->type().dtype;

@@ -144,6 +144,29 @@ const GradCase kCases[] = {
   %ce : Tensor = aten::cross_entropy(%x, %t)
   return (%s, %ls0, %n, %ce)
 )IR", {{"t", {4, 0, 2, 4}}}},
+    {"VarianceAndStd", R"IR(graph(%x : Double(3, 4)):
+  %d1 : int[] = prim::Constant[value=[1]]()
+  %dl : int[] = prim::Constant[value=[-1]]()
+  %all : int[] = prim::Constant[value=[]]()
+  %f : bool = prim::Constant[value=0]()
+  %t : bool = prim::Constant[value=1]()
+  %a : Tensor = aten::var(%x, %d1, %t, %f)
+  %b : Tensor = aten::var(%x, %dl, %f, %t)
+  %c : Tensor = aten::std(%x, %all, %f, %f)
+  %d : Tensor = aten::std(%x, %d1, %t, %t)
+  return (%a, %b, %c, %d)
+)IR", {}},
+    {"LayerNorm", R"IR(graph(%x : Double(3, 5), %w : Double(5), %b : Double(5), %y : Double(2, 2, 3)):
+  %s1 : int[] = prim::Constant[value=[5]]()
+  %s2 : int[] = prim::Constant[value=[2, 3]]()
+  %eps : float = prim::Constant[value=1.0000000000000001e-05]()
+  %none : NoneType = prim::Constant()
+  %t : bool = prim::Constant[value=1]()
+  %a : Tensor = aten::layer_norm(%x, %s1, %w, %b, %eps, %t)
+  %c : Tensor = aten::layer_norm(%y, %s2, %none, %none, %eps, %t)
+  %o : Tensor, %mean : Tensor, %rstd : Tensor = aten::native_layer_norm(%x, %s1, %none, %b, %eps)
+  return (%a, %c, %o)
+)IR", {}},
     {"Embedding", R"IR(graph(%w : Double(5, 3), %idx : Long(2, 3)):
   %e : Tensor = aten::embedding(%w, %idx)
   return (%e)

@@ -86,7 +86,7 @@ TEST_P(ReferenceModels, MatchesPyTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ReferenceModels,
-                         testing::Values("lstm_lm", "lstm_classifier", "linear", "softmax", "conv2d",
+                         testing::Values("lnlstm", "lstm_lm", "lstm_classifier", "linear", "softmax", "conv2d",
                                          "multihead_attention"));
 
 TEST(Models, LanguageModelMatchesPyTorchWithEveryLoopVariant) {

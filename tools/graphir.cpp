@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   auto* ops = app.add_subcommand("ops", "list every op of the IR with its group and schema");
   auto* model = app.add_subcommand("model", "print the IR of a built-in model");
   model->add_option("name", modelName,
-                    "lstm_cell, lstm, lstm_lm, lstm_classifier, linear, softmax, conv2d, multihead_attention")
+                    "lstm_cell, lstm, lnlstm, lstm_lm, lstm_classifier, linear, softmax, conv2d, multihead_attention")
       ->required();
   model->add_option("-o,--output", out, "write to FILE instead of standard output");
   addModelOptions(model, cfg);

@@ -40,6 +40,17 @@ Tensor sum(const Tensor& x, std::span<const int64_t> dims = {}, bool keepdim = f
 Tensor mean(const Tensor& x, std::span<const int64_t> dims = {}, bool keepdim = false);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor logSoftmax(const Tensor& x, int64_t dim);
+/// Variance over `dims` (all when empty), dividing by count - 1 when unbiased; its square root.
+Tensor var(const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim);
+Tensor stdDev(const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim);
+/// Layer norm over the trailing dims `normalizedShape` names: (x - mean) * rstd * weight + bias, rstd =
+/// 1 / sqrt(biased var + eps); weight and bias may be undefined. mean and rstd have x's sizes with the
+/// normalized dims as 1.
+struct LayerNormResult {
+  Tensor out, mean, rstd;
+};
+LayerNormResult layerNorm(const Tensor& x, std::span<const int64_t> normalizedShape, const Tensor& weight,
+                          const Tensor& bias, double eps);
 /// Mean negative log-likelihood: logp [N, C], target [N] int64 with values in [0, C).
 Tensor nllLoss(const Tensor& logp, const Tensor& target);
 Tensor crossEntropy(const Tensor& logits, const Tensor& target);
@@ -84,6 +95,14 @@ std::vector<Tensor> splitWithSizes(const Tensor& x, std::span<const int64_t> siz
 /// Broadcasts g back over the reduced `dims` (all when empty) of an input of `sizes`; mean divides by the count.
 Tensor sumBackward(const Tensor& g, std::span<const int64_t> sizes, std::span<const int64_t> dims, bool keepdim);
 Tensor meanBackward(const Tensor& g, std::span<const int64_t> sizes, std::span<const int64_t> dims, bool keepdim);
+/// var's gradient: g (broadcast back over `dims`) * 2 (x - mean) / (count - unbiased).
+Tensor varBackward(const Tensor& g, const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim);
+/// Layer norm's gradients from the forward's statistics; weight and bias gradients only for defined ones.
+struct LayerNormGrads {
+  Tensor input, weight, bias;
+};
+LayerNormGrads layerNormBackward(const Tensor& g, const Tensor& x, std::span<const int64_t> normalizedShape,
+                                 const Tensor& mean, const Tensor& rstd, const Tensor& weight, const Tensor& bias);
 /// a + b where an undefined tensor counts as zero (gradient accumulation).
 Tensor autogradAdd(const Tensor& a, const Tensor& b);
 /// acc += x, in place: `acc` contiguous, `x` of the same sizes and dtype, any strides (a transposed

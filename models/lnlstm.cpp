@@ -1,0 +1,125 @@
+#include "models/lnlstm.h"
+
+#include "ir/builder.h"
+#include "models/lstm.h"
+#include "runtime/cpu/ops.h"
+#include "support/error.h"
+
+namespace gj {
+
+namespace {
+
+constexpr double kLayerNormEps = 1e-5;  // nn.LayerNorm's default
+
+struct LnCellWeights {
+  Value *wih, *whh, *lniW, *lniB, *lnhW, *lnhB, *lncW, *lncB;
+};
+
+Value* emitLayerNorm(GraphBuilder& b, Value* x, Value* w, Value* bias, int64_t size, bool decompose) {
+  if (!decompose)
+    return b.op(OpKind::LayerNorm, {x, b.ints({size}), w, bias, b.f(kLayerNormEps), b.b(true)});
+  Value* last = b.ints({-1});
+  Value* mu = b.op(OpKind::MeanDim, {x, last, b.b(true)});
+  Value* sigma = b.op(OpKind::Std, {x, last, b.b(false), b.b(true)});
+  Value* one = b.i(1);
+  Value* normalized = b.op(OpKind::Div, {b.op(OpKind::Sub, {x, mu, one}), sigma});
+  return b.op(OpKind::Add, {b.op(OpKind::Mul, {normalized, w}), bias, one});
+}
+
+std::pair<Value*, Value*> emitLnCell(GraphBuilder& b, Value* x, Value* h, Value* c, const LnCellWeights& w,
+                                     int64_t hidden, bool decompose) {
+  Value* one = b.i(1);
+  Value* igates = emitLayerNorm(b, b.op(OpKind::Mm, {x, b.op(OpKind::T, {w.wih})}), w.lniW, w.lniB, 4 * hidden, decompose);
+  Value* hgates = emitLayerNorm(b, b.op(OpKind::Mm, {h, b.op(OpKind::T, {w.whh})}), w.lnhW, w.lnhB, 4 * hidden, decompose);
+  Value* gates = b.op(OpKind::Add, {igates, hgates, one});
+  auto g = b.unpack(b.op(OpKind::Chunk, {gates, b.i(4), one}, Type::of(TypeKind::TensorList)), 4);
+  Value* cpre = b.op(OpKind::Add, {b.op(OpKind::Mul, {b.op(OpKind::Sigmoid, {g[1]}), c}),
+                                   b.op(OpKind::Mul, {b.op(OpKind::Sigmoid, {g[0]}), b.op(OpKind::Tanh, {g[2]})}), one});
+  Value* cy = emitLayerNorm(b, cpre, w.lncW, w.lncB, hidden, decompose);
+  Value* hy = b.op(OpKind::Mul, {b.op(OpKind::Sigmoid, {g[3]}), b.op(OpKind::Tanh, {cy})});
+  return {hy, cy};
+}
+
+Tensor eagerLayerNorm(const Tensor& x, const Tensor& w, const Tensor& bias, bool decompose) {
+  const int64_t last = x.size(-1);
+  if (!decompose) return cpu::layerNorm(x, std::vector<int64_t>{last}, w, bias, kLayerNormEps).out;
+  const std::vector<int64_t> dims = {-1};
+  Tensor normalized = cpu::div(cpu::sub(x, cpu::mean(x, dims, true)), cpu::stdDev(x, dims, false, true));
+  return cpu::add(cpu::mul(normalized, w), bias);
+}
+
+// The eager model: in[0..2] input, hx, cx, then 8 parameters per layer in the order of the inputs.
+std::vector<Tensor> eagerLnLstm(const std::vector<Tensor>& in, int64_t layers, bool decompose) {
+  Tensor layerInput = in[0];
+  std::vector<Tensor> hys, cys;
+  for (int64_t l = 0; l < layers; ++l) {
+    const Tensor* p = &in[3 + 8 * l];
+    Tensor h = in[1].select(0, l), c = in[2].select(0, l);
+    std::vector<Tensor> outs;
+    for (int64_t t = 0; t < layerInput.size(0); ++t) {
+      Tensor gates = cpu::add(eagerLayerNorm(cpu::mm(layerInput.select(0, t), p[0].t()), p[2], p[3], decompose),
+                              eagerLayerNorm(cpu::mm(h, p[1].t()), p[4], p[5], decompose));
+      auto g = gates.chunk(4, 1);
+      Tensor cpre = cpu::add(cpu::mul(cpu::sigmoid(g[1]), c), cpu::mul(cpu::sigmoid(g[0]), cpu::tanh(g[2])));
+      c = eagerLayerNorm(cpre, p[6], p[7], decompose);
+      h = cpu::mul(cpu::sigmoid(g[3]), cpu::tanh(c));
+      outs.push_back(h);
+    }
+    layerInput = cpu::stack(outs, 0);
+    hys.push_back(h);
+    cys.push_back(c);
+  }
+  return {layerInput, cpu::stack(hys, 0), cpu::stack(cys, 0)};
+}
+
+}  // namespace
+
+Model buildLnLstm(const ModelConfig& p) {
+  USER_CHECK(p.seqLength >= 1 && p.miniBatch >= 1 && p.inputSize >= 1 && p.hiddenSize >= 1 && p.numLayers >= 1,
+             "lnlstm: seqLength, miniBatch, inputSize, hiddenSize and numLayers must be positive");
+  const int64_t H = p.hiddenSize;
+  Model m;
+  m.name = p.decomposeLayerNorm ? "lnlstm_decom" : "lnlstm";
+  m.inputs = {{"input", DType::Float32, {p.seqLength, p.miniBatch, p.inputSize}},
+              {"hx", DType::Float32, {p.numLayers, p.miniBatch, H}},
+              {"cx", DType::Float32, {p.numLayers, p.miniBatch, H}}};
+  for (int64_t l = 0; l < p.numLayers; ++l) {
+    const std::string cell = fmt::format("layers.{}.cell.", l);
+    m.inputs.push_back({cell + "weight_ih", DType::Float32, {4 * H, l == 0 ? p.inputSize : H}});
+    m.inputs.push_back({cell + "weight_hh", DType::Float32, {4 * H, H}});
+    for (const char* ln : {"i", "h", "c"})
+      for (const char* what : {"weight", "bias"})
+        m.inputs.push_back({fmt::format("{}layernorm_{}.{}", cell, ln, what), DType::Float32, {*ln == 'c' ? H : 4 * H}});
+  }
+  auto g = std::make_shared<Graph>();
+  GraphBuilder b(*g);
+  std::vector<Value*> in;
+  for (const auto& s : m.inputs) in.push_back(g->addInput(Type::tensor(s.dtype, s.sizes), s.name));
+  Value* zero = b.i(0);
+  Value* layerInput = in[0];
+  std::vector<Value*> hys, cys;
+  for (int64_t l = 0; l < p.numLayers; ++l) {
+    Value* const* q = &in[3 + 8 * l];
+    LnCellWeights w{q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]};
+    Value* h0 = b.op(OpKind::Select, {in[1], zero, b.i(l)});
+    Value* c0 = b.op(OpKind::Select, {in[2], zero, b.i(l)});
+    auto [out, hy, cy] = emitRecurrence(b, layerInput, h0, c0, /*needOutputs=*/true, /*indexDirectly=*/false,
+                                        [&](Value* x, Value* h, Value* c) {
+                                          return emitLnCell(b, x, h, c, w, H, p.decomposeLayerNorm);
+                                        });
+    hys.push_back(hy);
+    cys.push_back(cy);
+    layerInput = out;
+  }
+  g->registerOutput(layerInput->setName("output"));
+  g->registerOutput(b.op(OpKind::Stack, {b.list(hys), zero})->setName("hy"));
+  g->registerOutput(b.op(OpKind::Stack, {b.list(cys), zero})->setName("cy"));
+  m.outputs = {"output", "hy", "cy"};
+  m.graph = g;
+  m.eager = [layers = p.numLayers, decompose = p.decomposeLayerNorm](const std::vector<Tensor>& t) {
+    return eagerLnLstm(t, layers, decompose);
+  };
+  return m;
+}
+
+}  // namespace gj

@@ -1,0 +1,211 @@
+// Variance, standard deviation and layer norm, with their gradients. On the host a layer norm is one pass
+// per row (statistics accumulated in double); a device tensor's runs as a composition of the device's
+// primitives, through the ops of this directory.
+#include "runtime/cpu/loops.h"
+#include "runtime/cpu/ops.h"
+#include "support/error.h"
+
+#include <cmath>
+#include <limits>
+
+namespace gj::cpu {
+
+namespace {
+
+// The number of elements each output of a reduction over `dims` folds (all dims when empty).
+int64_t reducedCount(const Tensor& x, std::span<const int64_t> dims) {
+  if (dims.empty()) return x.numel();
+  int64_t count = 1;
+  for (int64_t d : dims) count *= x.dim() == 0 ? 1 : x.size(wrapDim(d, x.dim()));
+  return count;
+}
+
+Tensor scalarLike(double v, const Tensor& x) { return Tensor::scalar(v, x.dtype()); }
+
+// 1 / (count - unbiased): NaN for no degrees of freedom, as PyTorch's var of one element unbiased.
+double varianceScale(int64_t count, bool unbiased) {
+  const int64_t dof = count - (unbiased ? 1 : 0);
+  return dof > 0 ? 1.0 / static_cast<double>(dof) : std::numeric_limits<double>::quiet_NaN();
+}
+
+// x viewed as rows of the normalized shape: (rows, row length), after checking the shape against x's
+// trailing sizes and the affine parameters against the shape.
+std::pair<int64_t, int64_t> layerNormRows(const char* op, const Tensor& x, std::span<const int64_t> shape,
+                                          const Tensor& w, const Tensor& b) {
+  USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float input", op);
+  const int64_t k = static_cast<int64_t>(shape.size());
+  USER_CHECK(k >= 1 && k <= x.dim(), "{}: normalized_shape {} must name 1 to {} trailing dims of the input {}", op,
+             shapeStr(shape), x.dim(), shapeStr(x.sizes()));
+  int64_t n = 1;
+  for (int64_t d = 0; d < k; ++d) {
+    USER_CHECK(x.size(x.dim() - k + d) == shape[d],
+               "{}: normalized_shape {} does not match the input's trailing sizes ({})", op, shapeStr(shape),
+               shapeStr(x.sizes()));
+    n *= shape[d];
+  }
+  for (const Tensor* p : {&w, &b}) {
+    if (!p->defined()) continue;
+    USER_CHECK(p->sizes() == Shape(shape.begin(), shape.end()) && p->dtype() == x.dtype(),
+               "{}: the {} is {} {}, but must be {} {} (the normalized shape)", op, p == &w ? "weight" : "bias",
+               dtypeName(p->dtype()), shapeStr(p->sizes()), dtypeName(x.dtype()), shapeStr(shape));
+  }
+  return {n == 0 ? 0 : x.numel() / n, n};
+}
+
+Shape statSizes(const Tensor& x, size_t normalizedDims) {
+  Shape s = x.sizes();
+  std::fill(s.end() - static_cast<long>(normalizedDims), s.end(), 1);
+  return s;
+}
+
+std::vector<int64_t> trailingDims(const Tensor& x, size_t k) {
+  std::vector<int64_t> dims;
+  for (int64_t d = x.dim() - static_cast<int64_t>(k); d < x.dim(); ++d) dims.push_back(d);
+  return dims;
+}
+
+template <typename T>
+LayerNormResult layerNormTyped(const Tensor& xin, int64_t rows, int64_t n, const Tensor& win, const Tensor& bin,
+                               double eps, size_t k) {
+  Tensor x = xin.contiguous();
+  Tensor w = win.defined() ? win.contiguous() : win, b = bin.defined() ? bin.contiguous() : bin;
+  LayerNormResult r{Tensor::empty(x.sizes(), x.dtype()), Tensor::empty(statSizes(x, k), x.dtype()),
+                    Tensor::empty(statSizes(x, k), x.dtype())};
+  const T* px = x.data<T>();
+  const T* pw = w.defined() ? w.data<T>() : nullptr;
+  const T* pb = b.defined() ? b.data<T>() : nullptr;
+  T *py = r.out.data<T>(), *pm = r.mean.data<T>(), *pr = r.rstd.data<T>();
+#pragma omp parallel for if (rows * n > kParallelGrain)
+  for (int64_t i = 0; i < rows; ++i) {
+    const T* row = px + i * n;
+    double s = 0, ss = 0;
+    for (int64_t j = 0; j < n; ++j) s += row[j];
+    const double mean = s / static_cast<double>(n);
+    for (int64_t j = 0; j < n; ++j) ss += (row[j] - mean) * (row[j] - mean);
+    const double rstd = 1.0 / std::sqrt(ss / static_cast<double>(n) + eps);
+    pm[i] = static_cast<T>(mean);
+    pr[i] = static_cast<T>(rstd);
+    for (int64_t j = 0; j < n; ++j) {
+      double y = (row[j] - mean) * rstd;
+      if (pw) y *= pw[j];
+      if (pb) y += pb[j];
+      py[i * n + j] = static_cast<T>(y);
+    }
+  }
+  return r;
+}
+
+template <typename T>
+LayerNormGrads layerNormBackwardTyped(const Tensor& gin, const Tensor& xin, int64_t rows, int64_t n,
+                                      const Tensor& meanIn, const Tensor& rstdIn, const Tensor& win, const Shape& params,
+                                      bool weightGrad, bool biasGrad) {
+  Tensor g = gin.contiguous(), x = xin.contiguous(), mean = meanIn.contiguous(), rstd = rstdIn.contiguous();
+  Tensor w = win.defined() ? win.contiguous() : win;
+  LayerNormGrads r{Tensor::empty(x.sizes(), x.dtype()), {}, {}};
+  const T *pg = g.data<T>(), *px = x.data<T>(), *pm = mean.data<T>(), *pr = rstd.data<T>();
+  const T* pw = w.defined() ? w.data<T>() : nullptr;
+  T* pdx = r.input.data<T>();
+#pragma omp parallel for if (rows * n > kParallelGrain)
+  for (int64_t i = 0; i < rows; ++i) {
+    const T *gr = pg + i * n, *xr = px + i * n;
+    const double m = pm[i], rs = pr[i];
+    double a = 0, c = 0;  // the row's sums of g*w and g*w*xhat
+    for (int64_t j = 0; j < n; ++j) {
+      const double gw = pw ? gr[j] * static_cast<double>(pw[j]) : gr[j];
+      a += gw;
+      c += gw * (xr[j] - m) * rs;
+    }
+    a /= static_cast<double>(n), c /= static_cast<double>(n);
+    for (int64_t j = 0; j < n; ++j) {
+      const double gw = pw ? gr[j] * static_cast<double>(pw[j]) : gr[j];
+      pdx[i * n + j] = static_cast<T>(rs * (gw - a - (xr[j] - m) * rs * c));
+    }
+  }
+  if (weightGrad || biasGrad) {  // column sums over the rows, in double
+    std::vector<double> dw(n, 0.0), db(n, 0.0);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        dw[j] += pg[i * n + j] * (px[i * n + j] - static_cast<double>(pm[i])) * pr[i];
+        db[j] += pg[i * n + j];
+      }
+    auto column = [&](const std::vector<double>& v) {
+      Tensor t = Tensor::empty(params, x.dtype());
+      for (int64_t j = 0; j < n; ++j) t.data<T>()[j] = static_cast<T>(v[j]);
+      return t;
+    };
+    if (weightGrad) r.weight = column(dw);
+    if (biasGrad) r.bias = column(db);
+  }
+  return r;
+}
+
+}  // namespace
+
+Tensor var(const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim) {
+  USER_CHECK(x.defined() && isFloating(x.dtype()), "var: expected a float tensor");
+  Tensor centered = sub(x, mean(x, dims, true));
+  return mul(sum(mul(centered, centered), dims, keepdim),
+             scalarLike(varianceScale(reducedCount(x, dims), unbiased), x));
+}
+
+Tensor stdDev(const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim) {
+  return pointwise(PointwiseOp::Sqrt, var(x, dims, unbiased, keepdim));
+}
+
+Tensor varBackward(const Tensor& g, const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim) {
+  USER_CHECK(x.defined() && isFloating(x.dtype()) && g.defined(), "var_backward: expected float tensors");
+  Tensor spread = sumBackward(g, x.sizes(), dims, keepdim);
+  Tensor centered = sub(x, mean(x, dims, true));
+  return mul(mul(spread, centered), scalarLike(2.0 * varianceScale(reducedCount(x, dims), unbiased), x));
+}
+
+LayerNormResult layerNorm(const Tensor& x, std::span<const int64_t> shape, const Tensor& w, const Tensor& b,
+                          double eps) {
+  auto [rows, n] = layerNormRows("layer_norm", x, shape, w, b);
+  if (onCuda(x)) {  // mean, centered values, 1 / sqrt(var + eps), then the affine map
+    auto dims = trailingDims(x, shape.size());
+    LayerNormResult r;
+    r.mean = mean(x, dims, true);
+    Tensor centered = sub(x, r.mean);
+    r.rstd = pointwise(PointwiseOp::Rsqrt, add(mean(mul(centered, centered), dims, true), scalarLike(eps, x)));
+    r.out = mul(centered, r.rstd);
+    if (w.defined()) r.out = mul(r.out, w);
+    if (b.defined()) r.out = add(r.out, b);
+    return r;
+  }
+  if (x.dtype() == DType::Float32) return layerNormTyped<float>(x, rows, n, w, b, eps, shape.size());
+  return layerNormTyped<double>(x, rows, n, w, b, eps, shape.size());
+}
+
+LayerNormGrads layerNormBackward(const Tensor& g, const Tensor& x, std::span<const int64_t> shape,
+                                 const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b) {
+  auto [rows, n] = layerNormRows("native_layer_norm_backward", x, shape, w, b);
+  Shape stats = statSizes(x, shape.size());
+  USER_CHECK(g.defined() && g.sizes() == x.sizes() && g.dtype() == x.dtype(),
+             "native_layer_norm_backward: the output gradient must be {} {}", dtypeName(x.dtype()),
+             shapeStr(x.sizes()));
+  for (const Tensor* s : {&mean, &rstd})
+    USER_CHECK(s->defined() && s->sizes() == stats && s->dtype() == x.dtype(),
+               "native_layer_norm_backward: the {} must be {} {} (the input with the normalized dims as 1)",
+               s == &mean ? "mean" : "rstd", dtypeName(x.dtype()), shapeStr(stats));
+  if (onCuda(x)) {
+    auto dims = trailingDims(x, shape.size());
+    std::vector<int64_t> rowDims;
+    for (int64_t d = 0; d < x.dim() - static_cast<int64_t>(shape.size()); ++d) rowDims.push_back(d);
+    Tensor xhat = mul(sub(x, mean), rstd);
+    Tensor gw = w.defined() ? mul(g, w) : g;
+    Tensor a = cpu::mean(gw, dims, true), c = cpu::mean(mul(gw, xhat), dims, true);
+    LayerNormGrads r;
+    r.input = mul(sub(sub(gw, a), mul(xhat, c)), rstd);
+    if (w.defined()) r.weight = sumToSize(mul(g, xhat), w.sizes());
+    if (b.defined()) r.bias = sumToSize(g, b.sizes());
+    return r;
+  }
+  if (x.dtype() == DType::Float32)
+    return layerNormBackwardTyped<float>(g, x, rows, n, mean, rstd, w, Shape(shape.begin(), shape.end()), w.defined(),
+                                         b.defined());
+  return layerNormBackwardTyped<double>(g, x, rows, n, mean, rstd, w, Shape(shape.begin(), shape.end()), w.defined(),
+                                        b.defined());
+}
+
+}  // namespace gj::cpu
