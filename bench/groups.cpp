@@ -5,6 +5,7 @@
 #include "executors/function.h"
 #include "executors/interpreter.h"
 #include "models/lm.h"
+#include "models/lnlstm.h"
 #include "models/lstm.h"
 #include "models/modules.h"
 #include "runtime/cpu/ops.h"
@@ -174,6 +175,42 @@ Row libraryLstmRow(const std::string& name, const LstmParams& p, const Options& 
           [info] { return std::string(info); }, ""};
 }
 
+// fastrnns' cudnn_layernorm: the library LSTM, then 3 x seqLength layer norms (two over a [B, 4H] input,
+// one over the final cy [L, B, H] again and again), forward only: a lower bound for a fused layer-norm
+// LSTM, which no library offers.
+Row libraryLayerNormRow(const std::string& name, const LstmParams& p, const Options& o) {
+  struct State {
+    std::vector<Tensor> in;
+    std::shared_ptr<LibraryLstm> lstm;
+    Tensor lnInput, wGates, bGates, wCell, bCell;
+    std::vector<Tensor> outs;
+  };
+  auto s = std::make_shared<State>();
+  const Model m = buildLstm(LstmVariantKind::Jit, p);
+  s->in = rowInputs(m, o);
+  s->lstm = newLibraryLstm(p, o);
+  const DeviceKind device = onCuda(o) ? DeviceKind::Cuda : DeviceKind::Cpu;
+  const int64_t H = p.hiddenSize;
+  s->lnInput = Tensor::rand({p.miniBatch, 4 * H}, DType::Float32, o.seed + 7).to(device);
+  s->wGates = Tensor::full({4 * H}, DType::Float32, 1.0, device), s->bGates = Tensor::zeros({4 * H}, DType::Float32, device);
+  s->wCell = Tensor::full({H}, DType::Float32, 1.0, device), s->bCell = Tensor::zeros({H}, DType::Float32, device);
+  auto fwd = [s, T = p.seqLength, H] {
+    std::vector<Tensor> w(s->in.begin() + 3, s->in.end());
+    s->outs = s->lstm->forward(s->in[0], s->in[1], s->in[2], w);
+    const std::vector<int64_t> gates = {4 * H}, cell = {H};
+    Tensor cy = s->outs[2];
+    for (int64_t t = 0; t < T; ++t) {
+      cpu::layerNorm(s->lnInput, gates, s->wGates, s->bGates, 1e-5);
+      cpu::layerNorm(s->lnInput, gates, s->wGates, s->bGates, 1e-5);
+      cy = cpu::layerNorm(cy, cell, s->wCell, s->bCell, 1e-5).out;
+    }
+    s->outs[2] = cy;
+  };
+  return {name, fwd, {}, [what = std::string(libraryLstmName(o))] {
+            return what + " + 3 x seqLength layer norms; forward only, a lower bound as in fastrnns";
+          }, ""};
+}
+
 // Why there is no library LSTM row on the options' device ("" when there is one).
 std::string noLibraryLstm(const Options& o) { return onCuda(o) ? cuda::cudnnUnavailable() : ""; }
 
@@ -192,12 +229,20 @@ Group rnns(const Options& o) {
   const std::string noLibrary = noLibraryLstm(o);
   if (!noLibrary.empty() && (o.rnns.empty() || std::ranges::find(o.rnns, "cudnn") != o.rnns.end()))
     g.title += fmt::format("; no cudnn row ({})", noLibrary);
-  for (const std::string& name : o.rnns.empty() ? rnnRowNames() : o.rnns) {
-    if (name == "cudnn") {
-      if (noLibrary.empty()) g.rows.push_back(libraryLstmRow(name, p, o));
+  for (const std::string& name : o.rnns.empty() ? defaultRnnRowNames() : o.rnns) {
+    if (name == "cudnn" || name == "cudnn_layernorm") {
+      if (noLibrary.empty())
+        g.rows.push_back(name == "cudnn" ? libraryLstmRow(name, p, o) : libraryLayerNormRow(name, p, o));
     }
     else if (name == "aten") g.rows.push_back(eagerRow(name, buildLstm(LstmVariantKind::Jit, p), o));
     else if (name == "py") g.rows.push_back(interpretedRow(name, buildLstm(LstmVariantKind::Jit, p), o));
+    else if (name == "jit_layernorm" || name == "jit_layernorm_decom") {
+      ModelConfig c;
+      c.seqLength = p.seqLength, c.miniBatch = p.miniBatch, c.inputSize = p.inputSize, c.hiddenSize = p.hiddenSize;
+      c.numLayers = p.numLayers;
+      c.decomposeLayerNorm = name == "jit_layernorm_decom";
+      g.rows.push_back(trainingRow(name, buildLnLstm(c), o, functionOptions(o), false));
+    }
     else g.rows.push_back(trainingRow(name, buildLstm(lstmVariantFromName(name), p), o, functionOptions(o), false));
   }
   return g;
@@ -386,9 +431,18 @@ const std::vector<std::string>& groupNames() {
   return names;
 }
 
-const std::vector<std::string>& rnnRowNames() {
+const std::vector<std::string>& defaultRnnRowNames() {
   static const std::vector<std::string> names = {"cudnn", "aten", "py", "jit", "jit_premul", "jit_premul_bias",
                                                  "jit_simple", "jit_multilayer"};
+  return names;
+}
+
+const std::vector<std::string>& rnnRowNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all = defaultRnnRowNames();
+    all.insert(all.end(), {"cudnn_layernorm", "jit_layernorm", "jit_layernorm_decom"});
+    return all;
+  }();
   return names;
 }
 

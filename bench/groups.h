@@ -58,6 +58,9 @@ struct Group {
 };
 
 const std::vector<std::string>& groupNames();  ///< rnns, lm, classifier, cells, ops
+/// The rnns rows a run without --rnns times: fastrnns' eight defaults.
+const std::vector<std::string>& defaultRnnRowNames();
+/// Every row --rnns accepts: the defaults, then the layer-norm rows (cudnn_layernorm is forward only).
 const std::vector<std::string>& rnnRowNames();
 /// Builds group `name`'s rows; gj::Error for an unknown name.
 Group buildGroup(const std::string& name, const Options& o);
