@@ -331,6 +331,11 @@ std::vector<Tensor> runNestOnGpu(const LoopNest& gpu, const std::vector<Tensor>&
 TEST(TeKernels, InterpreterLlvmAndCudaAgreeForEveryModelKernel) {
   std::vector<Model> models;
   for (LstmVariantKind v : allLstmVariants()) models.push_back(buildLstm(v, {3, 2, 4, 5, 2}));
+  for (bool decompose : {false, true}) {  // layer norms: row groups, forward and backward
+    ModelConfig ln{.seqLength = 2, .miniBatch = 3, .inputSize = 4, .hiddenSize = 5, .numLayers = 2};
+    ln.decomposeLayerNorm = decompose;
+    models.push_back(buildModel("lnlstm", ln));
+  }
   for (const char* name : {"lstm_cell", "lstm_lm", "lstm_classifier", "linear", "softmax", "conv2d",
                            "multihead_attention"}) {
     auto c = test::loadCase(name);
@@ -505,6 +510,86 @@ graph(%a : T(4, 9, 5), %b : T(5)):
   EXPECT_EQ(fused.count(OpKind::LogSoftmax), 1u);
 }
 
+// Row groups: layer norms (both forms, with and without weight and bias) read by the group's other ops,
+// their statistics as outputs, over one and over two trailing dims.
+TEST_P(TeLowering, LayerNormIsReadInsideTheGroup) {
+  auto fused = checkTeGroups(typed(R"IR(
+graph(%x : T(5, 12), %h : T(5, 12), %w : T(12), %b : T(12)):
+  %one : int = prim::Constant[value=1]()
+  %s : int[] = prim::Constant[value=[12]]()
+  %eps : float = prim::Constant[value=1.0000000000000001e-05]()
+  %t : bool = prim::Constant[value=1]()
+  %none : NoneType = prim::Constant()
+  %y : T(5, 12) = aten::add(%x, %h, %one)
+  %ln : T(5, 12) = aten::layer_norm(%y, %s, %w, %b, %eps, %t)
+  %o : T(5, 12), %m : T(5, 1), %r : T(5, 1) = aten::native_layer_norm(%x, %s, %none, %b, %eps)
+  %z : T(5, 12) = aten::tanh(%ln)
+  %q : T(5, 12) = aten::mul(%z, %o)
+  return (%q, %m, %r, %ln)
+)IR", GetParam()), GetParam());
+  EXPECT_EQ(fused.count(OpKind::LayerNorm), 1u);
+  EXPECT_EQ(fused.count(OpKind::NativeLayerNorm), 1u);
+  auto twoDims = checkTeGroups(typed(R"IR(
+graph(%x : T(3, 4, 6), %w : T(4, 6)):
+  %s : int[] = prim::Constant[value=[4, 6]]()
+  %eps : float = prim::Constant[value=0.001]()
+  %t : bool = prim::Constant[value=1]()
+  %none : NoneType = prim::Constant()
+  %e : T(3, 4, 6) = aten::exp(%x)
+  %ln : T(3, 4, 6) = aten::layer_norm(%e, %s, %w, %none, %eps, %t)
+  %y : T(3, 4, 6) = aten::sigmoid(%ln)
+  return (%y)
+)IR", GetParam()), GetParam());
+  EXPECT_EQ(twoDims.count(OpKind::LayerNorm), 1u);
+}
+
+// custom_lstms' decomposed layer norm: mean, std (biased) and var (unbiased) over the last dim, kept,
+// read by the pointwise ops around them: one group.
+TEST_P(TeLowering, DecomposedLayerNormIsOneGroup) {
+  auto fused = checkTeGroups(typed(R"IR(
+graph(%x : T(6, 10), %w : T(10), %b : T(10)):
+  %one : int = prim::Constant[value=1]()
+  %last : int[] = prim::Constant[value=[-1]]()
+  %t : bool = prim::Constant[value=1]()
+  %f : bool = prim::Constant[value=0]()
+  %y : T(6, 10) = aten::sigmoid(%x)
+  %mu : T(6, 1) = aten::mean(%y, %last, %t)
+  %sigma : T(6, 1) = aten::std(%y, %last, %f, %t)
+  %v : T(6, 1) = aten::var(%y, %last, %t, %t)
+  %c : T(6, 10) = aten::sub(%y, %mu, %one)
+  %n : T(6, 10) = aten::div(%c, %sigma)
+  %a : T(6, 10) = aten::mul(%n, %w)
+  %o : T(6, 10) = aten::add(%a, %b, %one)
+  %p : T(6, 10) = aten::mul(%o, %v)
+  return (%p, %sigma)
+)IR", GetParam()), GetParam());
+  EXPECT_EQ(fused.count(OpKind::MeanDim), 1u);
+  EXPECT_EQ(fused.count(OpKind::Std), 1u);
+  EXPECT_EQ(fused.count(OpKind::Var), 1u);
+  EXPECT_EQ(fused.count(OpKind::Div), 1u);
+}
+
+// The backward in one group: the input gradient from the row's sums of g w and g w xhat; the weight and
+// bias gradients summed over the rows in nests of their own; var's gradient beside it.
+TEST_P(TeLowering, LayerNormBackwardIsOneGroup) {
+  auto fused = checkTeGroups(typed(R"IR(
+graph(%a : T(7, 9), %b : T(7, 9), %x : T(7, 9), %mean : T(7, 1), %rstd : T(7, 1), %w : T(9), %bias : T(9), %gv : T(7, 1)):
+  %s : int[] = prim::Constant[value=[9]]()
+  %last : int[] = prim::Constant[value=[1]]()
+  %t : bool = prim::Constant[value=1]()
+  %g : T(7, 9) = aten::mul(%a, %b)
+  %dx : T(7, 9), %dw : T(9), %db : T(9) = aten::native_layer_norm_backward(%g, %x, %s, %mean, %rstd, %w, %bias)
+  %dv : T(7, 9) = aten::_var_backward(%gv, %x, %last, %t, %t)
+  %y : T(7, 9) = aten::tanh(%dx)
+  %one : int = prim::Constant[value=1]()
+  %z : T(7, 9) = aten::add(%y, %dv, %one)
+  return (%z, %dw, %db)
+)IR", GetParam()), GetParam());
+  EXPECT_EQ(fused.count(OpKind::NativeLayerNormBackward), 1u);
+  EXPECT_EQ(fused.count(OpKind::VarBackward), 1u);
+  EXPECT_EQ(fused.count(OpKind::Mul), 1u);
+}
+
 // Type promotion inside a kernel: float32 with float64 computes in float64; a 0-dim float64 operand
 // leaves a float32 tensor in float32; the gradient ops promote the same way.
 TEST(TeLowering, PromotesFloat32WithFloat64) {
@@ -627,14 +712,24 @@ TEST(Fusers, EveryStepOfAnUnrolledLstmSharesOneKernel) {
     for (const Graph* g : {grad.forward.get(), grad.backward.get()}) {
       std::set<std::string> bodies;
       std::set<const CompiledKernel*> kernels;
-      size_t groups = 0;
+      size_t steps = 0, others = 0;
       forEachNode(g->block(), [&](Node* n) {
         if (n->kind() != groupKind) return;
-        ++groups;
+        bool cell = false;  // a step's group: the gates' activations or their gradients
+        for (const Node* m : *n->subgraph()->block())
+          cell = cell || m->kind() == OpKind::Tanh || m->kind() == OpKind::TanhBackward;
+        if (!cell) {
+          ++others;
+          return;
+        }
+        ++steps;
         bodies.insert(printIR(*n->subgraph()));
         if (auto it = p.kernels.find(n); it != p.kernels.end()) kernels.insert(it->second.get());
       });
-      EXPECT_EQ(groups, 5u) << printIR(*g);
+      EXPECT_EQ(steps, 5u) << printIR(*g);
+      // The TE fuser's second scan sums the steps' bias gradients ([4H] each) in one group of their own.
+      const bool teBackward = f == FuserKind::Te && g == grad.backward.get();
+      EXPECT_EQ(others, teBackward ? 1u : 0u) << printIR(*g);
       EXPECT_EQ(bodies.size(), 1u) << fuserName(f) << ":\n" << printIR(*g);
       if (test::kHaveLlvm) {
         EXPECT_EQ(kernels.size(), 1u) << fuserName(f);

@@ -1,10 +1,12 @@
 #include "fusers/te/lowering.h"
 
+#include "fusers/group_rules.h"
 #include "passes/util.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -13,6 +15,26 @@ namespace gj::te {
 namespace {
 
 using Indices = std::vector<Expr>;
+
+// k when `dims` (constant) are exactly the trailing k dims of a rank-`rank` tensor, in any order.
+std::optional<int64_t> trailingDims(const Value* dims, int64_t rank) {
+  auto ds = constantInts(dims);
+  if (!ds || ds->empty()) return std::nullopt;
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : *ds) {
+    if (d < -rank || d >= rank) return std::nullopt;
+    int64_t w = d < 0 ? d + rank : d;
+    if (seen[w]) return std::nullopt;
+    seen[w] = true;
+  }
+  const int64_t k = static_cast<int64_t>(ds->size());
+  for (int64_t d = rank - k; d < rank; ++d)
+    if (!seen[d]) return std::nullopt;
+  return k;
+}
+
+bool optionalFloat(const Value* v) { return v->type().kind == TypeKind::None || fusion::floatTensor(v); }
+
 
 class Lowerer {
  public:
@@ -27,6 +49,8 @@ class Lowerer {
       inputs_.push_back(b);
       bufOf_[in] = b;
     }
+    for (const Node* n : *sub_.block())
+      if (auto r = rowOp(n)) return rowGroup(*r);
     std::vector<Stmt> nests;
     std::vector<PointwiseStore> pointwise;
     std::vector<std::pair<const Value*, Slice>> reductions;  // built after every pointwise store is known
@@ -226,6 +250,209 @@ class Lowerer {
     return loops(outer, outerShape, Block::make(body));
   }
 
+  // ---- row groups (see RowOp in lowering.h) ----
+  //
+  // for each row index o (the dims ahead of the trailing `dims` of the rows):
+  //   the row's statistics, each a Reduce over the row into a one-element temporary, in dependency order
+  //   the group's statistic outputs at [o, 0...]
+  //   for each index j of the row: every output of the rows' shape at [o, j] (cat parts into their slices)
+  // then one nest per column sum (native_layer_norm_backward's weight and bias gradients).
+  LoopNest rowGroup(const RowOp& first) {
+    const std::vector<int64_t> shape = *staticSizes(first.input);
+    const int64_t rank = static_cast<int64_t>(shape.size()), k = first.dims;
+    rowShape_ = shape;
+    rowDims_ = k;
+    std::vector<int64_t> outerShape(shape.begin(), shape.end() - k), innerShape(shape.end() - k, shape.end());
+    Indices inner;
+    for (int64_t d = 0; d < rank - k; ++d) rowOuter_.push_back(Var::make(fmt::format("i{}", d)));
+    for (int64_t d = 0; d < k; ++d) inner.push_back(Var::make(fmt::format("j{}", d)));
+    Indices full = rowOuter_;
+    full.insert(full.end(), inner.begin(), inner.end());
+    Indices statIdx = rowOuter_;
+    statIdx.resize(rank, imm(0));
+
+    std::vector<Buf> outputs(sub_.outputs().size());
+    std::vector<Stmt> statStores, rowStores, columnNests;
+    auto storeRow = [&](const Value* v, const Slice& to) {
+      USER_CHECK(staticSizes(v) == shape, "TE lowering: %{} is {}, not the rows' shape {}", v->name(),
+                 shapeStr(*staticSizes(v)), shapeStr(shape));
+      rowStores.push_back(Store::make(to.buf, to.at(full), compute(v, full)));
+    };
+    for (size_t o = 0; o < sub_.outputs().size(); ++o) {
+      const Value* out = sub_.outputs()[o];
+      auto s = staticSizes(out);
+      USER_CHECK(s && out->type().dtype, "TE lowering: output %{} needs static sizes", out->name());
+      outputs[o] = makeBuf(fmt::format("out{}", o), *s, scalarKindOf(*out->type().dtype));
+      const Node* n = out->node();
+      if (n->kind() == OpKind::NativeLayerNormBackward && out->offset() > 0) {
+        columnNests.push_back(columnSumNest(n, out->offset() == 1, outputs[o]));
+      } else if (n->kind() == OpKind::Cat) {
+        const Node* list = n->input(0)->node();
+        USER_CHECK(list->kind() == OpKind::ListConstruct, "TE lowering: aten::cat needs a prim::ListConstruct");
+        int64_t dim = *constantInt(n->input(1));
+        if (dim < 0) dim += static_cast<int64_t>(s->size());
+        int64_t offset = 0;
+        for (const Value* part : list->inputs()) {
+          storeRow(part, {outputs[o], dim, offset});
+          offset += (*staticSizes(part))[dim];
+        }
+      } else if (rowOp(n) && !rowOpKeepsShape(out)) {
+        USER_CHECK(static_cast<int64_t>(s->size()) == rank, "TE lowering: statistic %{} must keep its dims",
+                   out->name());
+        statStores.push_back(Store::make(outputs[o], statIdx, compute(out, statIdx)));
+      } else {
+        storeRow(out, {outputs[o], -1, 0});
+      }
+    }
+    std::vector<Stmt> body;
+    for (const Buf& b : statBufs_) body.push_back(Allocate::make(b));
+    body.insert(body.end(), prologue_.begin(), prologue_.end());
+    body.insert(body.end(), statStores.begin(), statStores.end());
+    if (!rowStores.empty()) body.push_back(loops(inner, innerShape, Block::make(rowStores)));
+    for (const Buf& b : statBufs_) body.push_back(Free::make(b));
+    std::vector<Stmt> nests = {loops(rowOuter_, outerShape, Block::make(body))};
+    nests.insert(nests.end(), columnNests.begin(), columnNests.end());
+    return LoopNest(Block::make(nests), inputs_, outputs);
+  }
+
+  // One statistic of the current row: a Reduce into a new one-element temporary, then `finish` of it
+  // (the Reduce stands alone in its store, as lowerReductions wants), read back.
+  Expr statistic(Expr reduce, ScalarKind t, const std::function<Expr(Expr)>& finish = {}) {
+    Buf b = temporary("stat", t);
+    statBufs_.push_back(b);
+    Expr value = Load::make(b, {imm(0)});
+    prologue_.push_back(Store::make(b, {imm(0)}, std::move(reduce)));
+    if (finish) prologue_.push_back(Store::make(b, {imm(0)}, finish(value)));
+    return value;
+  }
+
+  // The sum over the current row of f(index in the rows' shape), and the row's element count.
+  Expr rowSum(const std::function<Expr(const Indices&)>& f) {
+    Indices idx = rowOuter_;
+    std::vector<Expr> rvars;
+    std::vector<int64_t> extents(rowShape_.end() - rowDims_, rowShape_.end());
+    for (int64_t d = 0; d < rowDims_; ++d) rvars.push_back(Var::make(fmt::format("r{}", temps_++)));
+    idx.insert(idx.end(), rvars.begin(), rvars.end());
+    return Reduce::make(ReduceOpKind::Sum, f(idx), rvars, extents);
+  }
+  double rowCount() const {
+    double n = 1;
+    for (int64_t d = 0; d < rowDims_; ++d) n *= static_cast<double>(rowShape_[rowShape_.size() - 1 - d]);
+    return n;
+  }
+
+  // The statistics of row op n for the current row, computed once: layer norm: mean, rstd; var / std:
+  // mean, then the variance or its square root; sum / mean: the sum or mean; var_backward: the mean;
+  // native_layer_norm_backward: mean(g w), mean(g w xhat).
+  const std::vector<Expr>& rowStatistics(const Node* n) {
+    if (auto it = stats_.find(n); it != stats_.end()) return it->second;
+    USER_CHECK(!inColumnNest_, "TE lowering: a column sum cannot read the row statistics of {}", n->info().name);
+    const RowOp r = *rowOp(n);
+    USER_CHECK(r.dims == rowDims_ && staticSizes(r.input) == rowShape_,
+               "TE lowering: {} works on rows of {} over {} dims, unlike the group's {} over {}", n->info().name,
+               shapeStr(*staticSizes(r.input)), r.dims, shapeStr(rowShape_), rowDims_);
+    const ScalarKind t = scalarKindOf(*n->output(0)->type().dtype);
+    auto c = [&](double v) { return FloatImm::make(v, t); };
+    auto x = [&](const Indices& idx) { return operand(r.input, idx, t); };
+    const double count = rowCount();
+    auto perElement = [&](Expr sum) { return sum / c(count); };
+    std::vector<Expr> out;
+    switch (n->kind()) {
+      case OpKind::SumDim: out = {statistic(rowSum(x), t)}; break;
+      case OpKind::MeanDim: case OpKind::VarBackward: out = {statistic(rowSum(x), t, perElement)}; break;
+      case OpKind::LayerNorm: case OpKind::NativeLayerNorm: case OpKind::Var: case OpKind::Std: {
+        Expr mean = statistic(rowSum(x), t, perElement);
+        Expr ss = rowSum([&](const Indices& idx) {
+          Expr d = x(idx) - mean;
+          return d * d;
+        });
+        if (n->kind() == OpKind::LayerNorm || n->kind() == OpKind::NativeLayerNorm) {
+          Expr eps = c(*constantDouble(n->input(4)));
+          out = {mean, statistic(ss, t, [&](Expr v) { return c(1.0) / Call::make(CallKind::Sqrt, v / c(count) + eps); })};
+        } else {
+          const double dof = count - (*constantBool(n->input(2)) ? 1.0 : 0.0);
+          const bool std = n->kind() == OpKind::Std;
+          out = {mean, statistic(ss, t, [&](Expr v) {
+                   Expr var = v * c(1.0 / dof);
+                   return std ? Call::make(CallKind::Sqrt, var) : var;
+                 })};
+        }
+        break;
+      }
+      case OpKind::NativeLayerNormBackward: {
+        out = {statistic(rowSum([&](const Indices& idx) { return lnGradTimesWeight(n, idx, t); }), t, perElement),
+               statistic(rowSum([&](const Indices& idx) {
+                           return lnGradTimesWeight(n, idx, t) * lnNormalized(n, idx, t);
+                         }), t, perElement)};
+        break;
+      }
+      default: USER_CHECK(false, "TE lowering: {} is not a row op", n->info().name);
+    }
+    return stats_[n] = out;
+  }
+
+  // native_layer_norm_backward's g * weight (g without a weight) and xhat = (x - mean) * rstd, at idx.
+  Expr lnGradTimesWeight(const Node* n, const Indices& idx, ScalarKind t) {
+    Expr g = operand(n->input(0), idx, t);
+    return n->input(5)->type().isTensor() ? g * operand(n->input(5), idx, t) : g;
+  }
+  Expr lnNormalized(const Node* n, const Indices& idx, ScalarKind t) {
+    return (operand(n->input(1), idx, t) - operand(n->input(3), idx, t)) * operand(n->input(4), idx, t);
+  }
+
+  // A row op's output at idx (in its own shape).
+  Expr rowOpValue(const Value* v, const Indices& idx) {
+    const Node* n = v->node();
+    const ScalarKind t = scalarKindOf(*v->type().dtype);
+    auto c = [&](double x) { return FloatImm::make(x, t); };
+    const std::vector<Expr>& s = rowStatistics(n);
+    switch (n->kind()) {
+      case OpKind::SumDim: case OpKind::MeanDim: return s[0];
+      case OpKind::Var: case OpKind::Std: return s[1];
+      case OpKind::LayerNorm: case OpKind::NativeLayerNorm: {
+        if (v->offset() > 0) return s[v->offset() - 1];
+        Expr y = (operand(n->input(0), idx, t) - s[0]) * s[1];
+        if (n->input(2)->type().isTensor()) y = y * operand(n->input(2), idx, t);
+        if (n->input(3)->type().isTensor()) y = y + operand(n->input(3), idx, t);
+        return y;
+      }
+      case OpKind::VarBackward: {  // g (at the row's statistic index) * 2 (x - mean) / (count - unbiased)
+        const double dof = rowCount() - (*constantBool(n->input(3)) ? 1.0 : 0.0);
+        Indices gIdx = rowOuter_;
+        if (*constantBool(n->input(4))) gIdx.resize(idx.size(), imm(0));
+        return compute(n->input(0), gIdx) * (operand(n->input(1), idx, t) - s[0]) * c(2.0 / dof);
+      }
+      case OpKind::NativeLayerNormBackward:  // rstd (g w - mean(g w) - xhat mean(g w xhat))
+        return operand(n->input(4), idx, t) *
+               (lnGradTimesWeight(n, idx, t) - s[0] - lnNormalized(n, idx, t) * s[1]);
+      default: USER_CHECK(false, "TE lowering: {} is not a row op", n->info().name);
+    }
+    return {};
+  }
+
+  // native_layer_norm_backward's weight gradient (sum over the rows of g * xhat) or bias gradient (of g),
+  // for every index of the normalized shape.
+  Stmt columnSumNest(const Node* n, bool weight, const Buf& to) {
+    const int64_t rank = static_cast<int64_t>(rowShape_.size());
+    Indices cols, rows, idx;
+    std::vector<int64_t> colShape(rowShape_.end() - rowDims_, rowShape_.end());
+    std::vector<int64_t> rowExtents(rowShape_.begin(), rowShape_.end() - rowDims_);
+    for (int64_t d = 0; d < rank - rowDims_; ++d) rows.push_back(Var::make(fmt::format("r{}", temps_++)));
+    for (int64_t d = 0; d < rowDims_; ++d) cols.push_back(Var::make(fmt::format("k{}", d)));
+    idx = rows;
+    idx.insert(idx.end(), cols.begin(), cols.end());
+    const ScalarKind t = to->type;
+    inColumnNest_ = true;
+    Expr g = operand(n->input(0), idx, t);
+    Expr summand = weight ? g * lnNormalized(n, idx, t) : g;
+    inColumnNest_ = false;
+    Buf acc = temporary("acc", t);
+    Expr total = rows.empty() ? summand : Reduce::make(ReduceOpKind::Sum, summand, rows, rowExtents);
+    Stmt body = Block::make({Allocate::make(acc), Store::make(acc, {imm(0)}, total),
+                             Store::make(to, cols, Load::make(acc, {imm(0)})), Free::make(acc)});
+    return loops(cols, colShape, body);
+  }
+
   static Expr exp(const Expr& e) { return Call::make(CallKind::Exp, e); }
 
   // The value of v at `idx` (in v's own shape). Memoized so a subexpression used twice is one node.
@@ -281,6 +508,10 @@ class Lowerer {
       Indices full(idx);
       return load(b, full, d, static_cast<int64_t>(v->offset()) * piece);
     }
+    if (rowOp(n)) {
+      USER_CHECK(!rowOuter_.empty() || !rowShape_.empty(), "TE lowering: {} outside a row group", n->info().name);
+      return rowOpValue(v, idx);
+    }
     auto rule = n->info().pointwiseOp();
     USER_CHECK(rule.has_value(), "TE lowering: {} cannot be lowered", n->info().name);
     ScalarKind t = scalarKindOf(*v->type().dtype);
@@ -319,9 +550,90 @@ class Lowerer {
   std::unordered_map<const Value*, Slice> storedAt_;  // pointwise outputs, with options_.readBackOutputs
   std::map<std::string, Expr> memo_;
   int temps_ = 0;
+  // A row group's rows: their shape, how many trailing dims a row spans, the current row's index, the
+  // statistics computed so far (per row op) and the statements computing them.
+  std::vector<int64_t> rowShape_;
+  int64_t rowDims_ = 0;
+  Indices rowOuter_;
+  std::vector<Stmt> prologue_;
+  std::vector<Buf> statBufs_;
+  std::unordered_map<const Node*, std::vector<Expr>> stats_;
+  bool inColumnNest_ = false;
 };
 
 }  // namespace
+
+std::optional<RowOp> rowOp(const Node* n) {
+  auto make = [&](size_t input, std::optional<int64_t> dims) -> std::optional<RowOp> {
+    if (!dims) return std::nullopt;
+    return RowOp{n->input(input), *dims};
+  };
+  auto rank = [&](size_t i) { return static_cast<int64_t>(staticSizes(n->input(i))->size()); };
+  switch (n->kind()) {
+    case OpKind::LayerNorm:
+    case OpKind::NativeLayerNorm: {
+      if (!fusion::floatTensor(n->input(0)) || !optionalFloat(n->input(2)) || !optionalFloat(n->input(3)) ||
+          !constantDouble(n->input(4)))
+        return std::nullopt;
+      auto shape = constantInts(n->input(1));
+      auto x = *staticSizes(n->input(0));
+      if (!shape || shape->empty() || shape->size() > x.size() ||
+          !std::equal(shape->begin(), shape->end(), x.end() - static_cast<long>(shape->size())))
+        return std::nullopt;
+      return make(0, static_cast<int64_t>(shape->size()));
+    }
+    case OpKind::NativeLayerNormBackward: {
+      for (size_t i : {0, 1, 3, 4})
+        if (!fusion::floatTensor(n->input(i))) return std::nullopt;
+      if (!optionalFloat(n->input(5)) || !optionalFloat(n->input(6)) || staticSizes(n->input(0)) != staticSizes(n->input(1)))
+        return std::nullopt;
+      auto shape = constantInts(n->input(1 + 1));
+      auto x = *staticSizes(n->input(1));
+      if (!shape || shape->empty() || shape->size() > x.size() ||
+          !std::equal(shape->begin(), shape->end(), x.end() - static_cast<long>(shape->size())))
+        return std::nullopt;
+      return make(1, static_cast<int64_t>(shape->size()));
+    }
+    case OpKind::Var:
+    case OpKind::Std:
+      if (!fusion::floatTensor(n->input(0)) || !constantBool(n->input(2)) || constantBool(n->input(3)) != true)
+        return std::nullopt;
+      return make(0, trailingDims(n->input(1), rank(0)));
+    case OpKind::SumDim:
+    case OpKind::MeanDim:
+      if (!fusion::floatTensor(n->input(0)) || constantBool(n->input(2)) != true) return std::nullopt;
+      return make(0, trailingDims(n->input(1), rank(0)));
+    case OpKind::VarBackward:
+      if (!fusion::floatTensor(n->input(0)) || !fusion::floatTensor(n->input(1)) || !constantBool(n->input(3)) ||
+          !constantBool(n->input(4)))
+        return std::nullopt;
+      return make(1, trailingDims(n->input(2), rank(1)));
+#include "ir/pointwise_cases.inc"
+    case OpKind::Param: case OpKind::Return: case OpKind::Constant: case OpKind::ListConstruct:
+    case OpKind::ListUnpack: case OpKind::ListAppend: case OpKind::DifferentiableGraph: case OpKind::Profile:
+    case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup: case OpKind::TensorExprGroup:
+    case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len: case OpKind::Size:
+    case OpKind::Sizes: case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder: case OpKind::Mm:
+    case OpKind::Bmm: case OpKind::Matmul: case OpKind::Addmm: case OpKind::Linear: case OpKind::T:
+    case OpKind::Transpose: case OpKind::Permute: case OpKind::Select: case OpKind::Slice: case OpKind::View:
+    case OpKind::Reshape: case OpKind::Unsqueeze: case OpKind::Squeeze: case OpKind::Expand: case OpKind::Chunk:
+    case OpKind::Unbind: case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::DTypeOf: case OpKind::ToDType:
+    case OpKind::Sum: case OpKind::Mean: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::NllLoss:
+    case OpKind::CrossEntropy: case OpKind::Embedding: case OpKind::Cat: case OpKind::Stack: case OpKind::Conv2d:
+    case OpKind::ZerosLike: case OpKind::SumToSize: case OpKind::SelectBackward: case OpKind::SliceBackward:
+    case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
+    case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SplitWithSizes:
+    case OpKind::SumBackward: case OpKind::MeanBackward:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool rowOpKeepsShape(const Value* v) {
+  const OpKind k = v->node()->kind();
+  if (k == OpKind::LayerNorm || k == OpKind::VarBackward) return true;
+  return (k == OpKind::NativeLayerNorm || k == OpKind::NativeLayerNormBackward) && v->offset() == 0;
+}
 
 LoopNest lowerGroup(const Graph& sub, LoweringOptions options) { return Lowerer(sub, options).run(); }
 

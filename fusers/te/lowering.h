@@ -14,7 +14,22 @@ struct LoweringOptions {
   bool readBackOutputs = false;
 };
 
-/// Pre: the subgraph holds pointwise ops, chunks of its inputs and, at its outputs, sum_to_size / sum
+/// A row op: a node computed row by row over the trailing `dims` dims of `input`: layer norm (both forms) and
+/// its backward, var, std and var's backward, and sums and means over trailing dims kept as 1. A group with
+/// row ops is lowered as one loop over the rows, which computes each row's statistics (Reduces into
+/// one-element temporaries) ahead of the row's elements; so, unlike a terminal reduction, a row op's result
+/// is read by the group's other ops. The backward's weight and bias gradients, sums over the rows, are
+/// nests of their own.
+struct RowOp {
+  const Value* input;
+  int64_t dims;
+};
+std::optional<RowOp> rowOp(const Node* n);
+/// Whether output `v` of a row op has the row op's input shape (else it is a statistic, or a column sum of
+/// native_layer_norm_backward).
+bool rowOpKeepsShape(const Value* v);
+
+/// Pre: the subgraph holds pointwise ops, chunks of its inputs, row ops and, at its outputs, sum_to_size / sum
 /// reductions of its values, all over static float types. Throws gj::Error for anything else.
 LoopNest lowerGroup(const Graph& sub, LoweringOptions options = {});
 

@@ -60,12 +60,31 @@ bool fusibleCat(const Node* n) {
 
 // Nodes whose result is a group output only: a group computes them from its values but reads nothing
 // back from them (a reduction or softmax needs all of its operand first; a cat is stored in slices).
-bool terminal(const Node* n) { return fusibleReduction(n) || fusibleSoftmax(n) || n->kind() == OpKind::Cat; }
+// A row op (lowering.h) is not terminal: the group reads its result.
+bool terminal(const Node* n) {
+  return (fusibleReduction(n) && !rowOp(n)) || fusibleSoftmax(n) || n->kind() == OpKind::Cat;
+}
 
+// A softmax, or a reduction that is not a row op: lowered to a nest of its own (not in a row group).
+bool loopsOnItsOwn(const Node* n) { return fusibleSoftmax(n) || (fusibleReduction(n) && !rowOp(n)); }
+
+// The shape of the group's elements: its pointwise results' and its row ops' rows.
 std::optional<std::vector<int64_t>> groupShape(const std::vector<Node*>& region) {
-  for (const Node* n : region)
+  for (const Node* n : region) {
     if (isPointwise(n)) return staticSizes(n->output());
+    if (auto r = rowOp(n)) return staticSizes(r->input);
+  }
   return std::nullopt;
+}
+
+// Whether v is computed in the region from a row op's result (which only the loop over the rows can read).
+bool readsRowOp(const Value* v, const std::unordered_set<const Node*>& region) {
+  const Node* n = v->node();
+  if (!region.count(n)) return false;
+  if (rowOp(n)) return true;
+  for (const Value* in : n->inputs())
+    if (readsRowOp(in, region)) return true;
+  return false;
 }
 
 bool canJoin(const Node* n, const std::vector<Node*>& region) {
@@ -80,6 +99,22 @@ bool canJoin(const Node* n, const std::vector<Node*>& region) {
         if (!fusiblePointwise(u.user, /*mixedDtypes=*/true)) return false;
     return true;
   }
+  // A row op joins when its rows have the group's shape, and span as many dims as the other row ops' do.
+  if (auto r = rowOp(n)) {
+    for (const Value* v : n->inputs())
+      if (inRegion(v) && terminal(v->node())) return false;
+    auto shape = groupShape(region);
+    if (shape && *shape != *staticSizes(r->input)) return false;
+    for (const Node* m : region) {
+      if (auto other = rowOp(m); other && other->dims != r->dims) return false;
+      if (loopsOnItsOwn(m)) return false;
+    }
+    return true;
+  }
+  // A softmax or a reduction over other dims has nests of its own, which a loop over rows does not take.
+  if (loopsOnItsOwn(n))
+    for (const Node* m : region)
+      if (rowOp(m)) return false;
   // A reduction joins when it reduces a value of the region (its result leaves the group).
   if (fusibleReduction(n)) return inRegion(n->input(0)) && isPointwise(n->input(0)->node());
   // A softmax reads a value of the region, or a group input.
@@ -114,6 +149,11 @@ std::string fusionBlocker(const Node* n) {
   if (k == OpKind::Chunk)
     return fusibleChunk(n) ? "a chunk joins only when every piece feeds a fusible pointwise op"
                            : "a chunk needs constant arguments, an evenly divisible static input and one unpack";
+  if (k == OpKind::LayerNorm || k == OpKind::NativeLayerNorm || k == OpKind::NativeLayerNormBackward ||
+      k == OpKind::Var || k == OpKind::Std || k == OpKind::VarBackward)
+    return rowOp(n) ? "fusible, but nothing of its rows' shape is next to it (a group needs two ops)"
+                    : "a row op needs static float tensors, constant arguments, and dims that are the input's "
+                      "trailing ones (kept, for var and std)";
   if (isReduction(k))
     return fusibleReduction(n) ? "a reduction joins a TE group only when it reduces a pointwise value the group "
                                  "computes"
@@ -131,11 +171,22 @@ std::string fusionBlocker(const Node* n) {
 
 bool worthFusing(const std::vector<Node*>& region) {
   size_t ops = 0;
-  for (const Node* n : region) ops += isPointwise(n) || fusibleReduction(n) ? 1 : fusibleSoftmax(n) ? 2 : 0;
+  for (const Node* n : region)
+    ops += rowOp(n) || fusibleSoftmax(n) ? 2 : isPointwise(n) || fusibleReduction(n) ? 1 : 0;
   if (ops < 2) return false;
   auto shape = groupShape(region);
+  const std::unordered_set<const Node*> in(region.begin(), region.end());
   for (const Value* v : regionOutputs(region)) {
     if (terminal(v->node())) continue;
+    if (rowOp(v->node())) {
+      // A weight or bias gradient of a layer norm's backward is summed over the rows in a nest of its own,
+      // which cannot read the rows' statistics.
+      const Node* n = v->node();
+      if (n->kind() == OpKind::NativeLayerNormBackward && v->offset() > 0)
+        for (size_t i : {0, 1, 3, 4})
+          if (readsRowOp(n->input(i), in)) return false;
+      continue;
+    }
     if (!isPointwise(v->node()) || staticSizes(v) != shape) return false;
   }
   return true;
@@ -146,12 +197,19 @@ int64_t fuseInBlock(gj::Block* b) {
   for (Node* n : b->nodesList())
     for (gj::Block* inner : n->blocks()) groups += fuseInBlock(inner);
   sinkChunks(b);
-  growRegions(b, canJoin, [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
-    trimChunks(region);
-    if (!worthFusing(region)) return;
-    canonicalizeSubgraph(mergeIntoSubgraph(region, OpKind::TensorExprGroup, dependents));
-    ++groups;
-  });
+  // Scans until one makes no group: a region closes only when a node it could take uses its results
+  // through a node it could not, so the nodes after a region of another shape (a layer norm's [B, 4H]
+  // gates, then their [B, H] chunks) are left for the next scan.
+  for (int64_t made = 1; made > 0;) {
+    made = 0;
+    growRegions(b, canJoin, [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
+      trimChunks(region);
+      if (!worthFusing(region)) return;
+      canonicalizeSubgraph(mergeIntoSubgraph(region, OpKind::TensorExprGroup, dependents));
+      ++made;
+    });
+    groups += made;
+  }
   return groups;
 }
 
