@@ -694,6 +694,46 @@ TEST(TeFuser, CpuKernelsVectorizeWithoutOverlapChecks) {
   EXPECT_EQ(modules, 1u);
 }
 
+// The layer-norm LSTM under the TE fuser, unrolled: every row op of the forward and of the backward
+// (layer norm and its backward; the decomposed form's mean, std and var's gradient) runs inside a group.
+// Each step has two groups with row ops each way: the gates' two layer norms, whose [B, 4H] rows precede
+// the chunks, then the [B, H] cell with its own.
+TEST(TeFuser, LayerNormLstmFusesEveryLayerNormForwardAndBackward) {
+  for (bool decompose : {false, true}) {
+    ModelConfig c{.seqLength = 3, .miniBatch = 2, .inputSize = 4, .hiddenSize = 5, .numLayers = 1};
+    c.decomposeLayerNorm = decompose;
+    Model m = buildModel("lnlstm", c);
+    std::vector<bool> rg(m.inputs.size(), true);
+    PipelineOptions o;
+    o.fuser = FuserKind::Te;
+    Plan p = optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), rg, o);
+    ASSERT_EQ(p.gradients.size(), 1u);
+    const Gradient& grad = *p.gradients.begin()->second;
+    for (const Graph* g : {grad.forward.get(), grad.backward.get()}) {
+      SCOPED_TRACE(fmt::format("{}, {}", m.name, g == grad.forward.get() ? "forward" : "backward"));
+      size_t withRowOps = 0;
+      std::multiset<OpKind> fused;
+      for (const Node* n : *g->block()) {
+        EXPECT_FALSE(te::rowOp(n).has_value()) << "unfused: " << n->describe();
+        if (n->kind() != OpKind::TensorExprGroup) continue;
+        bool any = false;
+        for (const Node* inner : *n->subgraph()->block()) {
+          fused.insert(inner->kind());
+          any = any || te::rowOp(inner);
+        }
+        withRowOps += any ? 1 : 0;
+      }
+      EXPECT_GE(withRowOps, 2u * c.seqLength) << printIR(*g);
+      const bool forward = g == grad.forward.get();
+      if (!decompose) {
+        EXPECT_EQ(fused.count(forward ? OpKind::NativeLayerNorm : OpKind::NativeLayerNormBackward), 3u * c.seqLength);
+      } else {
+        EXPECT_EQ(fused.count(forward ? OpKind::Std : OpKind::VarBackward), 3u * c.seqLength);
+      }
+    }
+  }
+}
+
 // Every step of an unrolled LSTM computes the same cell, so each fuser's groups print alike and share
 // one compiled kernel, forward and backward, however the regions' nodes and inputs happened to be found
 // (the first step's group once listed its inputs in another order and compiled a second kernel).
