@@ -356,37 +356,35 @@ class Lowerer {
     auto x = [&](const Indices& idx) { return operand(r.input, idx, t); };
     const double count = rowCount();
     auto perElement = [&](Expr sum) { return sum / c(count); };
+    // rowOp() names the row ops, each handled below.
+    const OpKind k = n->kind();
     std::vector<Expr> out;
-    switch (n->kind()) {
-      case OpKind::SumDim: out = {statistic(rowSum(x), t)}; break;
-      case OpKind::MeanDim: case OpKind::VarBackward: out = {statistic(rowSum(x), t, perElement)}; break;
-      case OpKind::LayerNorm: case OpKind::NativeLayerNorm: case OpKind::Var: case OpKind::Std: {
-        Expr mean = statistic(rowSum(x), t, perElement);
-        Expr ss = rowSum([&](const Indices& idx) {
-          Expr d = x(idx) - mean;
-          return d * d;
-        });
-        if (n->kind() == OpKind::LayerNorm || n->kind() == OpKind::NativeLayerNorm) {
-          Expr eps = c(*constantDouble(n->input(4)));
-          out = {mean, statistic(ss, t, [&](Expr v) { return c(1.0) / Call::make(CallKind::Sqrt, v / c(count) + eps); })};
-        } else {
-          const double dof = count - (*constantBool(n->input(2)) ? 1.0 : 0.0);
-          const bool std = n->kind() == OpKind::Std;
-          out = {mean, statistic(ss, t, [&](Expr v) {
-                   Expr var = v * c(1.0 / dof);
-                   return std ? Call::make(CallKind::Sqrt, var) : var;
-                 })};
-        }
-        break;
+    if (k == OpKind::SumDim) {
+      out = {statistic(rowSum(x), t)};
+    } else if (k == OpKind::MeanDim || k == OpKind::VarBackward) {
+      out = {statistic(rowSum(x), t, perElement)};
+    } else if (k == OpKind::NativeLayerNormBackward) {
+      out = {statistic(rowSum([&](const Indices& idx) { return lnGradTimesWeight(n, idx, t); }), t, perElement),
+             statistic(rowSum([&](const Indices& idx) {
+                         return lnGradTimesWeight(n, idx, t) * lnNormalized(n, idx, t);
+                       }), t, perElement)};
+    } else {  // layer_norm, native_layer_norm, var, std: the mean, then the sum of squared deviations
+      Expr mean = statistic(rowSum(x), t, perElement);
+      Expr ss = rowSum([&](const Indices& idx) {
+        Expr d = x(idx) - mean;
+        return d * d;
+      });
+      if (k == OpKind::LayerNorm || k == OpKind::NativeLayerNorm) {
+        Expr eps = c(*constantDouble(n->input(4)));
+        out = {mean, statistic(ss, t, [&](Expr v) { return c(1.0) / Call::make(CallKind::Sqrt, v / c(count) + eps); })};
+      } else {
+        const double dof = count - (*constantBool(n->input(2)) ? 1.0 : 0.0);
+        const bool std = k == OpKind::Std;
+        out = {mean, statistic(ss, t, [&](Expr v) {
+                 Expr var = v * c(1.0 / dof);
+                 return std ? Call::make(CallKind::Sqrt, var) : var;
+               })};
       }
-      case OpKind::NativeLayerNormBackward: {
-        out = {statistic(rowSum([&](const Indices& idx) { return lnGradTimesWeight(n, idx, t); }), t, perElement),
-               statistic(rowSum([&](const Indices& idx) {
-                           return lnGradTimesWeight(n, idx, t) * lnNormalized(n, idx, t);
-                         }), t, perElement)};
-        break;
-      }
-      default: USER_CHECK(false, "TE lowering: {} is not a row op", n->info().name);
     }
     return stats_[n] = out;
   }
@@ -406,28 +404,22 @@ class Lowerer {
     const ScalarKind t = scalarKindOf(*v->type().dtype);
     auto c = [&](double x) { return FloatImm::make(x, t); };
     const std::vector<Expr>& s = rowStatistics(n);
-    switch (n->kind()) {
-      case OpKind::SumDim: case OpKind::MeanDim: return s[0];
-      case OpKind::Var: case OpKind::Std: return s[1];
-      case OpKind::LayerNorm: case OpKind::NativeLayerNorm: {
-        if (v->offset() > 0) return s[v->offset() - 1];
-        Expr y = (operand(n->input(0), idx, t) - s[0]) * s[1];
-        if (n->input(2)->type().isTensor()) y = y * operand(n->input(2), idx, t);
-        if (n->input(3)->type().isTensor()) y = y + operand(n->input(3), idx, t);
-        return y;
-      }
-      case OpKind::VarBackward: {  // g (at the row's statistic index) * 2 (x - mean) / (count - unbiased)
-        const double dof = rowCount() - (*constantBool(n->input(3)) ? 1.0 : 0.0);
-        Indices gIdx = rowOuter_;
-        if (*constantBool(n->input(4))) gIdx.resize(idx.size(), imm(0));
-        return compute(n->input(0), gIdx) * (operand(n->input(1), idx, t) - s[0]) * c(2.0 / dof);
-      }
-      case OpKind::NativeLayerNormBackward:  // rstd (g w - mean(g w) - xhat mean(g w xhat))
-        return operand(n->input(4), idx, t) *
-               (lnGradTimesWeight(n, idx, t) - s[0] - lnNormalized(n, idx, t) * s[1]);
-      default: USER_CHECK(false, "TE lowering: {} is not a row op", n->info().name);
+    const OpKind k = n->kind();
+    if (k == OpKind::SumDim || k == OpKind::MeanDim) return s[0];
+    if (k == OpKind::Var || k == OpKind::Std) return s[1];
+    if (k == OpKind::VarBackward) {  // g (at the row's statistic index) * 2 (x - mean) / (count - unbiased)
+      const double dof = rowCount() - (*constantBool(n->input(3)) ? 1.0 : 0.0);
+      Indices gIdx = rowOuter_;
+      if (*constantBool(n->input(4))) gIdx.resize(idx.size(), imm(0));
+      return compute(n->input(0), gIdx) * (operand(n->input(1), idx, t) - s[0]) * c(2.0 / dof);
     }
-    return {};
+    if (k == OpKind::NativeLayerNormBackward)  // rstd (g w - mean(g w) - xhat mean(g w xhat))
+      return operand(n->input(4), idx, t) * (lnGradTimesWeight(n, idx, t) - s[0] - lnNormalized(n, idx, t) * s[1]);
+    if (v->offset() > 0) return s[v->offset() - 1];  // native_layer_norm's mean and rstd
+    Expr y = (operand(n->input(0), idx, t) - s[0]) * s[1];
+    if (n->input(2)->type().isTensor()) y = y * operand(n->input(2), idx, t);
+    if (n->input(3)->type().isTensor()) y = y + operand(n->input(3), idx, t);
+    return y;
   }
 
   // native_layer_norm_backward's weight gradient (sum over the rows of g * xhat) or bias gradient (of g),
