@@ -150,6 +150,31 @@ Row eagerRow(const std::string& name, const Model& m, const Options& o, std::str
   return {name, [model, in] { model->eager(*in); }, {}, [info] { return info; }, ""};
 }
 
+// The eager kernels on an autograd tape (models/eager.h), as nn.LSTM with cuDNN off: the forward records
+// every op's gradient; the backward runs them with gradients of ones.
+Row eagerTrainingRow(const std::string& name, const Model& m, const Options& o) {
+  struct State {
+    Model model;
+    std::vector<Tensor> in;
+    std::unique_ptr<eager::Tape> tape;
+    std::vector<eager::Var> outs;
+    std::vector<Tensor> gradOutputs;
+  };
+  auto s = std::make_shared<State>();
+  s->model = m;
+  s->in = rowInputs(m, o);
+  auto fwd = [s] {
+    s->tape = std::make_unique<eager::Tape>();
+    std::vector<eager::Var> vars;
+    for (const Tensor& t : s->in) vars.push_back(s->tape->input(t, isFloating(t.dtype())));
+    s->outs = s->model.eagerAutograd(*s->tape, vars);
+    if (s->gradOutputs.empty())
+      for (const eager::Var& v : s->outs) s->gradOutputs.push_back(ones(v.value));
+  };
+  auto bwd = [s] { s->tape->backward(s->outs, s->gradOutputs); };
+  return {name, fwd, bwd, [] { return std::string("eager kernels, eager autograd"); }, ""};
+}
+
 // The library's fused LSTM on the model's LSTM inputs (input, hx, cx, then 4 weights per layer): oneDNN's
 // on the CPU, cuDNN's on CUDA.
 std::shared_ptr<LibraryLstm> newLibraryLstm(const LstmParams& p, const Options& o) {
@@ -234,7 +259,7 @@ Group rnns(const Options& o) {
       if (noLibrary.empty())
         g.rows.push_back(name == "cudnn" ? libraryLstmRow(name, p, o) : libraryLayerNormRow(name, p, o));
     }
-    else if (name == "aten") g.rows.push_back(eagerRow(name, buildLstm(LstmVariantKind::Jit, p), o));
+    else if (name == "aten") g.rows.push_back(eagerTrainingRow(name, buildLstm(LstmVariantKind::Jit, p), o));
     else if (name == "py") g.rows.push_back(interpretedRow(name, buildLstm(LstmVariantKind::Jit, p), o));
     else if (name == "jit_layernorm" || name == "jit_layernorm_decom") {
       ModelConfig c;

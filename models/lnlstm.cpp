@@ -40,36 +40,39 @@ std::pair<Value*, Value*> emitLnCell(GraphBuilder& b, Value* x, Value* h, Value*
   return {hy, cy};
 }
 
-Tensor eagerLayerNorm(const Tensor& x, const Tensor& w, const Tensor& bias, bool decompose) {
-  const int64_t last = x.size(-1);
-  if (!decompose) return cpu::layerNorm(x, std::vector<int64_t>{last}, w, bias, kLayerNormEps).out;
+eager::Var eagerLayerNorm(eager::Tape& tape, const eager::Var& x, const eager::Var& w, const eager::Var& bias,
+                          bool decompose) {
+  const int64_t last = x.value.size(-1);
+  if (!decompose) return tape.layerNorm(x, {last}, w, bias, kLayerNormEps);
   const std::vector<int64_t> dims = {-1};
-  Tensor normalized = cpu::div(cpu::sub(x, cpu::mean(x, dims, true)), cpu::stdDev(x, dims, false, true));
-  return cpu::add(cpu::mul(normalized, w), bias);
+  eager::Var normalized = tape.div(tape.sub(x, tape.mean(x, dims, true)), tape.std(x, dims, false, true));
+  return tape.add(tape.mul(normalized, w), bias);
 }
 
 // The eager model: in[0..2] input, hx, cx, then 8 parameters per layer in the order of the inputs.
-std::vector<Tensor> eagerLnLstm(const std::vector<Tensor>& in, int64_t layers, bool decompose) {
-  Tensor layerInput = in[0];
-  std::vector<Tensor> hys, cys;
+std::vector<eager::Var> eagerLnLstm(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t layers,
+                                    bool decompose) {
+  eager::Var layerInput = in[0];
+  std::vector<eager::Var> hys, cys;
   for (int64_t l = 0; l < layers; ++l) {
-    const Tensor* p = &in[3 + 8 * l];
-    Tensor h = in[1].select(0, l), c = in[2].select(0, l);
-    std::vector<Tensor> outs;
-    for (int64_t t = 0; t < layerInput.size(0); ++t) {
-      Tensor gates = cpu::add(eagerLayerNorm(cpu::mm(layerInput.select(0, t), p[0].t()), p[2], p[3], decompose),
-                              eagerLayerNorm(cpu::mm(h, p[1].t()), p[4], p[5], decompose));
-      auto g = gates.chunk(4, 1);
-      Tensor cpre = cpu::add(cpu::mul(cpu::sigmoid(g[1]), c), cpu::mul(cpu::sigmoid(g[0]), cpu::tanh(g[2])));
-      c = eagerLayerNorm(cpre, p[6], p[7], decompose);
-      h = cpu::mul(cpu::sigmoid(g[3]), cpu::tanh(c));
+    const eager::Var* p = &in[3 + 8 * l];
+    eager::Var wihT = tape.t(p[0]), whhT = tape.t(p[1]);
+    eager::Var h = tape.select(in[1], 0, l), c = tape.select(in[2], 0, l);
+    std::vector<eager::Var> outs;
+    for (const eager::Var& x : tape.unbind(layerInput)) {
+      eager::Var gates = tape.add(eagerLayerNorm(tape, tape.mm(x, wihT), p[2], p[3], decompose),
+                                  eagerLayerNorm(tape, tape.mm(h, whhT), p[4], p[5], decompose));
+      auto g = tape.chunk(gates, 4, 1);
+      eager::Var cpre = tape.add(tape.mul(tape.sigmoid(g[1]), c), tape.mul(tape.sigmoid(g[0]), tape.tanh(g[2])));
+      c = eagerLayerNorm(tape, cpre, p[6], p[7], decompose);
+      h = tape.mul(tape.sigmoid(g[3]), tape.tanh(c));
       outs.push_back(h);
     }
-    layerInput = cpu::stack(outs, 0);
+    layerInput = tape.stack(outs, 0);
     hys.push_back(h);
     cys.push_back(c);
   }
-  return {layerInput, cpu::stack(hys, 0), cpu::stack(cys, 0)};
+  return {layerInput, tape.stack(hys, 0), tape.stack(cys, 0)};
 }
 
 }  // namespace
@@ -116,9 +119,11 @@ Model buildLnLstm(const ModelConfig& p) {
   g->registerOutput(b.op(OpKind::Stack, {b.list(cys), zero})->setName("cy"));
   m.outputs = {"output", "hy", "cy"};
   m.graph = g;
-  m.eager = [layers = p.numLayers, decompose = p.decomposeLayerNorm](const std::vector<Tensor>& t) {
-    return eagerLnLstm(t, layers, decompose);
+  m.eagerAutograd = [layers = p.numLayers, decompose = p.decomposeLayerNorm](eager::Tape& tape,
+                                                                             const std::vector<eager::Var>& in) {
+    return eagerLnLstm(tape, in, layers, decompose);
   };
+  m.eager = [f = m.eagerAutograd](const std::vector<Tensor>& in) { return eagerValues(f, in); };
   return m;
 }
 

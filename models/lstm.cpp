@@ -171,12 +171,12 @@ Model buildLstm(LstmVariantKind v, const LstmParams& p) {
   m.graph = g;
   const int64_t layers = p.numLayers;
   const bool simple = v == LstmVariantKind::JitSimple;
-  m.eager = [layers, simple](const std::vector<Tensor>& in) {
-    std::vector<Tensor> w(in.begin() + 3, in.end());
-    auto out = eagerLstm(in[0], in[1], in[2], w, layers);
+  m.eagerAutograd = [layers, simple](eager::Tape& tape, const std::vector<eager::Var>& in) {
+    auto out = eagerLstm(tape, in, layers);
     if (simple) out.erase(out.begin());
     return out;
   };
+  m.eager = [f = m.eagerAutograd](const std::vector<Tensor>& in) { return eagerValues(f, in); };
   return m;
 }
 
@@ -200,40 +200,62 @@ Model buildLstmCell(int64_t miniBatch, int64_t inputSize, int64_t hiddenSize) {
   g->registerOutput(cy->setName("cy"));
   m.outputs = {"hy", "cy"};
   m.graph = g;
-  m.eager = [](const std::vector<Tensor>& t) { return eagerLstmCell(t[0], t[1], t[2], t[3], t[4], t[5], t[6]); };
+  m.eagerAutograd = [](eager::Tape& tape, const std::vector<eager::Var>& v) {
+    auto [hy, cy] = eagerLstmCell(tape, v[0], v[1], v[2], tape.t(v[3]), tape.t(v[4]), v[5], v[6]);
+    return std::vector<eager::Var>{hy, cy};
+  };
+  m.eager = [f = m.eagerAutograd](const std::vector<Tensor>& in) { return eagerValues(f, in); };
   return m;
 }
 
-std::vector<Tensor> eagerLstmCell(const Tensor& x, const Tensor& h, const Tensor& c, const Tensor& wih,
-                                  const Tensor& whh, const Tensor& bih, const Tensor& bhh) {
-  Tensor gates = cpu::add(cpu::add(cpu::add(cpu::mm(x, wih.t()), cpu::mm(h, whh.t())), bih), bhh);
-  auto g = gates.chunk(4, 1);
-  Tensor cy = cpu::add(cpu::mul(cpu::sigmoid(g[1]), c), cpu::mul(cpu::sigmoid(g[0]), cpu::tanh(g[2])));
-  Tensor hy = cpu::mul(cpu::sigmoid(g[3]), cpu::tanh(cy));
+std::pair<eager::Var, eager::Var> eagerLstmCell(eager::Tape& tape, const eager::Var& x, const eager::Var& h,
+                                                const eager::Var& c, const eager::Var& wihT, const eager::Var& whhT,
+                                                const eager::Var& bih, const eager::Var& bhh) {
+  eager::Var gates = tape.add(tape.add(tape.add(tape.mm(x, wihT), tape.mm(h, whhT)), bih), bhh);
+  auto g = tape.chunk(gates, 4, 1);
+  eager::Var cy = tape.add(tape.mul(tape.sigmoid(g[1]), c), tape.mul(tape.sigmoid(g[0]), tape.tanh(g[2])));
+  eager::Var hy = tape.mul(tape.sigmoid(g[3]), tape.tanh(cy));
   return {hy, cy};
+}
+
+std::vector<eager::Var> eagerLstm(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers) {
+  USER_CHECK(static_cast<int64_t>(in.size()) == 3 + 4 * numLayers, "lstm: {} inputs for {} layers", in.size(),
+             numLayers);
+  eager::Var layerInput = in[0];
+  std::vector<eager::Var> hys, cys;
+  for (int64_t l = 0; l < numLayers; ++l) {
+    const eager::Var* w = &in[3 + 4 * l];
+    eager::Var wihT = tape.t(w[0]), whhT = tape.t(w[1]);
+    eager::Var h = tape.select(in[1], 0, l), c = tape.select(in[2], 0, l);
+    std::vector<eager::Var> outs;
+    for (const eager::Var& x : tape.unbind(layerInput)) {
+      std::tie(h, c) = eagerLstmCell(tape, x, h, c, wihT, whhT, w[2], w[3]);
+      outs.push_back(h);
+    }
+    layerInput = tape.stack(outs, 0);
+    hys.push_back(h);
+    cys.push_back(c);
+  }
+  return {layerInput, tape.stack(hys, 0), tape.stack(cys, 0)};
+}
+
+std::vector<Tensor> eagerValues(const std::function<std::vector<eager::Var>(eager::Tape&, const std::vector<eager::Var>&)>& f,
+                                const std::vector<Tensor>& in) {
+  eager::Tape tape;
+  std::vector<eager::Var> vars;
+  for (const Tensor& t : in) vars.push_back(tape.input(t, false));
+  std::vector<Tensor> out;
+  for (const eager::Var& v : f(tape, vars)) out.push_back(v.value);
+  return out;
 }
 
 std::vector<Tensor> eagerLstm(const Tensor& input, const Tensor& hx, const Tensor& cx,
                               const std::vector<Tensor>& weights, int64_t numLayers) {
-  USER_CHECK(static_cast<int64_t>(weights.size()) == 4 * numLayers, "lstm: {} weights for {} layers",
-             weights.size(), numLayers);
-  Tensor layerInput = input;
-  std::vector<Tensor> hys, cys;
-  for (int64_t l = 0; l < numLayers; ++l) {
-    Tensor h = hx.select(0, l), c = cx.select(0, l);
-    std::vector<Tensor> outs;
-    for (int64_t t = 0; t < layerInput.size(0); ++t) {
-      auto hc = eagerLstmCell(layerInput.select(0, t), h, c, weights[4 * l], weights[4 * l + 1], weights[4 * l + 2],
-                              weights[4 * l + 3]);
-      h = hc[0];
-      c = hc[1];
-      outs.push_back(h);
-    }
-    layerInput = cpu::stack(outs, 0);
-    hys.push_back(h);
-    cys.push_back(c);
-  }
-  return {layerInput, cpu::stack(hys, 0), cpu::stack(cys, 0)};
+  std::vector<Tensor> in = {input, hx, cx};
+  in.insert(in.end(), weights.begin(), weights.end());
+  return eagerValues([numLayers](eager::Tape& tape, const std::vector<eager::Var>& v) {
+    return eagerLstm(tape, v, numLayers);
+  }, in);
 }
 
 }  // namespace gj

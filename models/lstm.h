@@ -60,9 +60,15 @@ std::tuple<Value*, Value*, Value*> emitRecurrence(GraphBuilder& b, Value* steps,
 /// The eager LSTM (runtime kernels, no graph) on nn.LSTM-layout tensors; returns output, hy, cy.
 std::vector<Tensor> eagerLstm(const Tensor& input, const Tensor& hx, const Tensor& cx,
                               const std::vector<Tensor>& weights, int64_t numLayers);
-/// The eager cell; returns hy, cy.
-std::vector<Tensor> eagerLstmCell(const Tensor& x, const Tensor& h, const Tensor& c, const Tensor& wih,
-                                  const Tensor& whh, const Tensor& bih, const Tensor& bhh);
+/// The same on an eager autograd tape: `in` holds input, hx, cx, then 4 weights per layer.
+std::vector<eager::Var> eagerLstm(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers);
+/// One eager cell step from the transposed weights; returns (hy, cy).
+std::pair<eager::Var, eager::Var> eagerLstmCell(eager::Tape& tape, const eager::Var& x, const eager::Var& h,
+                                                const eager::Var& c, const eager::Var& wihT, const eager::Var& whhT,
+                                                const eager::Var& bih, const eager::Var& bhh);
+/// The values of an eager model run on a tape that records nothing (no input requires grad).
+std::vector<Tensor> eagerValues(const std::function<std::vector<eager::Var>(eager::Tape&, const std::vector<eager::Var>&)>& f,
+                                const std::vector<Tensor>& in);
 
 /// Input specs of an LSTM's parameters, `prefix` before each name.
 std::vector<InputSpec> lstmWeightSpecs(int64_t inputSize, int64_t hiddenSize, int64_t numLayers,

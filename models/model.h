@@ -2,6 +2,7 @@
 // Built-in models: a graph with named, typed inputs, plus the same computation run eagerly
 // (runtime kernels called directly, no graph: the "aten" row of the benchmark).
 #include "ir/graph.h"
+#include "models/eager.h"
 #include "runtime/tensor.h"
 
 #include <functional>
@@ -39,6 +40,9 @@ struct Model {
   std::vector<std::string> outputs;
   /// The eager computation: same inputs and outputs as the graph.
   std::function<std::vector<Tensor>(const std::vector<Tensor>&)> eager;
+  /// The same on an eager autograd tape (eager.h), for models that have it (the LSTMs): gradients without
+  /// a graph. Inputs and outputs as above, as tape values.
+  std::function<std::vector<eager::Var>(eager::Tape&, const std::vector<eager::Var>&)> eagerAutograd;
 };
 
 /// Names accepted by buildModel: lstm_cell, lstm, lnlstm, lstm_lm, lstm_classifier, linear, softmax, conv2d,

@@ -99,6 +99,39 @@ TEST(Models, LanguageModelMatchesPyTorchWithEveryLoopVariant) {
   }
 }
 
+// The eager autograd (the aten row's backward): the LSTMs and the layer-norm LSTM through the runtime's
+// kernels on a tape, gradients against PyTorch's (1e-4).
+TEST(Models, EagerAutogradMatchesPyTorchGradients) {
+  for (const char* name : {"lstm_1layer", "lstm_3layer", "lstm_cell", "lnlstm"}) {
+    SCOPED_TRACE(name);
+    auto c = test::loadCase(name);
+    Model m = buildModel(c.model, c.config);
+    ASSERT_TRUE(m.eagerAutograd);
+    auto inputs = test::inputsFor(m, c);
+    eager::Tape tape;
+    std::vector<eager::Var> vars;
+    for (const Tensor& t : inputs) vars.push_back(tape.input(t, true));
+    std::vector<eager::Var> outs = m.eagerAutograd(tape, vars);
+    std::vector<Tensor> values, gradOutputs;
+    for (size_t k = 0; k < outs.size(); ++k) {
+      values.push_back(outs[k].value);
+      gradOutputs.push_back(c.gradOutputs.at(m.outputs[k]));
+    }
+    expectMatches(m, values, c, "eager autograd");
+    tape.backward(outs, gradOutputs);
+    size_t checked = 0;
+    for (size_t i = 0; i < m.inputs.size(); ++i) {
+      auto ref = c.grads.find(m.inputs[i].name);
+      if (ref == c.grads.end()) continue;
+      Tensor g = tape.grad(vars[i]);
+      ASSERT_TRUE(g.defined()) << m.inputs[i].name;
+      EXPECT_LE(test::relError(g, ref->second), 1e-4) << "gradient " << m.inputs[i].name;
+      ++checked;
+    }
+    EXPECT_EQ(checked, m.inputs.size());
+  }
+}
+
 TEST(Models, UnknownModelAndVariantAreClearErrors) {
   EXPECT_THROW(
       {
