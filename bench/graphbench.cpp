@@ -5,6 +5,7 @@
 // Each group (bench/groups.cpp) builds its rows; each row is warmed up (compilation happens there), then
 // `nloops` forward runs (gradients on) are timed and, separately, the backward run after each; the table
 // reports the median and the standard deviation in milliseconds (on every device). See docs/graphbench.md.
+#include "bench/check.h"
 #include "bench/groups.h"
 #include "bench/machine.h"
 #include "bench/plot.h"
@@ -40,6 +41,7 @@ struct CudaOptions {
 struct Combinations {
   std::vector<std::string> fusers = {"none"}, executors = {"profiling"};
   bool interleave = false;
+  bool check = false;  ///< --check: compare the rows with their twins instead of timing them
 
   size_t size() const { return fusers.size() * executors.size(); }
   std::vector<std::pair<std::string, std::string>> pairs() const {
@@ -271,6 +273,10 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
   checkLoad(o);
   if (o.threads > 0) setNumThreads(o.threads);
   std::cout << settingsLine(o, combos) << "\n";
+  if (combos.check) {
+    USER_CHECK(o.groups.size() == 1 && o.groups[0] == "rnns", "--check checks the rnns group's rows; drop --group");
+    return runCheck(o, combos.pairs());
+  }
   nlohmann::json json = {{"version", cli::versionString()},
                          {"settings", settingsJson(o, combos)},
                          {"settings_line", settingsLine(o, combos)},
@@ -374,6 +380,9 @@ int main(int argc, char** argv) {
                  "compare them")
       ->delimiter(',')
       ->check(gj::cli::oneOf({"legacy", "profiling"}));
+  app.add_flag("--check", combos.check,
+               "fastrnns' test.py: run each rnns row once on the inputs of its twin (cudnn; aten for cudnn and the "
+               "layer-norm rows) and compare outputs and gradients (max |diff| <= 1e-3); exit 1 on a mismatch");
   app.add_flag("--interleave", combos.interleave,
                "time the rows of a group in rounds (each round runs every row once) instead of one after another");
   app.add_option("--profiling-runs", o.profilingRuns, "profiling executor: profiled runs before optimizing")

@@ -244,8 +244,7 @@ int64_t pick(const std::optional<int64_t>& given, int64_t fallback) { return giv
 // ---- rnns: the fastrnns table ----
 
 Group rnns(const Options& o) {
-  LstmParams p{pick(o.seqLength, 100), pick(o.miniBatch, 64), pick(o.inputSize, 512), pick(o.hiddenSize, 512),
-               pick(o.numLayers, 1)};
+  LstmParams p = rnnsParams(o);
   Group g;
   g.title = fmt::format("rnns: seqLength {}, miniBatch {}, inputSize {}, hiddenSize {}, numLayers {}", p.seqLength,
                         p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
@@ -259,16 +258,9 @@ Group rnns(const Options& o) {
       if (noLibrary.empty())
         g.rows.push_back(name == "cudnn" ? libraryLstmRow(name, p, o) : libraryLayerNormRow(name, p, o));
     }
-    else if (name == "aten") g.rows.push_back(eagerTrainingRow(name, buildLstm(LstmVariantKind::Jit, p), o));
-    else if (name == "py") g.rows.push_back(interpretedRow(name, buildLstm(LstmVariantKind::Jit, p), o));
-    else if (name == "jit_layernorm" || name == "jit_layernorm_decom") {
-      ModelConfig c;
-      c.seqLength = p.seqLength, c.miniBatch = p.miniBatch, c.inputSize = p.inputSize, c.hiddenSize = p.hiddenSize;
-      c.numLayers = p.numLayers;
-      c.decomposeLayerNorm = name == "jit_layernorm_decom";
-      g.rows.push_back(trainingRow(name, buildLnLstm(c), o, functionOptions(o), false));
-    }
-    else g.rows.push_back(trainingRow(name, buildLstm(lstmVariantFromName(name), p), o, functionOptions(o), false));
+    else if (name == "aten") g.rows.push_back(eagerTrainingRow(name, rnnsModel(name, p), o));
+    else if (name == "py") g.rows.push_back(interpretedRow(name, rnnsModel(name, p), o));
+    else g.rows.push_back(trainingRow(name, rnnsModel(name, p), o, functionOptions(o), false));
   }
   return g;
 }
@@ -450,6 +442,28 @@ Group ops(const Options& o) {
 }
 
 }  // namespace
+
+LstmParams rnnsParams(const Options& o) {
+  return {pick(o.seqLength, 100), pick(o.miniBatch, 64), pick(o.inputSize, 512), pick(o.hiddenSize, 512),
+          pick(o.numLayers, 1)};
+}
+
+Model rnnsModel(const std::string& row, const LstmParams& p) {
+  if (row == "jit_layernorm" || row == "jit_layernorm_decom") {
+    ModelConfig c;
+    c.seqLength = p.seqLength, c.miniBatch = p.miniBatch, c.inputSize = p.inputSize, c.hiddenSize = p.hiddenSize;
+    c.numLayers = p.numLayers;
+    c.decomposeLayerNorm = row == "jit_layernorm_decom";
+    return buildLnLstm(c);
+  }
+  if (row.starts_with("jit")) return buildLstm(lstmVariantFromName(row), p);
+  return buildLstm(LstmVariantKind::Jit, p);  // cudnn, cudnn_layernorm, aten, py
+}
+
+FunctionOptions compiledRowOptions(const Options& o) { return functionOptions(o); }
+std::shared_ptr<LibraryLstm> libraryLstm(const LstmParams& p, const Options& o) { return newLibraryLstm(p, o); }
+std::string libraryLstmUnavailable(const Options& o) { return noLibraryLstm(o); }
+std::string libraryLstmKind(const Options& o) { return libraryLstmName(o); }
 
 const std::vector<std::string>& groupNames() {
   static const std::vector<std::string> names = {"rnns", "lm", "classifier", "cells", "ops"};

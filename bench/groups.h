@@ -2,7 +2,12 @@
 // graphbench's benchmark groups: each builds its rows (a forward closure, a backward closure, an info
 // line) from the options. A size option given on the command line overrides every group's own default
 // for that size (so tests run every group small); without it each group uses its documented sizes.
+#include "executors/function.h"
+#include "models/lstm.h"
+#include "runtime/library_lstm.h"
+
 #include <cstdint>
+#include <memory>
 #include <functional>
 #include <optional>
 #include <string>
@@ -62,6 +67,17 @@ const std::vector<std::string>& groupNames();  ///< rnns, lm, classifier, cells,
 const std::vector<std::string>& defaultRnnRowNames();
 /// Every row --rnns accepts: the defaults, then the layer-norm rows (cudnn_layernorm is forward only).
 const std::vector<std::string>& rnnRowNames();
+/// The rnns group's sizes (the options' or fastrnns' defaults), and the model rnns row `row` runs (the
+/// library rows, aten and py: the jit LSTM's).
+LstmParams rnnsParams(const Options& o);
+Model rnnsModel(const std::string& row, const LstmParams& p);
+/// What the rows are made of, for --check (check.h): a compiled row's Function options; the library LSTM on
+/// the options' device, or why there is none (""); its name.
+FunctionOptions compiledRowOptions(const Options& o);
+std::shared_ptr<LibraryLstm> libraryLstm(const LstmParams& p, const Options& o);
+std::string libraryLstmUnavailable(const Options& o);
+std::string libraryLstmKind(const Options& o);
+
 /// Builds group `name`'s rows; gj::Error for an unknown name.
 Group buildGroup(const std::string& name, const Options& o);
 

@@ -225,6 +225,30 @@ TEST(GraphbenchCsv, ACommaSeparatorGivesValidCsv) {
 }
 
 // Contradictions and typos: "graphbench: error:", what and a hint, exit status 1.
+// --check (fastrnns' test.py): every rnns row, compiled ones under each fuser x executor, agrees with its
+// twin at small sizes, two layers; a gradient error planted in one row's result fails it and the run.
+TEST(GraphbenchCheck, EveryRowAgreesWithItsTwinAndAPlantedErrorFails) {
+  const std::string rows = "--rnns cudnn,aten,py,jit,jit_premul,jit_premul_bias,jit_simple,jit_multilayer,"
+                           "jit_layernorm,jit_layernorm_decom,cudnn_layernorm";
+  const std::string args = fmt::format("--check {} --fuser none,old,te --executor legacy,profiling --seqLength 3 "
+                                       "--miniBatch 2 --inputSize 5 --hiddenSize 4 --numLayers 2", rows);
+  Outcome ok = runGraphbench(args);
+  EXPECT_EQ(ok.status, 0) << ok.out;
+  // 3 uncompiled rows, 7 compiled ones under 6 pairs; cudnn_layernorm is not compared.
+  EXPECT_NE(ok.out.find("45 of 45 rows agree with their twins"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("check jit_layernorm/te/profiling vs aten: 3 outputs, 19 gradients"), std::string::npos)
+      << ok.out;
+  EXPECT_NE(ok.out.find("check jit_simple/old/legacy vs cudnn: 2 outputs, 11 gradients"), std::string::npos)
+      << ok.out;
+  EXPECT_EQ(ok.out.find("MISMATCH"), std::string::npos) << ok.out;
+
+  Outcome planted = runGraphbench(args, "GJ_CHECK_PLANT_ERROR=jit_premul/te/profiling");
+  EXPECT_EQ(planted.status, 1) << planted.out;
+  EXPECT_NE(planted.out.find("check jit_premul/te/profiling vs cudnn: 3 outputs, 11 gradients, max |diff| 2.00e-03"),
+            std::string::npos) << planted.out;
+  EXPECT_NE(planted.out.find("44 of 45 rows agree"), std::string::npos) << planted.out;
+}
+
 TEST(GraphbenchErrors, SayWhatIsWrong) {
   const std::pair<const char*, const char*> cases[] = {
       {"--group rnns,speech", "--group: must be one of rnns, lm, classifier, cells, ops, got 'speech'"},

@@ -1,0 +1,227 @@
+#include "bench/check.h"
+
+#include "executors/autograd.h"
+#include "executors/interpreter.h"
+#include "runtime/cpu/ops.h"
+#include "support/error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <iostream>
+#include <map>
+
+namespace gj::bench {
+
+namespace {
+
+constexpr uint64_t kSeed = 17;       // fastrnns' test.py
+constexpr double kTolerance = 1e-3;  // its max abs diff
+constexpr double kPlanted = 2e-3;
+
+// What one run computed, by name: the model's outputs, and the gradient of every float input.
+struct Computed {
+  std::map<std::string, Tensor> outputs, grads;
+};
+
+// A way to run a model: forward on `in`, then backward from `gradOutputs` (one per model output).
+using Compute = std::function<Computed(const Model& m, const std::vector<Tensor>& in,
+                                       const std::vector<Tensor>& gradOutputs)>;
+
+Tensor onHost(const Tensor& t) { return t.defined() ? t.to(DeviceKind::Cpu) : t; }
+
+Computed named(const Model& m, const std::vector<Tensor>& outs, const std::vector<Tensor>& grads) {
+  Computed c;
+  for (size_t k = 0; k < outs.size(); ++k) c.outputs[m.outputs[k]] = onHost(outs[k]);
+  for (size_t i = 0; i < grads.size(); ++i)
+    if (grads[i].defined()) c.grads[m.inputs[i].name] = onHost(grads[i]);
+  return c;
+}
+
+std::vector<bool> floats(const std::vector<Tensor>& in) {
+  std::vector<bool> rg;
+  for (const Tensor& t : in) rg.push_back(isFloating(t.dtype()));
+  return rg;
+}
+
+Compute library(const Options& o) {
+  return [o](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
+    LstmParams p = rnnsParams(o);
+    auto lstm = libraryLstm(p, o);
+    std::vector<Tensor> w(in.begin() + 3, in.end());
+    auto outs = lstm->forward(in[0], in[1], in[2], w);
+    return named(m, outs, lstm->backward(gy[0], gy[1], gy[2]));
+  };
+}
+
+Compute eagerAutograd() {
+  return [](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
+    eager::Tape tape;
+    std::vector<eager::Var> vars;
+    for (const Tensor& t : in) vars.push_back(tape.input(t, isFloating(t.dtype())));
+    std::vector<eager::Var> outs = m.eagerAutograd(tape, vars);
+    tape.backward(outs, gy);
+    std::vector<Tensor> values, grads;
+    for (const eager::Var& v : outs) values.push_back(v.value);
+    for (const eager::Var& v : vars) grads.push_back(tape.grad(v));
+    return named(m, values, grads);
+  };
+}
+
+Compute interpreted() {
+  return [](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
+    std::vector<IValue> inputs(in.begin(), in.end());
+    std::vector<bool> rg = floats(in);
+    AutodiffGraph ag = prepareAutodiff(std::shared_ptr<Graph>(m.graph->clone()), rg);
+    Tape tape(inputs.size());
+    auto outs = Interpreter(*ag.graph, &ag.gradients).runWithTape(inputs, rg, tape);
+    std::vector<Tensor> values;
+    for (const IValue& v : outs) values.push_back(v.toTensor());
+    return named(m, values, tape.backward(outs, gy));
+  };
+}
+
+// A Function run as often as its executor needs to reach its optimized plan (the profiling executor
+// profiles first); the last run is the one compared.
+Compute compiled(FunctionOptions fo) {
+  return [fo](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
+    Function f(*m.graph, fo);
+    std::vector<IValue> inputs(in.begin(), in.end());
+    std::vector<bool> rg = floats(in);
+    Computed c;
+    for (int run = 0; run < fo.profilingRuns + 2; ++run) {
+      auto outs = f.forward(inputs, rg);
+      std::vector<Tensor> values;
+      for (const IValue& v : outs) values.push_back(v.toTensor());
+      c = named(m, values, f.backward(gy));
+    }
+    return c;
+  };
+}
+
+double maxAbsDiff(const Tensor& a, const Tensor& b) {
+  if (a.sizes() != b.sizes()) return std::numeric_limits<double>::infinity();
+  double d = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = std::abs(a.item(i) - b.item(i));
+    d = std::isnan(x) ? std::numeric_limits<double>::infinity() : std::max(d, x);
+  }
+  return d;
+}
+
+struct Subject {
+  std::string row;       // as printed: jit_premul/te/profiling
+  std::string rnnsRow;   // the rnns row: jit_premul
+  Compute compute;
+  std::string twinName;  // cudnn, aten
+  Compute twin;
+};
+
+// Runs a subject and its twin on one set of inputs; prints the row's line; true when they agree.
+bool check(const Subject& s, const Options& o) {
+  const Model m = rnnsModel(s.rnnsRow, rnnsParams(o));
+  const Model full = rnnsModel(s.rnnsRow == "jit_simple" ? "jit" : s.rnnsRow, rnnsParams(o));  // all outputs
+  std::vector<Tensor> in = randomInputs(full, kSeed);
+  std::map<std::string, Tensor> gy;
+  {
+    std::vector<Tensor> probe = full.eager(in);
+    for (size_t k = 0; k < probe.size(); ++k)
+      gy[full.outputs[k]] = Tensor::rand(probe[k].sizes(), DType::Float32, kSeed + 1 + k, -1, 1);
+  }
+  const DeviceKind device = o.device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu;
+  for (Tensor& t : in) t = t.to(device);
+  auto gradsFor = [&](const Model& model, bool onlySubjectOutputs) {
+    std::vector<Tensor> g;
+    for (const std::string& name : model.outputs) {
+      // The twin gets zeros for an output the subject does not return (jit_simple's `output`).
+      const bool used = !onlySubjectOutputs || std::ranges::find(m.outputs, name) != m.outputs.end();
+      g.push_back((used ? gy.at(name) : cpu::mul(gy.at(name), Tensor::scalar(0.0, DType::Float32))).to(device));
+    }
+    return g;
+  };
+  Computed a = s.compute(m, in, gradsFor(m, false));
+  Computed b = s.twin(full, in, gradsFor(full, true));
+  if (const char* plant = std::getenv("GJ_CHECK_PLANT_ERROR"); plant && s.row == plant)
+    for (auto& [name, g] : a.grads)
+      if (name.find("weight") != std::string::npos) {
+        g = g.contiguous().clone();
+        g.data<float>()[0] += static_cast<float>(kPlanted);
+        break;
+      }
+  double worst = 0;
+  std::string worstWhat, missing;
+  auto compare = [&](const char* kind, const std::map<std::string, Tensor>& x, const std::map<std::string, Tensor>& y) {
+    size_t n = 0;
+    for (const auto& [name, t] : x) {
+      auto other = y.find(name);
+      if (other == y.end()) {
+        missing += fmt::format(" {} {}", kind, name);
+        continue;
+      }
+      ++n;
+      const double d = maxAbsDiff(t, other->second);
+      if (d >= worst) worst = d, worstWhat = fmt::format("{} {}", kind, name);
+    }
+    return n;
+  };
+  const size_t outputs = compare("output", a.outputs, b.outputs);
+  const size_t grads = compare("gradient", a.grads, b.grads);
+  const bool ok = missing.empty() && worst <= kTolerance && outputs == m.outputs.size() && grads > 0;
+  std::cout << fmt::format("check {} vs {}: {} outputs, {} gradients, max |diff| {:.2e} ({}){}: {}\n", s.row,
+                           s.twinName, outputs, grads, worst, worstWhat,
+                           missing.empty() ? "" : "; the twin lacks" + missing, ok ? "ok" : "MISMATCH")
+            << std::flush;
+  return ok;
+}
+
+}  // namespace
+
+int runCheck(const Options& o, const std::vector<std::pair<std::string, std::string>>& pairs) {
+  const std::string noLibrary = libraryLstmUnavailable(o);
+  const std::string libraryName = noLibrary.empty() ? "cudnn" : "aten";
+  const Compute libraryTwin = noLibrary.empty() ? library(o) : eagerAutograd();
+  std::cout << fmt::format("Checking rnns rows against their twins (seed {}, max |diff| <= {:g}{})\n", kSeed,
+                           kTolerance,
+                           noLibrary.empty() ? fmt::format("; cudnn is the {}", libraryLstmKind(o))
+                                             : fmt::format("; no library LSTM ({}), so aten stands in", noLibrary))
+            << std::flush;
+  std::vector<Subject> subjects;
+  for (const std::string& row : o.rnns.empty() ? defaultRnnRowNames() : o.rnns) {
+    if (row == "cudnn_layernorm") {
+      std::cout << "check cudnn_layernorm: not compared (a timing lower bound, forward only; its cy is normalized "
+                   "3 x seqLength times, as in fastrnns, and is no model's output)\n";
+      continue;
+    }
+    if (row == "cudnn") {
+      if (noLibrary.empty()) subjects.push_back({row, row, library(o), "aten", eagerAutograd()});
+      else std::cout << fmt::format("check cudnn: no row ({})\n", noLibrary);
+      continue;
+    }
+    if (row == "aten") {  // without a library, against the graph interpreted (py), not against itself
+      if (noLibrary.empty()) subjects.push_back({row, row, eagerAutograd(), libraryName, libraryTwin});
+      else subjects.push_back({row, row, eagerAutograd(), "py", interpreted()});
+      continue;
+    }
+    if (row == "py") {
+      subjects.push_back({row, row, interpreted(), libraryName, libraryTwin});
+      continue;
+    }
+    const bool layerNorm = row.starts_with("jit_layernorm");
+    for (const auto& [fuser, executor] : pairs) {
+      Options po = o;
+      po.fuser = fuser, po.executor = executor;
+      std::string name = pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row;
+      subjects.push_back({name, row, compiled(compiledRowOptions(po)), layerNorm ? "aten" : libraryName,
+                          layerNorm ? eagerAutograd() : libraryTwin});
+    }
+  }
+  size_t failed = 0;
+  for (const Subject& s : subjects) failed += check(s, o) ? 0 : 1;
+  std::cout << fmt::format("{} of {} rows agree with their twins\n", subjects.size() - failed, subjects.size());
+  return failed ? 1 : 0;
+}
+
+}  // namespace gj::bench
