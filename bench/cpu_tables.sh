@@ -17,9 +17,9 @@ all=(--group rnns --fuser old,te --executor legacy,profiling --interleave)
 
 { uname -a; nproc; grep -m1 "model name" /proc/cpuinfo; date -u; git rev-parse --short HEAD; } > "$out/machine.txt"
 
-"$gb" "${all[@]}" --nloops 15 --warmup 3 --print-json "$out/rnns-2threads.json" | tee "$out/rnns-2threads.txt"
-"$gb" "${all[@]}" --threads 1 --nloops 8 --warmup 3 --print-json "$out/rnns-1thread.json" | tee "$out/rnns-1thread.txt"
-"$gb" "${all[@]}" --numLayers 3 --nloops 8 --warmup 3 --print-json "$out/rnns-3layers.json" | tee "$out/rnns-3layers.txt"
+"$gb" "${all[@]}" --nloops 15 --warmup 3 --json "$out/rnns-2threads.json" | tee "$out/rnns-2threads.txt"
+"$gb" "${all[@]}" --threads 1 --nloops 8 --warmup 3 --json "$out/rnns-1thread.json" | tee "$out/rnns-1thread.txt"
+"$gb" "${all[@]}" --numLayers 3 --nloops 8 --warmup 3 --json "$out/rnns-3layers.json" | tee "$out/rnns-3layers.txt"
 
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
   # PyTorch's fastest use of 2 cores is 1 OpenMP thread with 2 OpenBLAS threads (2 and 2 fight over the

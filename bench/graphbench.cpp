@@ -267,12 +267,40 @@ std::string cudnnSummary(const std::vector<Row>& rows, const std::vector<RowTimi
   return out;
 }
 
+// fastrnns' group names where it has the group (its JSON keys), ours elsewhere.
+std::string fastrnnsGroupName(const std::string& group) { return group == "rnns" ? "LSTM" : group; }
+
+// A group's figures in fastrnns' --print-json forms: oss, {group: {row: forward}, group-backward: {row:
+// backward}}, with the table's medians; pep, a Caffe2Observer line per timed run of each row and pass.
+void addFastrnnsJson(const std::string& group, const std::vector<Row>& rows, const std::vector<RowTiming>& timings,
+                     nlohmann::json& oss, std::vector<std::string>& pep) {
+  const std::string fwdName = fastrnnsGroupName(group), bwdName = fwdName + "-backward";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const RowTiming& t = timings[i];
+    oss[fwdName][rows[i].name] = t.fwd.medianMs;
+    if (rows[i].backward) oss[bwdName][rows[i].name] = t.bwd.medianMs;
+    for (const auto& [metricGroup, samples] : {std::pair{fwdName, &t.fwd.samplesMs}, std::pair{bwdName, &t.bwd.samplesMs}}) {
+      if (metricGroup == bwdName && !rows[i].backward) continue;
+      for (double v : *samples)
+        pep.push_back("Caffe2Observer " + nlohmann::ordered_json({{"type", "NET"},
+                                                          {"metric", metricGroup + "-" + rows[i].name},
+                                                          {"unit", "ms"},
+                                                          {"value", fmt::format("{}", v)}})
+                                              .dump());
+    }
+  }
+}
+
 int run(const Options& options, const CudaOptions& cuda, const Combinations& combos) {
   validate(options, cuda, combos);
   Options o = options;
   checkLoad(o);
   if (o.threads > 0) setNumThreads(o.threads);
-  std::cout << settingsLine(o, combos) << "\n";
+  // With --print-json standard output holds fastrnns' JSON only; the tables go to standard error.
+  std::ostream& human = o.printJson.empty() ? std::cout : std::cerr;
+  nlohmann::json oss = nlohmann::json::object();
+  std::vector<std::string> pep;
+  human << settingsLine(o, combos) << "\n";
   if (combos.check) {
     USER_CHECK(o.groups.size() == 1 && o.groups[0] == "rnns", "--check checks the rnns group's rows; drop --group");
     return runCheck(o, combos.pairs());
@@ -294,7 +322,7 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
       sizes[size.name] = size.sweep ? nlohmann::json(size.values) : nlohmann::json(size.values.front());
     json["groups"].push_back(
         {{"name", name}, {"title", group.title}, {"nloops", nloops}, {"warmup", warmup}, {"sizes", sizes}});
-    std::cout << fmt::format("Benchmarking {} (milliseconds; median of {} runs after {} warm-up{})...\n# {}\n", name,
+    human << fmt::format("Benchmarking {} (milliseconds; median of {} runs after {} warm-up{})...\n# {}\n", name,
                              nloops, warmup, combos.interleave ? ", rows interleaved" : "", group.title)
               << std::flush;
     std::vector<RowTiming> timings = timeRows(rows, warmup, nloops, combos.interleave, [&](size_t done, size_t total) {
@@ -344,12 +372,16 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
       pg.rows.push_back({r.name, fwd.medianMs, hasBwd ? std::optional<double>(bwd.medianMs) : std::nullopt});
     }
     if (tty) std::cerr << "\r\033[K" << std::flush;
-    std::cout << formatTable(table, o.sep) << cudnnSummary(rows, timings, combos, unreliableRows);
+    human << formatTable(table, o.sep) << cudnnSummary(rows, timings, combos, unreliableRows);
+    addFastrnnsJson(name, rows, timings, oss, pep);
     plot.push_back(std::move(pg));
   }
+  if (o.printJson == "oss") std::cout << oss.dump() << "\n";
+  if (o.printJson == "pep")
+    for (const std::string& line : pep) std::cout << line << "\n";
   if (!o.jsonPath.empty()) {
     std::ofstream out(o.jsonPath);
-    USER_CHECK(out.good(), "--print-json: cannot write '{}'", o.jsonPath);
+    USER_CHECK(out.good(), "--json: cannot write '{}'", o.jsonPath);
     out << json.dump(2) << "\n";
   }
   if (!o.plotPath.empty()) {
@@ -410,7 +442,13 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "CPU threads (default: OpenMP's)")->check(gj::cli::nonNegative());
   app.add_option("--seed", o.seed, "seed of the random inputs");
   app.add_option("--sep", o.sep, "column separator");
-  app.add_option("--print-json", o.jsonPath, "also write every figure and the settings as JSON to FILE");
+  app.add_option("--json", o.jsonPath, "also write every figure and the settings as JSON to FILE (docs/graphbench.md)");
+  app.add_option("--print-json", o.printJson,
+                 "print fastrnns' JSON to standard output instead of the tables: oss (the default: {group: {row: "
+                 "forward median}} and a <group>-backward group) or pep (one Caffe2Observer line per timed run)")
+      ->expected(0, 1)
+      ->default_str("oss")
+      ->check(gj::cli::oneOf({"oss", "pep"}));
   app.add_option("--plot", o.plotPath, "also draw the tables as grouped bars into FILE.svg");
   auto note = [&](CLI::Option* opt) { return opt->each([&, opt](const std::string&) { cuda.given.push_back(opt->get_name()); }); };
   note(app.add_option("--cuda-pointwise-block-size", o.cudaBlockSize,

@@ -24,6 +24,8 @@ struct Options {
   int threads = 0, profilingRuns = 1;
   uint64_t seed = 0;
   std::string sep = " ", jsonPath, plotPath;
+  /// --print-json: fastrnns' forms on standard output, "oss" or "pep" (the tables go to standard error).
+  std::string printJson;
   double learningRate = 0.01;
   /// --device=cuda: replay each row's forward and backward as CUDA graphs after its warm-up runs.
   bool cudaGraphs = false;

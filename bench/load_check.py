@@ -3,7 +3,7 @@
 
     python3 bench/load_check.py [--graphbench build/bin/graphbench] [--repeats 3] > report.md
 
-Each scenario runs graphbench --print-json and compares every row's forward and backward medians with the
+Each scenario runs graphbench --json and compares every row's forward and backward medians with the
 idle run's. graphbench passes when each row stays within 2x of idle or is marked unreliable. Needs no
 torch; spinners are `sh -c 'while :; do :; done'`, killed when a scenario ends.
 """
@@ -24,7 +24,7 @@ def run_graphbench(binary, extra, spinners):
     try:
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "out.json")
-            r = subprocess.run([binary, *SMALL, *extra, "--print-json", path], capture_output=True, text=True)
+            r = subprocess.run([binary, *SMALL, *extra, "--json", path], capture_output=True, text=True)
             if r.returncode != 0:
                 sys.exit(f"graphbench failed: {r.stderr}")
             with open(path) as f:

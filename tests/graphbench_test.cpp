@@ -51,7 +51,7 @@ TEST_P(EveryGroup, TablesJsonAndPlotHoldEveryRowWithPositiveTimes) {
   auto [fuser, executor] = GetParam();
   fs::path dir = fs::temp_directory_path() / fmt::format("graphbench_test_{}_{}_{}", fuser, executor, getpid());
   fs::create_directories(dir);
-  Outcome r = runGraphbench(fmt::format("--group rnns,lm,classifier,cells,ops --fuser {} --executor {} {} --print-json {} "
+  Outcome r = runGraphbench(fmt::format("--group rnns,lm,classifier,cells,ops --fuser {} --executor {} {} --json {} "
                                     "--plot {}",
                                     fuser, executor, kSmall, (dir / "b.json").string(), (dir / "b.svg").string()));
   ASSERT_EQ(r.status, 0) << r.out;
@@ -130,7 +130,7 @@ TEST(GraphbenchCompare, EveryPairOfFuserAndExecutorInOneTable) {
   fs::path dir = fs::temp_directory_path() / fmt::format("graphbench_compare_{}", getpid());
   fs::create_directories(dir);
   Outcome r = runGraphbench(fmt::format("--group rnns,cells --rnns cudnn,py,jit,jit_premul --fuser old,te "
-                                        "--executor legacy,profiling --interleave {} --print-json {}",
+                                        "--executor legacy,profiling --interleave {} --json {}",
                                         kSmall, (dir / "b.json").string()));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("Namespace(fuser='old,te', executor='legacy,profiling'"), std::string::npos) << r.out;
@@ -249,6 +249,36 @@ TEST(GraphbenchCheck, EveryRowAgreesWithItsTwinAndAPlantedErrorFails) {
   EXPECT_NE(planted.out.find("44 of 45 rows agree"), std::string::npos) << planted.out;
 }
 
+// fastrnns' --print-json forms on standard output (the tables on standard error): oss, one object of groups
+// with a -backward twin; pep, a Caffe2Observer line per timed run of each row and pass.
+TEST(GraphbenchPrintJson, OssAndPepAreFastrnnsForms) {
+  const std::string args = "--rnns cudnn,aten,jit --seqLength 3 --miniBatch 2 --inputSize 4 --hiddenSize 4 --nloops 3";
+  Outcome oss = runGraphbench(args + " --print-json 2>/dev/null");
+  ASSERT_EQ(oss.status, 0) << oss.out;
+  nlohmann::json j = nlohmann::json::parse(oss.out);  // nothing else on standard output
+  ASSERT_TRUE(j.contains("LSTM") && j.contains("LSTM-backward")) << j;
+  for (const char* row : {"cudnn", "aten", "jit"}) {
+    EXPECT_GT(j["LSTM"][row].get<double>(), 0) << j;
+    EXPECT_GT(j["LSTM-backward"][row].get<double>(), 0) << j;
+  }
+  Outcome pep = runGraphbench(args + " --print-json pep 2>/dev/null");
+  ASSERT_EQ(pep.status, 0) << pep.out;
+  std::istringstream lines(pep.out);
+  std::map<std::string, int> runs;
+  for (std::string line; std::getline(lines, line);) {
+    ASSERT_TRUE(line.starts_with("Caffe2Observer {")) << line;
+    auto e = nlohmann::json::parse(line.substr(std::string("Caffe2Observer ").size()));
+    EXPECT_EQ(e["type"], "NET");
+    EXPECT_EQ(e["unit"], "ms");
+    EXPECT_GT(std::stod(e["value"].get<std::string>()), 0) << line;
+    ++runs[e["metric"].get<std::string>()];
+  }
+  const std::map<std::string, int> expected = {{"LSTM-cudnn", 3}, {"LSTM-aten", 3}, {"LSTM-jit", 3},
+                                               {"LSTM-backward-cudnn", 3}, {"LSTM-backward-aten", 3},
+                                               {"LSTM-backward-jit", 3}};
+  EXPECT_EQ(runs, expected);
+}
+
 TEST(GraphbenchErrors, SayWhatIsWrong) {
   const std::pair<const char*, const char*> cases[] = {
       {"--group rnns,speech", "--group: must be one of rnns, lm, classifier, cells, ops, got 'speech'"},
@@ -268,9 +298,9 @@ TEST(GraphbenchErrors, SayWhatIsWrong) {
       {"--fuser te,old,te", "--fuser names 'te' twice"},
       {"--fuser te --executor profiling,tracing", "--executor: must be one of legacy, profiling, got 'tracing'"},
       {"--fusr=old", "unknown option '--fusr' for graphbench; did you mean '--fuser'?"},
-      {"--print-json /proc/nope/b.json --seqLength 2 --miniBatch 1 --inputSize 2 --hiddenSize 2 --rnns aten "
+      {"--json /proc/nope/b.json --seqLength 2 --miniBatch 1 --inputSize 2 --hiddenSize 2 --rnns aten "
        "--nloops 1 --warmup 1",
-       "--print-json: cannot write '/proc/nope/b.json'"},
+       "--json: cannot write '/proc/nope/b.json'"},
   };
   for (auto [args, message] : cases) {
     Outcome r = runGraphbench(args);
