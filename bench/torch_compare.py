@@ -85,6 +85,40 @@ def lstm_premul(x, h, c, w_ih, w_hh, b_ih, b_hh):
     return torch.stack(outs), h, c
 
 
+# ---- custom_lstms' layer-norm LSTM (script_lnlstm), one layer: nn.LayerNorm's functional form, or its
+# decomposed LayerNorm ((x - mean) / std(unbiased=False) * w + b, no eps) ----
+
+def lnlstm_layer(x, h, c, w_ih, w_hh, lni_w, lni_b, lnh_w, lnh_b, lnc_w, lnc_b):
+    H = h.size(1)
+    outs = []
+    for t in range(x.size(0)):
+        igates = torch.layer_norm(torch.mm(x[t], w_ih.t()), [4 * H], lni_w, lni_b, 1e-5)
+        hgates = torch.layer_norm(torch.mm(h, w_hh.t()), [4 * H], lnh_w, lnh_b, 1e-5)
+        i, f, g, o = (igates + hgates).chunk(4, 1)
+        c = torch.layer_norm(torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g), [H], lnc_w, lnc_b, 1e-5)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        outs.append(h)
+    return torch.stack(outs), h, c
+
+
+def ln_decom(x, w, b):
+    mu = x.mean(-1, keepdim=True)
+    sigma = x.std(-1, keepdim=True, unbiased=False)
+    return (x - mu) / sigma * w + b
+
+
+def lnlstm_decom_layer(x, h, c, w_ih, w_hh, lni_w, lni_b, lnh_w, lnh_b, lnc_w, lnc_b):
+    outs = []
+    for t in range(x.size(0)):
+        igates = ln_decom(torch.mm(x[t], w_ih.t()), lni_w, lni_b)
+        hgates = ln_decom(torch.mm(h, w_hh.t()), lnh_w, lnh_b)
+        i, f, g, o = (igates + hgates).chunk(4, 1)
+        c = ln_decom(torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g), lnc_w, lnc_b)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        outs.append(h)
+    return torch.stack(outs), h, c
+
+
 class Bench:
     def __init__(self, args):
         self.a = args
@@ -168,13 +202,32 @@ class Bench:
         for name in names:
             if name == "cudnn":
                 rows.append((name, lambda: lib(x)[0], backward, "nn.LSTM"))
-            elif name == "aten":
-                rows.append((name, lambda: lstm_layer(x, h0, c0, *w)[0].detach(), None, "eager, no grad"))
+            elif name == "aten":  # eager ops with autograd, as nn.LSTM with cuDNN off
+                rows.append((name, lambda: lstm_layer(x, h0, c0, *w)[0], backward, "eager, autograd"))
             elif name == "py":
                 rows.append((name, lambda: lstm_layer(x, h0, c0, *w)[0], backward, "eager"))
             elif name in ("jit", "jit_premul"):
                 fn = scripted if name == "jit" else scripted_premul
                 rows.append((name, lambda fn=fn: fn(x, h0, c0, *w)[0], backward, "torch.jit.script"))
+            elif name in ("jit_layernorm", "jit_layernorm_decom"):
+                ln = [self.param(4 * H, bound=1.0), self.param(4 * H), self.param(4 * H, bound=1.0),
+                      self.param(4 * H), self.param(H, bound=1.0), self.param(H)]
+                fn = torch.jit.script(lnlstm_layer if name == "jit_layernorm" else lnlstm_decom_layer)
+                rows.append((name, lambda fn=fn, ln=ln: fn(x, h0, c0, w[0], w[1], *ln)[0], backward,
+                             "torch.jit.script"))
+            elif name == "cudnn_layernorm":  # fastrnns' lower bound: nn.LSTM plus 3 x T layer norms, forward only
+                ln_i, ln_h, ln_c = nn.LayerNorm(4 * H).to(self.dev), nn.LayerNorm(4 * H).to(self.dev), \
+                    nn.LayerNorm(H).to(self.dev)
+                ln_input = torch.randn(B, 4 * H, device=self.dev)
+
+                def fwd(ln_i=ln_i, ln_h=ln_h, ln_c=ln_c, ln_input=ln_input):
+                    out, (hy, cy) = lib(x)
+                    for _ in range(T):
+                        ln_i(ln_input)
+                        ln_h(ln_input)
+                        cy = ln_c(cy)
+                    return out
+                rows.append((name, fwd, None, "nn.LSTM + 3 x seqLength nn.LayerNorm, forward only"))
         return rows
 
     def sgd(self, params, lr):
@@ -255,7 +308,8 @@ class Bench:
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--group", default="rnns", help="comma-separated: rnns, lm, classifier, cells, ops")
-    p.add_argument("--rnns", default=None, help="rows of the rnns group (cudnn, aten, py, jit, jit_premul)")
+    p.add_argument("--rnns", default=None, help="rows of the rnns group (cudnn, aten, py, jit, jit_premul, "
+                   "jit_layernorm, jit_layernorm_decom, cudnn_layernorm)")
     for name in ("seqLength", "numLayers", "inputSize", "hiddenSize", "miniBatch", "vocab", "nloops", "warmup"):
         p.add_argument("--" + name, type=int, default=None)
     p.add_argument("--threads", type=int, default=None,

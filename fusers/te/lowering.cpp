@@ -260,23 +260,24 @@ class Lowerer {
   LoopNest rowGroup(const RowOp& first) {
     const std::vector<int64_t> shape = *staticSizes(first.input);
     const int64_t rank = static_cast<int64_t>(shape.size()), k = first.dims;
-    rowShape_ = shape;
+    rowOuterShape_.assign(shape.begin(), shape.end() - k);
     rowDims_ = k;
-    std::vector<int64_t> outerShape(shape.begin(), shape.end() - k), innerShape(shape.end() - k, shape.end());
-    Indices inner;
     for (int64_t d = 0; d < rank - k; ++d) rowOuter_.push_back(Var::make(fmt::format("i{}", d)));
-    for (int64_t d = 0; d < k; ++d) inner.push_back(Var::make(fmt::format("j{}", d)));
-    Indices full = rowOuter_;
-    full.insert(full.end(), inner.begin(), inner.end());
     Indices statIdx = rowOuter_;
     statIdx.resize(rank, imm(0));
 
     std::vector<Buf> outputs(sub_.outputs().size());
-    std::vector<Stmt> statStores, rowStores, columnNests;
+    std::vector<Stmt> statStores, columnNests;
+    // Each shape of row (the inner dims) gets one loop, storing every value of that shape.
+    std::vector<std::pair<std::vector<int64_t>, std::vector<std::pair<const Value*, Slice>>>> rows;
     auto storeRow = [&](const Value* v, const Slice& to) {
-      USER_CHECK(staticSizes(v) == shape, "TE lowering: %{} is {}, not the rows' shape {}", v->name(),
-                 shapeStr(*staticSizes(v)), shapeStr(shape));
-      rowStores.push_back(Store::make(to.buf, to.at(full), compute(v, full)));
+      auto s = *staticSizes(v);
+      USER_CHECK(static_cast<int64_t>(s.size()) == rank && std::equal(rowOuterShape_.begin(), rowOuterShape_.end(), s.begin()),
+                 "TE lowering: %{} is {}, not rows of {} over {} dims", v->name(), shapeStr(s), shapeStr(shape), k);
+      std::vector<int64_t> inner(s.end() - k, s.end());
+      auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.first == inner; });
+      if (it == rows.end()) it = rows.insert(rows.end(), {inner, {}});
+      it->second.push_back({v, to});
     };
     for (size_t o = 0; o < sub_.outputs().size(); ++o) {
       const Value* out = sub_.outputs()[o];
@@ -304,13 +305,24 @@ class Lowerer {
         storeRow(out, {outputs[o], -1, 0});
       }
     }
+    std::vector<Stmt> rowLoops;
+    int loop = 0;
+    for (const auto& [inner, stores] : rows) {
+      Indices full = rowOuter_, innerIdx;
+      for (int64_t d = 0; d < k; ++d) innerIdx.push_back(Var::make(loop ? fmt::format("j{}_{}", d, loop) : fmt::format("j{}", d)));
+      full.insert(full.end(), innerIdx.begin(), innerIdx.end());
+      std::vector<Stmt> body;
+      for (const auto& [v, to] : stores) body.push_back(Store::make(to.buf, to.at(full), compute(v, full)));
+      rowLoops.push_back(loops(innerIdx, inner, Block::make(body)));
+      ++loop;
+    }
     std::vector<Stmt> body;
     for (const Buf& b : statBufs_) body.push_back(Allocate::make(b));
     body.insert(body.end(), prologue_.begin(), prologue_.end());
     body.insert(body.end(), statStores.begin(), statStores.end());
-    if (!rowStores.empty()) body.push_back(loops(inner, innerShape, Block::make(rowStores)));
+    body.insert(body.end(), rowLoops.begin(), rowLoops.end());
     for (const Buf& b : statBufs_) body.push_back(Free::make(b));
-    std::vector<Stmt> nests = {loops(rowOuter_, outerShape, Block::make(body))};
+    std::vector<Stmt> nests = {loops(rowOuter_, rowOuterShape_, Block::make(body))};
     nests.insert(nests.end(), columnNests.begin(), columnNests.end());
     return LoopNest(Block::make(nests), inputs_, outputs);
   }
@@ -326,18 +338,21 @@ class Lowerer {
     return value;
   }
 
-  // The sum over the current row of f(index in the rows' shape), and the row's element count.
-  Expr rowSum(const std::function<Expr(const Indices&)>& f) {
+  // The sum over the current row of row op r's input of f(index in that input's shape), and that row's
+  // element count.
+  Expr rowSum(const RowOp& r, const std::function<Expr(const Indices&)>& f) {
+    auto shape = *staticSizes(r.input);
     Indices idx = rowOuter_;
     std::vector<Expr> rvars;
-    std::vector<int64_t> extents(rowShape_.end() - rowDims_, rowShape_.end());
-    for (int64_t d = 0; d < rowDims_; ++d) rvars.push_back(Var::make(fmt::format("r{}", temps_++)));
+    std::vector<int64_t> extents(shape.end() - r.dims, shape.end());
+    for (int64_t d = 0; d < r.dims; ++d) rvars.push_back(Var::make(fmt::format("r{}", temps_++)));
     idx.insert(idx.end(), rvars.begin(), rvars.end());
     return Reduce::make(ReduceOpKind::Sum, f(idx), rvars, extents);
   }
-  double rowCount() const {
+  static double rowCount(const RowOp& r) {
+    auto shape = *staticSizes(r.input);
     double n = 1;
-    for (int64_t d = 0; d < rowDims_; ++d) n *= static_cast<double>(rowShape_[rowShape_.size() - 1 - d]);
+    for (int64_t d = 0; d < r.dims; ++d) n *= static_cast<double>(shape[shape.size() - 1 - d]);
     return n;
   }
 
@@ -348,29 +363,31 @@ class Lowerer {
     if (auto it = stats_.find(n); it != stats_.end()) return it->second;
     USER_CHECK(!inColumnNest_, "TE lowering: a column sum cannot read the row statistics of {}", n->info().name);
     const RowOp r = *rowOp(n);
-    USER_CHECK(r.dims == rowDims_ && staticSizes(r.input) == rowShape_,
-               "TE lowering: {} works on rows of {} over {} dims, unlike the group's {} over {}", n->info().name,
-               shapeStr(*staticSizes(r.input)), r.dims, shapeStr(rowShape_), rowDims_);
+    auto rowInput = *staticSizes(r.input);
+    USER_CHECK(r.dims == rowDims_ && rowInput.size() == rowOuterShape_.size() + static_cast<size_t>(rowDims_) &&
+                   std::equal(rowOuterShape_.begin(), rowOuterShape_.end(), rowInput.begin()),
+               "TE lowering: {} works on rows of {} over {} dims, unlike the group's rows of outer dims {} over {}",
+               n->info().name, shapeStr(rowInput), r.dims, shapeStr(rowOuterShape_), rowDims_);
     const ScalarKind t = scalarKindOf(*n->output(0)->type().dtype);
     auto c = [&](double v) { return FloatImm::make(v, t); };
     auto x = [&](const Indices& idx) { return operand(r.input, idx, t); };
-    const double count = rowCount();
+    const double count = rowCount(r);
     auto perElement = [&](Expr sum) { return sum / c(count); };
     // rowOp() names the row ops, each handled below.
     const OpKind k = n->kind();
     std::vector<Expr> out;
     if (k == OpKind::SumDim) {
-      out = {statistic(rowSum(x), t)};
+      out = {statistic(rowSum(r, x), t)};
     } else if (k == OpKind::MeanDim || k == OpKind::VarBackward) {
-      out = {statistic(rowSum(x), t, perElement)};
+      out = {statistic(rowSum(r, x), t, perElement)};
     } else if (k == OpKind::NativeLayerNormBackward) {
-      out = {statistic(rowSum([&](const Indices& idx) { return lnGradTimesWeight(n, idx, t); }), t, perElement),
-             statistic(rowSum([&](const Indices& idx) {
+      out = {statistic(rowSum(r, [&](const Indices& idx) { return lnGradTimesWeight(n, idx, t); }), t, perElement),
+             statistic(rowSum(r, [&](const Indices& idx) {
                          return lnGradTimesWeight(n, idx, t) * lnNormalized(n, idx, t);
                        }), t, perElement)};
     } else {  // layer_norm, native_layer_norm, var, std: the mean, then the sum of squared deviations
-      Expr mean = statistic(rowSum(x), t, perElement);
-      Expr ss = rowSum([&](const Indices& idx) {
+      Expr mean = statistic(rowSum(r, x), t, perElement);
+      Expr ss = rowSum(r, [&](const Indices& idx) {
         Expr d = x(idx) - mean;
         return d * d;
       });
@@ -408,7 +425,7 @@ class Lowerer {
     if (k == OpKind::SumDim || k == OpKind::MeanDim) return s[0];
     if (k == OpKind::Var || k == OpKind::Std) return s[1];
     if (k == OpKind::VarBackward) {  // g (at the row's statistic index) * 2 (x - mean) / (count - unbiased)
-      const double dof = rowCount() - (*constantBool(n->input(3)) ? 1.0 : 0.0);
+      const double dof = rowCount(*rowOp(n)) - (*constantBool(n->input(3)) ? 1.0 : 0.0);
       Indices gIdx = rowOuter_;
       if (*constantBool(n->input(4))) gIdx.resize(idx.size(), imm(0));
       return compute(n->input(0), gIdx) * (operand(n->input(1), idx, t) - s[0]) * c(2.0 / dof);
@@ -425,10 +442,11 @@ class Lowerer {
   // native_layer_norm_backward's weight gradient (sum over the rows of g * xhat) or bias gradient (of g),
   // for every index of the normalized shape.
   Stmt columnSumNest(const Node* n, bool weight, const Buf& to) {
-    const int64_t rank = static_cast<int64_t>(rowShape_.size());
+    const auto shape = *staticSizes(n->input(1));
+    const int64_t rank = static_cast<int64_t>(shape.size());
     Indices cols, rows, idx;
-    std::vector<int64_t> colShape(rowShape_.end() - rowDims_, rowShape_.end());
-    std::vector<int64_t> rowExtents(rowShape_.begin(), rowShape_.end() - rowDims_);
+    std::vector<int64_t> colShape(shape.end() - rowDims_, shape.end());
+    std::vector<int64_t> rowExtents(shape.begin(), shape.end() - rowDims_);
     for (int64_t d = 0; d < rank - rowDims_; ++d) rows.push_back(Var::make(fmt::format("r{}", temps_++)));
     for (int64_t d = 0; d < rowDims_; ++d) cols.push_back(Var::make(fmt::format("k{}", d)));
     idx = rows;
@@ -491,8 +509,16 @@ class Lowerer {
     const Node* n = v->node();
     if (n->kind() == OpKind::ListUnpack) {
       const Node* chunk = n->input(0)->node();
-      USER_CHECK(chunk->kind() == OpKind::Chunk && bufOf_.count(chunk->input(0)),
-                 "TE lowering: only chunks of group inputs can be read");
+      USER_CHECK(chunk->kind() == OpKind::Chunk, "TE lowering: only chunks can be unpacked");
+      if (!bufOf_.count(chunk->input(0))) {  // a chunk of a value the group computes: read at an offset
+        USER_CHECK(rowDims_ > 0, "TE lowering: only a row group reads chunks of its own values");
+        int64_t d = *constantInt(chunk->input(2));
+        const auto whole = *staticSizes(chunk->input(0));
+        if (d < 0) d += static_cast<int64_t>(whole.size());
+        Indices shifted(idx);
+        shifted[d] = simplify(idx[d] + imm(static_cast<int64_t>(v->offset()) * (whole[d] / *constantInt(chunk->input(1)))));
+        return compute(chunk->input(0), shifted);
+      }
       const Buf& b = bufOf_.at(chunk->input(0));
       int64_t d = *constantInt(chunk->input(2));
       if (d < 0) d += static_cast<int64_t>(b->dims.size());
@@ -501,7 +527,7 @@ class Lowerer {
       return load(b, full, d, static_cast<int64_t>(v->offset()) * piece);
     }
     if (rowOp(n)) {
-      USER_CHECK(!rowOuter_.empty() || !rowShape_.empty(), "TE lowering: {} outside a row group", n->info().name);
+      USER_CHECK(rowDims_ > 0, "TE lowering: {} outside a row group", n->info().name);
       return rowOpValue(v, idx);
     }
     auto rule = n->info().pointwiseOp();
@@ -544,7 +570,7 @@ class Lowerer {
   int temps_ = 0;
   // A row group's rows: their shape, how many trailing dims a row spans, the current row's index, the
   // statistics computed so far (per row op) and the statements computing them.
-  std::vector<int64_t> rowShape_;
+  std::vector<int64_t> rowOuterShape_;
   int64_t rowDims_ = 0;
   Indices rowOuter_;
   std::vector<Stmt> prologue_;

@@ -77,6 +77,19 @@ std::optional<std::vector<int64_t>> groupShape(const std::vector<Node*>& region)
   return std::nullopt;
 }
 
+// Whether elements of `shape` fit the region: its shape; or, once it has row ops, the rows' outer dims and as
+// many more as a row spans (a layer norm's [B, 4H] rows and its chunks' [B, H] in one loop over B).
+bool fitsRegion(const std::vector<Node*>& region, const std::vector<int64_t>& shape) {
+  for (const Node* m : region)
+    if (auto r = rowOp(m)) {
+      auto rows = *staticSizes(r->input);
+      const auto outer = static_cast<long>(rows.size()) - r->dims;
+      return shape.size() == rows.size() && std::equal(rows.begin(), rows.begin() + outer, shape.begin());
+    }
+  auto g = groupShape(region);
+  return !g || *g == shape;
+}
+
 // Whether v is computed in the region from a row op's result (which only the loop over the rows can read).
 bool readsRowOp(const Value* v, const std::unordered_set<const Node*>& region) {
   const Node* n = v->node();
@@ -93,7 +106,17 @@ bool canJoin(const Node* n, const std::vector<Node*>& region) {
   auto inRegion = [&](const Value* v) { return in.count(v->node()) > 0; };
   if (n->kind() == OpKind::ListUnpack) return inRegion(n->input(0));
   if (n->kind() == OpKind::Chunk) {
-    if (!fusibleChunk(n) || inRegion(n->input(0))) return false;
+    if (!fusibleChunk(n)) return false;
+    // A chunk of a value the group computes splits a row (a row group's pieces are read at an offset).
+    if (inRegion(n->input(0))) {
+      const int64_t rank = static_cast<int64_t>(staticSizes(n->input(0))->size());
+      int64_t d = *constantInt(n->input(2));
+      if (d < 0) d += rank;
+      std::optional<RowOp> rows;
+      for (const Node* m : region)
+        if (!rows) rows = rowOp(m);
+      if (!rows || d < rank - rows->dims || terminal(n->input(0)->node())) return false;
+    }
     for (const Value* piece : n->output()->uses()[0].user->outputs())
       for (const Use& u : piece->uses())
         if (!fusiblePointwise(u.user, /*mixedDtypes=*/true)) return false;
@@ -103,8 +126,7 @@ bool canJoin(const Node* n, const std::vector<Node*>& region) {
   if (auto r = rowOp(n)) {
     for (const Value* v : n->inputs())
       if (inRegion(v) && terminal(v->node())) return false;
-    auto shape = groupShape(region);
-    if (shape && *shape != *staticSizes(r->input)) return false;
+    if (!fitsRegion(region, *staticSizes(r->input))) return false;
     for (const Node* m : region) {
       if (auto other = rowOp(m); other && other->dims != r->dims) return false;
       if (loopsOnItsOwn(m)) return false;
@@ -135,8 +157,7 @@ bool canJoin(const Node* n, const std::vector<Node*>& region) {
   if (!fusiblePointwise(n, /*mixedDtypes=*/true)) return false;
   for (const Value* v : n->inputs())  // nothing may consume a terminal node inside the group
     if (inRegion(v) && terminal(v->node())) return false;
-  auto shape = groupShape(region);
-  return !shape || *shape == *staticSizes(n->output());
+  return fitsRegion(region, *staticSizes(n->output()));
 }
 
 // Why the TE fuser leaves n outside its groups, by its rules (canJoin, worthFusing).
@@ -174,7 +195,6 @@ bool worthFusing(const std::vector<Node*>& region) {
   for (const Node* n : region)
     ops += rowOp(n) || fusibleSoftmax(n) ? 2 : isPointwise(n) || fusibleReduction(n) ? 1 : 0;
   if (ops < 2) return false;
-  auto shape = groupShape(region);
   const std::unordered_set<const Node*> in(region.begin(), region.end());
   for (const Value* v : regionOutputs(region)) {
     if (terminal(v->node())) continue;
@@ -187,7 +207,7 @@ bool worthFusing(const std::vector<Node*>& region) {
           if (readsRowOp(n->input(i), in)) return false;
       continue;
     }
-    if (!isPointwise(v->node()) || staticSizes(v) != shape) return false;
+    if (!isPointwise(v->node()) || !fitsRegion(region, *staticSizes(v))) return false;
   }
   return true;
 }
