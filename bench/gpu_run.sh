@@ -85,6 +85,17 @@ status=0
     --cuda-pointwise-loop-level 3 --cuda-pointwise-block-size 128 --cuda-pointwise-block-count 264 2>&1 | tail -12
   echo '```'
   echo
+  echo "## graphbench --device=cuda, fastrnns' layer-norm rows and --check"
+  echo
+  echo '```'
+  "$carry/bin/graphbench" --device cuda --fuser old,te --executor profiling --group rnns \
+    --rnns cudnn,jit,jit_layernorm,jit_layernorm_decom,cudnn_layernorm 2>&1 | tail -14
+  "$carry/bin/graphbench" --device cuda --check --fuser none,old,te --executor legacy,profiling --seqLength 20 \
+    --miniBatch 16 --inputSize 64 --hiddenSize 64 \
+    --rnns cudnn,aten,py,jit,jit_premul,jit_premul_bias,jit_simple,jit_multilayer,jit_layernorm,jit_layernorm_decom \
+    2>&1 | tail -50 || status=1
+  echo '```'
+  echo
   echo "## graphbench --device=cuda, the other groups"
   echo
   echo '```'
@@ -103,6 +114,8 @@ status=0
   echo '```'
   if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
     python3 bench/torch_compare.py --device cuda --group rnns,lm,classifier,cells,ops 2>&1 | grep -v Warning | tail -80
+    python3 bench/torch_compare.py --device cuda --group rnns --rnns jit_layernorm,jit_layernorm_decom,cudnn_layernorm \
+      2>&1 | grep -v Warning | tail -6
   else
     echo "no python3 with a CUDA torch on this machine"
   fi
