@@ -240,6 +240,46 @@ TEST(CudaOps, SoftmaxAndLogSoftmaxMatchTheCpuAlongEveryDimension) {
   }
 }
 
+// var and std (the host's row loop for trailing dims, its composition otherwise; the device's composition
+// always), var's gradient, and layer norm forward (its statistics too) and backward, with and without
+// weight and bias, over one and two dims.
+TEST(CudaOps, VarianceAndLayerNormMatchTheCpuForwardAndBackward) {
+  SKIP_WITHOUT_DEVICE();
+  for (DType t : {DType::Float32, DType::Float64}) {
+    Tensor x = cpu::mul(Tensor::rand({3, 4, 5}, t, 91, -2, 2), Tensor::scalar(3.0, t));
+    for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{2}, {-1}, {1, 2}, {0}, {0, 2}, {}})
+      for (bool unbiased : {false, true})
+        for (bool keepdim : {false, true}) {
+          SCOPED_TRACE(fmt::format("{} dims {} unbiased {} keepdim {}", dtypeName(t), fmt::join(dims, ","), unbiased,
+                                   keepdim));
+          expectMatches(cpu::var(dev(x), dims, unbiased, keepdim), cpu::var(x, dims, unbiased, keepdim), tolerance(t));
+          expectMatches(cpu::stdDev(dev(x), dims, unbiased, keepdim), cpu::stdDev(x, dims, unbiased, keepdim),
+                        tolerance(t));
+          Tensor g = Tensor::rand(cpu::var(x, dims, unbiased, keepdim).sizes(), t, 92);
+          expectMatches(cpu::varBackward(dev(g), dev(x), dims, unbiased, keepdim),
+                        cpu::varBackward(g, x, dims, unbiased, keepdim), tolerance(t) * 10);
+        }
+    for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{5}, {4, 5}})
+      for (bool affine : {false, true}) {
+        SCOPED_TRACE(fmt::format("{} layer norm over {} affine {}", dtypeName(t), fmt::join(shape, ","), affine));
+        Tensor w = affine ? Tensor::rand(shape, t, 93, 0.5, 1.5) : Tensor(), b = affine ? Tensor::rand(shape, t, 94) : Tensor();
+        auto onHost = cpu::layerNorm(x, shape, w, b, 1e-5);
+        auto onDevice = cpu::layerNorm(dev(x), shape, affine ? dev(w) : w, affine ? dev(b) : b, 1e-5);
+        expectMatches(onDevice.out, onHost.out, tolerance(t) * 10);
+        expectMatches(onDevice.mean, onHost.mean, tolerance(t));
+        expectMatches(onDevice.rstd, onHost.rstd, tolerance(t) * 10);
+        Tensor g = Tensor::rand(x.sizes(), t, 95);
+        auto gh = cpu::layerNormBackward(g, x, shape, onHost.mean, onHost.rstd, w, b);
+        auto gd = cpu::layerNormBackward(dev(g), dev(x), shape, dev(onHost.mean), dev(onHost.rstd), affine ? dev(w) : w,
+                                         affine ? dev(b) : b);
+        expectMatches(gd.input, gh.input, tolerance(t) * 10);
+        if (!affine) continue;
+        expectMatches(gd.weight, gh.weight, tolerance(t) * 10);
+        expectMatches(gd.bias, gh.bias, tolerance(t) * 10);
+      }
+  }
+}
+
 TEST(CudaOps, NllLossCrossEntropyAndEmbeddingMatchTheCpuForwardAndBackward) {
   SKIP_WITHOUT_DEVICE();
   Tensor target = Tensor::empty({7}, DType::Int64);

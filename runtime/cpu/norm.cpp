@@ -5,6 +5,7 @@
 #include "runtime/cpu/ops.h"
 #include "support/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -139,17 +140,57 @@ LayerNormGrads layerNormBackwardTyped(const Tensor& gin, const Tensor& xin, int6
   return r;
 }
 
+// var, or std (root), over the trailing dims of a host tensor: one pass per row for the mean, one for the
+// squared deviations, in double.
+template <typename T>
+Tensor varianceRowsTyped(const Tensor& xin, int64_t rows, int64_t n, double scale, bool root, Shape sizes) {
+  Tensor x = xin.contiguous();
+  Tensor out = Tensor::empty(std::move(sizes), x.dtype());
+  const T* px = x.data<T>();
+  T* po = out.data<T>();
+#pragma omp parallel for if (rows * n > kParallelGrain)
+  for (int64_t i = 0; i < rows; ++i) {
+    const T* row = px + i * n;
+    double s = 0, ss = 0;
+    for (int64_t j = 0; j < n; ++j) s += row[j];
+    const double mean = s / static_cast<double>(n);
+    for (int64_t j = 0; j < n; ++j) ss += (row[j] - mean) * (row[j] - mean);
+    po[i] = static_cast<T>(root ? std::sqrt(ss * scale) : ss * scale);
+  }
+  return out;
+}
+
+Tensor variance(const char* op, const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim,
+                bool root) {
+  USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
+  const double scale = varianceScale(reducedCount(x, dims), unbiased);
+  // The trailing dims of a host tensor (all of them when `dims` is empty): rows.
+  std::vector<bool> reduced(x.dim(), dims.empty());
+  for (int64_t d : dims) reduced[wrapDim(d, x.dim())] = true;
+  int64_t k = 0;
+  while (k < x.dim() && reduced[x.dim() - 1 - k]) ++k;
+  const bool trailing = std::count(reduced.begin(), reduced.end(), true) == k;
+  if (!onCuda(x) && trailing && x.numel() > 0) {
+    Shape sizes;
+    for (int64_t d = 0; d < x.dim(); ++d)
+      if (!reduced[d] || keepdim) sizes.push_back(reduced[d] ? 1 : x.size(d));
+    const int64_t n = reducedCount(x, dims);
+    if (x.dtype() == DType::Float32) return varianceRowsTyped<float>(x, x.numel() / n, n, scale, root, sizes);
+    return varianceRowsTyped<double>(x, x.numel() / n, n, scale, root, sizes);
+  }
+  Tensor centered = sub(x, mean(x, dims, true));
+  Tensor v = mul(sum(mul(centered, centered), dims, keepdim), scalarLike(scale, x));
+  return root ? pointwise(PointwiseOp::Sqrt, v) : v;
+}
+
 }  // namespace
 
 Tensor var(const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim) {
-  USER_CHECK(x.defined() && isFloating(x.dtype()), "var: expected a float tensor");
-  Tensor centered = sub(x, mean(x, dims, true));
-  return mul(sum(mul(centered, centered), dims, keepdim),
-             scalarLike(varianceScale(reducedCount(x, dims), unbiased), x));
+  return variance("var", x, dims, unbiased, keepdim, false);
 }
 
 Tensor stdDev(const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim) {
-  return pointwise(PointwiseOp::Sqrt, var(x, dims, unbiased, keepdim));
+  return variance("std", x, dims, unbiased, keepdim, true);
 }
 
 Tensor varBackward(const Tensor& g, const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim) {
