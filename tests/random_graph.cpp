@@ -70,7 +70,7 @@ class Generator {
 
   void step() {
     Val a = any(), c = any();
-    switch (pick(0, 12)) {
+    switch (pick(0, 13)) {
       case 0: {  // a unary pointwise op, any of ops.def's: a new one is tested here with no change to this file
         // Each with whether it is finite on negative values too (the CPU reference asked once): those that
         // are not (log, sqrt) get sigmoid(a) + 1.5, in [1.5, 2.5], where they are well conditioned.
@@ -145,6 +145,20 @@ class Generator {
         Val f = anyFull();
         Value* m = b_.op(OpKind::MeanDim, {f.v, b_.ints({1}), b_.b(true)});
         push(b_.op(OpKind::Sub, {f.v, b_.op(OpKind::Tanh, {m}), b_.i(1)}), full());
+        return;
+      }
+      case 12: {  // a layer norm over the columns, or the mean and the variance of each row, kept (not std:
+                  // a constant row, which log_softmax over one row makes, has an infinite std gradient)
+        Val f = anyFull();
+        const int which = pick(0, 2);
+        if (which == 0) {
+          push(b_.op(OpKind::LayerNorm, {f.v, b_.ints({cols_}), b_.none(), b_.none(), b_.f(1e-5), b_.b(true)}), full());
+          return;
+        }
+        Value* mu = b_.op(OpKind::MeanDim, {f.v, b_.ints({-1}), b_.b(true)});
+        const bool unbiased = which == 2 && cols_ > 1;
+        Value* spread = b_.op(OpKind::Var, {f.v, b_.ints({-1}), b_.b(unbiased), b_.b(true)});
+        push(b_.op(OpKind::Mul, {b_.op(OpKind::Sub, {f.v, mu, b_.i(1)}), b_.op(OpKind::Sigmoid, {spread})}), full());
         return;
       }
       default: {  // scalar arithmetic
