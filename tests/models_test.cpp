@@ -86,7 +86,7 @@ TEST_P(ReferenceModels, MatchesPyTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ReferenceModels,
-                         testing::Values("lnlstm", "lstm_lm", "lstm_classifier", "linear", "softmax", "conv2d",
+                         testing::Values("lnlstm", "lnlstm_decom", "lnlstm_odd", "lstm_lm", "lstm_classifier", "linear", "softmax", "conv2d",
                                          "multihead_attention"));
 
 TEST(Models, LanguageModelMatchesPyTorchWithEveryLoopVariant) {
@@ -102,7 +102,7 @@ TEST(Models, LanguageModelMatchesPyTorchWithEveryLoopVariant) {
 // The eager autograd (the aten row's backward): the LSTMs and the layer-norm LSTM through the runtime's
 // kernels on a tape, gradients against PyTorch's (1e-4).
 TEST(Models, EagerAutogradMatchesPyTorchGradients) {
-  for (const char* name : {"lstm_1layer", "lstm_3layer", "lstm_cell", "lnlstm"}) {
+  for (const char* name : {"lstm_1layer", "lstm_3layer", "lstm_cell", "lnlstm", "lnlstm_decom", "lnlstm_odd"}) {
     SCOPED_TRACE(name);
     auto c = test::loadCase(name);
     Model m = buildModel(c.model, c.config);
