@@ -24,6 +24,7 @@ void addModelOptions(CLI::App* sub, gj::ModelConfig& c) {
     sub->add_option(flag, *field)->check(gj::cli::positive());
   sub->add_option("--padding", c.padding)->check(gj::cli::nonNegative());
   sub->add_option("--dim", c.dim, "softmax dimension");
+  sub->add_flag("--decompose", c.decomposeLayerNorm, "lnlstm: custom_lstms' decomposed LayerNorm (jit_layernorm_decom)");
 }
 
 void addRunOptions(CLI::App* sub, gj::tools::RunSettings& s) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace gj::cpu {
 
@@ -65,6 +66,16 @@ std::vector<int64_t> trailingDims(const Tensor& x, size_t k) {
   return dims;
 }
 
+// A row's mean and its sum of squared deviations from it, in double (two passes: no cancellation).
+template <typename T>
+std::pair<double, double> rowMoments(const T* row, int64_t n) {
+  double s = 0, ss = 0;
+  for (int64_t j = 0; j < n; ++j) s += row[j];
+  const double mean = s / static_cast<double>(n);
+  for (int64_t j = 0; j < n; ++j) ss += (row[j] - mean) * (row[j] - mean);
+  return {mean, ss};
+}
+
 template <typename T>
 LayerNormResult layerNormTyped(const Tensor& xin, int64_t rows, int64_t n, const Tensor& win, const Tensor& bin,
                                double eps, size_t k) {
@@ -79,10 +90,7 @@ LayerNormResult layerNormTyped(const Tensor& xin, int64_t rows, int64_t n, const
 #pragma omp parallel for if (rows * n > kParallelGrain)
   for (int64_t i = 0; i < rows; ++i) {
     const T* row = px + i * n;
-    double s = 0, ss = 0;
-    for (int64_t j = 0; j < n; ++j) s += row[j];
-    const double mean = s / static_cast<double>(n);
-    for (int64_t j = 0; j < n; ++j) ss += (row[j] - mean) * (row[j] - mean);
+    const auto [mean, ss] = rowMoments(row, n);
     const double rstd = 1.0 / std::sqrt(ss / static_cast<double>(n) + eps);
     pm[i] = static_cast<T>(mean);
     pr[i] = static_cast<T>(rstd);
@@ -150,11 +158,7 @@ Tensor varianceRowsTyped(const Tensor& xin, int64_t rows, int64_t n, double scal
   T* po = out.data<T>();
 #pragma omp parallel for if (rows * n > kParallelGrain)
   for (int64_t i = 0; i < rows; ++i) {
-    const T* row = px + i * n;
-    double s = 0, ss = 0;
-    for (int64_t j = 0; j < n; ++j) s += row[j];
-    const double mean = s / static_cast<double>(n);
-    for (int64_t j = 0; j < n; ++j) ss += (row[j] - mean) * (row[j] - mean);
+    const double ss = rowMoments(px + i * n, n).second;
     po[i] = static_cast<T>(root ? std::sqrt(ss * scale) : ss * scale);
   }
   return out;
