@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <utility>
 
 namespace gj::cpu {
@@ -164,27 +165,54 @@ Tensor varianceRowsTyped(const Tensor& xin, int64_t rows, int64_t n, double scal
   return out;
 }
 
-Tensor variance(const char* op, const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim,
-                bool root) {
-  USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
-  const double scale = varianceScale(reducedCount(x, dims), unbiased);
-  // The trailing dims of a host tensor (all of them when `dims` is empty): rows.
+// The row length when `dims` are x's trailing dims (all of them when empty), so that a host loop over
+// rows computes the reduction; nullopt otherwise.
+std::optional<int64_t> trailingRows(const Tensor& x, std::span<const int64_t> dims) {
   std::vector<bool> reduced(x.dim(), dims.empty());
   for (int64_t d : dims) reduced[wrapDim(d, x.dim())] = true;
   int64_t k = 0;
   while (k < x.dim() && reduced[x.dim() - 1 - k]) ++k;
-  const bool trailing = std::count(reduced.begin(), reduced.end(), true) == k;
-  if (!onCuda(x) && trailing && x.numel() > 0) {
+  // (a dim listed twice takes the general path, whose sum refuses it)
+  if (std::count(reduced.begin(), reduced.end(), true) != k || x.numel() == 0 ||
+      (!dims.empty() && k != static_cast<int64_t>(dims.size())))
+    return std::nullopt;
+  return reducedCount(x, dims);
+}
+
+Tensor variance(const char* op, const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim,
+                bool root) {
+  USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
+  const double scale = varianceScale(reducedCount(x, dims), unbiased);
+  if (auto n = trailingRows(x, dims); n && !onCuda(x)) {
     Shape sizes;
-    for (int64_t d = 0; d < x.dim(); ++d)
-      if (!reduced[d] || keepdim) sizes.push_back(reduced[d] ? 1 : x.size(d));
-    const int64_t n = reducedCount(x, dims);
-    if (x.dtype() == DType::Float32) return varianceRowsTyped<float>(x, x.numel() / n, n, scale, root, sizes);
-    return varianceRowsTyped<double>(x, x.numel() / n, n, scale, root, sizes);
+    for (int64_t d = 0; d < x.dim(); ++d) {
+      const bool reduced = dims.empty() || d >= x.dim() - static_cast<int64_t>(dims.size());
+      if (!reduced || keepdim) sizes.push_back(reduced ? 1 : x.size(d));
+    }
+    if (x.dtype() == DType::Float32) return varianceRowsTyped<float>(x, x.numel() / *n, *n, scale, root, sizes);
+    return varianceRowsTyped<double>(x, x.numel() / *n, *n, scale, root, sizes);
   }
   Tensor centered = sub(x, mean(x, dims, true));
   Tensor v = mul(sum(mul(centered, centered), dims, keepdim), scalarLike(scale, x));
   return root ? pointwise(PointwiseOp::Sqrt, v) : v;
+}
+
+// var's gradient over the trailing dims of a host tensor: per row, g's element times 2 (x - mean) scale.
+template <typename T>
+Tensor varBackwardRowsTyped(const Tensor& gin, const Tensor& xin, int64_t rows, int64_t n, double scale) {
+  Tensor g = gin.contiguous(), x = xin.contiguous();
+  Tensor out = Tensor::empty(x.sizes(), x.dtype());
+  const T *pg = g.data<T>(), *px = x.data<T>();
+  T* po = out.data<T>();
+#pragma omp parallel for if (rows * n > kParallelGrain)
+  for (int64_t i = 0; i < rows; ++i) {
+    const T* row = px + i * n;
+    double s = 0;
+    for (int64_t j = 0; j < n; ++j) s += row[j];
+    const double mean = s / static_cast<double>(n), factor = 2.0 * scale * static_cast<double>(pg[i]);
+    for (int64_t j = 0; j < n; ++j) po[i * n + j] = static_cast<T>(factor * (row[j] - mean));
+  }
+  return out;
 }
 
 }  // namespace
@@ -199,9 +227,14 @@ Tensor stdDev(const Tensor& x, std::span<const int64_t> dims, bool unbiased, boo
 
 Tensor varBackward(const Tensor& g, const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim) {
   USER_CHECK(x.defined() && isFloating(x.dtype()) && g.defined(), "var_backward: expected float tensors");
+  const double scale = varianceScale(reducedCount(x, dims), unbiased);
+  if (auto n = trailingRows(x, dims); n && !onCuda(x, g) && g.dtype() == x.dtype() && g.numel() * *n == x.numel()) {
+    if (x.dtype() == DType::Float32) return varBackwardRowsTyped<float>(g, x, x.numel() / *n, *n, scale);
+    return varBackwardRowsTyped<double>(g, x, x.numel() / *n, *n, scale);
+  }
   Tensor spread = sumBackward(g, x.sizes(), dims, keepdim);
   Tensor centered = sub(x, mean(x, dims, true));
-  return mul(mul(spread, centered), scalarLike(2.0 * varianceScale(reducedCount(x, dims), unbiased), x));
+  return mul(mul(spread, centered), scalarLike(2.0 * scale, x));
 }
 
 LayerNormResult layerNorm(const Tensor& x, std::span<const int64_t> shape, const Tensor& w, const Tensor& b,

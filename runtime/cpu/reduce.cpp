@@ -45,12 +45,39 @@ static Tensor sumTyped(const Tensor& x, const ReducePlan& p, double scale) {
   return out;
 }
 
+// The same over the trailing dims of a contiguous tensor: one row of p.count elements per output.
+template <typename T>
+static Tensor sumRowsTyped(const Tensor& x, const ReducePlan& p, double scale) {
+  Tensor out = Tensor::empty(p.outSizes, x.dtype());
+  const T* in = x.data<T>();
+  T* po = out.data<T>();
+  const int64_t rows = out.numel(), n = p.count;
+#pragma omp parallel for if (rows * n > kParallelGrain)
+  for (int64_t i = 0; i < rows; ++i) {
+    double s = 0;
+    for (int64_t j = 0; j < n; ++j) s += static_cast<double>(in[i * n + j]);
+    po[i] = static_cast<T>(s * scale);
+  }
+  return out;
+}
+
+// Whether the dims p reduces are x's trailing ones (a contiguous x then reduces row by row).
+static bool reducesTrailingDims(const Tensor& x, const ReducePlan& p) {
+  int64_t d = x.dim();
+  while (d > 0 && p.keptSizes[d - 1] == 1) --d;  // the trailing run of kept-as-1 dims
+  for (int64_t e = 0; e < d; ++e)
+    if (p.keptSizes[e] != x.size(e)) return false;  // a reduced dim ahead of the run
+  return true;
+}
+
 static Tensor reduceSum(const char* op, const Tensor& x, std::span<const int64_t> dims, bool keepdim, bool isMean) {
   USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
   ReducePlan p = planReduce(x, dims, keepdim);
   double scale = isMean ? (p.count ? 1.0 / static_cast<double>(p.count) : std::numeric_limits<double>::quiet_NaN())
                         : 1.0;
   if (onCuda(x)) return cuda::sum(x, p.keptSizes, p.outSizes, scale);
+  if (x.isContiguous() && p.count > 0 && x.numel() > 0 && reducesTrailingDims(x, p))
+    return x.dtype() == DType::Float32 ? sumRowsTyped<float>(x, p, scale) : sumRowsTyped<double>(x, p, scale);
   if (x.dtype() == DType::Float32) return sumTyped<float>(x, p, scale);
   return sumTyped<double>(x, p, scale);
 }
