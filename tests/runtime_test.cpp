@@ -309,6 +309,36 @@ TEST(Kernels, SumMeanOverDims) {
   EXPECT_NEAR(cpu::sum(x).item(), cpu::sum(s).item(), 1e-12);
 }
 
+// var and std (the row loop over trailing dims, the composition over others) against a naive loop; a 0-dim
+// tensor over its one dim; a dim listed twice is an error.
+TEST(Kernels, VarAndStdOverDims) {
+  Tensor x = Tensor::rand({3, 4, 5}, DType::Float64, 7, -2, 2);
+  auto naive = [&](int64_t i, int64_t j, bool overRows, bool unbiased) {  // over k (trailing) or over i
+    const int64_t n = overRows ? 3 : 5;
+    double s = 0, ss = 0;
+    for (int64_t t = 0; t < n; ++t) s += overRows ? x.item((t * 4 + j) * 5 + i) : x.item((i * 4 + j) * 5 + t);
+    for (int64_t t = 0; t < n; ++t) {
+      const double d = (overRows ? x.item((t * 4 + j) * 5 + i) : x.item((i * 4 + j) * 5 + t)) - s / n;
+      ss += d * d;
+    }
+    return ss / (n - (unbiased ? 1 : 0));
+  };
+  for (bool unbiased : {false, true}) {
+    Tensor trailing = cpu::var(x, std::vector<int64_t>{-1}, unbiased, true);
+    Tensor leading = cpu::stdDev(x, std::vector<int64_t>{0}, unbiased, false);
+    ASSERT_EQ(trailing.sizes(), (Shape{3, 4, 1}));
+    ASSERT_EQ(leading.sizes(), (Shape{4, 5}));
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 4; ++j) EXPECT_NEAR(trailing.item(i * 4 + j), naive(i, j, false, unbiased), 1e-12);
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t k = 0; k < 5; ++k)
+        EXPECT_NEAR(leading.item(j * 5 + k), std::sqrt(naive(k, j, true, unbiased)), 1e-12);
+  }
+  Tensor scalar = Tensor::scalar(2.5, DType::Float64);
+  EXPECT_EQ(cpu::var(scalar, std::vector<int64_t>{0}, false, false).item(), 0.0);
+  EXPECT_THROW(cpu::var(x, std::vector<int64_t>{2, -1}, false, false), Error);
+}
+
 TEST(Kernels, SoftmaxAndLogSoftmaxAlongAnyDim) {
   Tensor x = Tensor::rand({3, 4, 2}, DType::Float64, 6, -5, 5);
   Tensor sm = cpu::softmax(x, 1), lsm = cpu::logSoftmax(x, 1);

@@ -67,4 +67,17 @@ void forEachInTiles(int64_t rows, int64_t cols, F&& f) {
     }
 }
 
+/// What a reduction over `dims` (all when empty) of x does: the input sizes with the reduced dims as 1, the
+/// output sizes (with or without them, by keepdim) and the elements folded into each output. A dim listed
+/// twice is an error.
+struct ReducePlan {
+  Shape keptSizes;
+  Shape outSizes;
+  int64_t count = 1;
+};
+ReducePlan planReduce(const Tensor& x, std::span<const int64_t> dims, bool keepdim);
+/// Whether p's reduced dims are x's trailing ones (ignoring size-1 dims), so that a contiguous x reduces
+/// as rows of p.count elements, one per output.
+bool reducesTrailingDims(const Tensor& x, const ReducePlan& p);
+
 }  // namespace gj::cpu

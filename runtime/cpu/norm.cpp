@@ -8,20 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <utility>
 
 namespace gj::cpu {
 
 namespace {
-
-// The number of elements each output of a reduction over `dims` folds (all dims when empty).
-int64_t reducedCount(const Tensor& x, std::span<const int64_t> dims) {
-  if (dims.empty()) return x.numel();
-  int64_t count = 1;
-  for (int64_t d : dims) count *= x.dim() == 0 ? 1 : x.size(wrapDim(d, x.dim()));
-  return count;
-}
 
 Tensor scalarLike(double v, const Tensor& x) { return Tensor::scalar(v, x.dtype()); }
 
@@ -165,32 +156,16 @@ Tensor varianceRowsTyped(const Tensor& xin, int64_t rows, int64_t n, double scal
   return out;
 }
 
-// The row length when `dims` are x's trailing dims (all of them when empty), so that a host loop over
-// rows computes the reduction; nullopt otherwise.
-std::optional<int64_t> trailingRows(const Tensor& x, std::span<const int64_t> dims) {
-  std::vector<bool> reduced(x.dim(), dims.empty());
-  for (int64_t d : dims) reduced[wrapDim(d, x.dim())] = true;
-  int64_t k = 0;
-  while (k < x.dim() && reduced[x.dim() - 1 - k]) ++k;
-  // (a dim listed twice takes the general path, whose sum refuses it)
-  if (std::count(reduced.begin(), reduced.end(), true) != k || x.numel() == 0 ||
-      (!dims.empty() && k != static_cast<int64_t>(dims.size())))
-    return std::nullopt;
-  return reducedCount(x, dims);
-}
-
+// var or std (root) over dims: a row loop for the trailing dims of a contiguous host tensor, a composition
+// of sums otherwise.
 Tensor variance(const char* op, const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim,
                 bool root) {
   USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
-  const double scale = varianceScale(reducedCount(x, dims), unbiased);
-  if (auto n = trailingRows(x, dims); n && !onCuda(x)) {
-    Shape sizes;
-    for (int64_t d = 0; d < x.dim(); ++d) {
-      const bool reduced = dims.empty() || d >= x.dim() - static_cast<int64_t>(dims.size());
-      if (!reduced || keepdim) sizes.push_back(reduced ? 1 : x.size(d));
-    }
-    if (x.dtype() == DType::Float32) return varianceRowsTyped<float>(x, x.numel() / *n, *n, scale, root, sizes);
-    return varianceRowsTyped<double>(x, x.numel() / *n, *n, scale, root, sizes);
+  const ReducePlan p = planReduce(x, dims, keepdim);
+  const double scale = varianceScale(p.count, unbiased);
+  if (!onCuda(x) && x.numel() > 0 && reducesTrailingDims(x, p)) {
+    if (x.dtype() == DType::Float32) return varianceRowsTyped<float>(x, x.numel() / p.count, p.count, scale, root, p.outSizes);
+    return varianceRowsTyped<double>(x, x.numel() / p.count, p.count, scale, root, p.outSizes);
   }
   Tensor centered = sub(x, mean(x, dims, true));
   Tensor v = mul(sum(mul(centered, centered), dims, keepdim), scalarLike(scale, x));
@@ -227,10 +202,12 @@ Tensor stdDev(const Tensor& x, std::span<const int64_t> dims, bool unbiased, boo
 
 Tensor varBackward(const Tensor& g, const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim) {
   USER_CHECK(x.defined() && isFloating(x.dtype()) && g.defined(), "var_backward: expected float tensors");
-  const double scale = varianceScale(reducedCount(x, dims), unbiased);
-  if (auto n = trailingRows(x, dims); n && !onCuda(x, g) && g.dtype() == x.dtype() && g.numel() * *n == x.numel()) {
-    if (x.dtype() == DType::Float32) return varBackwardRowsTyped<float>(g, x, x.numel() / *n, *n, scale);
-    return varBackwardRowsTyped<double>(g, x, x.numel() / *n, *n, scale);
+  const ReducePlan p = planReduce(x, dims, keepdim);
+  const double scale = varianceScale(p.count, unbiased);
+  if (!onCuda(x, g) && x.numel() > 0 && reducesTrailingDims(x, p) && g.dtype() == x.dtype() &&
+      g.numel() * p.count == x.numel()) {
+    if (x.dtype() == DType::Float32) return varBackwardRowsTyped<float>(g, x, x.numel() / p.count, p.count, scale);
+    return varBackwardRowsTyped<double>(g, x, x.numel() / p.count, p.count, scale);
   }
   Tensor spread = sumBackward(g, x.sizes(), dims, keepdim);
   Tensor centered = sub(x, mean(x, dims, true));
@@ -268,8 +245,6 @@ LayerNormGrads layerNormBackward(const Tensor& g, const Tensor& x, std::span<con
                s == &mean ? "mean" : "rstd", dtypeName(x.dtype()), shapeStr(stats));
   if (onCuda(x)) {
     auto dims = trailingDims(x, shape.size());
-    std::vector<int64_t> rowDims;
-    for (int64_t d = 0; d < x.dim() - static_cast<int64_t>(shape.size()); ++d) rowDims.push_back(d);
     Tensor xhat = mul(sub(x, mean), rstd);
     Tensor gw = w.defined() ? mul(g, w) : g;
     Tensor a = cpu::mean(gw, dims, true), c = cpu::mean(mul(gw, xhat), dims, true);

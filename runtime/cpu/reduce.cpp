@@ -8,14 +8,7 @@
 
 namespace gj::cpu {
 
-// Output sizes of a reduction, and a view of the (double) accumulator that broadcasts over the input.
-struct ReducePlan {
-  Shape keptSizes;   // input sizes with reduced dims set to 1
-  Shape outSizes;    // keepdim ? keptSizes : keptSizes without the reduced dims
-  int64_t count = 1; // elements folded into each output
-};
-
-static ReducePlan planReduce(const Tensor& x, std::span<const int64_t> dims, bool keepdim) {
+ReducePlan planReduce(const Tensor& x, std::span<const int64_t> dims, bool keepdim) {
   ReducePlan p;
   std::vector<bool> reduced(x.dim(), dims.empty());
   for (int64_t d : dims) {
@@ -61,8 +54,7 @@ static Tensor sumRowsTyped(const Tensor& x, const ReducePlan& p, double scale) {
   return out;
 }
 
-// Whether the dims p reduces are x's trailing ones (a contiguous x then reduces row by row).
-static bool reducesTrailingDims(const Tensor& x, const ReducePlan& p) {
+bool reducesTrailingDims(const Tensor& x, const ReducePlan& p) {
   int64_t d = x.dim();
   while (d > 0 && p.keptSizes[d - 1] == 1) --d;  // the trailing run of kept-as-1 dims
   for (int64_t e = 0; e < d; ++e)
