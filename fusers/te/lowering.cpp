@@ -35,6 +35,16 @@ std::optional<int64_t> trailingDims(const Value* dims, int64_t rank) {
 
 bool optionalFloat(const Value* v) { return v->type().kind == TypeKind::None || fusion::floatTensor(v); }
 
+// How many trailing dims of static x a constant normalized_shape names (it must equal their sizes).
+std::optional<int64_t> normalizedDims(const Value* x, const Value* normalizedShape) {
+  auto shape = constantInts(normalizedShape);
+  auto sizes = *staticSizes(x);
+  if (!shape || shape->empty() || shape->size() > sizes.size() ||
+      !std::equal(shape->begin(), shape->end(), sizes.end() - static_cast<long>(shape->size())))
+    return std::nullopt;
+  return static_cast<int64_t>(shape->size());
+}
+
 
 class Lowerer {
  public:
@@ -57,30 +67,19 @@ class Lowerer {
     std::vector<Buf> outputs(sub_.outputs().size());
     for (size_t k = 0; k < sub_.outputs().size(); ++k) {
       const Value* out = sub_.outputs()[k];
-      auto s = staticSizes(out);
-      USER_CHECK(s && out->type().dtype, "TE lowering: output %{} needs static sizes", out->name());
-      outputs[k] = makeBuf(fmt::format("out{}", k), *s, scalarKindOf(*out->type().dtype));
+      outputs[k] = outputBuf(k);
       const Node* n = out->node();
       if (isReduction(n)) {
         reductions.push_back({out, {outputs[k], -1, 0}});
       } else if (n->kind() == OpKind::Softmax || n->kind() == OpKind::LogSoftmax) {
         nests.push_back(softmaxNest(out, outputs[k]));
       } else if (n->kind() == OpKind::Cat) {
-        // Output partitioning: every part is stored into its slice of the output.
-        const Node* list = n->input(0)->node();
-        USER_CHECK(list->kind() == OpKind::ListConstruct, "TE lowering: aten::cat needs a prim::ListConstruct");
-        auto d = constantInt(n->input(1));
-        USER_CHECK(d.has_value(), "TE lowering: aten::cat needs a constant dim");
-        int64_t dim = *d < 0 ? *d + static_cast<int64_t>(s->size()) : *d;
-        int64_t offset = 0;
-        for (const Value* part : list->inputs()) {
-          Slice slice{outputs[k], dim, offset};
+        for (const auto& [part, slice] : catParts(n, outputs[k])) {
           if (isReduction(part->node())) reductions.push_back({part, slice});
           else pointwise.push_back({*staticSizes(part), slice, part});
-          offset += (*staticSizes(part))[dim];
         }
       } else {
-        pointwise.push_back({*s, {outputs[k], -1, 0}, out});
+        pointwise.push_back({outputs[k]->dims, {outputs[k], -1, 0}, out});
       }
     }
     if (options_.readBackOutputs)
@@ -122,6 +121,30 @@ class Lowerer {
     Slice to;
     const Value* value;
   };
+
+  // Group output k's buffer.
+  Buf outputBuf(size_t k) const {
+    const Value* out = sub_.outputs()[k];
+    auto s = staticSizes(out);
+    USER_CHECK(s && out->type().dtype, "TE lowering: output %{} needs static sizes", out->name());
+    return makeBuf(fmt::format("out{}", k), *s, scalarKindOf(*out->type().dtype));
+  }
+
+  // Output partitioning: each part of aten::cat `cat` with the slice of `out` it is stored into.
+  static std::vector<std::pair<const Value*, Slice>> catParts(const Node* cat, const Buf& out) {
+    const Node* list = cat->input(0)->node();
+    USER_CHECK(list->kind() == OpKind::ListConstruct, "TE lowering: aten::cat needs a prim::ListConstruct");
+    auto d = constantInt(cat->input(1));
+    USER_CHECK(d.has_value(), "TE lowering: aten::cat needs a constant dim");
+    const int64_t dim = *d < 0 ? *d + static_cast<int64_t>(out->dims.size()) : *d;
+    std::vector<std::pair<const Value*, Slice>> parts;
+    int64_t offset = 0;
+    for (const Value* part : list->inputs()) {
+      parts.push_back({part, Slice{out, dim, offset}});
+      offset += (*staticSizes(part))[dim];
+    }
+    return parts;
+  }
 
   static bool isReduction(const Node* n) {
     const OpKind k = n->kind();
@@ -281,24 +304,14 @@ class Lowerer {
     };
     for (size_t o = 0; o < sub_.outputs().size(); ++o) {
       const Value* out = sub_.outputs()[o];
-      auto s = staticSizes(out);
-      USER_CHECK(s && out->type().dtype, "TE lowering: output %{} needs static sizes", out->name());
-      outputs[o] = makeBuf(fmt::format("out{}", o), *s, scalarKindOf(*out->type().dtype));
+      outputs[o] = outputBuf(o);
       const Node* n = out->node();
       if (n->kind() == OpKind::NativeLayerNormBackward && out->offset() > 0) {
         columnNests.push_back(columnSumNest(n, out->offset() == 1, outputs[o]));
       } else if (n->kind() == OpKind::Cat) {
-        const Node* list = n->input(0)->node();
-        USER_CHECK(list->kind() == OpKind::ListConstruct, "TE lowering: aten::cat needs a prim::ListConstruct");
-        int64_t dim = *constantInt(n->input(1));
-        if (dim < 0) dim += static_cast<int64_t>(s->size());
-        int64_t offset = 0;
-        for (const Value* part : list->inputs()) {
-          storeRow(part, {outputs[o], dim, offset});
-          offset += (*staticSizes(part))[dim];
-        }
+        for (const auto& [part, slice] : catParts(n, outputs[o])) storeRow(part, slice);
       } else if (rowOp(n) && !rowOpKeepsShape(out)) {
-        USER_CHECK(static_cast<int64_t>(s->size()) == rank, "TE lowering: statistic %{} must keep its dims",
+        USER_CHECK(static_cast<int64_t>(outputs[o]->dims.size()) == rank, "TE lowering: statistic %{} must keep its dims",
                    out->name());
         statStores.push_back(Store::make(outputs[o], statIdx, compute(out, statIdx)));
       } else {
@@ -507,24 +520,18 @@ class Lowerer {
   Expr computeUncached(const Value* v, const Indices& idx) {
     if (auto it = bufOf_.find(v); it != bufOf_.end()) return load(it->second, idx);
     const Node* n = v->node();
-    if (n->kind() == OpKind::ListUnpack) {
+    if (n->kind() == OpKind::ListUnpack) {  // a chunk's piece: its input read at the piece's offset
       const Node* chunk = n->input(0)->node();
       USER_CHECK(chunk->kind() == OpKind::Chunk, "TE lowering: only chunks can be unpacked");
-      if (!bufOf_.count(chunk->input(0))) {  // a chunk of a value the group computes: read at an offset
-        USER_CHECK(rowDims_ > 0, "TE lowering: only a row group reads chunks of its own values");
-        int64_t d = *constantInt(chunk->input(2));
-        const auto whole = *staticSizes(chunk->input(0));
-        if (d < 0) d += static_cast<int64_t>(whole.size());
-        Indices shifted(idx);
-        shifted[d] = simplify(idx[d] + imm(static_cast<int64_t>(v->offset()) * (whole[d] / *constantInt(chunk->input(1)))));
-        return compute(chunk->input(0), shifted);
-      }
-      const Buf& b = bufOf_.at(chunk->input(0));
+      const auto whole = *staticSizes(chunk->input(0));
       int64_t d = *constantInt(chunk->input(2));
-      if (d < 0) d += static_cast<int64_t>(b->dims.size());
-      int64_t piece = b->dims[d] / *constantInt(chunk->input(1));
-      Indices full(idx);
-      return load(b, full, d, static_cast<int64_t>(v->offset()) * piece);
+      if (d < 0) d += static_cast<int64_t>(whole.size());
+      const int64_t start = static_cast<int64_t>(v->offset()) * (whole[d] / *constantInt(chunk->input(1)));
+      if (auto in = bufOf_.find(chunk->input(0)); in != bufOf_.end()) return load(in->second, idx, d, start);
+      USER_CHECK(rowDims_ > 0, "TE lowering: only a row group reads chunks of its own values");
+      Indices shifted(idx);
+      shifted[d] = simplify(idx[d] + imm(start));
+      return compute(chunk->input(0), shifted);
     }
     if (rowOp(n)) {
       USER_CHECK(rowDims_ > 0, "TE lowering: {} outside a row group", n->info().name);
@@ -593,24 +600,14 @@ std::optional<RowOp> rowOp(const Node* n) {
       if (!fusion::floatTensor(n->input(0)) || !optionalFloat(n->input(2)) || !optionalFloat(n->input(3)) ||
           !constantDouble(n->input(4)))
         return std::nullopt;
-      auto shape = constantInts(n->input(1));
-      auto x = *staticSizes(n->input(0));
-      if (!shape || shape->empty() || shape->size() > x.size() ||
-          !std::equal(shape->begin(), shape->end(), x.end() - static_cast<long>(shape->size())))
-        return std::nullopt;
-      return make(0, static_cast<int64_t>(shape->size()));
+      return make(0, normalizedDims(n->input(0), n->input(1)));
     }
     case OpKind::NativeLayerNormBackward: {
       for (size_t i : {0, 1, 3, 4})
         if (!fusion::floatTensor(n->input(i))) return std::nullopt;
       if (!optionalFloat(n->input(5)) || !optionalFloat(n->input(6)) || staticSizes(n->input(0)) != staticSizes(n->input(1)))
         return std::nullopt;
-      auto shape = constantInts(n->input(1 + 1));
-      auto x = *staticSizes(n->input(1));
-      if (!shape || shape->empty() || shape->size() > x.size() ||
-          !std::equal(shape->begin(), shape->end(), x.end() - static_cast<long>(shape->size())))
-        return std::nullopt;
-      return make(1, static_cast<int64_t>(shape->size()));
+      return make(1, normalizedDims(n->input(1), n->input(2)));
     }
     case OpKind::Var:
     case OpKind::Std:

@@ -77,26 +77,35 @@ std::optional<std::vector<int64_t>> groupShape(const std::vector<Node*>& region)
   return std::nullopt;
 }
 
+// The region's first row op (they all span as many dims, over rows of one outer shape).
+std::optional<RowOp> firstRowOp(const std::vector<Node*>& region) {
+  for (const Node* m : region)
+    if (auto r = rowOp(m)) return r;
+  return std::nullopt;
+}
+
 // Whether elements of `shape` fit the region: its shape; or, once it has row ops, the rows' outer dims and as
 // many more as a row spans (a layer norm's [B, 4H] rows and its chunks' [B, H] in one loop over B).
 bool fitsRegion(const std::vector<Node*>& region, const std::vector<int64_t>& shape) {
-  for (const Node* m : region)
-    if (auto r = rowOp(m)) {
-      auto rows = *staticSizes(r->input);
-      const auto outer = static_cast<long>(rows.size()) - r->dims;
-      return shape.size() == rows.size() && std::equal(rows.begin(), rows.begin() + outer, shape.begin());
-    }
+  if (auto r = firstRowOp(region)) {
+    auto rows = *staticSizes(r->input);
+    const auto outer = static_cast<long>(rows.size()) - r->dims;
+    return shape.size() == rows.size() && std::equal(rows.begin(), rows.begin() + outer, shape.begin());
+  }
   auto g = groupShape(region);
   return !g || *g == shape;
 }
 
 // Whether v is computed in the region from a row op's result (which only the loop over the rows can read).
-bool readsRowOp(const Value* v, const std::unordered_set<const Node*>& region) {
+// `seen` holds the region's nodes already found not to: each is walked once.
+bool readsRowOp(const Value* v, const std::unordered_set<const Node*>& region,
+                std::unordered_set<const Node*>& seen) {
   const Node* n = v->node();
-  if (!region.count(n)) return false;
+  if (!region.count(n) || seen.count(n)) return false;
   if (rowOp(n)) return true;
   for (const Value* in : n->inputs())
-    if (readsRowOp(in, region)) return true;
+    if (readsRowOp(in, region, seen)) return true;
+  seen.insert(n);
   return false;
 }
 
@@ -112,9 +121,7 @@ bool canJoin(const Node* n, const std::vector<Node*>& region) {
       const int64_t rank = static_cast<int64_t>(staticSizes(n->input(0))->size());
       int64_t d = *constantInt(n->input(2));
       if (d < 0) d += rank;
-      std::optional<RowOp> rows;
-      for (const Node* m : region)
-        if (!rows) rows = rowOp(m);
+      auto rows = firstRowOp(region);
       if (!rows || d < rank - rows->dims || terminal(n->input(0)->node())) return false;
     }
     for (const Value* piece : n->output()->uses()[0].user->outputs())
@@ -196,6 +203,7 @@ bool worthFusing(const std::vector<Node*>& region) {
     ops += rowOp(n) || fusibleSoftmax(n) ? 2 : isPointwise(n) || fusibleReduction(n) ? 1 : 0;
   if (ops < 2) return false;
   const std::unordered_set<const Node*> in(region.begin(), region.end());
+  std::unordered_set<const Node*> withoutRowOps;
   for (const Value* v : regionOutputs(region)) {
     if (terminal(v->node())) continue;
     if (rowOp(v->node())) {
@@ -204,7 +212,7 @@ bool worthFusing(const std::vector<Node*>& region) {
       const Node* n = v->node();
       if (n->kind() == OpKind::NativeLayerNormBackward && v->offset() > 0)
         for (size_t i : {0, 1, 3, 4})
-          if (readsRowOp(n->input(i), in)) return false;
+          if (readsRowOp(n->input(i), in, withoutRowOps)) return false;
       continue;
     }
     if (!isPointwise(v->node()) || !fitsRegion(region, *staticSizes(v))) return false;
