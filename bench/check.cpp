@@ -2,7 +2,6 @@
 
 #include "executors/autograd.h"
 #include "executors/interpreter.h"
-#include "runtime/cpu/ops.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -50,7 +49,7 @@ std::vector<bool> floats(const std::vector<Tensor>& in) {
 Compute library(const Options& o) {
   return [o](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
     LstmParams p = rnnsParams(o);
-    auto lstm = libraryLstm(p, o);
+    auto lstm = newLibraryLstm(p, o);
     std::vector<Tensor> w(in.begin() + 3, in.end());
     auto outs = lstm->forward(in[0], in[1], in[2], w);
     return named(m, outs, lstm->backward(gy[0], gy[1], gy[2]));
@@ -125,8 +124,8 @@ bool check(const Subject& s, const Options& o) {
   const Model m = rnnsModel(s.rnnsRow, rnnsParams(o));
   const Model full = rnnsModel(s.rnnsRow == "jit_simple" ? "jit" : s.rnnsRow, rnnsParams(o));  // all outputs
   std::vector<Tensor> in = randomInputs(full, kSeed);
-  std::map<std::string, Tensor> gy;
-  {
+  std::map<std::string, Tensor> gy;  // random output gradients, of the sizes one eager run gives (the graphs'
+  {                                  // loops leave their outputs' sizes open to shape propagation)
     std::vector<Tensor> probe = full.eager(in);
     for (size_t k = 0; k < probe.size(); ++k)
       gy[full.outputs[k]] = Tensor::rand(probe[k].sizes(), DType::Float32, kSeed + 1 + k, -1, 1);
@@ -138,7 +137,8 @@ bool check(const Subject& s, const Options& o) {
     for (const std::string& name : model.outputs) {
       // The twin gets zeros for an output the subject does not return (jit_simple's `output`).
       const bool used = !onlySubjectOutputs || std::ranges::find(m.outputs, name) != m.outputs.end();
-      g.push_back((used ? gy.at(name) : cpu::mul(gy.at(name), Tensor::scalar(0.0, DType::Float32))).to(device));
+      const Tensor& given = gy.at(name);
+      g.push_back((used ? given : Tensor::zeros(given.sizes(), DType::Float32)).to(device));
     }
     return g;
   };
@@ -180,12 +180,12 @@ bool check(const Subject& s, const Options& o) {
 }  // namespace
 
 int runCheck(const Options& o, const std::vector<std::pair<std::string, std::string>>& pairs) {
-  const std::string noLibrary = libraryLstmUnavailable(o);
+  const std::string noLibrary = noLibraryLstm(o);
   const std::string libraryName = noLibrary.empty() ? "cudnn" : "aten";
   const Compute libraryTwin = noLibrary.empty() ? library(o) : eagerAutograd();
   std::cout << fmt::format("Checking rnns rows against their twins (seed {}, max |diff| <= {:g}{})\n", kSeed,
                            kTolerance,
-                           noLibrary.empty() ? fmt::format("; cudnn is the {}", libraryLstmKind(o))
+                           noLibrary.empty() ? fmt::format("; cudnn is the {}", libraryLstmName(o))
                                              : fmt::format("; no library LSTM ({}), so aten stands in", noLibrary))
             << std::flush;
   std::vector<Subject> subjects;
@@ -214,7 +214,7 @@ int runCheck(const Options& o, const std::vector<std::pair<std::string, std::str
       Options po = o;
       po.fuser = fuser, po.executor = executor;
       std::string name = pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row;
-      subjects.push_back({name, row, compiled(compiledRowOptions(po)), layerNorm ? "aten" : libraryName,
+      subjects.push_back({name, row, compiled(functionOptions(po)), layerNorm ? "aten" : libraryName,
                           layerNorm ? eagerAutograd() : libraryTwin});
     }
   }

@@ -52,6 +52,8 @@ void sgdUpdate(const Tensor& w, const Tensor& g, double lr) {
   for (int64_t i = 0, n = w.numel(); i < n; ++i) pw[i] -= step * pg[i];
 }
 
+}  // namespace
+
 FunctionOptions functionOptions(const Options& o) {
   FunctionOptions fo;
   fo.fuser = fuserFromName(o.fuser);
@@ -62,6 +64,21 @@ FunctionOptions functionOptions(const Options& o) {
   fo.verifyEach = false;
   return fo;
 }
+
+// The library's fused LSTM on the model's LSTM inputs (input, hx, cx, then 4 weights per layer): oneDNN's
+// on the CPU, cuDNN's on CUDA.
+std::shared_ptr<LibraryLstm> newLibraryLstm(const LstmParams& p, const Options& o) {
+  if (onCuda(o))
+    return std::make_shared<cuda::CudnnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+  return std::make_shared<cpu::OnednnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+}
+
+const char* libraryLstmName(const Options& o) { return onCuda(o) ? "cuDNN LSTM" : "oneDNN LSTM"; }
+
+// Why there is no library LSTM row on the options' device ("" when there is one).
+std::string noLibraryLstm(const Options& o) { return onCuda(o) ? cuda::cudnnUnavailable() : ""; }
+
+namespace {
 
 // The cold cost of a Function (passes, then kernel compilation; all specializations) and what it built.
 std::string functionInfo(const Function& f) {
@@ -175,16 +192,6 @@ Row eagerTrainingRow(const std::string& name, const Model& m, const Options& o) 
   return {name, fwd, bwd, [] { return std::string("eager kernels, eager autograd"); }, ""};
 }
 
-// The library's fused LSTM on the model's LSTM inputs (input, hx, cx, then 4 weights per layer): oneDNN's
-// on the CPU, cuDNN's on CUDA.
-std::shared_ptr<LibraryLstm> newLibraryLstm(const LstmParams& p, const Options& o) {
-  if (onCuda(o))
-    return std::make_shared<cuda::CudnnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
-  return std::make_shared<cpu::OnednnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
-}
-
-const char* libraryLstmName(const Options& o) { return onCuda(o) ? "cuDNN LSTM" : "oneDNN LSTM"; }
-
 Row libraryLstmRow(const std::string& name, const LstmParams& p, const Options& o) {
   auto m = std::make_shared<Model>(buildLstm(LstmVariantKind::Jit, p));
   auto in = std::make_shared<std::vector<Tensor>>(rowInputs(*m, o));
@@ -235,9 +242,6 @@ Row libraryLayerNormRow(const std::string& name, const LstmParams& p, const Opti
             return what + " + 3 x seqLength layer norms; forward only, a lower bound as in fastrnns";
           }, ""};
 }
-
-// Why there is no library LSTM row on the options' device ("" when there is one).
-std::string noLibraryLstm(const Options& o) { return onCuda(o) ? cuda::cudnnUnavailable() : ""; }
 
 int64_t pick(const std::optional<int64_t>& given, int64_t fallback) { return given.value_or(fallback); }
 
@@ -459,11 +463,6 @@ Model rnnsModel(const std::string& row, const LstmParams& p) {
   if (row.starts_with("jit")) return buildLstm(lstmVariantFromName(row), p);
   return buildLstm(LstmVariantKind::Jit, p);  // cudnn, cudnn_layernorm, aten, py
 }
-
-FunctionOptions compiledRowOptions(const Options& o) { return functionOptions(o); }
-std::shared_ptr<LibraryLstm> libraryLstm(const LstmParams& p, const Options& o) { return newLibraryLstm(p, o); }
-std::string libraryLstmUnavailable(const Options& o) { return noLibraryLstm(o); }
-std::string libraryLstmKind(const Options& o) { return libraryLstmName(o); }
 
 const std::vector<std::string>& groupNames() {
   static const std::vector<std::string> names = {"rnns", "lm", "classifier", "cells", "ops"};

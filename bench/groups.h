@@ -73,12 +73,12 @@ const std::vector<std::string>& rnnRowNames();
 /// library rows, aten and py: the jit LSTM's).
 LstmParams rnnsParams(const Options& o);
 Model rnnsModel(const std::string& row, const LstmParams& p);
-/// What the rows are made of, for --check (check.h): a compiled row's Function options; the library LSTM on
-/// the options' device, or why there is none (""); its name.
-FunctionOptions compiledRowOptions(const Options& o);
-std::shared_ptr<LibraryLstm> libraryLstm(const LstmParams& p, const Options& o);
-std::string libraryLstmUnavailable(const Options& o);
-std::string libraryLstmKind(const Options& o);
+/// What the rows are made of (also for --check, check.h): a compiled row's Function options; the library
+/// LSTM on the options' device (oneDNN's on the CPU, cuDNN's on CUDA), its name, or why there is none ("").
+FunctionOptions functionOptions(const Options& o);
+std::shared_ptr<LibraryLstm> newLibraryLstm(const LstmParams& p, const Options& o);
+const char* libraryLstmName(const Options& o);
+std::string noLibraryLstm(const Options& o);
 
 /// Builds group `name`'s rows; gj::Error for an unknown name.
 Group buildGroup(const std::string& name, const Options& o);
