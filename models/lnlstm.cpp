@@ -52,27 +52,17 @@ eager::Var eagerLayerNorm(eager::Tape& tape, const eager::Var& x, const eager::V
 // The eager model: in[0..2] input, hx, cx, then 8 parameters per layer in the order of the inputs.
 std::vector<eager::Var> eagerLnLstm(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t layers,
                                     bool decompose) {
-  eager::Var layerInput = in[0];
-  std::vector<eager::Var> hys, cys;
-  for (int64_t l = 0; l < layers; ++l) {
-    const eager::Var* p = &in[3 + 8 * l];
-    eager::Var wihT = tape.t(p[0]), whhT = tape.t(p[1]);
-    eager::Var h = tape.select(in[1], 0, l), c = tape.select(in[2], 0, l);
-    std::vector<eager::Var> outs;
-    for (const eager::Var& x : tape.unbind(layerInput)) {
-      eager::Var gates = tape.add(eagerLayerNorm(tape, tape.mm(x, wihT), p[2], p[3], decompose),
-                                  eagerLayerNorm(tape, tape.mm(h, whhT), p[4], p[5], decompose));
-      auto g = tape.chunk(gates, 4, 1);
-      eager::Var cpre = tape.add(tape.mul(tape.sigmoid(g[1]), c), tape.mul(tape.sigmoid(g[0]), tape.tanh(g[2])));
-      c = eagerLayerNorm(tape, cpre, p[6], p[7], decompose);
-      h = tape.mul(tape.sigmoid(g[3]), tape.tanh(c));
-      outs.push_back(h);
-    }
-    layerInput = tape.stack(outs, 0);
-    hys.push_back(h);
-    cys.push_back(c);
-  }
-  return {layerInput, tape.stack(hys, 0), tape.stack(cys, 0)};
+  return eagerLayers(tape, in, layers, 8,
+                     [&](const eager::Var& x, const eager::Var& h, const eager::Var& c, const eager::Var& wihT,
+                         const eager::Var& whhT, const eager::Var* p) {
+                       eager::Var gates = tape.add(eagerLayerNorm(tape, tape.mm(x, wihT), p[2], p[3], decompose),
+                                                   eagerLayerNorm(tape, tape.mm(h, whhT), p[4], p[5], decompose));
+                       auto g = tape.chunk(gates, 4, 1);
+                       eager::Var cpre = tape.add(tape.mul(tape.sigmoid(g[1]), c),
+                                                  tape.mul(tape.sigmoid(g[0]), tape.tanh(g[2])));
+                       eager::Var cy = eagerLayerNorm(tape, cpre, p[6], p[7], decompose);
+                       return std::pair{tape.mul(tape.sigmoid(g[3]), tape.tanh(cy)), cy};
+                     });
 }
 
 }  // namespace

@@ -218,18 +218,19 @@ std::pair<eager::Var, eager::Var> eagerLstmCell(eager::Tape& tape, const eager::
   return {hy, cy};
 }
 
-std::vector<eager::Var> eagerLstm(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers) {
-  USER_CHECK(static_cast<int64_t>(in.size()) == 3 + 4 * numLayers, "lstm: {} inputs for {} layers", in.size(),
-             numLayers);
+std::vector<eager::Var> eagerLayers(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers,
+                                    size_t perLayer, const EagerCell& cell) {
+  USER_CHECK(in.size() == 3 + perLayer * static_cast<size_t>(numLayers), "lstm: {} inputs for {} layers of {} "
+             "parameters", in.size(), numLayers, perLayer);
   eager::Var layerInput = in[0];
   std::vector<eager::Var> hys, cys;
   for (int64_t l = 0; l < numLayers; ++l) {
-    const eager::Var* w = &in[3 + 4 * l];
+    const eager::Var* w = &in[3 + perLayer * static_cast<size_t>(l)];
     eager::Var wihT = tape.t(w[0]), whhT = tape.t(w[1]);
     eager::Var h = tape.select(in[1], 0, l), c = tape.select(in[2], 0, l);
     std::vector<eager::Var> outs;
     for (const eager::Var& x : tape.unbind(layerInput)) {
-      std::tie(h, c) = eagerLstmCell(tape, x, h, c, wihT, whhT, w[2], w[3]);
+      std::tie(h, c) = cell(x, h, c, wihT, whhT, w);
       outs.push_back(h);
     }
     layerInput = tape.stack(outs, 0);
@@ -237,6 +238,14 @@ std::vector<eager::Var> eagerLstm(eager::Tape& tape, const std::vector<eager::Va
     cys.push_back(c);
   }
   return {layerInput, tape.stack(hys, 0), tape.stack(cys, 0)};
+}
+
+std::vector<eager::Var> eagerLstm(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers) {
+  return eagerLayers(tape, in, numLayers, 4,
+                     [&](const eager::Var& x, const eager::Var& h, const eager::Var& c, const eager::Var& wihT,
+                         const eager::Var& whhT, const eager::Var* w) {
+                       return eagerLstmCell(tape, x, h, c, wihT, whhT, w[2], w[3]);
+                     });
 }
 
 std::vector<Tensor> eagerValues(const std::function<std::vector<eager::Var>(eager::Tape&, const std::vector<eager::Var>&)>& f,

@@ -62,6 +62,14 @@ std::vector<Tensor> eagerLstm(const Tensor& input, const Tensor& hx, const Tenso
                               const std::vector<Tensor>& weights, int64_t numLayers);
 /// The same on an eager autograd tape: `in` holds input, hx, cx, then 4 weights per layer.
 std::vector<eager::Var> eagerLstm(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers);
+/// Stacked recurrent layers on a tape: `in` holds input, hx, cx, then `perLayer` parameters a layer, the
+/// first two weight_ih and weight_hh (transposed once a layer); `cell` runs one step from them and all of
+/// the layer's parameters. Returns output, hy, cy.
+using EagerCell = std::function<std::pair<eager::Var, eager::Var>(
+    const eager::Var& x, const eager::Var& h, const eager::Var& c, const eager::Var& wihT, const eager::Var& whhT,
+    const eager::Var* params)>;
+std::vector<eager::Var> eagerLayers(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers,
+                                    size_t perLayer, const EagerCell& cell);
 /// One eager cell step from the transposed weights; returns (hy, cy).
 std::pair<eager::Var, eager::Var> eagerLstmCell(eager::Tape& tape, const eager::Var& x, const eager::Var& h,
                                                 const eager::Var& c, const eager::Var& wihT, const eager::Var& whhT,
