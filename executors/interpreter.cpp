@@ -524,6 +524,9 @@ void Frame::runNode(const Node* n) {
     case OpKind::VarBackward:
       set(n, cpu::varBackward(T(0), T(1), Ints(2), in[3].toBool("unbiased"), in[4].toBool("keepdim")));
       return;
+    case OpKind::PhiloxDropout:
+      set(n, cpu::dropout(T(0), in[1].toDouble("dropout p"), in[2].toBool("train"), T(3), I(4)));
+      return;
     case OpKind::SplitWithSizes: set(n, IValue(cpu::splitWithSizes(T(0), Ints(1), I(2)))); return;
 #include "ir/pointwise_cases.inc"
       set(n, pointwise(n, in));

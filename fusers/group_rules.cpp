@@ -11,7 +11,9 @@
 
 namespace gj::fusion {
 
-bool isPointwise(const Node* n) { return n->info().group == OpGroupKind::Pointwise; }
+bool isPointwise(const Node* n) {
+  return n->info().group == OpGroupKind::Pointwise || n->kind() == OpKind::PhiloxDropout;
+}
 
 bool floatTensor(const Value* v) {
   const Type& t = v->type();
@@ -27,9 +29,22 @@ bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& 
   return true;
 }
 
+// prim::philox_dropout over a static float tensor, its generator state a static int64 [2] tensor, the rest constant.
+static std::string dropoutBlocker(const Node* n) {
+  if (!floatTensor(n->input(0)) || !floatTensor(n->output()))
+    return "the input has no static sizes or is not float (run shape propagation on a specialized graph)";
+  const Type& rng = n->input(3)->type();
+  if (!rng.isTensor() || rng.dtype != DType::Int64 || staticSizes(n->input(3)) != std::vector<int64_t>{2})
+    return fmt::format("its generator state %{} is not a static int64 [2] tensor", n->input(3)->name());
+  for (size_t i : {1, 2, 4})
+    if (!isConstant(n->input(i))) return fmt::format("operand %{} is not a constant", n->input(i)->name());
+  return "";
+}
+
 // A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output.
 std::string pointwiseBlocker(const Node* n, bool mixedDtypes) {
   if (!isPointwise(n)) return "not pointwise";
+  if (n->kind() == OpKind::PhiloxDropout) return dropoutBlocker(n);
   if (n->outputs().size() != 1 || !floatTensor(n->output()))
     return "the output has no static sizes or is not float (run shape propagation on a specialized graph)";
   auto out = *staticSizes(n->output());
@@ -71,7 +86,9 @@ bool moveOne(Node* unpack) {
   Node* chunk = unpack->input(0)->node();
   if (chunk->kind() != OpKind::Chunk || !fusibleChunk(chunk)) return false;
   Node* p = chunk->input(0)->node();
-  if (!fusiblePointwise(p) || chunk->input(0)->uses().size() != 1) return false;
+  // Only a pointwise op proper: dropout's numbers follow the element's index in its own output.
+  if (p->info().group != OpGroupKind::Pointwise || !fusiblePointwise(p) || chunk->input(0)->uses().size() != 1)
+    return false;
   Graph* g = unpack->graph();
   const int64_t n = *constantInt(chunk->input(1));
   const int64_t rankY = static_cast<int64_t>(staticSizes(chunk->input(0))->size());

@@ -7,6 +7,8 @@
 
 namespace gj::fusion {
 
+/// An elementwise op a group computes at its output's index: a pointwise op, or prim::philox_dropout (whose
+/// numbers are those of the element's index in its output, so it never moves below a chunk).
 bool isPointwise(const Node* n);
 /// A tensor of static sizes and float dtype.
 bool floatTensor(const Value* v);

@@ -2,6 +2,8 @@
 
 #include <llvm/IR/Intrinsics.h>
 
+#include "support/philox.h"
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -55,6 +57,38 @@ llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x) {
 llvm::Value* emitSigmoid(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x) {
   llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
   return b.CreateFDiv(one, b.CreateFAdd(one, emitExp(b, m, b.CreateFNeg(x))));
+}
+
+namespace {
+
+// support/philox.h's word algebra over i32 LLVM values.
+struct LlvmWords {
+  llvm::IRBuilder<>& b;
+  llvm::Value* k(unsigned v) const { return b.getInt32(v); }
+  llvm::Value* add(llvm::Value* x, llvm::Value* y) const { return b.CreateAdd(x, y); }
+  llvm::Value* bitxor(llvm::Value* x, llvm::Value* y) const { return b.CreateXor(x, y); }
+  void mulhilo(unsigned a, llvm::Value* x, llvm::Value*& hi, llvm::Value*& lo) const {
+    llvm::Value* p = b.CreateMul(b.CreateZExt(x, b.getInt64Ty()), b.getInt64(a));
+    hi = b.CreateTrunc(b.CreateLShr(p, 32), b.getInt32Ty());
+    lo = b.CreateTrunc(p, b.getInt32Ty());
+  }
+};
+
+}  // namespace
+
+llvm::Value* emitPhiloxUniform(llvm::IRBuilder<>& b, llvm::Value* seed, llvm::Value* offset, llvm::Value* stream,
+                               llvm::Value* index, llvm::Type* t) {
+  auto word = [&](llvm::Value* v, unsigned shift) {
+    return b.CreateTrunc(shift ? b.CreateLShr(v, shift) : v, b.getInt32Ty());
+  };
+  llvm::Value* ctr[4] = {word(index, 2), word(stream, 0), word(offset, 0), word(offset, 32)};
+  llvm::Value* key[2] = {word(seed, 0), word(seed, 32)};
+  gjPhilox4x32_10(LlvmWords{b}, ctr, key);
+  llvm::Value* lane = b.CreateAnd(index, b.getInt64(3));
+  llvm::Value* bits = ctr[3];
+  for (int w = 2; w >= 0; --w) bits = b.CreateSelect(b.CreateICmpEQ(lane, b.getInt64(w)), ctr[w], bits);
+  llvm::Value* u = b.CreateUIToFP(b.CreateLShr(bits, 8), t);
+  return b.CreateFMul(u, llvm::ConstantFP::get(t, 1.0 / 16777216.0));
 }
 
 llvm::Function* createKernelBody(llvm::Module& m, const std::string& name, size_t buffers) {

@@ -11,6 +11,10 @@ namespace gj::fusion {
 llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x);
 llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x);
 llvm::Value* emitSigmoid(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x);
+/// support/philox.h's uniform number in [0, 1) of type t for element `index` of the stream (seed, offset, stream),
+/// all i64: the rounds of gjPhilox4x32_10 over 32-bit LLVM words (vectorizable: no calls, no branches).
+llvm::Value* emitPhiloxUniform(llvm::IRBuilder<>& b, llvm::Value* seed, llvm::Value* offset, llvm::Value* stream,
+                               llvm::Value* index, llvm::Type* t);
 /// A call to libm's `base` (float: basef).
 llvm::Value* emitLibm(llvm::IRBuilder<>& b, llvm::Module& m, const char* base, llvm::Value* x);
 

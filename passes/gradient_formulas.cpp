@@ -182,6 +182,9 @@ void emitGradient(GradientContext& c, Node* n) {
       acc(in(0), b.op(n->kind() == OpKind::SumDim ? OpKind::SumBackward : OpKind::MeanBackward,
                       {gy, c.sizesOf(in(0)), F(in(1)), F(in(2))}));
       return;
+    case OpKind::PhiloxDropout:  // linear in the input: the same draws (seed, offset, stream) mask the gradient
+      acc(in(0), b.op(OpKind::PhiloxDropout, {gy, F(in(1)), F(in(2)), F(in(3)), F(in(4))}));
+      return;
     case OpKind::Var: acc(in(0), b.op(OpKind::VarBackward, {gy, F(in(0)), F(in(1)), F(in(2)), F(in(3))})); return;
     case OpKind::Std: {  // d sqrt(v) = dv / (2 sqrt(v))
       Value* g = b.op(OpKind::Div, {gy, b.op(OpKind::Mul, {F(out), b.f(2.0)})});

@@ -308,6 +308,13 @@ std::string staticShapeError(const Node* n) {
       return fmt::format("aten::linear's bias {} must be [{}], the weight's output features", shapeStr(*b), (*w)[0]);
     return {};
   }
+  if (k == OpKind::PhiloxDropout) {  // rng is the generator's state: int64 [seed, offset]
+    const Type& rng = n->input(3)->type();
+    if ((rng.dtype && *rng.dtype != DType::Int64) || (rng.sizes && *rng.sizes != Sizes{2} &&
+                                                      !(rng.sizes->size() == 1 && !knownDim((*rng.sizes)[0]))))
+      return fmt::format("prim::philox_dropout's rng must be an int64 tensor [2] (seed, offset), not {}", rng.str());
+    return {};
+  }
   if (n->info().group == OpGroupKind::Pointwise) {  // every tensor operand broadcasts with the others
     std::optional<Sizes> first;
     for (size_t i = 0; i < n->inputs().size(); ++i) {
@@ -547,6 +554,7 @@ Type outputType(const Node* n, size_t k) {
 #include "ir/pointwise_cases.inc"
       return pointwiseType(n);
     case OpKind::NllLossBackward: return same(1);
+    case OpKind::PhiloxDropout: return same(0);
     case OpKind::Var: case OpKind::Std: return like(0, reduceSizes(in(0), in(1), in(3)));
     case OpKind::VarBackward: case OpKind::LayerNorm: return same(n->kind() == OpKind::VarBackward ? 1 : 0);
     case OpKind::NativeLayerNorm: {

@@ -167,6 +167,17 @@ const GradCase kCases[] = {
   %o : Tensor, %mean : Tensor, %rstd : Tensor = aten::native_layer_norm(%x, %s1, %none, %b, %eps)
   return (%a, %c, %o)
 )IR", {}},
+    // Linear in x for a fixed generator state: its gradient is the same mask, drawn again.
+    {"PhiloxDropout", R"IR(graph(%x : Double(6, 5), %rng : Long(2)):
+  %p : float = prim::Constant[value=0.5]()
+  %t : bool = prim::Constant[value=1]()
+  %f : bool = prim::Constant[value=0]()
+  %s : int = prim::Constant[value=1]()
+  %y : Tensor = prim::philox_dropout(%x, %p, %t, %rng, %s)
+  %e : Tensor = prim::philox_dropout(%x, %p, %f, %rng, %s)
+  %z : Tensor = aten::mul(%y, %x)
+  return (%z, %e)
+)IR", {{"rng", {20261123, 4}}}},
     {"Embedding", R"IR(graph(%w : Double(5, 3), %idx : Long(2, 3)):
   %e : Tensor = aten::embedding(%w, %idx)
   return (%e)

@@ -3,6 +3,7 @@
 #include "runtime/cpu/ops.h"
 #include "runtime/gemm.h"
 #include "runtime/threading.h"
+#include "support/philox.h"
 #include "support/error.h"
 #include "tests/support/reference.h"
 
@@ -416,6 +417,83 @@ TEST(Threading, ResultsDoNotDependOnThreadCount) {
   EXPECT_LE(relError(cpu::mm(a, b), m1), 1e-6);
   EXPECT_EQ(relError(cpu::tanh(big), t1), 0.0);
   EXPECT_THROW(setNumThreads(0), Error);
+}
+
+}  // namespace
+}  // namespace gj
+
+namespace gj {
+namespace {
+
+// support/philox.h against Random123's known-answer vectors for Philox4x32-10 (kat_vectors).
+TEST(Philox, MatchesRandom123KnownAnswers) {
+  struct Kat {
+    unsigned ctr[4], key[2], out[4];
+  };
+  const Kat kats[] = {
+      {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+      {{~0u, ~0u, ~0u, ~0u}, {~0u, ~0u}, {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+      {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0},
+       {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+  };
+  for (const Kat& k : kats) {
+    unsigned ctr[4] = {k.ctr[0], k.ctr[1], k.ctr[2], k.ctr[3]}, key[2] = {k.key[0], k.key[1]};
+    gjPhilox4x32_10(GjPhiloxWords(), ctr, key);
+    for (int w = 0; w < 4; ++w) EXPECT_EQ(ctr[w], k.out[w]) << "word " << w;
+  }
+  // Element i reads lane i % 4 of the block i / 4 (support/philox.h's layout).
+  unsigned ctr[4] = {1, 7, 0x89abcdef, 0x01234567}, key[2] = {0x9e3779b9, 0x0000beef};
+  gjPhilox4x32_10(GjPhiloxWords(), ctr, key);
+  const long long seed = (0x0000beefLL << 32) | 0x9e3779b9LL, offset = (0x01234567LL << 32) | 0x89abcdefLL;
+  for (int lane = 0; lane < 4; ++lane) EXPECT_EQ(gjPhiloxBits(seed, offset, 7, 4 + lane), ctr[lane]) << lane;
+}
+
+Tensor rngState(int64_t seed, int64_t offset) {
+  return Tensor::fromVector({2}, {static_cast<double>(seed), static_cast<double>(offset)}, DType::Int64);
+}
+
+// The host kernel: a rate within 4 sigma of p, kept elements scaled by exactly 1 / (1 - p), the same mask
+// for one (seed, offset, stream) in float32 and float64, another for another seed, offset or stream; the
+// identity out of training and for p = 0, zeros for p = 1.
+TEST(Dropout, RateScaleAndStreams) {
+  const int64_t n = 40000;
+  const double p = 0.4;
+  Tensor x = Tensor::rand({200, 200}, DType::Float32, 3, 0.5, 2.0);
+  Tensor y = cpu::dropout(x, p, true, rngState(17, 5), 2);
+  int64_t dropped = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (y.item(i) == 0) {
+      ++dropped;
+      continue;
+    }
+    EXPECT_EQ(static_cast<float>(y.item(i)), static_cast<float>(x.item(i)) * (1.0f / (1.0f - 0.4f))) << i;
+  }
+  const double sigma = std::sqrt(n * p * (1 - p));
+  EXPECT_LE(std::abs(static_cast<double>(dropped) - n * p), 4 * sigma) << dropped << " of " << n;
+
+  auto mask = [](const Tensor& t) {
+    std::vector<bool> m;
+    for (int64_t i = 0; i < t.numel(); ++i) m.push_back(t.item(i) != 0);
+    return m;
+  };
+  Tensor x64 = x.to(DType::Float64);
+  EXPECT_EQ(mask(cpu::dropout(x64, p, true, rngState(17, 5), 2)), mask(y));
+  EXPECT_EQ(mask(cpu::dropout(x, p, true, rngState(17, 5), 2)), mask(y));
+  EXPECT_NE(mask(cpu::dropout(x, p, true, rngState(18, 5), 2)), mask(y));
+  EXPECT_NE(mask(cpu::dropout(x, p, true, rngState(17, 6), 2)), mask(y));
+  EXPECT_NE(mask(cpu::dropout(x, p, true, rngState(17, 5), 3)), mask(y));
+
+  EXPECT_EQ(relError(cpu::dropout(x, p, false, rngState(17, 5), 2), x), 0.0);
+  EXPECT_EQ(relError(cpu::dropout(x, 0.0, true, rngState(17, 5), 2), x), 0.0);
+  Tensor all = cpu::dropout(x, 1.0, true, rngState(17, 5), 2);
+  for (int64_t i = 0; i < n; i += 97) EXPECT_EQ(all.item(i), 0.0);
+}
+
+TEST(Dropout, BadArgumentsAreErrors) {
+  Tensor x = Tensor::rand({4, 4}, DType::Float32, 1);
+  EXPECT_THROW(cpu::dropout(x, 1.5, true, rngState(1, 0), 0), Error);
+  EXPECT_THROW(cpu::dropout(x, 0.5, true, Tensor::rand({3}, DType::Float32, 1), 0), Error);
+  EXPECT_THROW(cpu::dropout(Tensor::fromVector({2}, {1, 2}, DType::Int64), 0.5, true, rngState(1, 0), 0), Error);
 }
 
 }  // namespace

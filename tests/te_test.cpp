@@ -810,3 +810,88 @@ TEST(Fusers, EveryStepOfAnUnrolledLstmSharesOneKernel) {
 
 }  // namespace
 }  // namespace gj
+
+namespace gj {
+namespace {
+
+// prim::philox_dropout between two pointwise ops, and its gradient: fused by both fusers, forward and backward.
+const char* kDropoutIR = R"IR(graph(%x : T(37, 29), %w : T(29), %rng : Long(2)):
+  %p : float = prim::Constant[value=0.3]()
+  %t : bool = prim::Constant[value=1]()
+  %s : int = prim::Constant[value=5]()
+  %a : T(37, 29) = aten::mul(%x, %w)
+  %y : T(37, 29) = prim::philox_dropout(%a, %p, %t, %rng, %s)
+  %z : T(37, 29) = aten::tanh(%y)
+  return (%y, %z)
+)IR";
+
+std::vector<IValue> dropoutInputs(DType t, int64_t seed) {
+  return {Tensor::rand({37, 29}, t, 3, 0.5, 2.0), Tensor::rand({29}, t, 4, 0.5, 2.0),
+          Tensor::fromVector({2}, {static_cast<double>(seed), 9}, DType::Int64)};
+}
+
+std::vector<bool> maskOf(const Tensor& t) {
+  std::vector<bool> m;
+  for (int64_t i = 0; i < t.numel(); ++i) m.push_back(t.item(i) != 0);
+  return m;
+}
+
+std::vector<IValue> onDevice(std::vector<IValue> in, DeviceKind d) {
+  for (IValue& v : in) v = v.toTensor().to(d);
+  return in;
+}
+
+// One seed and offset, one mask: the graph interpreter, the TE interpreter on the TE group's loop nest, and
+// every fuser's compiled kernels (LLVM on the CPU; NVRTC's CUDA C on a device, the emulated driver in CI)
+// drop the same elements, forward and backward (whose gradient regenerates the mask), and keep the same
+// values; another seed drops others. Every dropout sits inside a group, forward and backward.
+TEST(Dropout, MaskIsTheSameOnEveryPath) {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    auto g = std::shared_ptr<Graph>(parseIR(typed(kDropoutIR, dt)));
+    const double tol = dt == DType::Float32 ? 1e-6 : 1e-13;
+    std::vector<IValue> in = dropoutInputs(dt, 1234567);
+    auto ref = Interpreter(*g).run(in);
+    const std::vector<bool> mask = maskOf(ref[0].toTensor());
+    EXPECT_NE(maskOf(Interpreter(*g).run(dropoutInputs(dt, 7654321))[0].toTensor()), mask);
+    size_t dropped = std::count(mask.begin(), mask.end(), false);
+    EXPECT_GT(dropped, mask.size() / 5);
+    EXPECT_LT(dropped, mask.size() * 2 / 5);
+
+    // The TE interpreter on the nest of the graph taken as one group (it holds only what a group may).
+    {
+      std::vector<Tensor> args;
+      for (const IValue& v : in) args.push_back(v.toTensor());
+      LoopNest nest = lowerGroup(*g);
+      auto outs = interpret(nest, args);
+      EXPECT_EQ(maskOf(outs[0]), mask) << "TE interpreter";
+      EXPECT_LE(test::relError(outs[0], ref[0].toTensor()), tol) << "TE interpreter";
+    }
+    PipelineOptions o;
+    o.fuser = FuserKind::Te;
+    Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {true, true, false}, o);
+    for (const Graph* graph : {plan.graph.get(), plan.gradients.begin()->second->forward.get(),
+                               plan.gradients.begin()->second->backward.get()})
+      for (const Node* n : *graph->block())
+        EXPECT_NE(n->kind(), OpKind::PhiloxDropout) << "a dropout outside every group:\n" << printIR(*graph);
+
+    std::vector<DeviceKind> devices = {DeviceKind::Cpu};
+    if (cuda::available()) devices.push_back(DeviceKind::Cuda);
+    Tensor go = Tensor::rand({37, 29}, dt, 8, 0.5, 1.5);
+    for (DeviceKind d : devices)
+      for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te}) {
+        if (d == DeviceKind::Cpu && f != FuserKind::None && !test::kHaveLlvm) continue;
+        std::string where = fmt::format("fuser {} on {} ({})", fuserName(f), deviceName(d), dtypeName(dt));
+        Function fn(*g, {.fuser = f, .executor = ExecutorKind::Legacy, .device = d});
+        auto out = fn.forward(onDevice(in, d), {true, true, false});
+        Tensor y = out[0].toTensor().to(DeviceKind::Cpu);
+        EXPECT_EQ(maskOf(y), mask) << where;
+        EXPECT_LE(test::relError(y, ref[0].toTensor()), tol) << where;
+        auto grads = fn.backward({go.to(d), Tensor::zeros({37, 29}, dt, d)});
+        EXPECT_EQ(maskOf(grads[0].to(DeviceKind::Cpu)), mask) << where << ", the gradient";
+        if (f != FuserKind::None) EXPECT_GE(fn.stats().fusionGroups, 2) << where << ": " << fn.stats().str();
+      }
+  }
+}
+
+}  // namespace
+}  // namespace gj

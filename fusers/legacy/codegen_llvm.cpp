@@ -1,6 +1,7 @@
 // LLVM IR for a legacy fusion group: a loop over rows, an inner loop over the last dimension.
 #include "fusers/legacy/codegen.h"
 #include "fusers/llvm_math.h"
+#include "support/philox.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -59,7 +60,8 @@ class Emitter {
     llvm::PHINode* col = b_.CreatePHI(i64_, 2, "col");
     col->addIncoming(c64(0), rowHead);
     values_.assign(spec_.exprs.size(), nullptr);
-    for (size_t e = 0; e < spec_.exprs.size(); ++e) values_[e] = expr(spec_.exprs[e], f, rowOffset, col);
+    llvm::Value* linear = b_.CreateAdd(outBase, col);  // the element's row-major index, for dropout's numbers
+    for (size_t e = 0; e < spec_.exprs.size(); ++e) values_[e] = expr(spec_.exprs[e], f, rowOffset, col, linear);
     for (size_t o = 0; o < spec_.outputs.size(); ++o) {
       llvm::Value* out = f->getArg(static_cast<unsigned>(spec_.argSizes.size() + o));
       b_.CreateStore(values_[spec_.outputs[o]], b_.CreateGEP(t_, out, b_.CreateAdd(outBase, col)));
@@ -96,7 +98,7 @@ class Emitter {
   }
 
   llvm::Value* expr(const KernelSpec::Expr& e, llvm::Function* f, const std::vector<llvm::Value*>& rowOffset,
-                    llvm::Value* col) {
+                    llvm::Value* col, llvm::Value* linear) {
     switch (e.kind) {
       case KernelSpec::ExprKind::Scalar: return cf(e.scalar);
       case KernelSpec::ExprKind::Load: {
@@ -106,6 +108,13 @@ class Emitter {
         return b_.CreateLoad(t_, b_.CreateGEP(t_, p, b_.CreateAdd(rowOffset[e.load], inner)));
       }
       case KernelSpec::ExprKind::Op: return op(e);
+      case KernelSpec::ExprKind::Dropout: {
+        llvm::Value* rng = f->getArg(static_cast<unsigned>(e.rngArg));
+        llvm::Value* seed = b_.CreateLoad(i64_, rng);
+        llvm::Value* offset = b_.CreateLoad(i64_, b_.CreateConstGEP1_64(i64_, rng, 1));
+        llvm::Value* u = fusion::emitPhiloxUniform(b_, seed, offset, c64(e.stream), linear, t_);
+        return gjDropout(LlvmAlgebra{*this}, values_[e.args[0]], u, values_[e.args[1]]);
+      }
     }
     return nullptr;
   }

@@ -14,7 +14,7 @@ int64_t KernelSpec::numel() const { return numelOf(shape); }
 
 std::string KernelSpec::key() const {
   std::string s = fmt::format("{} {}|", dtypeName(dtype), shapeStr(shape));
-  for (const auto& a : argSizes) s += shapeStr(a);
+  for (size_t i = 0; i < argSizes.size(); ++i) s += fmt::format("{}{}", dtypeName(argDtypes[i]), shapeStr(argSizes[i]));
   s += "|";
   for (const Load& l : loads) s += fmt::format("L{}@{}{};", l.arg, l.offset, shapeStr(l.strides));
   for (const Expr& e : exprs) {
@@ -22,6 +22,7 @@ std::string KernelSpec::key() const {
       case ExprKind::Load: s += fmt::format("l{};", e.load); break;
       case ExprKind::Scalar: s += fmt::format("s{:a};", e.scalar); break;
       case ExprKind::Op: s += fmt::format("{}({});", opInfo(e.op).name, fmt::join(e.args, ",")); break;
+      case ExprKind::Dropout: s += fmt::format("dropout({};rng{};s{});", fmt::join(e.args, ","), e.rngArg, e.stream); break;
     }
   }
   return s + fmt::format("->{}", fmt::join(outputs, ","));
@@ -61,6 +62,7 @@ class SpecBuilder {
       auto s = staticSizes(in);
       USER_CHECK(s.has_value(), "fusion: input %{} has no static sizes", in->name());
       spec_.argSizes.push_back(*s);
+      spec_.argDtypes.push_back(in->type().dtype.value_or(spec_.dtype));
       argOf_[in] = i;
     }
     for (const Node* n : *sub_.block()) node(n);
@@ -99,6 +101,7 @@ class SpecBuilder {
       case OpGroupKind::View:
       case OpGroupKind::Control:
         if (n->kind() == OpKind::Constant || n->kind() == OpKind::Chunk) return;  // read through their users
+        if (n->kind() == OpKind::PhiloxDropout) return dropout(n);
         if (n->kind() == OpKind::ListUnpack) return chunkPieces(n);
         break;
       case OpGroupKind::Reduction:
@@ -106,6 +109,24 @@ class SpecBuilder {
         break;
     }
     USER_CHECK(false, "fusion: {} cannot be compiled by the legacy fuser", n->info().name);
+  }
+  void dropout(const Node* n) {
+    auto train = constantBool(n->input(2));
+    auto stream = constantInt(n->input(4));
+    USER_CHECK(train && stream, "fusion: prim::philox_dropout needs constant train and stream");
+    if (!*train) {
+      expr_[n->output()] = exprOf(n->input(0));
+      return;
+    }
+    auto rng = argOf_.find(n->input(3));
+    USER_CHECK(rng != argOf_.end() && spec_.argDtypes[rng->second] == DType::Int64 &&
+                   spec_.argSizes[rng->second] == std::vector<int64_t>{2},
+               "fusion: prim::philox_dropout's rng must be an int64 [2] group input");
+    // Its numbers follow its own element index: the group's, when its output has the group's shape.
+    USER_CHECK(staticSizes(n->output()) == spec_.shape, "fusion: prim::philox_dropout of another shape than the group's");
+    KernelSpec::Expr e{KernelSpec::ExprKind::Dropout, n->kind(), {exprOf(n->input(0)), exprOf(n->input(1))}, 0, 0,
+                       rng->second, *stream};
+    expr_[n->output()] = add(std::move(e));
   }
   // Each piece of chunk(x, n, d) (x an input) is a view of x: the k-th slab along d.
   void chunkPieces(const Node* unpack) {

@@ -12,6 +12,7 @@ struct KernelSpec {
   DType dtype = DType::Float32;
   std::vector<int64_t> shape;                 ///< the iteration shape: every output's
   std::vector<std::vector<int64_t>> argSizes;  ///< static sizes of each input (the kernel reads them contiguous)
+  std::vector<DType> argDtypes;               ///< each input's: `dtype`, or Int64 for a dropout's rng
 
   /// A read of input `arg` at the iteration index: element offset = offset + sum_d index[d] * strides[d]
   /// (strides per iteration dimension; 0 where the input broadcasts). Chunks of an input are such views.
@@ -20,13 +21,17 @@ struct KernelSpec {
     int64_t offset;
     std::vector<int64_t> strides;
   };
-  enum class ExprKind : uint8_t { Load, Scalar, Op };
+  /// Dropout: prim::philox_dropout of args {x, p} at the iteration index (the group's shape is its output's),
+  /// with the seed and offset of input `rngArg` (int64 [2]) and `stream` (support/philox.h).
+  enum class ExprKind : uint8_t { Load, Scalar, Op, Dropout };
   struct Expr {
     ExprKind kind;
     OpKind op = OpKind::Add;   ///< for Op
-    std::vector<int> args;     ///< for Op: indices of earlier exprs
+    std::vector<int> args;     ///< for Op and Dropout: indices of earlier exprs
     size_t load = 0;           ///< for Load
     double scalar = 0;         ///< for Scalar
+    size_t rngArg = 0;         ///< for Dropout
+    int64_t stream = 0;        ///< for Dropout
   };
   std::vector<Load> loads;
   std::vector<Expr> exprs;    ///< in evaluation order

@@ -38,7 +38,7 @@ cuda::LaunchShape cudaLaunchShape(int64_t n, const CudaLaunchOptions& o) {
 
 std::vector<TensorSignature> argSignatures(const KernelSpec& spec) {
   std::vector<TensorSignature> sigs;
-  for (const auto& sizes : spec.argSizes) sigs.push_back({spec.dtype, sizes});
+  for (size_t i = 0; i < spec.argSizes.size(); ++i) sigs.push_back({spec.argDtypes[i], spec.argSizes[i]});
   return sigs;
 }
 

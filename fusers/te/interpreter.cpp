@@ -1,6 +1,7 @@
 #include "fusers/te/interpreter.h"
 
 #include "support/error.h"
+#include "support/philox.h"
 
 #include <cmath>
 #include <unordered_map>
@@ -48,6 +49,12 @@ class Eval {
       case NodeKind::Load: {
         const Load* l = e.as<Load>();
         return storage(l->buf).data.at(offset(l->buf, l->indices));
+      }
+      case NodeKind::Philox: {  // Int values are doubles here: seeds and offsets exact up to 2^53
+        const Philox* r = e.as<Philox>();
+        const double u = gjPhiloxUniform(static_cast<int64_t>(expr(r->seed)), static_cast<int64_t>(expr(r->offset)),
+                                         r->stream, static_cast<int64_t>(expr(r->index)));
+        return r->type == ScalarKind::Float32 ? static_cast<float>(u) : u;
       }
       case NodeKind::Reduce: IR_CHECK(false) << "TE interpreter: run lowerReductions first"; return 0;
       case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:
@@ -97,7 +104,7 @@ class Eval {
       }
       case NodeKind::IntImm: case NodeKind::FloatImm: case NodeKind::Var: case NodeKind::Binary:
       case NodeKind::Compare: case NodeKind::Select: case NodeKind::Call: case NodeKind::Cast: case NodeKind::Load:
-      case NodeKind::Reduce:
+      case NodeKind::Philox: case NodeKind::Reduce:
         break;
     }
     IR_CHECK(false) << "TE interpreter: an expression used as a statement";

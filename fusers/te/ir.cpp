@@ -79,6 +79,11 @@ bool equal(const Expr& a, const Expr& b) {
       auto x = a.as<Load>(), y = b.as<Load>();
       return x->buf == y->buf && all(x->indices, y->indices);
     }
+    case NodeKind::Philox: {
+      auto x = a.as<Philox>(), y = b.as<Philox>();
+      return x->stream == y->stream && equal(x->seed, y->seed) && equal(x->offset, y->offset) &&
+             equal(x->index, y->index);
+    }
     case NodeKind::Reduce: {
       auto x = a.as<Reduce>(), y = b.as<Reduce>();
       return x->op == y->op && x->extents == y->extents && all(x->vars, y->vars) && equal(x->body, y->body);
@@ -116,6 +121,12 @@ Expr Load::make(Buf buf, std::vector<Expr> indices) {
   IR_CHECK(indices.size() == buf->dims.size()) << "te::Load of " << buf->name << " with " << indices.size()
                                                << " indices for " << buf->dims.size() << " dims";
   return Expr(std::make_shared<const Load>(std::move(buf), std::move(indices)));
+}
+Expr Philox::make(Expr seed, Expr offset, int64_t stream, Expr index, ScalarKind t) {
+  IR_CHECK(seed->type == ScalarKind::Int && offset->type == ScalarKind::Int && index->type == ScalarKind::Int &&
+           (t == ScalarKind::Float32 || t == ScalarKind::Float64))
+      << "te::Philox takes Int seed, offset and index and gives a float";
+  return Expr(std::make_shared<const Philox>(std::move(seed), std::move(offset), stream, std::move(index), t));
 }
 Expr Reduce::make(ReduceOpKind op, Expr body, std::vector<Expr> vars, std::vector<int64_t> extents) {
   IR_CHECK(vars.size() == extents.size()) << "te::Reduce vars and extents differ in number";

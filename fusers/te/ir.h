@@ -157,6 +157,18 @@ struct Load : ExprNode {
   static Expr make(Buf buf, std::vector<Expr> indices);
 };
 
+/// Dropout's uniform number in [0, 1) for element `index` (Int) of the Philox stream of `seed`, `offset` (Int)
+/// and `stream` (support/philox.h), in type t (float32 or float64; exact in both).
+struct Philox : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::Philox;
+  Philox(Expr s, Expr o, int64_t st, Expr i, ScalarKind t)
+      : ExprNode(kKind, t), seed(std::move(s)), offset(std::move(o)), stream(st), index(std::move(i)) {}
+  const Expr seed, offset;
+  const int64_t stream;
+  const Expr index;
+  static Expr make(Expr seed, Expr offset, int64_t stream, Expr index, ScalarKind t);
+};
+
 /// body reduced over vars[k] in [0, extents[k]), starting from the op's identity (0 for Sum, -inf for Max).
 /// Only as the value of a Store; LoopNest::lowerReductions turns it into loops.
 enum class ReduceOpKind : uint8_t { Sum, Max };

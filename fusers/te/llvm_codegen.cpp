@@ -139,6 +139,11 @@ class Emitter {
         const Load* l = e.as<Load>();
         return b_.CreateLoad(typeOf(l->buf->type), address(l->buf, l->indices));
       }
+      case NodeKind::Philox: {
+        const Philox* r = e.as<Philox>();
+        return fusion::emitPhiloxUniform(b_, expr(r->seed), expr(r->offset), llvm::ConstantInt::get(i64_, r->stream),
+                                         expr(r->index), typeOf(r->type));
+      }
       case NodeKind::Reduce: break;
       case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:
       case NodeKind::Cond:
@@ -264,7 +269,7 @@ class Emitter {
       }
       case NodeKind::IntImm: case NodeKind::FloatImm: case NodeKind::Var: case NodeKind::Binary:
       case NodeKind::Compare: case NodeKind::Select: case NodeKind::Call: case NodeKind::Cast: case NodeKind::Load:
-      case NodeKind::Reduce:
+      case NodeKind::Philox: case NodeKind::Reduce:
         break;
     }
     throw Error("TE LLVM codegen: an expression used as a statement");

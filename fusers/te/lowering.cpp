@@ -3,6 +3,7 @@
 #include "fusers/group_rules.h"
 #include "passes/util.h"
 #include "support/error.h"
+#include "support/philox.h"
 
 #include <fmt/format.h>
 
@@ -537,6 +538,7 @@ class Lowerer {
       USER_CHECK(rowDims_ > 0, "TE lowering: {} outside a row group", n->info().name);
       return rowOpValue(v, idx);
     }
+    if (n->kind() == OpKind::PhiloxDropout) return dropout(v, idx);
     auto rule = n->info().pointwiseOp();
     USER_CHECK(rule.has_value(), "TE lowering: {} cannot be lowered", n->info().name);
     ScalarKind t = scalarKindOf(*v->type().dtype);
@@ -544,6 +546,25 @@ class Lowerer {
     Expr x[3];
     for (size_t i = 0; i < 3 && i < n->inputs().size(); ++i) x[i] = operand(n->input(i), idx, t);
     return applyPointwise(*rule, TeAlgebra{t}, x[0], x[1], x[2]);
+  }
+
+  // prim::philox_dropout at idx (in its own shape): support/philox.h's rule with the number of the element's
+  // row-major index, from the seed and offset in the group's rng input.
+  Expr dropout(const Value* v, const Indices& idx) {
+    const Node* n = v->node();
+    const ScalarKind t = scalarKindOf(*v->type().dtype);
+    auto train = constantBool(n->input(2));
+    auto stream = constantInt(n->input(4));
+    auto rng = bufOf_.find(n->input(3));
+    USER_CHECK(train && stream && rng != bufOf_.end(),
+               "TE lowering: prim::philox_dropout needs constant train and stream, and its rng as a group input");
+    Expr x = operand(n->input(0), idx, t);
+    if (!*train) return x;
+    const auto sizes = *staticSizes(v);
+    Expr linear = imm(0);
+    for (size_t d = 0; d < sizes.size(); ++d) linear = simplify(linear * imm(sizes[d]) + idx[d]);
+    Expr u = Philox::make(Load::make(rng->second, {imm(0)}), Load::make(rng->second, {imm(1)}), *stream, linear, t);
+    return gjDropout(TeAlgebra{t}, x, u, scalar(n->input(1), t));
   }
 
   // The primitives support/pointwise.def's rules are written in, as TE expressions of type t.
@@ -638,7 +659,7 @@ std::optional<RowOp> rowOp(const Node* n) {
     case OpKind::ZerosLike: case OpKind::SumToSize: case OpKind::SelectBackward: case OpKind::SliceBackward:
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SplitWithSizes:
-    case OpKind::SumBackward: case OpKind::MeanBackward:
+    case OpKind::SumBackward: case OpKind::MeanBackward: case OpKind::PhiloxDropout:
       return std::nullopt;
   }
   return std::nullopt;

@@ -40,6 +40,7 @@ void Visitor::visit(const Cast* op) { visit(op->arg); }
 void Visitor::visit(const Load* op) {
   for (const Expr& i : op->indices) visit(i);
 }
+void Visitor::visit(const Philox* op) { visit(op->seed), visit(op->offset), visit(op->index); }
 void Visitor::visit(const Reduce* op) { visit(op->body); }
 void Visitor::visit(const Block* op) {
   for (const Stmt& s : op->stmts) visit(s);
@@ -121,6 +122,11 @@ Expr Mutator::mutate(const Load* op, const Expr& self) {
   for (const Expr& i : op->indices) idx.push_back(mutate(i));
   if (sameAll(idx, op->indices)) return self;
   return Load::make(op->buf, idx);
+}
+Expr Mutator::mutate(const Philox* op, const Expr& self) {
+  Expr s = mutate(op->seed), o = mutate(op->offset), i = mutate(op->index);
+  if (s.same(op->seed) && o.same(op->offset) && i.same(op->index)) return self;
+  return Philox::make(s, o, op->stream, i, op->type);
 }
 Expr Mutator::mutate(const Reduce* op, const Expr& self) {
   Expr b = mutate(op->body);

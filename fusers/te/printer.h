@@ -25,6 +25,7 @@ class Printer : public Visitor {
   void visit(const Call* op) override;
   void visit(const Cast* op) override;
   void visit(const Load* op) override;
+  void visit(const Philox* op) override;
   void visit(const Reduce* op) override;
   void visit(const Block* op) override;
   void visit(const For* op) override;
@@ -57,9 +58,14 @@ class CPrinter : public Printer {
   void visit(const Allocate* op) override;
   void visit(const Free* op) override;
   void visit(const Binary* op) override;
+  /// support/philox.h's gjPhiloxBits, whose text the kernel then starts with (usesPhilox_).
+  void visit(const Philox* op) override;
   void index(const Buf& buf, const std::vector<Expr>& indices) override;
   std::string loopMarks(const LoopOptions&) override { return ""; }
   bool isFloat64(const Expr& e) const { return e->type == ScalarKind::Float64; }
+  /// The C type of a buffer element (Int is int64: long long).
+  static const char* cType(ScalarKind k) { return k == ScalarKind::Int ? "long long" : scalarKindName(k); }
+  bool usesPhilox_ = false;
 };
 
 /// CUDA C: a __global__ kernel over the given buffers; loops bound to blocks and threads become indices.

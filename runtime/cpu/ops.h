@@ -55,6 +55,17 @@ LayerNormResult layerNorm(const Tensor& x, std::span<const int64_t> normalizedSh
 Tensor nllLoss(const Tensor& logp, const Tensor& target);
 Tensor crossEntropy(const Tensor& logits, const Tensor& target);
 
+// ---- random ----
+/// A Philox generator's state as prim::philox_dropout reads it from its int64 [2] rng tensor (host or device).
+struct PhiloxState {
+  int64_t seed, offset;
+};
+PhiloxState philoxState(const Tensor& rng);
+/// prim::philox_dropout: in training each element dropped with probability p, the rest scaled by 1 / (1 - p),
+/// by the numbers support/philox.h draws for element i from rng's seed and offset and `stream`; x itself
+/// when not training. On the host or the device (the mask is the same).
+Tensor dropout(const Tensor& x, double p, bool train, const Tensor& rng, int64_t stream);
+
 // ---- data movement ----
 Tensor cat(std::span<const Tensor> xs, int64_t dim);
 Tensor stack(std::span<const Tensor> xs, int64_t dim);

@@ -76,6 +76,11 @@ void untagPointers(GjCopyArgs& p) {
   p.in = untag(p.in);
 }
 void untagPointers(GjFillArgs& p) { p.out = untag(p.out); }
+void untagPointers(GjDropoutArgs& p) {
+  p.rng = untag(p.rng);
+  p.in = untag(p.in);
+  p.out = untag(p.out);
+}
 void untagPointers(GjIndexArgs& p) {
   p.idx = untag(p.idx);
   p.in = untag(p.in);
@@ -111,6 +116,8 @@ const EmulatedKernel kKernels[] = {
     kernel<GjSumArgs, gj_sum_parts>("gj_sum_parts"), kernel<GjSumArgs, gj_sum_finish>("gj_sum_finish"),
     kernel<GjIndexArgs, gj_gather>("gj_gather"),     kernel<GjIndexArgs, gj_scatter_add>("gj_scatter_add"),
     kernel<GjConvArgs, gj_im2col>("gj_im2col"),      kernel<GjConvArgs, gj_col2im>("gj_col2im"),
+    kernel<GjDropoutArgs, gj_dropout_f32>("gj_dropout_f32"),
+    kernel<GjDropoutArgs, gj_dropout_f64>("gj_dropout_f64"),
 };
 
 // What a CUfunction points at: a kernel of kernels.cuh, or one of a module built for the host.

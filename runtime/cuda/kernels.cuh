@@ -35,6 +35,8 @@ struct GjStrides {
 
 // The pointwise ops and their scalar rules (support/pointwise.def), shared with every code generator.
 #include "support/pointwise.h"
+// Dropout's generator and rule, shared with every code generator.
+#include "support/philox.h"
 
 // gj_map_f32 / gj_map_f64: out (contiguous) = op(a, b, scalar) over `shape`, op a GjPointwiseOp applied by
 // its rule; b is read by ops of two or more operands, and `scalar` is a third operand (add's alpha,
@@ -47,6 +49,16 @@ struct GjMapArgs {
   const void* a;
   const void* b;
   GjStrides sa, sb;
+};
+
+// gj_dropout_f32 / gj_dropout_f64: out = prim::philox_dropout(in) (support/philox.h) over n contiguous
+// elements in training mode, with the seed and offset read from rng (int64 [2], device memory).
+struct GjDropoutArgs {
+  gj_i64 n, stream;
+  double p;
+  const gj_i64* rng;
+  const void* in;
+  void* out;
 };
 
 // gj_copy: out[sout(i)] = in[sin(i)] over `shape`, converting the element type.
@@ -191,6 +203,22 @@ GJ_DEVICE void gjMap(const GjMapArgs& p) {
 
 GJ_KERNEL void gj_map_f32(GjMapArgs p) { gjMap<float>(p); }
 GJ_KERNEL void gj_map_f64(GjMapArgs p) { gjMap<double>(p); }
+
+template <typename T>
+GJ_DEVICE void gjDropoutMap(const GjDropoutArgs& a) {
+  const T* in = (const T*)a.in;
+  T* out = (T*)a.out;
+  const gj_i64 seed = a.rng[0], offset = a.rng[1];
+  const T p = (T)a.p;
+  const GjMath<T> m;
+  GJ_GRID_STRIDE(i, a.n) {
+    const T u = (T)(gjPhiloxBits(seed, offset, a.stream, i) >> 8) * (T)(1.0 / 16777216.0);
+    out[i] = gjDropout(m, in[i], u, p);
+  }
+}
+
+GJ_KERNEL void gj_dropout_f32(GjDropoutArgs p) { gjDropoutMap<float>(p); }
+GJ_KERNEL void gj_dropout_f64(GjDropoutArgs p) { gjDropoutMap<double>(p); }
 
 GJ_DEVICE double gjLoad(const void* base, int type, gj_i64 at) {
   switch (type) {

@@ -4,6 +4,7 @@
 #include "runtime/cpu/ops.h"
 #include "runtime/cuda/device.h"
 #include "runtime/nvrtc.h"
+#include "support/philox_text.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -38,8 +39,9 @@ static std::string spliced(std::string text, const std::string& include, const s
 const std::string& kernelSource() {
   // One text for NVRTC: the pointwise rules' header and table spliced in where kernels.cuh includes them.
   static const std::string s = spliced(
-      kKernelsCu, "#include \"support/pointwise.h\"",
-      spliced(kPointwiseH, "#include \"support/pointwise.def\"", kPointwiseDef));
+      spliced(kKernelsCu, "#include \"support/pointwise.h\"",
+              spliced(kPointwiseH, "#include \"support/pointwise.def\"", kPointwiseDef)),
+      "#include \"support/philox.h\"", kPhiloxHeader);
   return s;
 }
 
@@ -333,6 +335,22 @@ void col2im(DType dtype, const void* col, int64_t channels, int64_t h, int64_t w
   a.in = col;
   a.out = image;
   launch("gj_col2im", channels * h * w, a);
+}
+
+Tensor dropout(const Tensor& x, double p, const Tensor& rng, int64_t stream) {
+  USER_CHECK(x.device() == DeviceKind::Cuda && x.isContiguous() && isFloating(x.dtype()),
+             "CUDA dropout: a contiguous float device tensor expected");
+  Tensor state = rng.device() == DeviceKind::Cuda ? rng.contiguous() : rng.to(DeviceKind::Cuda);
+  Tensor out = Tensor::empty(x.sizes(), x.dtype(), DeviceKind::Cuda);
+  GjDropoutArgs a{};
+  a.n = x.numel();
+  a.stream = stream;
+  a.p = p;
+  a.rng = static_cast<const gj_i64*>(state.rawData());
+  a.in = x.rawData();
+  a.out = out.rawData();
+  if (a.n > 0) launch(x.dtype() == DType::Float32 ? "gj_dropout_f32" : "gj_dropout_f64", a.n, a);
+  return out;
 }
 
 void fill(const Tensor& dst, double value) {

@@ -41,6 +41,9 @@ Tensor gather(const Tensor& in, const Tensor& indices, int64_t width, int64_t pe
 void scatterAdd(const Tensor& out, const Tensor& in, int64_t inRowStride, const Tensor& indices, int64_t width,
                 int64_t perRow, int64_t limit, double scale, const char* what);
 
+/// cpu::dropout on the device: x contiguous, rng the int64 [2] state (read by the kernel where it lies).
+Tensor dropout(const Tensor& x, double p, const Tensor& rng, int64_t stream);
+
 /// dst = src (same sizes; any strides, src may broadcast), converting the dtype; both on the device.
 void copy(const Tensor& dst, const Tensor& src);
 /// Every element of a contiguous device tensor set to `value`.

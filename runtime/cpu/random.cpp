@@ -1,0 +1,49 @@
+// prim::philox_dropout's kernel: support/philox.h's numbers, the mask computed here by a formula of its own.
+#include "runtime/cpu/loops.h"
+#include "runtime/cpu/ops.h"
+#include "runtime/cuda/ops.h"
+#include "support/error.h"
+#include "support/philox.h"
+
+namespace gj::cpu {
+
+PhiloxState philoxState(const Tensor& rng) {
+  USER_CHECK(rng.defined() && rng.dtype() == DType::Int64 && rng.dim() == 1 && rng.numel() == 2,
+             "dropout: the generator state must be an int64 tensor [2] (seed, offset), not {}",
+             rng.defined() ? fmt::format("{} {}", dtypeName(rng.dtype()), shapeStr(rng.sizes())) : "undefined");
+  Tensor host = rng.device() == DeviceKind::Cpu ? rng.contiguous() : rng.to(DeviceKind::Cpu);
+  return {host.data<int64_t>()[0], host.data<int64_t>()[1]};
+}
+
+template <typename T>
+static void dropoutTyped(const T* x, T* out, int64_t n, T p, PhiloxState s, int64_t stream) {
+  const T scale = T(1) / (T(1) - p);
+  // Four elements share one Philox block (support/philox.h), so each thread takes whole blocks.
+  const int64_t blocks = (n + 3) / 4;
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t blk = 0; blk < blocks; ++blk)
+    for (int64_t i = blk * 4; i < std::min(n, blk * 4 + 4); ++i) {
+      const T u = static_cast<T>(gjPhiloxBits(s.seed, s.offset, stream, i) >> 8) * static_cast<T>(1.0 / 16777216.0);
+      out[i] = u < p ? T(0) : x[i] * scale;
+    }
+}
+
+Tensor dropout(const Tensor& x, double p, bool train, const Tensor& rng, int64_t stream) {
+  USER_CHECK(x.defined() && isFloating(x.dtype()), "dropout: expected a float32 or float64 input, got {}",
+             x.defined() ? dtypeName(x.dtype()) : "an undefined tensor");
+  USER_CHECK(p >= 0 && p <= 1, "dropout: p = {} is not a probability (0 <= p <= 1)", p);
+  USER_CHECK(x.numel() <= (int64_t{1} << 34), "dropout: {} elements are more than Philox's counter numbers (2^34)",
+             x.numel());
+  if (!train) return x;
+  if (onCuda(x)) return cuda::dropout(x.contiguous(), p, rng, stream);
+  const PhiloxState s = philoxState(rng);
+  Tensor in = x.contiguous();
+  Tensor out = Tensor::empty(x.sizes(), x.dtype());
+  if (x.dtype() == DType::Float32)
+    dropoutTyped<float>(in.data<float>(), out.data<float>(), x.numel(), static_cast<float>(p), s, stream);
+  else
+    dropoutTyped<double>(in.data<double>(), out.data<double>(), x.numel(), p, s, stream);
+  return out;
+}
+
+}  // namespace gj::cpu
