@@ -2,6 +2,8 @@
 
 #include "executors/autograd.h"
 #include "executors/interpreter.h"
+#include "ir/builder.h"
+#include "runtime/cpu/ops.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 #include <limits>
 #include <iostream>
 #include <map>
+#include <optional>
 
 namespace gj::bench {
 
@@ -46,11 +49,14 @@ std::vector<bool> floats(const std::vector<Tensor>& in) {
   return rg;
 }
 
-Compute library(const Options& o) {
-  return [o](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
+// The library LSTM; with dropout, a layer at a time with the runtime's dropout between (drawing from the
+// model's last input, rng).
+Compute library(const Options& o, double dropout = 0) {
+  return [o, dropout](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
     LstmParams p = rnnsParams(o);
-    auto lstm = newLibraryLstm(p, o);
-    std::vector<Tensor> w(in.begin() + 3, in.end());
+    p.dropout = dropout;
+    auto lstm = newLibraryLstm(p, o, p.hasDropout() ? in.back() : Tensor());
+    std::vector<Tensor> w(in.begin() + 3, in.begin() + 3 + 4 * p.numLayers);
     auto outs = lstm->forward(in[0], in[1], in[2], w);
     return named(m, outs, lstm->backward(gy[0], gy[1], gy[2]));
   };
@@ -117,12 +123,21 @@ struct Subject {
   Compute compute;
   std::string twinName;  // cudnn, aten
   Compute twin;
+  std::optional<double> dropout = std::nullopt;  // a dropout row's, in place of kRnnsDropout
 };
+
+// The model subject s runs: its rnns row's, at the subject's dropout for a dropout row.
+Model subjectModel(const Subject& s, const std::string& row, const Options& o) {
+  if (!s.dropout) return rnnsModel(row, rnnsParams(o));
+  LstmParams p = rnnsParams(o);
+  p.dropout = *s.dropout;
+  return buildLstm(LstmVariantKind::Jit, p);
+}
 
 // Runs a subject and its twin on one set of inputs; prints the row's line; true when they agree.
 bool check(const Subject& s, const Options& o) {
-  const Model m = rnnsModel(s.rnnsRow, rnnsParams(o));
-  const Model full = rnnsModel(s.rnnsRow == "jit_simple" ? "jit" : s.rnnsRow, rnnsParams(o));  // all outputs
+  const Model m = subjectModel(s, s.rnnsRow, o);
+  const Model full = subjectModel(s, s.rnnsRow == "jit_simple" ? "jit" : s.rnnsRow, o);  // all outputs
   std::vector<Tensor> in = randomInputs(full, kSeed);
   std::map<std::string, Tensor> gy;  // random output gradients, of the sizes one eager run gives (the graphs'
   {                                  // loops leave their outputs' sizes open to shape propagation)
@@ -177,6 +192,53 @@ bool check(const Subject& s, const Options& o) {
   return ok;
 }
 
+// A dropout row's masks (`run` applies its dropout to a tensor with a generator state): over [T, B, H] ones at
+// fastrnns' p, the rate within 4 sigma of p, the mask the host kernel draws for the same seed and offset, and
+// another for another seed. Prints the row's line; true when all three hold.
+bool checkMasks(const std::string& row, const Options& o, const std::function<Tensor(const Tensor&, const Tensor&)>& run) {
+  const LstmParams p = rnnsParams(o);
+  const DeviceKind device = o.device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu;
+  const Tensor x = Tensor::full({p.seqLength, p.miniBatch, p.hiddenSize}, DType::Float32, 1.0);
+  auto state = [](int64_t seed) { return Tensor::fromVector({2}, {static_cast<double>(seed), 3}, DType::Int64); };
+  auto mask = [](const Tensor& y) {
+    std::vector<bool> m(y.numel());
+    for (int64_t i = 0; i < y.numel(); ++i) m[i] = y.item(i) != 0;
+    return m;
+  };
+  std::vector<bool> got = mask(run(x.to(device), state(kSeed).to(device)).to(DeviceKind::Cpu));
+  if (const char* plant = std::getenv("GJ_CHECK_PLANT_ERROR"); plant && row + " masks" == plant) got[0] = !got[0];
+  const std::vector<bool> host = mask(cpu::dropout(x, kRnnsDropout, true, state(kSeed), 0));
+  const std::vector<bool> other = mask(run(x.to(device), state(kSeed + 1).to(device)).to(DeviceKind::Cpu));
+  const double n = static_cast<double>(got.size());
+  const double rate = static_cast<double>(std::count(got.begin(), got.end(), false)) / n;
+  const double sigma = std::sqrt(kRnnsDropout * (1 - kRnnsDropout) / n);
+  const bool ok = std::abs(rate - kRnnsDropout) <= 4 * sigma && got == host && got != other;
+  std::cout << fmt::format("check {} masks: dropped {:.4f} of {:g} (p {:g} +- 4 sigma {:.4f}); {} the host kernel's for "
+                           "seed {}; {} for seed {}: {}\n",
+                           row, rate, n, kRnnsDropout, 4 * sigma, got == host ? "the same as" : "NOT the same as", kSeed,
+                           got != other ? "another" : "the SAME", kSeed + 1, ok ? "ok" : "MISMATCH")
+            << std::flush;
+  return ok;
+}
+
+// The dropout rows' own dropout, applied as the row runs it: the compiled rows through a Function of the
+// row's options (fused where its fuser fuses), the library row through the runtime's kernel.
+std::function<Tensor(const Tensor&, const Tensor&)> rowDropout(const std::optional<FunctionOptions>& fo) {
+  if (!fo) return [](const Tensor& x, const Tensor& rng) { return cpu::dropout(x, kRnnsDropout, true, rng, 0); };
+  return [fo = *fo](const Tensor& x, const Tensor& rng) {
+    Graph g;
+    GraphBuilder b(g);
+    Value* in = g.addInput(Type::tensor(DType::Float32, x.sizes()), "x");
+    Value* state = g.addInput(Type::tensor(DType::Int64, {2}), "rng");
+    Value* y = b.op(OpKind::PhiloxDropout, {b.op(OpKind::Mul, {in, in}), b.f(kRnnsDropout), b.b(true), state, b.i(0)});
+    g.registerOutput(b.op(OpKind::Mul, {y, b.f(1.0)}));
+    Function f(g, fo);
+    Tensor out;
+    for (int run = 0; run < fo.profilingRuns + 2; ++run) out = f.forward({x, rng})[0].toTensor();
+    return out;
+  };
+}
+
 }  // namespace
 
 int runCheck(const Options& o, const std::vector<std::pair<std::string, std::string>>& pairs) {
@@ -189,15 +251,28 @@ int runCheck(const Options& o, const std::vector<std::pair<std::string, std::str
                                              : fmt::format("; no library LSTM ({}), so aten stands in", noLibrary))
             << std::flush;
   std::vector<Subject> subjects;
+  bool masksOk = true;
+  size_t maskChecks = 0;
   for (const std::string& row : o.rnns.empty() ? defaultRnnRowNames() : o.rnns) {
     if (row == "cudnn_layernorm") {
       std::cout << "check cudnn_layernorm: not compared (a timing lower bound, forward only; its cy is normalized "
                    "3 x seqLength times, as in fastrnns, and is no model's output)\n";
       continue;
     }
-    if (row == "cudnn") {
-      if (noLibrary.empty()) subjects.push_back({row, row, library(o), "aten", eagerAutograd()});
-      else std::cout << fmt::format("check cudnn: no row ({})\n", noLibrary);
+    if (row == "cudnn" || row == "cudnn_dropout") {
+      if (!noLibrary.empty()) {
+        std::cout << fmt::format("check {}: no row ({})\n", row, noLibrary);
+        continue;
+      }
+      if (row == "cudnn") {
+        subjects.push_back({row, row, library(o), "aten", eagerAutograd()});
+        continue;
+      }
+      // At dropout 0 (as fastrnns compares), then at its dropout: the draws are graphjit's in every row.
+      for (double p : {0.0, kRnnsDropout})
+        subjects.push_back({fmt::format("{} (dropout {:g})", row, p), row, library(o, p), "aten", eagerAutograd(), p});
+      masksOk &= checkMasks(row, o, rowDropout(std::nullopt));
+      ++maskChecks;
       continue;
     }
     if (row == "aten") {  // without a library, against the graph interpreted (py), not against itself
@@ -214,14 +289,24 @@ int runCheck(const Options& o, const std::vector<std::pair<std::string, std::str
       Options po = o;
       po.fuser = fuser, po.executor = executor;
       std::string name = pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row;
+      if (row == "jit_dropout") {
+        for (double p : {0.0, kRnnsDropout})
+          subjects.push_back({fmt::format("{} (dropout {:g})", name, p), row, compiled(functionOptions(po)), libraryName,
+                              noLibrary.empty() ? library(o, p) : eagerAutograd(), p});
+        masksOk &= checkMasks(name, o, rowDropout(functionOptions(po)));
+        ++maskChecks;
+        continue;
+      }
       subjects.push_back({name, row, compiled(functionOptions(po)), layerNorm ? "aten" : libraryName,
                           layerNorm ? eagerAutograd() : libraryTwin});
     }
   }
   size_t failed = 0;
   for (const Subject& s : subjects) failed += check(s, o) ? 0 : 1;
-  std::cout << fmt::format("{} of {} rows agree with their twins\n", subjects.size() - failed, subjects.size());
-  return failed ? 1 : 0;
+  std::cout << fmt::format("{} of {} rows agree with their twins{}\n", subjects.size() - failed, subjects.size(),
+                           maskChecks ? fmt::format("; {} dropout mask checks {}", maskChecks, masksOk ? "pass" : "FAIL")
+                                      : "");
+  return failed || !masksOk ? 1 : 0;
 }
 
 }  // namespace gj::bench

@@ -65,9 +65,62 @@ FunctionOptions functionOptions(const Options& o) {
   return fo;
 }
 
+namespace {
+
+// nn.LSTM(dropout = p) in training on the library: one library LSTM a layer, and between layers the runtime's
+// dropout with the graph's draws (stream = the layer's index), so that its masks are the compiled rows'.
+// Its backward runs the layers' in reverse, the gradient of a layer's output masked again.
+class DropoutLibraryLstm final : public LibraryLstm {
+ public:
+  DropoutLibraryLstm(const LstmParams& p, const Options& o, Tensor rng) : p_(p), rng_(std::move(rng)) {
+    for (int64_t l = 0; l < p.numLayers; ++l)
+      layers_.push_back(newLibraryLstm({p.seqLength, p.miniBatch, l ? p.hiddenSize : p.inputSize, p.hiddenSize, 1}, o));
+  }
+
+  std::vector<Tensor> forward(const Tensor& input, const Tensor& hx, const Tensor& cx,
+                              const std::vector<Tensor>& weights) override {
+    Tensor x = input;
+    std::vector<Tensor> hy, cy;
+    for (int64_t l = 0; l < p_.numLayers; ++l) {
+      std::vector<Tensor> w(weights.begin() + 4 * l, weights.begin() + 4 * l + 4);
+      auto out = layers_[l]->forward(x, hx.slice(0, l, l + 1, 1).contiguous(), cx.slice(0, l, l + 1, 1).contiguous(), w);
+      x = l + 1 < p_.numLayers ? cpu::dropout(out[0], p_.dropout, true, rng_, l) : out[0];
+      hy.push_back(out[1]);
+      cy.push_back(out[2]);
+    }
+    return {x, cpu::cat(hy, 0), cpu::cat(cy, 0)};
+  }
+
+  std::vector<Tensor> backward(const Tensor& gradOutput, const Tensor& gradHy, const Tensor& gradCy) override {
+    Tensor g = gradOutput;
+    std::vector<Tensor> ghx(p_.numLayers), gcx(p_.numLayers), gw;
+    for (int64_t l = p_.numLayers - 1; l >= 0; --l) {
+      if (l + 1 < p_.numLayers) g = cpu::dropout(g, p_.dropout, true, rng_, l);
+      auto d = layers_[l]->backward(g, gradHy.slice(0, l, l + 1, 1).contiguous(),
+                                    gradCy.slice(0, l, l + 1, 1).contiguous());
+      g = d[0], ghx[l] = d[1], gcx[l] = d[2];
+      gw.insert(gw.begin(), d.begin() + 3, d.end());
+    }
+    std::vector<Tensor> grads = {g, cpu::cat(ghx, 0), cpu::cat(gcx, 0)};
+    grads.insert(grads.end(), gw.begin(), gw.end());
+    return grads;
+  }
+
+ private:
+  LstmParams p_;
+  Tensor rng_;
+  std::vector<std::shared_ptr<LibraryLstm>> layers_;
+};
+
+}  // namespace
+
 // The library's fused LSTM on the model's LSTM inputs (input, hx, cx, then 4 weights per layer): oneDNN's
 // on the CPU, cuDNN's on CUDA.
-std::shared_ptr<LibraryLstm> newLibraryLstm(const LstmParams& p, const Options& o) {
+std::shared_ptr<LibraryLstm> newLibraryLstm(const LstmParams& p, const Options& o, const Tensor& rng) {
+  if (p.hasDropout()) {
+    USER_CHECK(rng.defined(), "the library LSTM with dropout needs the generator state");
+    return std::make_shared<DropoutLibraryLstm>(p, o, rng);
+  }
   if (onCuda(o))
     return std::make_shared<cuda::CudnnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
   return std::make_shared<cpu::OnednnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
@@ -195,16 +248,18 @@ Row eagerTrainingRow(const std::string& name, const Model& m, const Options& o) 
 Row libraryLstmRow(const std::string& name, const LstmParams& p, const Options& o) {
   auto m = std::make_shared<Model>(buildLstm(LstmVariantKind::Jit, p));
   auto in = std::make_shared<std::vector<Tensor>>(rowInputs(*m, o));
-  std::shared_ptr<LibraryLstm> lstm = newLibraryLstm(p, o);
-  const char* info = libraryLstmName(o);
+  std::shared_ptr<LibraryLstm> lstm = newLibraryLstm(p, o, p.hasDropout() ? in->back() : Tensor());
+  std::string info = libraryLstmName(o);
+  if (p.hasDropout()) info += fmt::format(" a layer, dropout {} between layers (graphjit's draws)", p.dropout);
   auto outs = std::make_shared<std::vector<Tensor>>();
+  const int64_t layers = p.numLayers;
   return {name,
-          [in, lstm, outs] {
-            std::vector<Tensor> w(in->begin() + 3, in->end());
+          [in, lstm, outs, layers] {
+            std::vector<Tensor> w(in->begin() + 3, in->begin() + 3 + 4 * layers);
             *outs = lstm->forward((*in)[0], (*in)[1], (*in)[2], w);
           },
           [lstm, outs] { lstm->backward(ones((*outs)[0]), ones((*outs)[1]), ones((*outs)[2])); },
-          [info] { return std::string(info); }, ""};
+          [info] { return info; }, ""};
 }
 
 // fastrnns' cudnn_layernorm: the library LSTM, then 3 x seqLength layer norms (two over a [B, 4H] input,
@@ -258,9 +313,10 @@ Group rnns(const Options& o) {
   if (!noLibrary.empty() && (o.rnns.empty() || std::ranges::find(o.rnns, "cudnn") != o.rnns.end()))
     g.title += fmt::format("; no cudnn row ({})", noLibrary);
   for (const std::string& name : o.rnns.empty() ? defaultRnnRowNames() : o.rnns) {
-    if (name == "cudnn" || name == "cudnn_layernorm") {
-      if (noLibrary.empty())
-        g.rows.push_back(name == "cudnn" ? libraryLstmRow(name, p, o) : libraryLayerNormRow(name, p, o));
+    if (name == "cudnn" || name == "cudnn_layernorm" || name == "cudnn_dropout") {
+      if (!noLibrary.empty()) continue;
+      if (name == "cudnn_layernorm") g.rows.push_back(libraryLayerNormRow(name, p, o));
+      else g.rows.push_back(libraryLstmRow(name, rnnsRowParams(name, p), o));
     }
     else if (name == "aten") g.rows.push_back(eagerTrainingRow(name, rnnsModel(name, p), o));
     else if (name == "py") g.rows.push_back(interpretedRow(name, rnnsModel(name, p), o));
@@ -452,6 +508,11 @@ LstmParams rnnsParams(const Options& o) {
           pick(o.numLayers, 1)};
 }
 
+LstmParams rnnsRowParams(const std::string& row, LstmParams p) {
+  if (row == "cudnn_dropout" || row == "jit_dropout") p.dropout = kRnnsDropout;
+  return p;
+}
+
 Model rnnsModel(const std::string& row, const LstmParams& p) {
   if (row == "jit_layernorm" || row == "jit_layernorm_decom") {
     ModelConfig c;
@@ -460,6 +521,7 @@ Model rnnsModel(const std::string& row, const LstmParams& p) {
     c.decomposeLayerNorm = row == "jit_layernorm_decom";
     return buildLnLstm(c);
   }
+  if (row == "jit_dropout") return buildLstm(LstmVariantKind::Jit, rnnsRowParams(row, p));
   if (row.starts_with("jit")) return buildLstm(lstmVariantFromName(row), p);
   return buildLstm(LstmVariantKind::Jit, p);  // cudnn, cudnn_layernorm, aten, py
 }
@@ -478,7 +540,7 @@ const std::vector<std::string>& defaultRnnRowNames() {
 const std::vector<std::string>& rnnRowNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all = defaultRnnRowNames();
-    all.insert(all.end(), {"cudnn_layernorm", "jit_layernorm", "jit_layernorm_decom"});
+    all.insert(all.end(), {"cudnn_layernorm", "jit_layernorm", "jit_layernorm_decom", "cudnn_dropout", "jit_dropout"});
     return all;
   }();
   return names;

@@ -67,16 +67,21 @@ struct Group {
 const std::vector<std::string>& groupNames();  ///< rnns, lm, classifier, cells, ops
 /// The rnns rows a run without --rnns times: fastrnns' eight defaults.
 const std::vector<std::string>& defaultRnnRowNames();
-/// Every row --rnns accepts: the defaults, then the layer-norm rows (cudnn_layernorm is forward only).
+/// Every row --rnns accepts: the defaults, then the layer-norm rows (cudnn_layernorm is forward only) and
+/// the dropout rows.
 const std::vector<std::string>& rnnRowNames();
-/// The rnns group's sizes (the options' or fastrnns' defaults), and the model rnns row `row` runs (the
-/// library rows, aten and py: the jit LSTM's).
+/// fastrnns' dropout between layers for cudnn_dropout and jit_dropout (in training; none with one layer).
+constexpr double kRnnsDropout = 0.4;
+/// The rnns group's sizes (the options' or fastrnns' defaults); row `row`'s (its dropout); and the model rnns
+/// row `row` runs (the library rows, aten and py: the jit LSTM's).
 LstmParams rnnsParams(const Options& o);
+LstmParams rnnsRowParams(const std::string& row, LstmParams p);
 Model rnnsModel(const std::string& row, const LstmParams& p);
 /// What the rows are made of (also for --check, check.h): a compiled row's Function options; the library
 /// LSTM on the options' device (oneDNN's on the CPU, cuDNN's on CUDA), its name, or why there is none ("").
 FunctionOptions functionOptions(const Options& o);
-std::shared_ptr<LibraryLstm> newLibraryLstm(const LstmParams& p, const Options& o);
+/// With p.hasDropout(), one library LSTM a layer and the runtime's dropout between them, drawing from `rng`.
+std::shared_ptr<LibraryLstm> newLibraryLstm(const LstmParams& p, const Options& o, const Tensor& rng = {});
 const char* libraryLstmName(const Options& o);
 std::string noLibraryLstm(const Options& o);
 

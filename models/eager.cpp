@@ -120,6 +120,12 @@ Var Tape::std(const Var& a, const std::vector<int64_t>& dims, bool unbiased, boo
   });
 }
 
+Var Tape::dropout(const Var& a, double p, const Tensor& rng, int64_t stream) {
+  return record(cpu::dropout(a.value, p, true, rng, stream), {a.slot}, [p, rng, stream](const Tensor& g) {
+    return std::vector<Tensor>{cpu::dropout(g, p, true, rng, stream)};
+  });
+}
+
 Var Tape::layerNorm(const Var& x, const std::vector<int64_t>& shape, const Var& w, const Var& b, double eps) {
   cpu::LayerNormResult r = cpu::layerNorm(x.value, shape, w.value, b.value, eps);
   return record(r.out, {x.slot, w.slot, b.slot}, [xv = x.value, shape, r, wv = w.value, bv = b.value](const Tensor& g) {

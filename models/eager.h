@@ -36,6 +36,8 @@ class Tape {
   Var stack(const std::vector<Var>& xs, int64_t dim);
   Var mean(const Var& a, const std::vector<int64_t>& dims, bool keepdim);
   Var std(const Var& a, const std::vector<int64_t>& dims, bool unbiased, bool keepdim);
+  /// prim::philox_dropout in training (runtime/cpu/ops.h's dropout); its gradient draws the same mask.
+  Var dropout(const Var& a, double p, const Tensor& rng, int64_t stream);
   /// Over the trailing dims of normalizedShape; w and b may be constants with undefined values (none).
   Var layerNorm(const Var& x, const std::vector<int64_t>& normalizedShape, const Var& w, const Var& b, double eps);
 

@@ -118,7 +118,7 @@ std::tuple<Value*, Value*, Value*> emitLayer(GraphBuilder& b, LstmVariantKind v,
 }  // namespace
 
 LstmOutputs emitLstm(GraphBuilder& b, LstmVariantKind v, Value* input, Value* hx, Value* cx,
-                     const std::vector<Value*>& weights, int64_t numLayers) {
+                     const std::vector<Value*>& weights, int64_t numLayers, Value* rng, double dropout) {
   IR_CHECK(static_cast<int64_t>(weights.size()) == 4 * numLayers) << "emitLstm: " << weights.size() << " weights for "
                                                                    << numLayers << " layers";
   Value* zero = b.i(0);
@@ -136,6 +136,8 @@ LstmOutputs emitLstm(GraphBuilder& b, LstmVariantKind v, Value* input, Value* hx
     hys.push_back(hy);
     cys.push_back(cy);
     layerInput = out;
+    if (rng && l + 1 < numLayers)
+      layerInput = b.op(OpKind::PhiloxDropout, {layerInput, b.f(dropout), b.b(true), rng, b.i(l)});
   }
   Value* hy = b.op(OpKind::Stack, {b.list(hys), zero});
   Value* cy = b.op(OpKind::Stack, {b.list(cys), zero});
@@ -150,17 +152,22 @@ Model buildLstm(LstmVariantKind v, const LstmParams& p) {
   USER_CHECK(p.seqLength >= 1 && p.miniBatch >= 1 && p.inputSize >= 1 && p.hiddenSize >= 1 && p.numLayers >= 1,
              "lstm: seqLength, miniBatch, inputSize, hiddenSize and numLayers must be positive");
   Model m;
-  m.name = fmt::format("lstm_{}", lstmVariantName(v));
+  USER_CHECK(p.dropout >= 0 && p.dropout < 1, "lstm: dropout {} is not a probability in [0, 1)", p.dropout);
+  USER_CHECK(!p.hasDropout() || v != LstmVariantKind::JitSimple,
+             "lstm: jit_simple has no layer outputs to drop; take another variant for dropout");
+  m.name = fmt::format("lstm_{}{}", lstmVariantName(v), p.hasDropout() ? "_dropout" : "");
   m.inputs = {{"input", DType::Float32, {p.seqLength, p.miniBatch, p.inputSize}},
               {"hx", DType::Float32, {p.numLayers, p.miniBatch, p.hiddenSize}},
               {"cx", DType::Float32, {p.numLayers, p.miniBatch, p.hiddenSize}}};
   for (auto& s : lstmWeightSpecs(p.inputSize, p.hiddenSize, p.numLayers)) m.inputs.push_back(s);
+  if (p.hasDropout()) m.inputs.push_back({"rng", DType::Int64, {2}, int64_t{1} << 40});
   auto g = std::make_shared<Graph>();
   GraphBuilder b(*g);
   std::vector<Value*> ins;
   for (const auto& s : m.inputs) ins.push_back(addInput(*g, s));
-  std::vector<Value*> weights(ins.begin() + 3, ins.end());
-  LstmOutputs o = emitLstm(b, v, ins[0], ins[1], ins[2], weights, p.numLayers);
+  std::vector<Value*> weights(ins.begin() + 3, ins.begin() + 3 + 4 * p.numLayers);
+  LstmOutputs o = emitLstm(b, v, ins[0], ins[1], ins[2], weights, p.numLayers, p.hasDropout() ? ins.back() : nullptr,
+                           p.dropout);
   if (o.output) {
     g->registerOutput(o.output->setName("output"));
     m.outputs.push_back("output");
@@ -171,8 +178,9 @@ Model buildLstm(LstmVariantKind v, const LstmParams& p) {
   m.graph = g;
   const int64_t layers = p.numLayers;
   const bool simple = v == LstmVariantKind::JitSimple;
-  m.eagerAutograd = [layers, simple](eager::Tape& tape, const std::vector<eager::Var>& in) {
-    auto out = eagerLstm(tape, in, layers);
+  const double dropout = p.hasDropout() ? p.dropout : 0;
+  m.eagerAutograd = [layers, simple, dropout](eager::Tape& tape, const std::vector<eager::Var>& in) {
+    auto out = eagerLstm(tape, in, layers, dropout);
     if (simple) out.erase(out.begin());
     return out;
   };
@@ -219,9 +227,10 @@ std::pair<eager::Var, eager::Var> eagerLstmCell(eager::Tape& tape, const eager::
 }
 
 std::vector<eager::Var> eagerLayers(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers,
-                                    size_t perLayer, const EagerCell& cell) {
-  USER_CHECK(in.size() == 3 + perLayer * static_cast<size_t>(numLayers), "lstm: {} inputs for {} layers of {} "
-             "parameters", in.size(), numLayers, perLayer);
+                                    size_t perLayer, const EagerCell& cell, double dropout) {
+  const size_t rng = dropout > 0 ? 1 : 0;
+  USER_CHECK(in.size() == 3 + perLayer * static_cast<size_t>(numLayers) + rng, "lstm: {} inputs for {} layers of {} "
+             "parameters{}", in.size(), numLayers, perLayer, rng ? " and the rng state" : "");
   eager::Var layerInput = in[0];
   std::vector<eager::Var> hys, cys;
   for (int64_t l = 0; l < numLayers; ++l) {
@@ -234,18 +243,20 @@ std::vector<eager::Var> eagerLayers(eager::Tape& tape, const std::vector<eager::
       outs.push_back(h);
     }
     layerInput = tape.stack(outs, 0);
+    if (rng && l + 1 < numLayers) layerInput = tape.dropout(layerInput, dropout, in.back().value, l);
     hys.push_back(h);
     cys.push_back(c);
   }
   return {layerInput, tape.stack(hys, 0), tape.stack(cys, 0)};
 }
 
-std::vector<eager::Var> eagerLstm(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers) {
+std::vector<eager::Var> eagerLstm(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers,
+                                  double dropout) {
   return eagerLayers(tape, in, numLayers, 4,
                      [&](const eager::Var& x, const eager::Var& h, const eager::Var& c, const eager::Var& wihT,
                          const eager::Var& whhT, const eager::Var* w) {
                        return eagerLstmCell(tape, x, h, c, wihT, whhT, w[2], w[3]);
-                     });
+                     }, dropout);
 }
 
 std::vector<Tensor> eagerValues(const std::function<std::vector<eager::Var>(eager::Tape&, const std::vector<eager::Var>&)>& f,

@@ -32,6 +32,11 @@ LstmVariantKind lstmVariantFromName(std::string_view name);
 
 struct LstmParams {
   int64_t seqLength = 100, miniBatch = 64, inputSize = 512, hiddenSize = 512, numLayers = 1;
+  /// nn.LSTM's dropout: in training, on every layer's output but the last's (prim::philox_dropout, stream =
+  /// the layer's index). With dropout > 0 and two or more layers the graph takes one more input, `rng`: the
+  /// generator's state, int64 [2] (seed, offset).
+  double dropout = 0;
+  bool hasDropout() const { return dropout > 0 && numLayers > 1; }
 };
 
 /// The LSTM as a graph. `prefix` is prepended to parameter names ("lstm." in the language model).
@@ -41,13 +46,14 @@ Model buildLstmCell(int64_t miniBatch, int64_t inputSize, int64_t hiddenSize);
 
 /// The LSTM layers inside a larger graph (language model, classifier): runs the variant's layers over
 /// `input` [T, B, I] from hx, cx [L, B, H]; `weights` holds 4 values per layer (w_ih, w_hh, b_ih, b_hh).
+/// With `rng`, every layer's output but the last's passes through dropout p (LstmParams::dropout).
 struct LstmOutputs {
   Value* output;  ///< [T, B, H]; nullptr for jit_simple
   Value* hy;      ///< [L, B, H]
   Value* cy;      ///< [L, B, H]
 };
 LstmOutputs emitLstm(GraphBuilder& b, LstmVariantKind v, Value* input, Value* hx, Value* cx,
-                     const std::vector<Value*>& weights, int64_t numLayers);
+                     const std::vector<Value*>& weights, int64_t numLayers, Value* rng = nullptr, double dropout = 0);
 
 /// One recurrent layer as a prim::Loop over `steps` [T, B, *] from (h0, c0): `cell` emits a step's (hy, cy)
 /// from its input row, h and c. Returns (the stacked hy of every step [T, B, H], or nullptr without
@@ -60,16 +66,19 @@ std::tuple<Value*, Value*, Value*> emitRecurrence(GraphBuilder& b, Value* steps,
 /// The eager LSTM (runtime kernels, no graph) on nn.LSTM-layout tensors; returns output, hy, cy.
 std::vector<Tensor> eagerLstm(const Tensor& input, const Tensor& hx, const Tensor& cx,
                               const std::vector<Tensor>& weights, int64_t numLayers);
-/// The same on an eager autograd tape: `in` holds input, hx, cx, then 4 weights per layer.
-std::vector<eager::Var> eagerLstm(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers);
+/// The same on an eager autograd tape: `in` holds input, hx, cx, then 4 weights per layer (then rng, with
+/// dropout > 0 and two or more layers).
+std::vector<eager::Var> eagerLstm(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers,
+                                  double dropout = 0);
 /// Stacked recurrent layers on a tape: `in` holds input, hx, cx, then `perLayer` parameters a layer, the
 /// first two weight_ih and weight_hh (transposed once a layer); `cell` runs one step from them and all of
-/// the layer's parameters. Returns output, hy, cy.
+/// the layer's parameters. With dropout > 0, `in` ends with the rng state and every layer's output but the
+/// last's passes through dropout (as emitLstm's). Returns output, hy, cy.
 using EagerCell = std::function<std::pair<eager::Var, eager::Var>(
     const eager::Var& x, const eager::Var& h, const eager::Var& c, const eager::Var& wihT, const eager::Var& whhT,
     const eager::Var* params)>;
 std::vector<eager::Var> eagerLayers(eager::Tape& tape, const std::vector<eager::Var>& in, int64_t numLayers,
-                                    size_t perLayer, const EagerCell& cell);
+                                    size_t perLayer, const EagerCell& cell, double dropout = 0);
 /// One eager cell step from the transposed weights; returns (hy, cy).
 std::pair<eager::Var, eager::Var> eagerLstmCell(eager::Tape& tape, const eager::Var& x, const eager::Var& h,
                                                 const eager::Var& c, const eager::Var& wihT, const eager::Var& whhT,

@@ -19,7 +19,8 @@ const std::vector<std::string>& modelNames() {
 Model buildModel(const std::string& name, const ModelConfig& c) {
   if (name == "lstm_cell") return buildLstmCell(c.miniBatch, c.inputSize, c.hiddenSize);
   if (name == "lstm")
-    return buildLstm(lstmVariantFromName(c.variant), {c.seqLength, c.miniBatch, c.inputSize, c.hiddenSize, c.numLayers});
+    return buildLstm(lstmVariantFromName(c.variant),
+                     {c.seqLength, c.miniBatch, c.inputSize, c.hiddenSize, c.numLayers, c.dropout});
   if (name == "lnlstm") return buildLnLstm(c);
   if (name == "lstm_lm") return buildLstmLm(c);
   if (name == "lstm_classifier") return buildLstmClassifier(c);

@@ -23,6 +23,7 @@ struct ModelConfig {
   int64_t rows = 4, features = 6, outFeatures = 5;      ///< linear and softmax
   int64_t dim = -1;                                     ///< softmax
   bool decomposeLayerNorm = false;                      ///< lnlstm: custom_lstms' own LayerNorm (lnlstm.h)
+  double dropout = 0;                                   ///< lstm: between layers, in training (lstm.h)
 };
 
 /// A graph input: its name (PyTorch's), dtype and sizes. Int64 inputs hold values in [0, high).

@@ -229,13 +229,17 @@ TEST(GraphbenchCsv, ACommaSeparatorGivesValidCsv) {
 // twin at small sizes, two layers; a gradient error planted in one row's result fails it and the run.
 TEST(GraphbenchCheck, EveryRowAgreesWithItsTwinAndAPlantedErrorFails) {
   const std::string rows = "--rnns cudnn,aten,py,jit,jit_premul,jit_premul_bias,jit_simple,jit_multilayer,"
-                           "jit_layernorm,jit_layernorm_decom,cudnn_layernorm";
+                           "jit_layernorm,jit_layernorm_decom,cudnn_layernorm,cudnn_dropout,jit_dropout";
   const std::string args = fmt::format("--check {} --fuser none,old,te --executor legacy,profiling --seqLength 3 "
                                        "--miniBatch 2 --inputSize 5 --hiddenSize 4 --numLayers 2", rows);
   Outcome ok = runGraphbench(args);
   EXPECT_EQ(ok.status, 0) << ok.out;
-  // 3 uncompiled rows, 7 compiled ones under 6 pairs; cudnn_layernorm is not compared.
-  EXPECT_NE(ok.out.find("45 of 45 rows agree with their twins"), std::string::npos) << ok.out;
+  // 3 uncompiled rows, 7 compiled ones under 6 pairs, and the dropout rows at dropout 0 and 0.4 (cudnn_dropout
+  // once, jit_dropout under 6 pairs), with their masks checked; cudnn_layernorm is not compared.
+  EXPECT_NE(ok.out.find("59 of 59 rows agree with their twins; 7 dropout mask checks pass"), std::string::npos)
+      << ok.out;
+  EXPECT_NE(ok.out.find("check jit_dropout/te/legacy (dropout 0.4) vs cudnn: 3 outputs, 11 gradients"),
+            std::string::npos) << ok.out;
   EXPECT_NE(ok.out.find("check jit_layernorm/te/profiling vs aten: 3 outputs, 19 gradients"), std::string::npos)
       << ok.out;
   EXPECT_NE(ok.out.find("check jit_simple/old/legacy vs cudnn: 2 outputs, 11 gradients"), std::string::npos)
@@ -246,7 +250,18 @@ TEST(GraphbenchCheck, EveryRowAgreesWithItsTwinAndAPlantedErrorFails) {
   EXPECT_EQ(planted.status, 1) << planted.out;
   EXPECT_NE(planted.out.find("check jit_premul/te/profiling vs cudnn: 3 outputs, 11 gradients, max |diff| 2.00e-03"),
             std::string::npos) << planted.out;
-  EXPECT_NE(planted.out.find("44 of 45 rows agree"), std::string::npos) << planted.out;
+  EXPECT_NE(planted.out.find("58 of 59 rows agree"), std::string::npos) << planted.out;
+}
+
+// A dropout row whose mask differs from the host kernel's for one seed fails --check, its gradients agreeing.
+TEST(GraphbenchCheck, APlantedMaskErrorFails) {
+  Outcome planted = runGraphbench("--check --rnns jit_dropout --fuser old --seqLength 3 --miniBatch 2 --inputSize 5 "
+                                  "--hiddenSize 4 --numLayers 2",
+                                  "GJ_CHECK_PLANT_ERROR='jit_dropout masks'");
+  EXPECT_EQ(planted.status, 1) << planted.out;
+  EXPECT_NE(planted.out.find("NOT the same as the host kernel's for seed 17"), std::string::npos) << planted.out;
+  EXPECT_NE(planted.out.find("2 of 2 rows agree with their twins; 1 dropout mask checks FAIL"), std::string::npos)
+      << planted.out;
 }
 
 // fastrnns' --print-json forms on standard output (the tables on standard error): oss, one object of groups

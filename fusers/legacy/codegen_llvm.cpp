@@ -9,6 +9,8 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
+
 
 namespace gj::legacy {
 
@@ -60,7 +62,10 @@ class Emitter {
     llvm::PHINode* col = b_.CreatePHI(i64_, 2, "col");
     col->addIncoming(c64(0), rowHead);
     values_.assign(spec_.exprs.size(), nullptr);
-    llvm::Value* linear = b_.CreateAdd(outBase, col);  // the element's row-major index, for dropout's numbers
+    // The element's row-major index, for dropout's numbers.
+    const bool dropout = std::any_of(spec_.exprs.begin(), spec_.exprs.end(),
+                                     [](const KernelSpec::Expr& e) { return e.kind == KernelSpec::ExprKind::Dropout; });
+    llvm::Value* linear = dropout ? b_.CreateAdd(outBase, col) : nullptr;
     for (size_t e = 0; e < spec_.exprs.size(); ++e) values_[e] = expr(spec_.exprs[e], f, rowOffset, col, linear);
     for (size_t o = 0; o < spec_.outputs.size(); ++o) {
       llvm::Value* out = f->getArg(static_cast<unsigned>(spec_.argSizes.size() + o));
