@@ -85,15 +85,20 @@ status=0
     --cuda-pointwise-loop-level 3 --cuda-pointwise-block-size 128 --cuda-pointwise-block-count 264 2>&1 | tail -12
   echo '```'
   echo
-  echo "## graphbench --device=cuda, fastrnns' layer-norm rows and --check"
+  echo "## graphbench --device=cuda, fastrnns' layer-norm and dropout rows and --check"
   echo
   echo '```'
   "$carry/bin/graphbench" --device cuda --fuser old,te --executor profiling --group rnns \
     --rnns cudnn,jit,jit_layernorm,jit_layernorm_decom,cudnn_layernorm 2>&1 | tail -14
+  "$carry/bin/graphbench" --device cuda --fuser old,te --executor profiling --group rnns --numLayers 2 \
+    --rnns cudnn,jit,cudnn_dropout,jit_dropout 2>&1 | tail -10
   "$carry/bin/graphbench" --device cuda --check --fuser none,old,te --executor legacy,profiling --seqLength 20 \
     --miniBatch 16 --inputSize 64 --hiddenSize 64 \
     --rnns cudnn,aten,py,jit,jit_premul,jit_premul_bias,jit_simple,jit_multilayer,jit_layernorm,jit_layernorm_decom \
     2>&1 | tail -50 || status=1
+  "$carry/bin/graphbench" --device cuda --check --fuser none,old,te --executor legacy,profiling --seqLength 20 \
+    --miniBatch 16 --inputSize 64 --hiddenSize 64 --numLayers 2 --rnns cudnn_dropout,jit_dropout \
+    2>&1 | tail -20 || status=1
   echo '```'
   echo
   echo "## graphbench --device=cuda, the other groups"
@@ -116,6 +121,8 @@ status=0
     python3 bench/torch_compare.py --device cuda --group rnns,lm,classifier,cells,ops 2>&1 | grep -v Warning | tail -80
     python3 bench/torch_compare.py --device cuda --group rnns --rnns jit_layernorm,jit_layernorm_decom,cudnn_layernorm \
       2>&1 | grep -v Warning | tail -6
+    python3 bench/torch_compare.py --device cuda --group rnns --numLayers 2 --rnns cudnn,jit,cudnn_dropout,jit_dropout \
+      2>&1 | grep -v Warning | tail -7
   else
     echo "no python3 with a CUDA torch on this machine"
   fi

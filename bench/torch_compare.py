@@ -187,7 +187,7 @@ class Bench:
                 self.param(4 * hid, bound=k), self.param(4 * hid, bound=k)]
 
     # Each row: (name, fwd() -> loss-like output, bwd(out) or None, info)
-    def rnn_rows(self, T, B, I, H, names):
+    def rnn_rows(self, T, B, I, H, names, L=1):
         x = torch.rand(T, B, I, device=self.dev) * 2 - 1
         h0, c0 = torch.zeros(B, H, device=self.dev), torch.zeros(B, H, device=self.dev)
         w = self.lstm_weights(I, H)
@@ -215,6 +215,20 @@ class Bench:
                 fn = torch.jit.script(lnlstm_layer if name == "jit_layernorm" else lnlstm_decom_layer)
                 rows.append((name, lambda fn=fn, ln=ln: fn(x, h0, c0, w[0], w[1], *ln)[0], backward,
                              "torch.jit.script"))
+            elif name == "cudnn_dropout":  # nn.LSTM(dropout=0.4) in training, L layers
+                drop = nn.LSTM(I, H, L, dropout=0.4).to(self.dev).train()
+                rows.append((name, lambda drop=drop: drop(x)[0], backward, f"nn.LSTM, {L} layers, dropout 0.4"))
+            elif name == "jit_dropout":  # custom_lstms' stacked LSTM with dropout: the scripted layer, L times
+                ws = [w] + [self.lstm_weights(H, H) for _ in range(L - 1)]
+
+                def fwd(ws=ws):
+                    out = x
+                    for k, wk in enumerate(ws):
+                        out = scripted(out, h0, c0, *wk)[0]
+                        if k + 1 < len(ws):
+                            out = F.dropout(out, 0.4, training=True)
+                    return out
+                rows.append((name, fwd, backward, f"torch.jit.script layers, {L} of them, dropout 0.4"))
             elif name == "cudnn_layernorm":  # fastrnns' lower bound: nn.LSTM plus 3 x T layer norms, forward only
                 ln_i, ln_h, ln_c = nn.LayerNorm(4 * H).to(self.dev), nn.LayerNorm(4 * H).to(self.dev), \
                     nn.LayerNorm(H).to(self.dev)
@@ -309,7 +323,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--group", default="rnns", help="comma-separated: rnns, lm, classifier, cells, ops")
     p.add_argument("--rnns", default=None, help="rows of the rnns group (cudnn, aten, py, jit, jit_premul, "
-                   "jit_layernorm, jit_layernorm_decom, cudnn_layernorm)")
+                   "jit_layernorm, jit_layernorm_decom, cudnn_layernorm, cudnn_dropout, jit_dropout; the dropout rows "
+                   "stack --numLayers layers)")
     for name in ("seqLength", "numLayers", "inputSize", "hiddenSize", "miniBatch", "vocab", "nloops", "warmup"):
         p.add_argument("--" + name, type=int, default=None)
     p.add_argument("--threads", type=int, default=None,
@@ -345,7 +360,7 @@ def main():
         if g == "rnns":
             names = a.rnns.split(",") if a.rnns else ["cudnn", "aten", "py", "jit", "jit_premul"]
             rows = b.rnn_rows(pick(a.seqLength, 100), pick(a.miniBatch, 64), pick(a.inputSize, 512),
-                              pick(a.hiddenSize, 512), names)
+                              pick(a.hiddenSize, 512), names, pick(a.numLayers, 1))
         elif g == "lm":
             rows = b.lm_rows(pick(a.vocab, 10001), pick(a.inputSize, 128), pick(a.numLayers, 3),
                              pick(a.hiddenSize, 256), pick(a.seqLength, 50), pick(a.miniBatch, 128), a.lr)

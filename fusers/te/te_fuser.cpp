@@ -197,10 +197,14 @@ std::string fusionBlocker(const Node* n) {
   return why.empty() ? "fusible, but no other fusible op of its shape is next to it (a group needs two)" : why;
 }
 
+// A region is worth a kernel from two ops on; a row op, a softmax or a dropout is worth one alone (a
+// dropout's kernel draws its numbers with the host's vector instructions, which the runtime's cannot assume).
 bool worthFusing(const std::vector<Node*>& region) {
   size_t ops = 0;
   for (const Node* n : region)
-    ops += rowOp(n) || fusibleSoftmax(n) ? 2 : isPointwise(n) || fusibleReduction(n) ? 1 : 0;
+    ops += rowOp(n) || fusibleSoftmax(n) || n->kind() == OpKind::PhiloxDropout ? 2
+           : isPointwise(n) || fusibleReduction(n)                            ? 1
+                                                                               : 0;
   if (ops < 2) return false;
   const std::unordered_set<const Node*> in(region.begin(), region.end());
   std::unordered_set<const Node*> withoutRowOps;

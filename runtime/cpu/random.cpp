@@ -5,6 +5,8 @@
 #include "support/error.h"
 #include "support/philox.h"
 
+#include <cstdint>
+
 namespace gj::cpu {
 
 PhiloxState philoxState(const Tensor& rng) {
@@ -18,14 +20,21 @@ PhiloxState philoxState(const Tensor& rng) {
 template <typename T>
 static void dropoutTyped(const T* x, T* out, int64_t n, T p, PhiloxState s, int64_t stream) {
   const T scale = T(1) / (T(1) - p);
-  // Four elements share one Philox block (support/philox.h), so each thread takes whole blocks.
+  const unsigned seedLo = static_cast<unsigned>(s.seed), seedHi = static_cast<unsigned>(static_cast<uint64_t>(s.seed) >> 32);
+  const unsigned offLo = static_cast<unsigned>(s.offset), offHi = static_cast<unsigned>(static_cast<uint64_t>(s.offset) >> 32);
+  // One Philox block gives four elements their numbers (support/philox.h), so each thread takes whole blocks.
   const int64_t blocks = (n + 3) / 4;
 #pragma omp parallel for if (n > kParallelGrain)
-  for (int64_t blk = 0; blk < blocks; ++blk)
-    for (int64_t i = blk * 4; i < std::min(n, blk * 4 + 4); ++i) {
-      const T u = static_cast<T>(gjPhiloxBits(s.seed, s.offset, stream, i) >> 8) * static_cast<T>(1.0 / 16777216.0);
-      out[i] = u < p ? T(0) : x[i] * scale;
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    unsigned ctr[4] = {static_cast<unsigned>(blk), static_cast<unsigned>(stream), offLo, offHi};
+    unsigned key[2] = {seedLo, seedHi};
+    gjPhilox4x32_10(GjPhiloxWords(), ctr, key);
+    const int64_t first = blk * 4;
+    for (int64_t lane = 0; lane < 4 && first + lane < n; ++lane) {
+      const T u = static_cast<T>(ctr[lane] >> 8) * static_cast<T>(1.0 / 16777216.0);
+      out[first + lane] = u < p ? T(0) : x[first + lane] * scale;
     }
+  }
 }
 
 Tensor dropout(const Tensor& x, double p, bool train, const Tensor& rng, int64_t stream) {
