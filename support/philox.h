@@ -58,19 +58,31 @@ struct GjPhiloxWords {
   }
 };
 
-/// The 32 bits element `index` draws (see the top of this file).
-GJ_PHILOX_FN unsigned gjPhiloxBits(long long seed, long long offset, long long stream, long long index) {
+/// The 32 bits of each of the four elements 4 block .. 4 block + 3 (see the top of this file) into out.
+GJ_PHILOX_FN void gjPhiloxBlock(long long seed, long long offset, long long stream, long long block, unsigned out[4]) {
   const unsigned long long s = (unsigned long long)seed, o = (unsigned long long)offset;
-  const unsigned long long i = (unsigned long long)index;
-  unsigned ctr[4] = {(unsigned)(i >> 2), (unsigned)stream, (unsigned)o, (unsigned)(o >> 32)};
+  out[0] = (unsigned)block, out[1] = (unsigned)stream, out[2] = (unsigned)o, out[3] = (unsigned)(o >> 32);
   unsigned key[2] = {(unsigned)s, (unsigned)(s >> 32)};
-  gjPhilox4x32_10(GjPhiloxWords(), ctr, key);
-  return ctr[i & 3];
+  gjPhilox4x32_10(GjPhiloxWords(), out, key);
 }
 
-/// Element index's uniform number in [0, 1), exact in float and double.
-GJ_PHILOX_FN double gjPhiloxUniform(long long seed, long long offset, long long stream, long long index) {
-  return (double)(gjPhiloxBits(seed, offset, stream, index) >> 8) * (1.0 / 16777216.0);
+/// The 32 bits element `index` draws.
+GJ_PHILOX_FN unsigned gjPhiloxBits(long long seed, long long offset, long long stream, long long index) {
+  unsigned lanes[4];
+  gjPhiloxBlock(seed, offset, stream, (long long)((unsigned long long)index >> 2), lanes);
+  return lanes[index & 3];
+}
+
+/// A draw's uniform number in [0, 1) in T (float or double): its top 24 bits, exact in both.
+template <class T>
+GJ_PHILOX_FN T gjPhiloxUnit(unsigned bits) {
+  return (T)(bits >> 8) * (T)(1.0 / 16777216.0);
+}
+
+/// Element index's uniform number in T.
+template <class T>
+GJ_PHILOX_FN T gjPhiloxUniform(long long seed, long long offset, long long stream, long long index) {
+  return gjPhiloxUnit<T>(gjPhiloxBits(seed, offset, stream, index));
 }
 
 #endif  // GJ_SUPPORT_PHILOX_H

@@ -888,7 +888,9 @@ TEST(Dropout, MaskIsTheSameOnEveryPath) {
         EXPECT_LE(test::relError(y, ref[0].toTensor()), tol) << where;
         auto grads = fn.backward({go.to(d), Tensor::zeros({37, 29}, dt, d)});
         EXPECT_EQ(maskOf(grads[0].to(DeviceKind::Cpu)), mask) << where << ", the gradient";
-        if (f != FuserKind::None) EXPECT_GE(fn.stats().fusionGroups, 2) << where << ": " << fn.stats().str();
+        if (f != FuserKind::None) {
+          EXPECT_GE(fn.stats().fusionGroups, 2) << where << ": " << fn.stats().str();
+        }
       }
   }
 }

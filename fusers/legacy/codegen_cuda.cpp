@@ -99,8 +99,7 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
       }
       case KernelSpec::ExprKind::Dropout: {
         usesPhilox = true;
-        std::string u = fmt::format("(({})(gjPhiloxBits(in{}[0], in{}[1], {}LL, i) >> 8) * {})", T, x.rngArg, x.rngArg,
-                                    x.stream, literal(1.0 / 16777216.0, dbl));
+        std::string u = fmt::format("gjPhiloxUniform<{}>(in{}[0], in{}[1], {}LL, i)", T, x.rngArg, x.rngArg, x.stream);
         rhs = gjDropout(CudaTextAlgebra{dbl}, operand(x.args[0]), u, operand(x.args[1]));
         break;
       }

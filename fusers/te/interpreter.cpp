@@ -52,9 +52,8 @@ class Eval {
       }
       case NodeKind::Philox: {  // Int values are doubles here: seeds and offsets exact up to 2^53
         const Philox* r = e.as<Philox>();
-        const double u = gjPhiloxUniform(static_cast<int64_t>(expr(r->seed)), static_cast<int64_t>(expr(r->offset)),
-                                         r->stream, static_cast<int64_t>(expr(r->index)));
-        return r->type == ScalarKind::Float32 ? static_cast<float>(u) : u;
+        return gjPhiloxUniform<double>(static_cast<int64_t>(expr(r->seed)), static_cast<int64_t>(expr(r->offset)),
+                                       r->stream, static_cast<int64_t>(expr(r->index)));  // exact in float too
       }
       case NodeKind::Reduce: IR_CHECK(false) << "TE interpreter: run lowerReductions first"; return 0;
       case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:

@@ -115,12 +115,13 @@ void Printer::index(const Buf& buf, const std::vector<Expr>& indices) {
   os_ << "]";
 }
 void Printer::visit(const Load* op) { index(op->buf, op->indices); }
-void Printer::visit(const Philox* op) {
-  os_ << "philox_" << scalarKindName(op->type) << "(";
+void Printer::visit(const Philox* op) { philoxCall(op, fmt::format("philox_{}", scalarKindName(op->type)), ""); }
+void Printer::philoxCall(const Philox* op, const std::string& fn, const char* streamSuffix) {
+  os_ << fn << "(";
   visit(op->seed);
   os_ << ", ";
   visit(op->offset);
-  os_ << ", " << op->stream << ", ";
+  os_ << ", " << op->stream << streamSuffix << ", ";
   visit(op->index);
   os_ << ")";
 }
@@ -256,14 +257,7 @@ void CPrinter::visit(const Call* op) {
 }
 void CPrinter::visit(const Philox* op) {
   usesPhilox_ = true;
-  const bool dbl = op->type == ScalarKind::Float64;
-  os_ << "((" << scalarKindName(op->type) << ")(gjPhiloxBits(";
-  visit(op->seed);
-  os_ << ", ";
-  visit(op->offset);
-  os_ << ", " << op->stream << "LL, ";
-  visit(op->index);
-  os_ << ") >> 8) * " << (dbl ? "5.9604644775390625e-08" : "5.9604644775390625e-08f") << ")";
+  philoxCall(op, fmt::format("gjPhiloxUniform<{}>", scalarKindName(op->type)), "LL");
 }
 void CPrinter::visit(const Cast* op) {
   os_ << "((" << scalarKindName(op->type) << ")(";

@@ -35,6 +35,7 @@ class Printer : public Visitor {
   void visit(const Cond* op) override;
 
   virtual void index(const Buf& buf, const std::vector<Expr>& indices);  // buf[i, j]
+  void philoxCall(const Philox* op, const std::string& fn, const char* streamSuffix);  // fn(seed, offset, stream, index)
   virtual std::string loopMarks(const LoopOptions& o);                     // " // vectorize"
   void indent() { os_ << std::string(2 * depth_, ' '); }
 
@@ -58,7 +59,7 @@ class CPrinter : public Printer {
   void visit(const Allocate* op) override;
   void visit(const Free* op) override;
   void visit(const Binary* op) override;
-  /// support/philox.h's gjPhiloxBits, whose text the kernel then starts with (usesPhilox_).
+  /// support/philox.h's gjPhiloxUniform, whose text the kernel then starts with (usesPhilox_).
   void visit(const Philox* op) override;
   void index(const Buf& buf, const std::vector<Expr>& indices) override;
   std::string loopMarks(const LoopOptions&) override { return ""; }

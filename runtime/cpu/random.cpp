@@ -9,10 +9,15 @@
 
 namespace gj::cpu {
 
-PhiloxState philoxState(const Tensor& rng) {
+// The generator state's form, on either device (the device kernel reads its two words where they lie).
+static void checkRng(const Tensor& rng) {
   USER_CHECK(rng.defined() && rng.dtype() == DType::Int64 && rng.dim() == 1 && rng.numel() == 2,
              "dropout: the generator state must be an int64 tensor [2] (seed, offset), not {}",
              rng.defined() ? fmt::format("{} {}", dtypeName(rng.dtype()), shapeStr(rng.sizes())) : "undefined");
+}
+
+PhiloxState philoxState(const Tensor& rng) {
+  checkRng(rng);
   Tensor host = rng.device() == DeviceKind::Cpu ? rng.contiguous() : rng.to(DeviceKind::Cpu);
   return {host.data<int64_t>()[0], host.data<int64_t>()[1]};
 }
@@ -20,20 +25,15 @@ PhiloxState philoxState(const Tensor& rng) {
 template <typename T>
 static void dropoutTyped(const T* x, T* out, int64_t n, T p, PhiloxState s, int64_t stream) {
   const T scale = T(1) / (T(1) - p);
-  const unsigned seedLo = static_cast<unsigned>(s.seed), seedHi = static_cast<unsigned>(static_cast<uint64_t>(s.seed) >> 32);
-  const unsigned offLo = static_cast<unsigned>(s.offset), offHi = static_cast<unsigned>(static_cast<uint64_t>(s.offset) >> 32);
   // One Philox block gives four elements their numbers (support/philox.h), so each thread takes whole blocks.
   const int64_t blocks = (n + 3) / 4;
 #pragma omp parallel for if (n > kParallelGrain)
   for (int64_t blk = 0; blk < blocks; ++blk) {
-    unsigned ctr[4] = {static_cast<unsigned>(blk), static_cast<unsigned>(stream), offLo, offHi};
-    unsigned key[2] = {seedLo, seedHi};
-    gjPhilox4x32_10(GjPhiloxWords(), ctr, key);
+    unsigned bits[4];
+    gjPhiloxBlock(s.seed, s.offset, stream, blk, bits);
     const int64_t first = blk * 4;
-    for (int64_t lane = 0; lane < 4 && first + lane < n; ++lane) {
-      const T u = static_cast<T>(ctr[lane] >> 8) * static_cast<T>(1.0 / 16777216.0);
-      out[first + lane] = u < p ? T(0) : x[first + lane] * scale;
-    }
+    for (int64_t lane = 0; lane < 4 && first + lane < n; ++lane)
+      out[first + lane] = gjPhiloxUnit<T>(bits[lane]) < p ? T(0) : x[first + lane] * scale;
   }
 }
 
@@ -44,6 +44,7 @@ Tensor dropout(const Tensor& x, double p, bool train, const Tensor& rng, int64_t
   USER_CHECK(x.numel() <= (int64_t{1} << 34), "dropout: {} elements are more than Philox's counter numbers (2^34)",
              x.numel());
   if (!train) return x;
+  checkRng(rng);
   if (onCuda(x)) return cuda::dropout(x.contiguous(), p, rng, stream);
   const PhiloxState s = philoxState(rng);
   Tensor in = x.contiguous();

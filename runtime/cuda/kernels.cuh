@@ -211,10 +211,7 @@ GJ_DEVICE void gjDropoutMap(const GjDropoutArgs& a) {
   const gj_i64 seed = a.rng[0], offset = a.rng[1];
   const T p = (T)a.p;
   const GjMath<T> m;
-  GJ_GRID_STRIDE(i, a.n) {
-    const T u = (T)(gjPhiloxBits(seed, offset, a.stream, i) >> 8) * (T)(1.0 / 16777216.0);
-    out[i] = gjDropout(m, in[i], u, p);
-  }
+  GJ_GRID_STRIDE(i, a.n) out[i] = gjDropout(m, in[i], gjPhiloxUniform<T>(seed, offset, a.stream, i), p);
 }
 
 GJ_KERNEL void gj_dropout_f32(GjDropoutArgs p) { gjDropoutMap<float>(p); }
