@@ -119,15 +119,30 @@ double maxAbsDiff(const Tensor& a, const Tensor& b) {
 
 struct Subject {
   std::string row;       // as printed: jit_premul/te/profiling
-  std::string rnnsRow;   // the rnns row: jit_premul
+  std::string rnnsRow;   // the rnns (or vl_lstm) row: jit_premul
   Compute compute;
   std::string twinName;  // cudnn, aten
   Compute twin;
   std::optional<double> dropout = std::nullopt;  // a dropout row's, in place of kRnnsDropout
 };
 
-// The model subject s runs: its rnns row's, at the subject's dropout for a dropout row.
+bool isVlRow(const std::string& row) { return row.starts_with("vl_"); }
+
+// vl_cudnn: the library LSTM over the packed batch.
+Compute packedLibrary(const Options& o) {
+  return [o](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
+    LstmParams p{in[0].size(0), in[0].size(1), in[0].size(2), in[2].size(2), in[2].size(0)};
+    PackedLibraryLstm lstm(cpu::hostInts(in[1], "lengths"), p, o);
+    auto outs = lstm.forward(in[0], in[2], in[3], std::vector<Tensor>(in.begin() + 4, in.end()));
+    std::vector<Tensor> grads = lstm.backward(gy[0], gy[1], gy[2]);
+    grads.insert(grads.begin() + 1, Tensor());  // the lengths have none
+    return named(m, outs, grads);
+  };
+}
+
+// The model subject s runs: its rnns row's, at the subject's dropout for a dropout row; a vl row's.
 Model subjectModel(const Subject& s, const std::string& row, const Options& o) {
+  if (isVlRow(row)) return vlModel(row, o);
   if (!s.dropout) return rnnsModel(row, rnnsParams(o));
   LstmParams p = rnnsParams(o);
   p.dropout = *s.dropout;
@@ -138,7 +153,7 @@ Model subjectModel(const Subject& s, const std::string& row, const Options& o) {
 bool check(const Subject& s, const Options& o) {
   const Model m = subjectModel(s, s.rnnsRow, o);
   const Model full = subjectModel(s, s.rnnsRow == "jit_simple" ? "jit" : s.rnnsRow, o);  // all outputs
-  std::vector<Tensor> in = randomInputs(full, kSeed);
+  std::vector<Tensor> in = isVlRow(s.rnnsRow) ? vlInputs(full, kSeed) : randomInputs(full, kSeed);
   std::map<std::string, Tensor> gy;  // random output gradients, of the sizes one eager run gives (the graphs'
   {                                  // loops leave their outputs' sizes open to shape propagation)
     std::vector<Tensor> probe = full.eager(in);
@@ -245,7 +260,8 @@ int runCheck(const Options& o, const std::vector<std::pair<std::string, std::str
   const std::string noLibrary = noLibraryLstm(o);
   const std::string libraryName = noLibrary.empty() ? "cudnn" : "aten";
   const Compute libraryTwin = noLibrary.empty() ? library(o) : eagerAutograd();
-  std::cout << fmt::format("Checking rnns rows against their twins (seed {}, max |diff| <= {:g}{})\n", kSeed,
+  std::cout << fmt::format("Checking {} rows against their twins (seed {}, max |diff| <= {:g}{})\n",
+                           fmt::join(o.groups, " and "), kSeed,
                            kTolerance,
                            noLibrary.empty() ? fmt::format("; cudnn is the {}", libraryLstmName(o))
                                              : fmt::format("; no library LSTM ({}), so aten stands in", noLibrary))
@@ -253,7 +269,8 @@ int runCheck(const Options& o, const std::vector<std::pair<std::string, std::str
   std::vector<Subject> subjects;
   bool masksOk = true;
   size_t maskChecks = 0;
-  for (const std::string& row : o.rnns.empty() ? defaultRnnRowNames() : o.rnns) {
+  const bool rnnsGroup = std::ranges::find(o.groups, "rnns") != o.groups.end();
+  for (const std::string& row : !rnnsGroup ? std::vector<std::string>{} : o.rnns.empty() ? defaultRnnRowNames() : o.rnns) {
     if (row == "cudnn_layernorm") {
       std::cout << "check cudnn_layernorm: not compared (a timing lower bound, forward only; its cy is normalized "
                    "3 x seqLength times, as in fastrnns, and is no model's output)\n";
@@ -299,6 +316,26 @@ int runCheck(const Options& o, const std::vector<std::pair<std::string, std::str
       }
       subjects.push_back({name, row, compiled(functionOptions(po)), layerNorm ? "aten" : libraryName,
                           layerNorm ? eagerAutograd() : libraryTwin});
+    }
+  }
+  if (std::ranges::find(o.groups, "vl_lstm") != o.groups.end()) {
+    // fastrnns compares vl_* with vl_cudnn; vl_cudnn with the eager per-sequence loop (vl_py).
+    const std::string vlTwin = noLibrary.empty() ? "vl_cudnn" : "vl_py";
+    const Compute twin = noLibrary.empty() ? packedLibrary(o) : eagerAutograd();
+    for (const std::string& row : vlRowNames()) {
+      if (row == "vl_cudnn") {
+        if (noLibrary.empty()) subjects.push_back({row, row, packedLibrary(o), "vl_py", eagerAutograd()});
+        else std::cout << fmt::format("check vl_cudnn: no row ({})\n", noLibrary);
+      } else if (row == "vl_py") {
+        if (noLibrary.empty()) subjects.push_back({row, row, eagerAutograd(), vlTwin, twin});
+      } else {
+        for (const auto& [fuser, executor] : pairs) {
+          Options po = o;
+          po.fuser = fuser, po.executor = executor;
+          subjects.push_back({pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row, row,
+                              compiled(functionOptions(po)), vlTwin, twin});
+        }
+      }
     }
   }
   size_t failed = 0;

@@ -302,7 +302,8 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
   std::vector<std::string> pep;
   human << settingsLine(o, combos) << "\n";
   if (combos.check) {
-    USER_CHECK(o.groups.size() == 1 && o.groups[0] == "rnns", "--check checks the rnns group's rows; drop --group");
+    USER_CHECK(std::ranges::all_of(o.groups, [](const std::string& g) { return g == "rnns" || g == "vl_lstm"; }),
+               "--check checks the rows of the rnns and vl_lstm groups; drop the other --group");
     return runCheck(o, combos.pairs());
   }
   nlohmann::json json = {{"version", cli::versionString()},
@@ -420,7 +421,8 @@ int main(int argc, char** argv) {
   app.add_option("--profiling-runs", o.profilingRuns, "profiling executor: profiled runs before optimizing")
       ->check(gj::cli::positive());
   app.add_option("--device", o.device, "cpu or cuda")->check(gj::cli::oneOf({"cpu", "cuda"}));
-  app.add_option("--group", o.groups, "benchmark groups: rnns, lm, classifier, cells, ops (several allowed)")
+  app.add_option("--group", o.groups,
+                 "benchmark groups: rnns, vl_lstm, lm, classifier, cells, ops (several allowed)")
       ->delimiter(',')
       ->check(gj::cli::oneOf(gj::bench::groupNames()));
   app.add_option("--rnns", o.rnns, "rows of the rnns group to run (default: all)")
@@ -461,7 +463,11 @@ int main(int argc, char** argv) {
                       "CUDA: 2 (an element per thread) or 3 (blocks that loop), as in fastrnns")
            ->check(gj::cli::between(2, 3)));
   note(app.add_flag("--cuda-graphs", o.cudaGraphs, "CUDA: capture each forward and backward as a CUDA graph"));
+  bool variableLstms = false;
+  app.add_flag("--variable-lstms", variableLstms,
+               "fastrnns' variable-length rows too: the vl_lstm group (vl_cudnn, vl_jit, vl_py, vl_packed)");
   if (auto status = gj::cli::parse(app, argc, argv)) return *status;
+  if (variableLstms && std::ranges::find(o.groups, "vl_lstm") == o.groups.end()) o.groups.push_back("vl_lstm");
   try {
     return gj::bench::run(o, cuda, combos);
   } catch (const gj::Error& e) {

@@ -8,6 +8,7 @@
 #include "models/lnlstm.h"
 #include "models/lstm.h"
 #include "models/modules.h"
+#include "models/vl_lstm.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/cpu/onednn_lstm.h"
 #include "runtime/cuda/cudnn_lstm.h"
@@ -29,9 +30,10 @@ Tensor ones(const Tensor& like) { return Tensor::full(like.sizes(), like.dtype()
 
 bool onCuda(const Options& o) { return o.device == "cuda"; }
 
-// The model's random inputs, on the device the rows run on (copied there once, outside the timed runs).
+// The model's random inputs, on the device the rows run on (copied there once, outside the timed runs); a
+// variable-length model's lengths drawn as fastrnns draws them.
 std::vector<Tensor> rowInputs(const Model& m, const Options& o) {
-  std::vector<Tensor> in = randomInputs(m, o.seed);
+  std::vector<Tensor> in = m.name.starts_with("vl_lstm") ? vlInputs(m, o.seed) : randomInputs(m, o.seed);
   if (onCuda(o))
     for (Tensor& t : in) t = t.to(DeviceKind::Cuda);
   return in;
@@ -136,8 +138,9 @@ namespace {
 // The cold cost of a Function (passes, then kernel compilation; all specializations) and what it built.
 std::string functionInfo(const Function& f) {
   FunctionStats s = f.stats();
-  std::string info = fmt::format("passes {:.0f}ms, jit {:.0f}ms, {} group{}", s.passMs, s.compileMs, s.fusionGroups,
-                                 s.fusionGroups == 1 ? "" : "s");
+  std::string info = fmt::format("passes {:.0f}ms, jit {:.0f}ms, {} group{}, {} specialization{}", s.passMs,
+                                 s.compileMs, s.fusionGroups, s.fusionGroups == 1 ? "" : "s", s.specializations,
+                                 s.specializations == 1 ? "" : "s");
   if (s.guardFailures) info += fmt::format(", {} guard failures", s.guardFailures);
   if (!s.warnings.empty()) info += fmt::format(", {} warnings", s.warnings.size());
   return info;
@@ -299,6 +302,52 @@ Row libraryLayerNormRow(const std::string& name, const LstmParams& p, const Opti
 }
 
 int64_t pick(const std::optional<int64_t>& given, int64_t fallback) { return given.value_or(fallback); }
+
+// ---- vl_lstm: fastrnns' variable-length rows ----
+
+Row packedLibraryRow(const std::string& name, const Options& o) {
+  struct State {
+    std::vector<Tensor> in, outs;
+    std::shared_ptr<PackedLibraryLstm> lstm;
+  };
+  auto s = std::make_shared<State>();
+  const Model m = vlModel(name, o);
+  s->in = rowInputs(m, o);
+  const Tensor& x = s->in[0];
+  LstmParams p{x.size(0), x.size(1), x.size(2), s->in[2].size(2), s->in[2].size(0)};
+  s->lstm = std::make_shared<PackedLibraryLstm>(cpu::hostInts(s->in[1], "lengths"), p, o);
+  auto fwd = [s] {
+    s->outs = s->lstm->forward(s->in[0], s->in[2], s->in[3], std::vector<Tensor>(s->in.begin() + 4, s->in.end()));
+  };
+  auto bwd = [s] { s->lstm->backward(ones(s->outs[0]), ones(s->outs[1]), ones(s->outs[2])); };
+  return {name, fwd, bwd, [what = std::string(libraryLstmName(o)), n = s->lstm->segments()] {
+            return fmt::format("{} over packed sequences: {} runs of steps, the batch shrinking", what, n);
+          }, ""};
+}
+
+Group vlLstm(const Options& o) {
+  const Model probe = vlModel("vl_packed", o);
+  const Shape& x = probe.inputs[0].sizes;
+  Group g;
+  g.title = fmt::format("vl_lstm: lengths in [{}, {}) (seed {}), padded to {} steps; miniBatch {}, inputSize {}, "
+                        "hiddenSize {}, numLayers {}", kVlMinLength, kVlMaxLength, o.seed, x[0], x[1], x[2],
+                        probe.inputs[2].sizes[2], probe.inputs[2].sizes[0]);
+  g.sizes = {{"miniBatch", {x[1]}}, {"inputSize", {x[2]}}, {"hiddenSize", {probe.inputs[2].sizes[2]}},
+             {"numLayers", {probe.inputs[2].sizes[0]}}};
+  g.nloops = 10;
+  const std::string noLibrary = noLibraryLstm(o);
+  if (!noLibrary.empty()) g.title += fmt::format("; no vl_cudnn row ({})", noLibrary);
+  for (const std::string& name : vlRowNames()) {
+    if (name == "vl_cudnn") {
+      if (noLibrary.empty()) g.rows.push_back(packedLibraryRow(name, o));
+    } else if (name == "vl_py") {
+      g.rows.push_back(eagerTrainingRow(name, vlModel(name, o), o));
+    } else {
+      g.rows.push_back(trainingRow(name, vlModel(name, o), o, functionOptions(o), false));
+    }
+  }
+  return g;
+}
 
 // ---- rnns: the fastrnns table ----
 
@@ -527,8 +576,99 @@ Model rnnsModel(const std::string& row, const LstmParams& p) {
 }
 
 const std::vector<std::string>& groupNames() {
-  static const std::vector<std::string> names = {"rnns", "lm", "classifier", "cells", "ops"};
+  static const std::vector<std::string> names = {"rnns", "vl_lstm", "lm", "classifier", "cells", "ops"};
   return names;
+}
+
+const std::vector<std::string>& vlRowNames() {
+  static const std::vector<std::string> names = {"vl_cudnn", "vl_jit", "vl_py", "vl_packed"};
+  return names;
+}
+
+Model vlModel(const std::string& row, const Options& o) {
+  ModelConfig c;
+  c.seqLength = kVlMaxLength - 1;
+  c.miniBatch = pick(o.miniBatch, 64), c.inputSize = pick(o.inputSize, 512), c.hiddenSize = pick(o.hiddenSize, 512);
+  c.numLayers = pick(o.numLayers, 1);
+  c.perSequence = row == "vl_jit" || row == "vl_py";
+  return buildVlLstm(c);
+}
+
+std::vector<Tensor> vlInputs(const Model& m, uint64_t seed) {
+  std::vector<Tensor> in = randomInputs(m, seed);
+  Tensor& x = in[0];
+  Tensor u = Tensor::rand({x.size(1)}, DType::Float64, seed + 99, static_cast<double>(kVlMinLength),
+                          static_cast<double>(kVlMaxLength));
+  std::vector<double> lengths;
+  for (int64_t b = 0; b < x.size(1); ++b) {
+    const int64_t l = std::min<int64_t>(static_cast<int64_t>(u.item(b)), x.size(0));
+    lengths.push_back(static_cast<double>(l));
+    x.select(1, b).slice(0, l, x.size(0)).copyFrom(Tensor::zeros({x.size(0) - l, x.size(2)}, x.dtype()));
+  }
+  in[1] = Tensor::fromVector({x.size(1)}, lengths, DType::Int64);
+  return in;
+}
+
+PackedLibraryLstm::PackedLibraryLstm(const std::vector<int64_t>& lengths, const LstmParams& p, const Options& o)
+    : inputSizes_{p.seqLength, p.miniBatch, p.inputSize} {
+  USER_CHECK(static_cast<int64_t>(lengths.size()) == p.miniBatch, "vl_cudnn: {} lengths for a batch of {}",
+             lengths.size(), p.miniBatch);
+  const Tensor len = Tensor::fromVector({p.miniBatch}, std::vector<double>(lengths.begin(), lengths.end()), DType::Int64);
+  auto sorted = cpu::sort(len, 0, true);
+  order_ = sorted.indices;
+  unsort_ = cpu::sort(order_, 0, false).indices;
+  std::vector<int64_t> desc = cpu::hostInts(sorted.values, "vl_cudnn");
+  int64_t begin = 0;
+  for (int64_t n = p.miniBatch; n > 0;) {  // steps [begin, desc[n - 1]) run the first n sequences
+    const int64_t end = desc[n - 1];
+    USER_CHECK(end >= 1 && end <= p.seqLength, "vl_cudnn: length {} is not in [1, {}]", end, p.seqLength);
+    if (end > begin) {
+      LstmParams sp = p;
+      sp.seqLength = end - begin, sp.miniBatch = n;
+      segments_.push_back({begin, end, n, newLibraryLstm(sp, o)});
+      begin = end;
+    }
+    while (n > 0 && desc[n - 1] <= begin) --n;
+  }
+}
+
+std::vector<Tensor> PackedLibraryLstm::forward(const Tensor& input, const Tensor& hx, const Tensor& cx,
+                                               const std::vector<Tensor>& w) {
+  Tensor x = cpu::indexSelect(input, 1, order_);
+  Tensor h = cpu::indexSelect(hx, 1, order_), c = cpu::indexSelect(cx, 1, order_);
+  Tensor out = Tensor::zeros({x.size(0), x.size(1), h.size(2)}, x.dtype(), x.device());
+  for (Segment& s : segments_) {
+    // Copies (a contiguous narrow would be h itself): the state is overwritten below, and backward reads them.
+    s.inputs = {x.slice(0, s.begin, s.end).narrow(1, 0, s.batch).clone(), h.narrow(1, 0, s.batch).clone(),
+                c.narrow(1, 0, s.batch).clone()};
+    auto r = s.lstm->forward(s.inputs[0], s.inputs[1], s.inputs[2], w);
+    out.slice(0, s.begin, s.end).narrow(1, 0, s.batch).copyFrom(r[0]);
+    h.narrow(1, 0, s.batch).copyFrom(r[1]);
+    c.narrow(1, 0, s.batch).copyFrom(r[2]);
+  }
+  return {cpu::indexSelect(out, 1, unsort_), cpu::indexSelect(h, 1, unsort_), cpu::indexSelect(c, 1, unsort_)};
+}
+
+std::vector<Tensor> PackedLibraryLstm::backward(const Tensor& gradOutput, const Tensor& gradHy, const Tensor& gradCy) {
+  Tensor go = cpu::indexSelect(gradOutput, 1, order_);
+  Tensor dh = cpu::indexSelect(gradHy, 1, order_), dc = cpu::indexSelect(gradCy, 1, order_);
+  Tensor gx = Tensor::zeros(inputSizes_, go.dtype(), go.device());
+  std::vector<Tensor> gw;
+  for (auto s = segments_.rbegin(); s != segments_.rend(); ++s) {
+    auto r = s->lstm->backward(go.slice(0, s->begin, s->end).narrow(1, 0, s->batch).contiguous(),
+                               dh.narrow(1, 0, s->batch).contiguous(), dc.narrow(1, 0, s->batch).contiguous());
+    gx.slice(0, s->begin, s->end).narrow(1, 0, s->batch).copyFrom(r[0]);
+    dh.narrow(1, 0, s->batch).copyFrom(r[1]);
+    dc.narrow(1, 0, s->batch).copyFrom(r[2]);
+    for (size_t k = 3; k < r.size(); ++k) {
+      if (gw.size() < k - 2) gw.push_back(r[k]);
+      else gw[k - 3] = cpu::add(gw[k - 3], r[k]);
+    }
+  }
+  std::vector<Tensor> grads = {cpu::indexSelect(gx, 1, unsort_), cpu::indexSelect(dh, 1, unsort_),
+                               cpu::indexSelect(dc, 1, unsort_)};
+  grads.insert(grads.end(), gw.begin(), gw.end());
+  return grads;
 }
 
 const std::vector<std::string>& defaultRnnRowNames() {
@@ -548,6 +688,7 @@ const std::vector<std::string>& rnnRowNames() {
 
 static Group buildGroupRows(const std::string& name, const Options& o) {
   if (name == "rnns") return rnns(o);
+  if (name == "vl_lstm") return vlLstm(o);
   if (name == "lm") return lm(o);
   if (name == "classifier") return classifier(o);
   if (name == "cells") return cells(o);

@@ -64,7 +64,7 @@ struct Group {
   int nloops = 20, warmup = 3;  ///< the group's defaults; --nloops / --warmup override them
 };
 
-const std::vector<std::string>& groupNames();  ///< rnns, lm, classifier, cells, ops
+const std::vector<std::string>& groupNames();  ///< rnns, vl_lstm, lm, classifier, cells, ops
 /// The rnns rows a run without --rnns times: fastrnns' eight defaults.
 const std::vector<std::string>& defaultRnnRowNames();
 /// Every row --rnns accepts: the defaults, then the layer-norm rows (cudnn_layernorm is forward only) and
@@ -77,6 +77,37 @@ constexpr double kRnnsDropout = 0.4;
 LstmParams rnnsParams(const Options& o);
 LstmParams rnnsRowParams(const std::string& row, LstmParams p);
 Model rnnsModel(const std::string& row, const LstmParams& p);
+/// The vl_lstm group (fastrnns' --variable-lstms): vl_cudnn, vl_jit, vl_py, then graphjit's vl_packed.
+const std::vector<std::string>& vlRowNames();
+/// fastrnns' varlen_lstm_inputs: lengths drawn in [kVlMinLength, kVlMaxLength) per sequence, each input
+/// padded to kVlMaxLength - 1 steps (so every set of lengths has one shape).
+constexpr int64_t kVlMinLength = 30, kVlMaxLength = 100;
+/// The model vl row `row` runs (vl_jit and vl_py: the per-sequence loop; vl_cudnn and vl_packed: the packed
+/// graph) at the options' sizes, and its inputs: random, the lengths drawn from `seed`, zero past them.
+Model vlModel(const std::string& row, const Options& o);
+std::vector<Tensor> vlInputs(const Model& m, uint64_t seed);
+/// vl_cudnn: the library LSTM over the packed batch, as PyTorch's packed sequences run it: the batch sorted
+/// by length, then one library LSTM per run of steps over which no sequence ends (its batch the sequences
+/// still running), each starting from the state the last one left.
+class PackedLibraryLstm {
+ public:
+  PackedLibraryLstm(const std::vector<int64_t>& lengths, const LstmParams& p, const Options& o);
+  /// input [T, B, I], hx, cx, weights as LibraryLstm's; returns output (zero past each length), hy, cy.
+  std::vector<Tensor> forward(const Tensor& input, const Tensor& hx, const Tensor& cx, const std::vector<Tensor>& w);
+  /// Gradients of input, hx, cx and the weights (LibraryLstm's order).
+  std::vector<Tensor> backward(const Tensor& gradOutput, const Tensor& gradHy, const Tensor& gradCy);
+  size_t segments() const { return segments_.size(); }
+
+ private:
+  struct Segment {
+    int64_t begin, end, batch;
+    std::shared_ptr<LibraryLstm> lstm;
+    std::vector<Tensor> inputs;  ///< the last forward's input, hx and cx, which its backward reads
+  };
+  std::vector<Segment> segments_;
+  Tensor order_, unsort_;
+  Shape inputSizes_;
+};
 /// What the rows are made of (also for --check, check.h): a compiled row's Function options; the library
 /// LSTM on the options' device (oneDNN's on the CPU, cuDNN's on CUDA), its name, or why there is none ("").
 FunctionOptions functionOptions(const Options& o);

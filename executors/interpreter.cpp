@@ -348,7 +348,7 @@ void Frame::runListAppend(const Node* n) {
 void Frame::runNode(const Node* n) {
   if (n->kind() == OpKind::ListAppend) return runListAppend(n);
   const std::vector<IValue> in = args(n);
-  if (tape_ && !isPlumbing(n->kind()))
+  if (tape_ && !isPlumbing(n->kind()) && !readsOnlyMetadata(n->kind()))
     for (size_t i = 0; i < in.size(); ++i)
       USER_CHECK(!hasEdge(in[i]),
                  "input {} of {} requires grad, but the op runs outside a prim::DifferentiableGraph, so its gradient "
@@ -412,6 +412,14 @@ void Frame::runNode(const Node* n) {
     case OpKind::Size: set(n, IValue(T(0).size(I(1)))); return;
     case OpKind::Sizes: set(n, IValue(T(0).sizes())); return;
     case OpKind::IntAdd: set(n, IValue(I(0) + I(1))); return;
+    case OpKind::IntSub: set(n, IValue(I(0) - I(1))); return;
+    case OpKind::IntOfTensor: {
+      const Tensor& x = T(0);
+      USER_CHECK(x.numel() == 1, "aten::Int: a tensor of {} elements ({}) has no single value", x.numel(),
+                 shapeStr(x.sizes()));
+      set(n, IValue(static_cast<int64_t>(x.item(0))));
+      return;
+    }
     case OpKind::FloorDiv: {
       USER_CHECK(I(1) != 0, "aten::floordiv: division by zero");
       int64_t q = I(0) / I(1);
@@ -499,6 +507,29 @@ void Frame::runNode(const Node* n) {
     case OpKind::Stack: set(n, cpu::stack(in[0].toTensorList("aten::stack"), I(1))); return;
     case OpKind::Conv2d: set(n, cpu::conv2d(T(0), T(1), in[2].isNone() ? Tensor() : T(2), convParams(in))); return;
     case OpKind::ZerosLike: set(n, Tensor::zeros(T(0).sizes(), T(0).dtype(), T(0).device())); return;
+    case OpKind::NewZeros: {
+      const auto sizes = Ints(1);
+      for (int64_t s : sizes) USER_CHECK(s >= 0, "aten::new_zeros: negative size in {}", shapeStr(sizes));
+      set(n, Tensor::zeros(sizes, T(0).dtype(), T(0).device()));
+      return;
+    }
+    case OpKind::Sort: {
+      auto r = cpu::sort(T(0), I(1), in[2].toBool("descending"));
+      at(n->output(0)) = r.values;
+      at(n->output(1)) = r.indices;
+      return;
+    }
+    case OpKind::IndexSelect: set(n, cpu::indexSelect(T(0), I(1), T(2))); return;
+    case OpKind::IndexSelectBackward: set(n, cpu::indexSelectBackward(T(0), Ints(1), I(2), T(3))); return;
+    case OpKind::PackPaddedSequence: {
+      auto r = cpu::packPaddedSequence(T(0), T(1), in[2].toBool("batch_first"));
+      at(n->output(0)) = r.data;
+      at(n->output(1)) = r.batchSizes;
+      return;
+    }
+    case OpKind::PackPaddedSequenceBackward:
+      set(n, cpu::packPaddedSequenceBackward(T(0), Ints(1), T(2), in[3].toBool("batch_first")));
+      return;
     case OpKind::SumToSize: set(n, cpu::sumToSize(T(0), Ints(1))); return;
     case OpKind::SelectBackward: set(n, cpu::selectBackward(T(0), Ints(1), I(2), I(3))); return;
     case OpKind::SliceBackward: set(n, cpu::sliceBackward(T(0), Ints(1), I(2), I(3), I(4), I(5))); return;

@@ -18,19 +18,37 @@ KernelArgs kernelArgs(std::string_view what, DeviceKind device, const std::vecto
                       const std::vector<TensorSignature>& expected, const std::vector<TensorSignature>& outputs) {
   USER_CHECK(inputs.size() == expected.size(), "{}: {} inputs for {}", what, inputs.size(), expected.size());
   KernelArgs a;
+  // An unknown size (the leading one of a kernel compiled with dynamic rows) matches any, the same in every
+  // input that has it.
+  auto fits = [&](const Tensor& t, const Shape& e) {
+    if (t.dim() != static_cast<int64_t>(e.size())) return false;
+    for (size_t d = 0; d < e.size(); ++d) {
+      const int64_t have = t.size(static_cast<int64_t>(d));
+      if (e[d] != kUnknownDim ? have != e[d] : (a.rows != kUnknownDim && have != a.rows)) return false;
+      if (e[d] == kUnknownDim) a.rows = have;
+    }
+    return true;
+  };
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
     const TensorSignature& e = expected[i];
-    USER_CHECK(t.defined() && t.device() == device && t.dtype() == e.dtype && t.sizes() == e.sizes,
-               "{}: input {} is {} but the kernel was compiled for {} {} {}", what, i,
+    USER_CHECK(t.defined() && t.device() == device && t.dtype() == e.dtype && fits(t, e.sizes),
+               "{}: input {} is {} but the kernel was compiled for {} {} {}{}", what, i,
                t.defined() ? fmt::format("{} {} {}", deviceName(t.device()), dtypeName(t.dtype()), shapeStr(t.sizes()))
                            : "undefined",
-               deviceName(device), dtypeName(e.dtype), shapeStr(e.sizes));
+               deviceName(device), dtypeName(e.dtype), shapeStr(e.sizes),
+               a.rows != kUnknownDim ? fmt::format(" with {} rows", a.rows) : "");
     a.inputs.push_back(t.contiguous());
     a.pointers.push_back(a.inputs.back().rawData());
   }
   for (const TensorSignature& o : outputs) {
-    a.outputs.push_back(Tensor::empty(o.sizes, o.dtype, device));
+    Shape sizes = o.sizes;
+    for (int64_t& d : sizes)
+      if (d == kUnknownDim) {
+        USER_CHECK(a.rows != kUnknownDim, "{}: no input gives the rows of an output {}", what, shapeStr(o.sizes));
+        d = a.rows;
+      }
+    a.outputs.push_back(Tensor::empty(sizes, o.dtype, device));
     a.pointers.push_back(a.outputs.back().rawData());
   }
   return a;

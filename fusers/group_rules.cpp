@@ -15,9 +15,18 @@ bool isPointwise(const Node* n) {
   return n->info().group == OpGroupKind::Pointwise || n->kind() == OpKind::PhiloxDropout;
 }
 
-bool floatTensor(const Value* v) {
+std::optional<std::vector<int64_t>> groupSizes(const Value* v, SizeRule rule) {
   const Type& t = v->type();
-  return t.isTensor() && t.dtype && isFloating(*t.dtype) && staticSizes(v).has_value();
+  if (!t.isTensor() || !t.sizes) return std::nullopt;
+  const std::vector<int64_t>& s = *t.sizes;
+  for (size_t d = 0; d < s.size(); ++d)
+    if (s[d] == kUnknownDim && !(rule == SizeRule::DynamicRows && d == 0 && s.size() >= 2)) return std::nullopt;
+  return s;
+}
+
+bool floatTensor(const Value* v, SizeRule rule) {
+  const Type& t = v->type();
+  return t.isTensor() && t.dtype && isFloating(*t.dtype) && groupSizes(v, rule).has_value();
 }
 
 bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
@@ -42,39 +51,43 @@ static std::string dropoutBlocker(const Node* n) {
 }
 
 // A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output.
-std::string pointwiseBlocker(const Node* n, bool mixedDtypes) {
+std::string pointwiseBlocker(const Node* n, bool mixedDtypes, SizeRule rule) {
   if (!isPointwise(n)) return "not pointwise";
   if (n->kind() == OpKind::PhiloxDropout) return dropoutBlocker(n);
-  if (n->outputs().size() != 1 || !floatTensor(n->output()))
-    return "the output has no static sizes or is not float (run shape propagation on a specialized graph)";
-  auto out = *staticSizes(n->output());
+  if (n->outputs().size() != 1 || !floatTensor(n->output(), rule))
+    return rule == SizeRule::Static
+               ? "the output has no static sizes or is not float (run shape propagation on a specialized graph)"
+               : "the output is not float, or a size other than the leading one is unknown (run shape "
+                 "propagation on a specialized graph)";
+  auto out = *groupSizes(n->output(), rule);
   for (const Value* v : n->inputs()) {
     if (!v->type().isTensor()) {
       if (!isConstant(v)) return fmt::format("scalar operand %{} is not a constant", v->name());
       continue;
     }
-    if (!floatTensor(v)) return fmt::format("input %{} has no static sizes or is not float", v->name());
+    if (!floatTensor(v, rule)) return fmt::format("input %{} has no static sizes or is not float", v->name());
     if (!mixedDtypes && v->type().dtype != n->output()->type().dtype)
       return fmt::format("input %{} has another dtype", v->name());
-    if (!broadcastsTo(*staticSizes(v), out)) return fmt::format("input %{} does not broadcast to the output", v->name());
+    if (!broadcastsTo(*groupSizes(v, rule), out)) return fmt::format("input %{} does not broadcast to the output", v->name());
   }
   return "";
 }
 
-bool fusiblePointwise(const Node* n, bool mixedDtypes) { return pointwiseBlocker(n, mixedDtypes).empty(); }
+bool fusiblePointwise(const Node* n, bool mixedDtypes, SizeRule rule) {
+  return pointwiseBlocker(n, mixedDtypes, rule).empty();
+}
 
-// chunk(x, n, d) with constants, an evenly divisible static x, unpacked once.
-bool fusibleChunk(const Node* n) {
+bool fusibleChunk(const Node* n, SizeRule rule) {
   if (n->kind() != OpKind::Chunk) return false;
   auto chunks = constantInt(n->input(1));
   auto dim = constantInt(n->input(2));
-  auto sizes = staticSizes(n->input(0));
-  if (!chunks || !dim || !sizes || *chunks <= 0 || !floatTensor(n->input(0))) return false;
+  auto sizes = groupSizes(n->input(0), rule);
+  if (!chunks || !dim || !sizes || *chunks <= 0 || !floatTensor(n->input(0), rule)) return false;
   int64_t rank = static_cast<int64_t>(sizes->size());
   if (*dim < -rank || *dim >= rank) return false;
   int64_t d = *dim < 0 ? *dim + rank : *dim;
   const auto& uses = n->output()->uses();
-  return (*sizes)[d] % *chunks == 0 && uses.size() == 1 && uses[0].user->kind() == OpKind::ListUnpack &&
+  return (*sizes)[d] != kUnknownDim && (*sizes)[d] % *chunks == 0 && uses.size() == 1 && uses[0].user->kind() == OpKind::ListUnpack &&
          static_cast<int64_t>(uses[0].user->outputs().size()) == *chunks;
 }
 
@@ -82,23 +95,24 @@ bool fusibleChunk(const Node* n) {
 
 namespace {
 
-bool moveOne(Node* unpack) {
+bool moveOne(Node* unpack, SizeRule rule) {
   Node* chunk = unpack->input(0)->node();
-  if (chunk->kind() != OpKind::Chunk || !fusibleChunk(chunk)) return false;
+  if (chunk->kind() != OpKind::Chunk || !fusibleChunk(chunk, rule)) return false;
   Node* p = chunk->input(0)->node();
   // Only a pointwise op proper: dropout's numbers follow the element's index in its own output.
-  if (p->info().group != OpGroupKind::Pointwise || !fusiblePointwise(p) || chunk->input(0)->uses().size() != 1)
+  if (p->info().group != OpGroupKind::Pointwise || !fusiblePointwise(p, false, rule) ||
+      chunk->input(0)->uses().size() != 1)
     return false;
   Graph* g = unpack->graph();
   const int64_t n = *constantInt(chunk->input(1));
-  const int64_t rankY = static_cast<int64_t>(staticSizes(chunk->input(0))->size());
+  const int64_t rankY = static_cast<int64_t>(groupSizes(chunk->input(0), rule)->size());
   int64_t d = *constantInt(chunk->input(2));
   if (d < 0) d += rankY;
   // The k-th chunk of each tensor input (or the input itself where it broadcasts along d).
   std::vector<std::vector<Value*>> parts(p->inputs().size());
   for (size_t i = 0; i < p->inputs().size(); ++i) {
     Value* a = p->input(i);
-    auto sa = staticSizes(a);
+    auto sa = groupSizes(a, rule);
     int64_t da = sa ? d - (rankY - static_cast<int64_t>(sa->size())) : -1;
     if (!a->type().isTensor() || da < 0 || (*sa)[da] == 1) {
       parts[i].assign(n, a);
@@ -127,11 +141,11 @@ bool moveOne(Node* unpack) {
   return true;
 }
 
-bool moveInBlock(Block* b) {
+bool moveInBlock(Block* b, SizeRule rule) {
   bool changed = false;
   for (Node* n : b->nodesList()) {
-    for (Block* inner : n->blocks()) changed |= moveInBlock(inner);
-    if (n->kind() == OpKind::ListUnpack && n->inputs().size() == 1 && moveOne(n)) changed = true;
+    for (Block* inner : n->blocks()) changed |= moveInBlock(inner, rule);
+    if (n->kind() == OpKind::ListUnpack && n->inputs().size() == 1 && moveOne(n, rule)) changed = true;
   }
   return changed;
 }
@@ -142,12 +156,12 @@ bool moveInBlock(Block* b) {
 // meets it next to its consumers rather than inside an earlier group. Chunks of later values go first:
 // a chunk of a value computed from the previous group (a recurrent h) then closes that group before
 // the chunks of older values (the input GEMM's rows) join the next one.
-void sinkChunks(Block* b) {
+void sinkChunks(Block* b, SizeRule rule) {
   std::unordered_map<const Node*, size_t> pos;
   std::vector<Node*> chunks;
   for (Node* n : b->nodesList()) {
     pos[n] = pos.size();
-    if (fusibleChunk(n)) chunks.push_back(n);
+    if (fusibleChunk(n, rule)) chunks.push_back(n);
   }
   auto defined = [&](const Node* c) {
     Node* def = ancestorIn(c->input(0)->node(), b);
@@ -188,9 +202,9 @@ void trimChunks(std::vector<Node*>& region) {
                region.end());
 }
 
-bool moveChunksUp(Graph& g) {
+bool moveChunksUp(Graph& g, SizeRule rule) {
   bool changed = false;
-  while (moveInBlock(g.block())) changed = true;
+  while (moveInBlock(g.block(), rule)) changed = true;
   if (changed) propagateShapes(g);
   return changed;
 }

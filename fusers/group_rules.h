@@ -2,6 +2,7 @@
 // Rules both fusers share for what a pointwise group may hold, and the graph rewrites around chunks.
 #include "ir/graph.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,27 +11,36 @@ namespace gj::fusion {
 /// An elementwise op a group computes at its output's index: a pointwise op, or prim::philox_dropout (whose
 /// numbers are those of the element's index in its output, so it never moves below a chunk).
 bool isPointwise(const Node* n);
-/// A tensor of static sizes and float dtype.
-bool floatTensor(const Value* v);
+/// The sizes a fuser's group may hold: all static, or static but for the leading dimension of tensors of
+/// rank 2 or more (kUnknownDim there), whose extent the kernel reads from its operands at run time: the
+/// legacy fuser's rows, such as a packed sequence's shrinking batch (models/vl_lstm.h).
+enum class SizeRule : uint8_t { Static, DynamicRows };
+/// v's sizes under the rule; nullopt when it does not hold.
+std::optional<std::vector<int64_t>> groupSizes(const Value* v, SizeRule rule);
+/// A float tensor whose sizes the rule admits.
+bool floatTensor(const Value* v, SizeRule rule = SizeRule::Static);
+/// Aligned from the right, each dim of `from` equals `to`'s or is 1 (an unknown leading dim matches only
+/// an unknown one).
 bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& to);
-/// A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output;
-/// its tensor inputs in its own dtype unless `mixedDtypes` (type promotion inside the kernel).
-bool fusiblePointwise(const Node* n, bool mixedDtypes = false);
+/// A pointwise node over float tensors of admitted sizes, scalar operands constant, inputs broadcasting to its
+/// output; its tensor inputs in its own dtype unless `mixedDtypes` (type promotion inside the kernel).
+bool fusiblePointwise(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static);
 /// Which of fusiblePointwise's conditions n fails, in words ("" when none does).
-std::string pointwiseBlocker(const Node* n, bool mixedDtypes = false);
-/// chunk(x, n, d) with constants, an evenly divisible static x, unpacked once.
-bool fusibleChunk(const Node* n);
+std::string pointwiseBlocker(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static);
+/// chunk(x, n, d) with constants, an evenly divisible x of admitted sizes (never along an unknown dim),
+/// unpacked once.
+bool fusibleChunk(const Node* n, SizeRule rule = SizeRule::Static);
 
 /// Moves aten::chunk above the pointwise ops that produce its input, so that chunks apply to tensors
 /// computed outside any group (and a group partitions them as it loads them):
 /// Given:  %g = aten::add(%a, %b, %one) ; %l = aten::chunk(%g, %4, %1) ; %x, %y = prim::ListUnpack(%l)
 /// Result: %x = aten::add(%a0, %b0, %one) ; %y = aten::add(%a1, %b1, %one)   (%a0, %a1 chunks of %a ...)
 /// An input that broadcasts along the chunked dimension is used whole. Returns true if g changed.
-bool moveChunksUp(Graph& g);
+bool moveChunksUp(Graph& g, SizeRule rule = SizeRule::Static);
 
 /// Moves each chunk (and its unpack) down to just before the first use of its pieces, chunks of later
 /// values first, so a scan meets it next to its consumers.
-void sinkChunks(Block* b);
+void sinkChunks(Block* b, SizeRule rule = SizeRule::Static);
 
 /// Drops from a region every chunk whose pieces are also read outside it.
 void trimChunks(std::vector<Node*>& region);

@@ -106,6 +106,21 @@ Var Tape::stack(const std::vector<Var>& xs, int64_t dim) {
   });
 }
 
+Var Tape::narrow(const Var& a, int64_t dim, int64_t start, int64_t length) {
+  return record(a.value.narrow(dim, start, length), {a.slot},
+                [sa = a.value.sizes(), dim, start, length](const Tensor& g) {
+                  return std::vector<Tensor>{cpu::sliceBackward(g, sa, dim, start, start + length, 1)};
+                });
+}
+
+Var Tape::cat(const std::vector<Var>& xs, int64_t dim) {
+  std::vector<Tensor> values;
+  std::vector<int> slots;
+  std::vector<int64_t> sizes;
+  for (const Var& x : xs) values.push_back(x.value), slots.push_back(x.slot), sizes.push_back(x.value.size(dim));
+  return record(cpu::cat(values, dim), slots, [sizes, dim](const Tensor& g) { return cpu::splitWithSizes(g, sizes, dim); });
+}
+
 Var Tape::mean(const Var& a, const std::vector<int64_t>& dims, bool keepdim) {
   return record(cpu::mean(a.value, dims, keepdim), {a.slot}, [sa = a.value.sizes(), dims, keepdim](const Tensor& g) {
     return std::vector<Tensor>{cpu::meanBackward(g, sa, dims, keepdim)};

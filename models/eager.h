@@ -34,6 +34,8 @@ class Tape {
   std::vector<Var> unbind(const Var& a);
   std::vector<Var> chunk(const Var& a, int64_t chunks, int64_t dim);
   Var stack(const std::vector<Var>& xs, int64_t dim);
+  Var cat(const std::vector<Var>& xs, int64_t dim);
+  Var narrow(const Var& a, int64_t dim, int64_t start, int64_t length);
   Var mean(const Var& a, const std::vector<int64_t>& dims, bool keepdim);
   Var std(const Var& a, const std::vector<int64_t>& dims, bool unbiased, bool keepdim);
   /// prim::philox_dropout in training (runtime/cpu/ops.h's dropout); its gradient draws the same mask.

@@ -117,6 +117,11 @@ std::tuple<Value*, Value*, Value*> emitLayer(GraphBuilder& b, LstmVariantKind v,
 
 }  // namespace
 
+std::pair<Value*, Value*> emitLstmCell(GraphBuilder& b, Value* x, Value* h, Value* c, const std::vector<Value*>& w) {
+  IR_CHECK(w.size() == 4) << "emitLstmCell: " << w.size() << " weights";
+  return emitGateMath(b, emitGates(b, LstmVariantKind::Jit, x, h, {w[0], w[1], w[2], w[3]}), c);
+}
+
 LstmOutputs emitLstm(GraphBuilder& b, LstmVariantKind v, Value* input, Value* hx, Value* cx,
                      const std::vector<Value*>& weights, int64_t numLayers, Value* rng, double dropout) {
   IR_CHECK(static_cast<int64_t>(weights.size()) == 4 * numLayers) << "emitLstm: " << weights.size() << " weights for "

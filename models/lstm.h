@@ -44,6 +44,10 @@ Model buildLstm(LstmVariantKind v, const LstmParams& p);
 /// One cell: inputs input [B, I], hx, cx [B, H], weight_ih, weight_hh, bias_ih, bias_hh; outputs hy, cy.
 Model buildLstmCell(int64_t miniBatch, int64_t inputSize, int64_t hiddenSize);
 
+/// One step of the `jit` variant's cell: (hy, cy) from the step's input row x [B, I], h and c [B, H] and the
+/// layer's weights (w_ih, w_hh, b_ih, b_hh): two mm, both biases, the gate math of Note [Gate order].
+std::pair<Value*, Value*> emitLstmCell(GraphBuilder& b, Value* x, Value* h, Value* c, const std::vector<Value*>& w);
+
 /// The LSTM layers inside a larger graph (language model, classifier): runs the variant's layers over
 /// `input` [T, B, I] from hx, cx [L, B, H]; `weights` holds 4 values per layer (w_ih, w_hh, b_ih, b_hh).
 /// With `rng`, every layer's output but the last's passes through dropout p (LstmParams::dropout).

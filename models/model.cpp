@@ -4,6 +4,7 @@
 #include "models/lnlstm.h"
 #include "models/lstm.h"
 #include "models/modules.h"
+#include "models/vl_lstm.h"
 #include "support/error.h"
 
 #include <cmath>
@@ -11,7 +12,7 @@
 namespace gj {
 
 const std::vector<std::string>& modelNames() {
-  static const std::vector<std::string> kNames = {"lstm_cell", "lstm",    "lnlstm", "lstm_lm", "lstm_classifier",
+  static const std::vector<std::string> kNames = {"lstm_cell", "lstm",    "lnlstm", "vl_lstm", "lstm_lm", "lstm_classifier",
                                                   "linear",    "softmax", "conv2d", "multihead_attention"};
   return kNames;
 }
@@ -22,6 +23,7 @@ Model buildModel(const std::string& name, const ModelConfig& c) {
     return buildLstm(lstmVariantFromName(c.variant),
                      {c.seqLength, c.miniBatch, c.inputSize, c.hiddenSize, c.numLayers, c.dropout});
   if (name == "lnlstm") return buildLnLstm(c);
+  if (name == "vl_lstm") return buildVlLstm(c);
   if (name == "lstm_lm") return buildLstmLm(c);
   if (name == "lstm_classifier") return buildLstmClassifier(c);
   if (name == "linear") return buildLinear(c);
@@ -41,7 +43,8 @@ std::vector<Tensor> randomInputs(const Model& m, uint64_t seed, DType floatType)
   for (size_t i = 0; i < m.inputs.size(); ++i) {
     const InputSpec& s = m.inputs[i];
     if (s.dtype == DType::Int64) {
-      Tensor u = Tensor::rand(s.sizes, DType::Float64, seed + 1000 * i, 0.0, static_cast<double>(s.high));
+      Tensor u = Tensor::rand(s.sizes, DType::Float64, seed + 1000 * i, static_cast<double>(s.low),
+                              static_cast<double>(s.high));
       Tensor t = Tensor::empty(s.sizes, DType::Int64);
       for (int64_t k = 0; k < t.numel(); ++k)
         t.data<int64_t>()[k] = std::min<int64_t>(static_cast<int64_t>(u.data<double>()[k]), s.high - 1);

@@ -24,14 +24,16 @@ struct ModelConfig {
   int64_t dim = -1;                                     ///< softmax
   bool decomposeLayerNorm = false;                      ///< lnlstm: custom_lstms' own LayerNorm (lnlstm.h)
   double dropout = 0;                                   ///< lstm: between layers, in training (lstm.h)
+  bool perSequence = false;                             ///< vl_lstm: fastrnns' loop over sequences (vl_lstm.h)
 };
 
-/// A graph input: its name (PyTorch's), dtype and sizes. Int64 inputs hold values in [0, high).
+/// A graph input: its name (PyTorch's), dtype and sizes. Int64 inputs hold values in [low, high).
 struct InputSpec {
   std::string name;
   DType dtype = DType::Float32;
   Shape sizes;
   int64_t high = 0;
+  int64_t low = 0;
 };
 
 struct Model {
@@ -46,14 +48,14 @@ struct Model {
   std::function<std::vector<eager::Var>(eager::Tape&, const std::vector<eager::Var>&)> eagerAutograd;
 };
 
-/// Names accepted by buildModel: lstm_cell, lstm, lnlstm, lstm_lm, lstm_classifier, linear, softmax, conv2d,
+/// Names accepted by buildModel: lstm_cell, lstm, lnlstm, vl_lstm, lstm_lm, lstm_classifier, linear, softmax, conv2d,
 /// multihead_attention.
 const std::vector<std::string>& modelNames();
 /// Builds a model by name; a gj::Error lists the known names for an unknown one.
 Model buildModel(const std::string& name, const ModelConfig& config);
 
 /// Seeded random inputs for `m`: floats uniform in [-1/sqrt(hidden), 1/sqrt(hidden)) like nn.LSTM's
-/// initialization (or [-1, 1) when the model has no hidden size), int64 uniform in [0, high).
+/// initialization (or [-1, 1) when the model has no hidden size), int64 uniform in [low, high).
 std::vector<Tensor> randomInputs(const Model& m, uint64_t seed, DType floatType = DType::Float32);
 
 }  // namespace gj

@@ -36,6 +36,7 @@ static ModelConfig configOf(const nlohmann::json& p, ReferenceCase& c) {
   get("padding", cfg.padding);
   get("dim", cfg.dim);
   if (p.contains("decompose")) cfg.decomposeLayerNorm = p.at("decompose").get<bool>();
+  if (p.contains("per_sequence")) cfg.perSequence = p.at("per_sequence").get<bool>();
   if (p.contains("sgd_lr")) c.sgdLr = p.at("sgd_lr").get<double>();
   // Sizes the manifest does not spell out come from the inputs themselves.
   auto sizes = [&](const char* n) {

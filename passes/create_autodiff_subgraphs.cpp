@@ -5,8 +5,6 @@
 #include "passes/util.h"
 #include "support/error.h"
 
-#include <algorithm>
-
 namespace gj {
 
 static bool requiresGrad(const Value* v) { return v->type().requiresGrad.value_or(false); }
@@ -34,9 +32,10 @@ static bool createInBlock(Block* b) {
 
 bool createAutodiffSubgraphs(Graph& g) {
   bool changed = createInBlock(g.block());
-  // Every op left outside a DifferentiableGraph that sees a value requiring grad must only move it.
+  // Every op left outside a DifferentiableGraph that sees a value requiring grad must only move it, or read
+  // no more than its shape.
   forEachNode(g.block(), [](Node* n) {
-    if (isPlumbing(n->kind())) return;
+    if (isPlumbing(n->kind()) || readsOnlyMetadata(n->kind())) return;
     for (const Value* v : n->inputs())
       if (v->type().requiresGrad.value_or(false))
         throw Error(fmt::format("autodiff: no gradient formula for {}", n->info().name), n->describe(),

@@ -174,6 +174,12 @@ void emitGradient(GradientContext& c, Node* n) {
       acc(in(0), b.list(parts));
       return;
     }
+    case OpKind::IndexSelect:
+      acc(in(0), b.op(OpKind::IndexSelectBackward, {gy, c.sizesOf(in(0)), F(in(1)), F(in(2))}));
+      return;
+    case OpKind::PackPaddedSequence:  // batch_sizes (int64) carries no gradient; the data's goes back to its rows
+      acc(in(0), b.op(OpKind::PackPaddedSequenceBackward, {gy, c.sizesOf(in(0)), F(n->output(1)), F(in(2))}));
+      return;
     case OpKind::Sum: case OpKind::Mean:
       acc(in(0), b.op(n->kind() == OpKind::Sum ? OpKind::SumBackward : OpKind::MeanBackward,
                       {gy, c.sizesOf(in(0)), b.ints({}), b.b(false)}));
@@ -233,7 +239,8 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::TensorExprGroup:
     case OpKind::DifferentiableGraph: case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len:
     case OpKind::Size: case OpKind::Sizes: case OpKind::DTypeOf: case OpKind::IntAdd: case OpKind::FloorDiv:
-    case OpKind::Remainder:
+    case OpKind::Remainder: case OpKind::IntSub: case OpKind::IntOfTensor: case OpKind::NewZeros: case OpKind::Sort:
+    case OpKind::IndexSelectBackward: case OpKind::PackPaddedSequenceBackward:
     case OpKind::ZerosLike: case OpKind::SigmoidBackward: case OpKind::TanhBackward:
     case OpKind::ThresholdBackward: case OpKind::SelectBackward: case OpKind::SliceBackward:
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:

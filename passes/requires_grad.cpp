@@ -78,6 +78,7 @@ class RequiresGrad {
     }
     bool any = false;
     for (Value* v : n->inputs()) any = any || rg(v);
+    if (readsOnlyMetadata(kind)) any = false;
     // Index and size queries, and the targets of a loss, carry no gradient.
     for (Value* v : n->outputs()) set(v, any);
   }

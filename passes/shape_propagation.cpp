@@ -92,6 +92,17 @@ std::optional<Sizes> reshapeSizes(const Value* x, const Value* shapeValue) {
   return shape;
 }
 
+// Sizes given as an int[] value: its constants, or a list built from ints some of which are known (the others
+// unknown sizes).
+std::optional<Sizes> listedSizes(const Value* sizes) {
+  if (auto c = constantInts(sizes)) return c;
+  const Node* list = sizes->node();
+  if (list->kind() != OpKind::ListConstruct) return std::nullopt;
+  Sizes out;
+  for (const Value* e : list->inputs()) out.push_back(constantInt(e).value_or(kUnknownDim));
+  return out;
+}
+
 // The sizes of element k of a list produced by chunk / unbind / split_with_sizes, when known.
 std::optional<Type> listElement(const Value* list, int64_t k) {
   const Node* src = list->node();
@@ -462,7 +473,7 @@ Type outputType(const Node* n, size_t k) {
       return Type::tensor();
     }
     case OpKind::Len: case OpKind::Size: case OpKind::DTypeOf: case OpKind::IntAdd: case OpKind::FloorDiv:
-    case OpKind::Remainder:
+    case OpKind::Remainder: case OpKind::IntSub: case OpKind::IntOfTensor:
       return Type::of(TypeKind::Int);
     case OpKind::Sizes: return Type::of(TypeKind::IntList);
     case OpKind::Mm: case OpKind::Bmm: case OpKind::Matmul: return like(0, matmulSizes(in(0), in(1), n->kind()));
@@ -608,6 +619,35 @@ Type outputType(const Node* n, size_t k) {
     case OpKind::SumToSize: case OpKind::SelectBackward: case OpKind::SliceBackward: case OpKind::SumBackward:
     case OpKind::MeanBackward:
       return like(0, constantInts(in(1)));
+    case OpKind::NewZeros: case OpKind::IndexSelectBackward: case OpKind::PackPaddedSequenceBackward:
+      return like(0, listedSizes(in(1)));
+    case OpKind::Sort: {
+      Type t = same(0);
+      if (k == 1) t.dtype = DType::Int64;
+      return t;
+    }
+    case OpKind::IndexSelect: {
+      auto s = sizesOf(in(0));
+      auto d = normDim(constantInt(in(1)), rankOf(in(0)));
+      auto idx = sizesOf(in(2));
+      if (!s || !d || s->empty()) return like(0, std::nullopt);
+      (*s)[*d] = idx && idx->size() == 1 ? (*idx)[0] : kUnknownDim;
+      return like(0, s);
+    }
+    case OpKind::PackPaddedSequence: {
+      // data [sum(lengths), *], batch_sizes [max(lengths)]: both lengths are data.
+      if (k == 1) {
+        Type t = like(1, Sizes{kUnknownDim});
+        t.dtype = DType::Int64;
+        t.device = DeviceKind::Cpu;  // read step by step on the host, as PyTorch keeps it
+        return t;
+      }
+      auto s = sizesOf(in(0));
+      if (!s || s->size() < 2) return like(0, std::nullopt);
+      Sizes data(s->begin() + 1, s->end());
+      data[0] = kUnknownDim;
+      return like(0, data);
+    }
     case OpKind::EmbeddingBackward: {
       auto g = sizesOf(in(0));
       auto nw = constantInt(in(2));

@@ -103,4 +103,6 @@ std::optional<std::vector<int64_t>> staticSizes(const Value* v) {
 
 bool isPlumbing(OpKind k) { return opInfo(k).plumbing(); }
 
+bool readsOnlyMetadata(OpKind k) { return k == OpKind::NewZeros || k == OpKind::ZerosLike; }
+
 }  // namespace gj

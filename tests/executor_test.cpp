@@ -7,6 +7,7 @@
 #include "ir/parser.h"
 #include "runtime/cpu/ops.h"
 #include "models/lstm.h"
+#include "models/eager.h"
 #include "tests/support/reference.h"
 
 #include <fmt/format.h>
@@ -126,6 +127,49 @@ TEST(LegacyExecutor, NewShapesMakeNewSpecializations) {
     for (size_t i = 0; i < ref.size(); ++i) EXPECT_LE(test::relError(out[i].toTensor(), ref[i]), 1e-6);
   }
   EXPECT_EQ(f.stats().specializations, 2) << f.stats().str();
+}
+
+// The packed variable-length LSTM (models/vl_lstm.h): no size of its graph depends on the lengths, so a new
+// set of lengths runs on the plan compiled for the first, fused (the legacy fuser's kernels read their
+// rows at run time, the batch shrinking step by step), forward and backward equal to the eager per-sequence
+// loop's.
+TEST(VariableLength, PackedLstmCompilesOnceForDifferentLengths) {
+  ModelConfig c;
+  c.seqLength = 9, c.miniBatch = 5, c.inputSize = 3, c.hiddenSize = 4, c.numLayers = 2;
+  const Model m = buildModel("vl_lstm", c);
+  const std::vector<std::vector<double>> lengthSets = {{3, 9, 1, 5, 5}, {7, 2, 8, 8, 4}};
+  for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+    SCOPED_TRACE(executorName(e));
+    Function f(*m.graph, {.fuser = FuserKind::Legacy, .executor = e});
+    int64_t compiledAfterFirst = -1;
+    for (size_t set = 0; set < lengthSets.size(); ++set)
+      for (int call = 0; call < 3; ++call) {  // the profiling executor's first call profiles
+        std::vector<Tensor> in = randomInputs(m, 40 + set);
+        in[1] = Tensor::fromVector({c.miniBatch}, lengthSets[set], DType::Int64);
+        auto outs = f.forward(std::vector<IValue>(in.begin(), in.end()), floatInputs(in));
+        std::vector<Tensor> gradOutputs;
+        for (size_t k = 0; k < outs.size(); ++k)
+          gradOutputs.push_back(Tensor::rand(outs[k].toTensor().sizes(), DType::Float32, 70 + k, -1, 1));
+        auto grads = f.backward(gradOutputs);
+        eager::Tape tape;
+        std::vector<eager::Var> vars;
+        for (const Tensor& t : in) vars.push_back(tape.input(t, isFloating(t.dtype())));
+        auto ref = m.eagerAutograd(tape, vars);
+        tape.backward(ref, gradOutputs);
+        for (size_t k = 0; k < outs.size(); ++k)
+          EXPECT_LE(test::relError(outs[k].toTensor(), ref[k].value), 1e-5) << "set " << set << " output " << k;
+        for (size_t i = 0; i < in.size(); ++i)
+          if (isFloating(in[i].dtype()))
+            EXPECT_LE(test::relError(grads[i], tape.grad(vars[i])), 1e-4) << "set " << set << " " << m.inputs[i].name;
+        if (set == 0 && call == 2) compiledAfterFirst = f.stats().kernelsCompiled;
+      }
+    const FunctionStats s = f.stats();
+    EXPECT_EQ(s.specializations, 1) << s.str();
+    EXPECT_EQ(s.guardFailures, 0) << s.str();
+    EXPECT_EQ(s.kernelsCompiled, compiledAfterFirst) << "the second set of lengths compiled kernels: " << s.str();
+    EXPECT_GT(s.fusionGroups, 0) << s.str();
+    EXPECT_GT(s.kernelRuns, 0) << s.str();
+  }
 }
 
 TEST(ProfilingExecutor, ShapeChangeTakesTheFallbackThenReprofiles) {

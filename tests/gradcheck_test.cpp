@@ -178,6 +178,29 @@ const GradCase kCases[] = {
   %z : Tensor = aten::mul(%y, %x)
   return (%z, %e)
 )IR", {{"rng", {20261123, 4}}}},
+    // Repeated indices: their slices' gradients add up.
+    {"IndexSelect", R"IR(graph(%x : Double(3, 3, 2), %idx : Long(4)):
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = aten::index_select(%x, %one, %idx)
+  %z : Tensor = aten::mul(%y, %y)
+  return (%z)
+)IR", {{"idx", {2, 0, 2, 1}}}},
+    // A batch sorted by length and packed; a slice whose end the batch sizes give (known only at run time).
+    {"PackPaddedSequence", R"IR(graph(%x : Double(4, 3, 2), %len : Long(3)):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %t : bool = prim::Constant[value=1]()
+  %f : bool = prim::Constant[value=0]()
+  %sl : Tensor, %order : Tensor = aten::sort(%len, %zero, %t)
+  %xs : Tensor = aten::index_select(%x, %one, %order)
+  %data : Tensor, %bs : Tensor = aten::_pack_padded_sequence(%xs, %sl, %f)
+  %b1 : Tensor = aten::select(%bs, %zero, %one)
+  %n : int = aten::Int(%b1)
+  %m : int = aten::sub(%n, %one)
+  %part : Tensor = aten::slice(%data, %zero, %m, %n, %one)
+  %y : Tensor = aten::mul(%part, %part)
+  return (%data, %y)
+)IR", {{"len", {2, 4, 3}}}},
     {"Embedding", R"IR(graph(%w : Double(5, 3), %idx : Long(2, 3)):
   %e : Tensor = aten::embedding(%w, %idx)
   return (%e)

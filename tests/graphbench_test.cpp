@@ -253,6 +253,22 @@ TEST(GraphbenchCheck, EveryRowAgreesWithItsTwinAndAPlantedErrorFails) {
   EXPECT_NE(planted.out.find("58 of 59 rows agree"), std::string::npos) << planted.out;
 }
 
+// fastrnns' variable-length rows: vl_jit, vl_py and the packed row against vl_cudnn (the library LSTM over the
+// packed batch), every compiled one under each fuser x executor, two layers; a planted error fails.
+TEST(GraphbenchCheck, VariableLengthRowsAgreeWithTheLibraryAndAPlantedErrorFails) {
+  const std::string args = "--check --group vl_lstm --fuser none,old,te --executor legacy,profiling --miniBatch 3 "
+                           "--inputSize 4 --hiddenSize 5 --numLayers 2";
+  Outcome ok = runGraphbench(args);
+  EXPECT_EQ(ok.status, 0) << ok.out;
+  EXPECT_NE(ok.out.find("14 of 14 rows agree with their twins"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("check vl_packed/old/profiling vs vl_cudnn: 3 outputs, 11 gradients"), std::string::npos)
+      << ok.out;
+  EXPECT_NE(ok.out.find("check vl_cudnn vs vl_py: 3 outputs, 11 gradients"), std::string::npos) << ok.out;
+  Outcome planted = runGraphbench(args, "GJ_CHECK_PLANT_ERROR=vl_packed/old/legacy");
+  EXPECT_EQ(planted.status, 1) << planted.out;
+  EXPECT_NE(planted.out.find("13 of 14 rows agree"), std::string::npos) << planted.out;
+}
+
 // A dropout row whose mask differs from the host kernel's for one seed fails --check, its gradients agreeing.
 TEST(GraphbenchCheck, APlantedMaskErrorFails) {
   Outcome planted = runGraphbench("--check --rnns jit_dropout --fuser old --seqLength 3 --miniBatch 2 --inputSize 5 "

@@ -66,6 +66,10 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
   const int64_t rank = static_cast<int64_t>(spec.shape.size());
   if (rank > 0) s += "    long long rest = i;\n";
   for (int64_t d = rank - 1; d >= 0; --d) {
+    if (spec.shape[d] == kUnknownDim) {  // the leading dim's run-time extent: i < n bounds it
+      s += fmt::format("    const long long i{} = rest;\n", d);
+      continue;
+    }
     s += fmt::format("    const long long i{} = rest % {}LL;\n", d, spec.shape[d]);
     if (d > 0) s += fmt::format("    rest /= {}LL;\n", spec.shape[d]);
   }

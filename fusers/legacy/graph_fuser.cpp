@@ -20,9 +20,13 @@ namespace {
 
 // ---- grouping ----
 
+// The legacy fuser's kernels read their rows' count at run time (KernelSpec), so a group's leading size may be
+// unknown.
+constexpr SizeRule kSizes = SizeRule::DynamicRows;
+
 std::optional<std::vector<int64_t>> groupShape(const std::vector<Node*>& region) {
   for (const Node* n : region)
-    if (isPointwise(n)) return staticSizes(n->output());
+    if (isPointwise(n)) return groupSizes(n->output(), kSizes);
   return std::nullopt;
 }
 
@@ -41,16 +45,16 @@ bool canJoin(const Node* n, const std::vector<Node*>& region) {
   std::unordered_set<const Node*> in(region.begin(), region.end());
   if (n->kind() == OpKind::ListUnpack) return in.count(n->input(0)->node()) > 0;
   if (n->kind() == OpKind::Chunk) {
-    if (!fusibleChunk(n) || in.count(n->input(0)->node())) return false;
+    if (!fusibleChunk(n, kSizes) || in.count(n->input(0)->node())) return false;
     // Its pieces must feed pointwise ops (which then join too).
     for (const Value* piece : n->output()->uses()[0].user->outputs())
       for (const Use& u : piece->uses())
-        if (!fusiblePointwise(u.user)) return false;
+        if (!fusiblePointwise(u.user, false, kSizes)) return false;
     return true;
   }
-  if (!fusiblePointwise(n)) return false;
+  if (!fusiblePointwise(n, false, kSizes)) return false;
   auto shape = groupShape(region);
-  if (shape && *shape != *staticSizes(n->output())) return false;
+  if (shape && *shape != *groupSizes(n->output(), kSizes)) return false;
   if (!region.empty() && region.front()->kind() != OpKind::Chunk && isPointwise(region.front()) &&
       region.front()->output()->type().dtype != n->output()->type().dtype)
     return false;
@@ -65,7 +69,7 @@ bool worthFusing(const std::vector<Node*>& region) {
   auto shape = groupShape(region);
   std::vector<Value*> outs = regionOutputs(region);
   for (const Value* v : outs)
-    if (!isPointwise(v->node()) || staticSizes(v) != shape) return false;
+    if (!isPointwise(v->node()) || groupSizes(v, kSizes) != shape) return false;
   return externalTensors(region) + outs.size() <= kMaxKernelArgs;
 }
 
@@ -73,7 +77,7 @@ int64_t fuseInBlock(Block* b) {
   int64_t groups = 0;
   for (Node* n : b->nodesList())
     for (Block* inner : n->blocks()) groups += fuseInBlock(inner);
-  sinkChunks(b);
+  sinkChunks(b, kSizes);
   growRegions(b, canJoin, [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
     trimChunks(region);
     if (!worthFusing(region)) return;
@@ -89,13 +93,13 @@ std::string fusionBlocker(const Node* n) {
   if (!(n->info().flags & kOpFusedByOld))
     return fmt::format("not pointwise (a {} op; the legacy fuser fuses pointwise ops and chunks of their inputs)",
                        opGroupName(n->info().group));
-  if (n->kind() == OpKind::Chunk) return fusibleChunk(n) ? "" : "a chunk needs constant arguments, an evenly divisible static input and one unpack";
+  if (n->kind() == OpKind::Chunk) return fusibleChunk(n, kSizes) ? "" : "a chunk needs constant arguments, an evenly divisible static input and one unpack";
   if (n->kind() == OpKind::ListUnpack) return "";
-  return pointwiseBlocker(n);
+  return pointwiseBlocker(n, false, kSizes);
 }
 
 int64_t fusePointwiseGroups(Graph& g) {
-  moveChunksUp(g);
+  moveChunksUp(g, kSizes);
   return fuseInBlock(g.block());
 }
 

@@ -1,5 +1,6 @@
 #include "fusers/legacy/kernel_spec.h"
 
+#include "fusers/group_rules.h"
 #include "passes/util.h"
 #include "runtime/tensor.h"
 #include "support/error.h"
@@ -11,6 +12,11 @@
 namespace gj::legacy {
 
 int64_t KernelSpec::numel() const { return numelOf(shape); }
+
+int64_t KernelSpec::numel(int64_t rows) const {
+  if (!dynamicRows()) return numel();
+  return rows * numelOf(std::span<const int64_t>(shape).subspan(1));
+}
 
 std::string KernelSpec::key() const {
   std::string s = fmt::format("{} {}|", dtypeName(dtype), shapeStr(shape));
@@ -50,7 +56,7 @@ class SpecBuilder {
 
   KernelSpec build() {
     for (const Value* out : sub_.outputs()) {
-      auto s = staticSizes(out);
+      auto s = fusion::groupSizes(out, fusion::SizeRule::DynamicRows);
       USER_CHECK(s.has_value(), "fusion: output %{} has no static sizes", out->name());
       if (spec_.shape.empty() && !s->empty()) spec_.shape = *s;
       USER_CHECK(*s == spec_.shape || s->empty(), "fusion: outputs of different shapes");
@@ -59,8 +65,11 @@ class SpecBuilder {
     for (size_t i = 0; i < sub_.inputs().size(); ++i) {
       const Value* in = sub_.inputs()[i];
       USER_CHECK(in->type().isTensor(), "fusion: input %{} is not a tensor", in->name());
-      auto s = staticSizes(in);
+      auto s = fusion::groupSizes(in, fusion::SizeRule::DynamicRows);
       USER_CHECK(s.has_value(), "fusion: input %{} has no static sizes", in->name());
+      USER_CHECK(s->empty() || s->front() != kUnknownDim || (!spec_.shape.empty() && spec_.shape.front() == kUnknownDim &&
+                                                             s->size() == spec_.shape.size()),
+                 "fusion: input %{}'s unknown leading size is not the group's", in->name());
       spec_.argSizes.push_back(*s);
       spec_.argDtypes.push_back(in->type().dtype.value_or(spec_.dtype));
       argOf_[in] = i;

@@ -10,7 +10,9 @@ namespace gj::legacy {
 
 struct KernelSpec {
   DType dtype = DType::Float32;
-  std::vector<int64_t> shape;                 ///< the iteration shape: every output's
+  /// The iteration shape: every output's. Its leading size may be kUnknownDim (dynamicRows): the kernel then
+  /// runs as many rows as its operands bring, the same in every input that has that dim unknown.
+  std::vector<int64_t> shape;
   std::vector<std::vector<int64_t>> argSizes;  ///< static sizes of each input (the kernel reads them contiguous)
   std::vector<DType> argDtypes;               ///< each input's: `dtype`, or Int64 for a dropout's rng
 
@@ -38,6 +40,9 @@ struct KernelSpec {
   std::vector<int> outputs;   ///< the expr each output stores
 
   int64_t numel() const;
+  bool dynamicRows() const { return !shape.empty() && shape.front() == kUnknownDim; }
+  /// The elements of a launch whose leading size is `rows` (numel() for a static shape).
+  int64_t numel(int64_t rows) const;
   /// Canonical text of everything the generated code depends on: the kernel cache key.
   std::string key() const;
 };

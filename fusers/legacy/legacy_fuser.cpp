@@ -54,10 +54,10 @@ class CpuKernel final : public CompiledKernel {
   CpuKernel(KernelSpec spec, CpuKernelCode code) : spec_(std::move(spec)), fn_(code.fn), module_(std::move(code.module)) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
-    auto [keep, outs, pointers] = kernelArgs("fused kernel", DeviceKind::Cpu, inputs, argSignatures(spec_),
+    auto [keep, outs, pointers, argRows] = kernelArgs("fused kernel", DeviceKind::Cpu, inputs, argSignatures(spec_),
                                              outputSignatures(spec_));
     void** args = pointers.data();
-    const int64_t numel = spec_.numel();
+    const int64_t numel = spec_.numel(argRows);
     if (numel == 0) return outs;
     const int64_t rowLength = spec_.shape.empty() ? 1 : spec_.shape.back();
     const int64_t rows = numel / rowLength;
@@ -89,7 +89,7 @@ class CudaFusedKernel final : public CompiledKernel {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
     KernelArgs a = kernelArgs("fused CUDA kernel", DeviceKind::Cuda, inputs, argSignatures(spec_),
                               outputSignatures(spec_));
-    long long n = spec_.numel();
+    long long n = spec_.numel(a.rows);
     if (n == 0) return a.outputs;
     std::vector<void*> params = a.launchParameters();
     params.push_back(&n);

@@ -659,7 +659,9 @@ std::optional<RowOp> rowOp(const Node* n) {
     case OpKind::ZerosLike: case OpKind::SumToSize: case OpKind::SelectBackward: case OpKind::SliceBackward:
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SplitWithSizes:
-    case OpKind::SumBackward: case OpKind::MeanBackward: case OpKind::PhiloxDropout:
+    case OpKind::SumBackward: case OpKind::MeanBackward: case OpKind::PhiloxDropout: case OpKind::IntSub:
+    case OpKind::IntOfTensor: case OpKind::NewZeros: case OpKind::Sort: case OpKind::IndexSelect:
+    case OpKind::PackPaddedSequence: case OpKind::IndexSelectBackward: case OpKind::PackPaddedSequenceBackward:
       return std::nullopt;
   }
   return std::nullopt;

@@ -260,7 +260,7 @@ class TeCpuKernel final : public CompiledKernel {
   TeCpuKernel(LoopNest nest, std::vector<CompiledNest> fns) : nest_(std::move(nest)), fns_(std::move(fns)) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
-    auto [keep, outs, pointers] =
+    auto [keep, outs, pointers, rows] =
         kernelArgs("TE kernel", DeviceKind::Cpu, inputs, signatures(nest_.inputs()), signatures(nest_.outputs()));
     void** args = pointers.data();
     for (const CompiledNest& n : fns_) {

@@ -69,6 +69,27 @@ Tensor dropout(const Tensor& x, double p, bool train, const Tensor& rng, int64_t
 // ---- data movement ----
 Tensor cat(std::span<const Tensor> xs, int64_t dim);
 Tensor stack(std::span<const Tensor> xs, int64_t dim);
+/// aten::sort along dim, stable: the values and their int64 indices (on the host, as x is small here: the
+/// lengths of a batch).
+struct SortResult {
+  Tensor values, indices;
+};
+SortResult sort(const Tensor& x, int64_t dim, bool descending);
+/// The slices of x along dim at the int64 1-D `index`; its gradient adds each slice back at its index.
+Tensor indexSelect(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor indexSelectBackward(const Tensor& g, std::span<const int64_t> sizes, int64_t dim, const Tensor& index);
+/// PyTorch's _pack_padded_sequence: input [T, B, *] ([B, T, *] batchFirst) with int64 lengths [B] sorted
+/// descending, each in [1, T] -> data [sum(lengths), *] (step t's rows of the sequences longer than t, step
+/// after step) and batchSizes, a host int64 [max(lengths)] (how many sequences run at each step).
+struct PackedSequence {
+  Tensor data, batchSizes;
+};
+PackedSequence packPaddedSequence(const Tensor& input, const Tensor& lengths, bool batchFirst);
+/// The packed rows of g put back where they came from in zeros of inputSizes.
+Tensor packPaddedSequenceBackward(const Tensor& g, std::span<const int64_t> inputSizes, const Tensor& batchSizes,
+                                  bool batchFirst);
+/// The values of an int64 tensor, read on the host; `what` names the op in the error for another dtype.
+std::vector<int64_t> hostInts(const Tensor& x, const char* what);
 /// Rows of weight [V, D] gathered by int64 indices of any shape: result indices.shape + [D].
 Tensor embedding(const Tensor& weight, const Tensor& indices);
 
