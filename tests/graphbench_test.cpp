@@ -312,7 +312,7 @@ TEST(GraphbenchPrintJson, OssAndPepAreFastrnnsForms) {
 
 TEST(GraphbenchErrors, SayWhatIsWrong) {
   const std::pair<const char*, const char*> cases[] = {
-      {"--group rnns,speech", "--group: must be one of rnns, lm, classifier, cells, ops, got 'speech'"},
+      {"--group rnns,speech", "--group: must be one of rnns, vl_lstm, lm, classifier, cells, ops, got 'speech'"},
       {"--group rnn", "got 'rnn'; did you mean 'rnns'?"},
       {"--rnns jit_fast", "--rnns: must be one of cudnn, aten, py, jit, "},
       {"--rnns jit_premull", "did you mean 'jit_premul'?"},
