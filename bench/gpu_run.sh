@@ -101,6 +101,15 @@ status=0
     2>&1 | tail -20 || status=1
   echo '```'
   echo
+  echo "## graphbench --device=cuda, fastrnns' variable-length rows (--variable-lstms) and their --check"
+  echo
+  echo '```'
+  "$carry/bin/graphbench" --device cuda --fuser old,te --executor profiling --variable-lstms --group vl_lstm \
+    2>&1 | tail -10
+  "$carry/bin/graphbench" --device cuda --check --fuser none,old,te --executor legacy,profiling --group vl_lstm \
+    --miniBatch 16 --inputSize 64 --hiddenSize 64 --numLayers 2 2>&1 | tail -20 || status=1
+  echo '```'
+  echo
   echo "## graphbench --device=cuda, the other groups"
   echo
   echo '```'

@@ -25,6 +25,8 @@ void addModelOptions(CLI::App* sub, gj::ModelConfig& c) {
   sub->add_option("--padding", c.padding)->check(gj::cli::nonNegative());
   sub->add_option("--dim", c.dim, "softmax dimension");
   sub->add_flag("--decompose", c.decomposeLayerNorm, "lnlstm: custom_lstms' decomposed LayerNorm (jit_layernorm_decom)");
+  sub->add_flag("--per-sequence", c.perSequence,
+                "vl_lstm: fastrnns' loop over the sequences (vl_jit) instead of the packed graph");
   sub->add_option("--dropout", c.dropout,
                   "lstm: dropout between layers in training (needs --numLayers 2 or more; adds the input rng)")
       ->check(CLI::Range(0.0, 0.999999));

@@ -10,12 +10,13 @@ custom_lstms' own LayerNorm: (x - mean) / std(unbiased=False) * weight + bias, n
 float32 and computed in float64; the layer norms' weights and biases are random, not ones and zeros, so
 that their gradients are tested in full.
 """
-import argparse
-import json
-import os
-
-import numpy as np
 import torch
+
+from case_io import draw, parse, save
+
+
+def param(*shape, bound=1.0):
+    return draw(*shape, bound=bound).requires_grad_()
 
 
 def layer_norm(x, w, b, decompose):
@@ -27,27 +28,18 @@ def layer_norm(x, w, b, decompose):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out")
-    p.add_argument("--decompose", action="store_true")
-    for name, default in (("seqLength", 5), ("miniBatch", 4), ("inputSize", 3), ("hiddenSize", 6),
-                          ("numLayers", 3), ("seed", 7)):
-        p.add_argument("--" + name, type=int, default=default)
-    a = p.parse_args()
-    torch.manual_seed(a.seed)
+    a = parse(__doc__, "decompose", (("seqLength", 5), ("miniBatch", 4), ("inputSize", 3), ("hiddenSize", 6),
+                                     ("numLayers", 3), ("seed", 7)))
     T, B, I, H, L = a.seqLength, a.miniBatch, a.inputSize, a.hiddenSize, a.numLayers
 
-    def draw(*shape, bound=1.0):  # float32 values, computed in float64
-        return ((torch.rand(*shape, dtype=torch.float32) * 2 - 1) * bound).double().requires_grad_()
-
-    inputs = {"input": draw(T, B, I), "hx": draw(L, B, H, bound=0.5), "cx": draw(L, B, H, bound=0.5)}
+    inputs = {"input": param(T, B, I), "hx": param(L, B, H, bound=0.5), "cx": param(L, B, H, bound=0.5)}
     for l in range(L):
         cell = f"layers.{l}.cell."
-        inputs[cell + "weight_ih"] = draw(4 * H, I if l == 0 else H, bound=H ** -0.5)
-        inputs[cell + "weight_hh"] = draw(4 * H, H, bound=H ** -0.5)
+        inputs[cell + "weight_ih"] = param(4 * H, I if l == 0 else H, bound=H ** -0.5)
+        inputs[cell + "weight_hh"] = param(4 * H, H, bound=H ** -0.5)
         for ln, n in (("i", 4 * H), ("h", 4 * H), ("c", H)):
             inputs[f"{cell}layernorm_{ln}.weight"] = (1 + 0.5 * (torch.rand(n) * 2 - 1)).float().double().requires_grad_()
-            inputs[f"{cell}layernorm_{ln}.bias"] = draw(n, bound=0.3)
+            inputs[f"{cell}layernorm_{ln}.bias"] = param(n, bound=0.3)
 
     layer_input = inputs["input"]
     hys, cys = [], []
@@ -73,22 +65,12 @@ def main():
     loss = sum((outputs[k] * grad_outputs[k].double()).sum() for k in outputs)
     grads = torch.autograd.grad(loss, list(inputs.values()))
 
-    for sub in ("inputs", "outputs", "grad_outputs", "grads"):
-        os.makedirs(os.path.join(a.out, sub), exist_ok=True)
-    for k, v in inputs.items():
-        np.save(os.path.join(a.out, "inputs", k + ".npy"), v.detach().float().numpy())
-    for k, v in outputs.items():
-        np.save(os.path.join(a.out, "outputs", k + ".npy"), v.detach().numpy())
-        np.save(os.path.join(a.out, "grad_outputs", k + ".npy"), grad_outputs[k].numpy())
-    for k, gr in zip(inputs, grads):
-        np.save(os.path.join(a.out, "grads", k + ".npy"), gr.numpy())
     manifest = {"model": "lnlstm",
                 "params": {"seqLength": T, "miniBatch": B, "inputSize": I, "hiddenSize": H, "numLayers": L,
                            "decompose": a.decompose, "seed": a.seed},
                 "inputs": list(inputs), "outputs": list(outputs), "grad_outputs": list(outputs),
                 "grads": list(inputs)}
-    with open(os.path.join(a.out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
+    save(a.out, manifest, inputs, outputs, grad_outputs, grads)
 
 
 if __name__ == "__main__":

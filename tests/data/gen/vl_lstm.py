@@ -10,31 +10,19 @@ length; hy, cy after each sequence's own last step). Inputs are drawn in float32
 --per-sequence only marks the manifest: graphir builds fastrnns' per-sequence loop for it instead of the
 packed graph; the reference is the same.
 """
-import argparse
-import json
-import os
-
-import numpy as np
 import torch
+
+from case_io import draw, parse, save
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out")
-    p.add_argument("--per-sequence", action="store_true")
-    for name, default in (("seqLength", 6), ("miniBatch", 4), ("inputSize", 3), ("hiddenSize", 5),
-                          ("numLayers", 2), ("seed", 5)):
-        p.add_argument("--" + name, type=int, default=default)
-    a = p.parse_args()
-    torch.manual_seed(a.seed)
+    a = parse(__doc__, "per-sequence", (("seqLength", 6), ("miniBatch", 4), ("inputSize", 3), ("hiddenSize", 5),
+                                        ("numLayers", 2), ("seed", 5)))
     T, B, I, H, L = a.seqLength, a.miniBatch, a.inputSize, a.hiddenSize, a.numLayers
     lengths = torch.randint(1, T + 1, (B,))
     lengths[torch.randint(0, B, ())] = T
     if B > 2:
         lengths[1] = lengths[2]
-
-    def draw(*shape, bound=1.0):  # float32 values, computed in float64
-        return ((torch.rand(*shape, dtype=torch.float32) * 2 - 1) * bound).double()
 
     x = draw(T, B, I)
     for b in range(B):
@@ -56,24 +44,13 @@ def main():
     loss = sum((outputs[k] * grad_outputs[k].double()).sum() for k in outputs)
     grads = torch.autograd.grad(loss, list(inputs.values()))
 
-    for sub in ("inputs", "outputs", "grad_outputs", "grads"):
-        os.makedirs(os.path.join(a.out, sub), exist_ok=True)
-    for k, v in inputs.items():
-        np.save(os.path.join(a.out, "inputs", k + ".npy"), v.detach().float().numpy())
-    np.save(os.path.join(a.out, "inputs", "lengths.npy"), lengths.numpy().astype(np.int64))
-    for k, v in outputs.items():
-        np.save(os.path.join(a.out, "outputs", k + ".npy"), v.detach().numpy())
-        np.save(os.path.join(a.out, "grad_outputs", k + ".npy"), grad_outputs[k].numpy())
-    for k, gr in zip(inputs, grads):
-        np.save(os.path.join(a.out, "grads", k + ".npy"), gr.numpy())
     names = ["input", "lengths", "hx", "cx"] + [k for k in inputs if k not in ("input", "hx", "cx")]
     manifest = {"model": "vl_lstm",
                 "params": {"seqLength": T, "miniBatch": B, "inputSize": I, "hiddenSize": H, "numLayers": L,
                            "per_sequence": a.per_sequence, "seed": a.seed},
                 "inputs": names, "outputs": list(outputs), "grad_outputs": list(outputs),
                 "grads": list(inputs)}
-    with open(os.path.join(a.out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
+    save(a.out, manifest, inputs, outputs, grad_outputs, grads, ints=[("lengths", lengths.numpy())])
 
 
 if __name__ == "__main__":
