@@ -30,10 +30,9 @@ Tensor ones(const Tensor& like) { return Tensor::full(like.sizes(), like.dtype()
 
 bool onCuda(const Options& o) { return o.device == "cuda"; }
 
-// The model's random inputs, on the device the rows run on (copied there once, outside the timed runs); a
-// variable-length model's lengths drawn as fastrnns draws them.
+// The model's random inputs, on the device the rows run on (copied there once, outside the timed runs).
 std::vector<Tensor> rowInputs(const Model& m, const Options& o) {
-  std::vector<Tensor> in = m.name.starts_with("vl_lstm") ? vlInputs(m, o.seed) : randomInputs(m, o.seed);
+  std::vector<Tensor> in = randomInputs(m, o.seed);
   if (onCuda(o))
     for (Tensor& t : in) t = t.to(DeviceKind::Cuda);
   return in;
@@ -591,22 +590,11 @@ Model vlModel(const std::string& row, const Options& o) {
   c.miniBatch = pick(o.miniBatch, 64), c.inputSize = pick(o.inputSize, 512), c.hiddenSize = pick(o.hiddenSize, 512);
   c.numLayers = pick(o.numLayers, 1);
   c.perSequence = row == "vl_jit" || row == "vl_py";
-  return buildVlLstm(c);
-}
-
-std::vector<Tensor> vlInputs(const Model& m, uint64_t seed) {
-  std::vector<Tensor> in = randomInputs(m, seed);
-  Tensor& x = in[0];
-  Tensor u = Tensor::rand({x.size(1)}, DType::Float64, seed + 99, static_cast<double>(kVlMinLength),
-                          static_cast<double>(kVlMaxLength));
-  std::vector<double> lengths;
-  for (int64_t b = 0; b < x.size(1); ++b) {
-    const int64_t l = std::min<int64_t>(static_cast<int64_t>(u.item(b)), x.size(0));
-    lengths.push_back(static_cast<double>(l));
-    x.select(1, b).slice(0, l, x.size(0)).copyFrom(Tensor::zeros({x.size(0) - l, x.size(2)}, x.dtype()));
-  }
-  in[1] = Tensor::fromVector({x.size(1)}, lengths, DType::Int64);
-  return in;
+  Model m = buildVlLstm(c);
+  InputSpec& lengths = m.inputs[1];
+  IR_CHECK(lengths.name == "lengths") << "vl_lstm's second input is " << lengths.name;
+  lengths.low = kVlMinLength, lengths.high = kVlMaxLength;  // randomInputs draws them so
+  return m;
 }
 
 PackedLibraryLstm::PackedLibraryLstm(const std::vector<int64_t>& lengths, const LstmParams& p, const Options& o)
@@ -637,11 +625,11 @@ std::vector<Tensor> PackedLibraryLstm::forward(const Tensor& input, const Tensor
   Tensor x = cpu::indexSelect(input, 1, order_);
   Tensor h = cpu::indexSelect(hx, 1, order_), c = cpu::indexSelect(cx, 1, order_);
   Tensor out = Tensor::zeros({x.size(0), x.size(1), h.size(2)}, x.dtype(), x.device());
-  for (Segment& s : segments_) {
-    // Copies (a contiguous narrow would be h itself): the state is overwritten below, and backward reads them.
-    s.inputs = {x.slice(0, s.begin, s.end).narrow(1, 0, s.batch).clone(), h.narrow(1, 0, s.batch).clone(),
-                c.narrow(1, 0, s.batch).clone()};
-    auto r = s.lstm->forward(s.inputs[0], s.inputs[1], s.inputs[2], w);
+  for (const Segment& s : segments_) {
+    // The library keeps its inputs for its backward, so the state goes in as copies (a contiguous narrow would
+    // be h itself, which is overwritten below).
+    auto r = s.lstm->forward(x.slice(0, s.begin, s.end).narrow(1, 0, s.batch).contiguous(),
+                             h.narrow(1, 0, s.batch).clone(), c.narrow(1, 0, s.batch).clone(), w);
     out.slice(0, s.begin, s.end).narrow(1, 0, s.batch).copyFrom(r[0]);
     h.narrow(1, 0, s.batch).copyFrom(r[1]);
     c.narrow(1, 0, s.batch).copyFrom(r[2]);

@@ -83,9 +83,8 @@ const std::vector<std::string>& vlRowNames();
 /// padded to kVlMaxLength - 1 steps (so every set of lengths has one shape).
 constexpr int64_t kVlMinLength = 30, kVlMaxLength = 100;
 /// The model vl row `row` runs (vl_jit and vl_py: the per-sequence loop; vl_cudnn and vl_packed: the packed
-/// graph) at the options' sizes, and its inputs: random, the lengths drawn from `seed`, zero past them.
+/// graph) at the options' sizes, its lengths input's range fastrnns' (randomInputs draws them there).
 Model vlModel(const std::string& row, const Options& o);
-std::vector<Tensor> vlInputs(const Model& m, uint64_t seed);
 /// vl_cudnn: the library LSTM over the packed batch, as PyTorch's packed sequences run it: the batch sorted
 /// by length, then one library LSTM per run of steps over which no sequence ends (its batch the sequences
 /// still running), each starting from the state the last one left.
@@ -102,7 +101,6 @@ class PackedLibraryLstm {
   struct Segment {
     int64_t begin, end, batch;
     std::shared_ptr<LibraryLstm> lstm;
-    std::vector<Tensor> inputs;  ///< the last forward's input, hx and cx, which its backward reads
   };
   std::vector<Segment> segments_;
   Tensor order_, unsort_;

@@ -30,13 +30,14 @@ struct TensorSignature {
 };
 
 /// A launch's tensors: the inputs checked against what the kernel was compiled for (defined, on `device`,
-/// of the signature's dtype and sizes, an unknown size matching any but the same in every input; else a gj::Error naming `what` and the input, after which the caller
-/// runs the subgraph) and made contiguous, new outputs, and the data pointers of both, inputs first.
+/// of the signature's dtype and sizes, an unknown size matching any but the same in every input; else a
+/// gj::Error naming `what` and the input, after which the caller runs the subgraph) and made contiguous, new
+/// outputs, and the data pointers of both, inputs first.
 struct KernelArgs {
   std::vector<Tensor> inputs, outputs;
   std::vector<void*> pointers;
   /// The run-time size of the signatures' unknown (kUnknownDim) dims; kUnknownDim when they have none.
-  int64_t rows = -1;
+  int64_t rows = kUnknownDim;
   /// A CUDA launch's parameter array for the pointers (each entry the address of one pointer).
   std::vector<void*> launchParameters() {
     std::vector<void*> params;

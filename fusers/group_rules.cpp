@@ -87,8 +87,8 @@ bool fusibleChunk(const Node* n, SizeRule rule) {
   if (*dim < -rank || *dim >= rank) return false;
   int64_t d = *dim < 0 ? *dim + rank : *dim;
   const auto& uses = n->output()->uses();
-  return (*sizes)[d] != kUnknownDim && (*sizes)[d] % *chunks == 0 && uses.size() == 1 && uses[0].user->kind() == OpKind::ListUnpack &&
-         static_cast<int64_t>(uses[0].user->outputs().size()) == *chunks;
+  return (*sizes)[d] != kUnknownDim && (*sizes)[d] % *chunks == 0 && uses.size() == 1 &&
+         uses[0].user->kind() == OpKind::ListUnpack && static_cast<int64_t>(uses[0].user->outputs().size()) == *chunks;
 }
 
 // ---- moving chunks above pointwise producers ----

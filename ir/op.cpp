@@ -4,7 +4,8 @@ namespace gj {
 
 namespace {
 // The names ops.def's flags column uses.
-constexpr uint8_t None = 0, Plumbing = kOpPlumbing, Grad = kOpDifferentiable, Old = kOpFusedByOld, Te = kOpFusedByTe;
+constexpr uint8_t None = 0, Plumbing = kOpPlumbing, Grad = kOpDifferentiable, Old = kOpFusedByOld, Te = kOpFusedByTe,
+                  Meta = kOpMetadata;
 }  // namespace
 
 static constexpr OpInfo kOps[] = {

@@ -25,6 +25,7 @@ enum OpFlag : uint8_t {
   kOpDifferentiable = 2,  ///< has a gradient formula (passes/gradient_formulas.cpp)
   kOpFusedByOld = 4,      ///< the legacy fuser may put it in a group
   kOpFusedByTe = 8,       ///< the TE fuser may put it in a group
+  kOpMetadata = 16,       ///< reads only its tensor operands' sizes, dtype and device, never their values
 };
 
 struct OpInfo {
@@ -39,6 +40,8 @@ struct OpInfo {
 
   bool plumbing() const { return flags & kOpPlumbing; }
   bool differentiable() const { return flags & kOpDifferentiable; }
+  /// No gradient flows through it, so it may read a value that requires grad (new_zeros, zeros_like).
+  bool readsOnlyMetadata() const { return flags & kOpMetadata; }
   /// The rule support/pointwise.def gives a POINTWISE_OP; nullopt for other ops.
   std::optional<PointwiseOp> pointwiseOp() const {
     return pointwise < 0 ? std::nullopt : std::optional(static_cast<PointwiseOp>(pointwise));

@@ -103,6 +103,6 @@ std::optional<std::vector<int64_t>> staticSizes(const Value* v) {
 
 bool isPlumbing(OpKind k) { return opInfo(k).plumbing(); }
 
-bool readsOnlyMetadata(OpKind k) { return k == OpKind::NewZeros || k == OpKind::ZerosLike; }
+bool readsOnlyMetadata(OpKind k) { return opInfo(k).readsOnlyMetadata(); }
 
 }  // namespace gj

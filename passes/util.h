@@ -39,8 +39,7 @@ inline bool optimizesInto(const Node* n) { return n->kind() == OpKind::Different
 /// Ops that only move values around without computing on tensors: list construction and access,
 /// control flow, subgraph calls, constants, size queries.
 bool isPlumbing(OpKind k);
-/// Ops whose result is made from their tensor operand's sizes, dtype and device alone, never its values
-/// (new_zeros, zeros_like): no gradient flows through them, so they may read a value that requires grad.
+/// ops.def's Meta flag: the result is made from the tensor operands' sizes, dtype and device alone.
 bool readsOnlyMetadata(OpKind k);
 
 }  // namespace gj

@@ -67,9 +67,6 @@ class SpecBuilder {
       USER_CHECK(in->type().isTensor(), "fusion: input %{} is not a tensor", in->name());
       auto s = fusion::groupSizes(in, fusion::SizeRule::DynamicRows);
       USER_CHECK(s.has_value(), "fusion: input %{} has no static sizes", in->name());
-      USER_CHECK(s->empty() || s->front() != kUnknownDim || (!spec_.shape.empty() && spec_.shape.front() == kUnknownDim &&
-                                                             s->size() == spec_.shape.size()),
-                 "fusion: input %{}'s unknown leading size is not the group's", in->name());
       spec_.argSizes.push_back(*s);
       spec_.argDtypes.push_back(in->type().dtype.value_or(spec_.dtype));
       argOf_[in] = i;

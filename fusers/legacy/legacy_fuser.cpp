@@ -55,7 +55,7 @@ class CpuKernel final : public CompiledKernel {
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
     auto [keep, outs, pointers, argRows] = kernelArgs("fused kernel", DeviceKind::Cpu, inputs, argSignatures(spec_),
-                                             outputSignatures(spec_));
+                                                      outputSignatures(spec_));
     void** args = pointers.data();
     const int64_t numel = spec_.numel(argRows);
     if (numel == 0) return outs;

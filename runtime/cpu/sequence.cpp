@@ -28,22 +28,18 @@ SortResult sort(const Tensor& x, int64_t dim, bool descending) {
   std::vector<double> vals(static_cast<size_t>(moved.numel()));
   for (int64_t i = 0; i < moved.numel(); ++i) vals[i] = moved.item(i);
   Tensor values = Tensor::empty(moved.sizes(), x.dtype()), indices = Tensor::empty(moved.sizes(), DType::Int64);
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  std::vector<double> sorted(static_cast<size_t>(moved.numel()));
-  for (int64_t r = 0; r < rows; ++r) {
+  // Each value is moved by its bytes, so an int64 stays exact.
+  const size_t bytes = dtypeSize(x.dtype());
+  const char* from = static_cast<const char*>(moved.rawData());
+  char* to = static_cast<char*>(values.rawData());
+  int64_t* order = indices.data<int64_t>();
+  for (int64_t r = 0; r < rows; ++r, order += n) {
     const double* row = &vals[r * n];
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
+    std::iota(order, order + n, int64_t{0});
+    std::stable_sort(order, order + n,
                      [&](int64_t a, int64_t b) { return descending ? row[a] > row[b] : row[a] < row[b]; });
-    for (int64_t i = 0; i < n; ++i) {
-      indices.data<int64_t>()[r * n + i] = order[i];
-      sorted[r * n + i] = row[order[i]];
-    }
+    for (int64_t i = 0; i < n; ++i) std::memcpy(to + (r * n + i) * bytes, from + (r * n + order[i]) * bytes, bytes);
   }
-  values.copyFrom(Tensor::fromVector(moved.sizes(), sorted, DType::Float64));
-  if (x.dtype() == DType::Int64)  // exactly, not through double
-    for (int64_t i = 0; i < moved.numel(); ++i)
-      values.data<int64_t>()[i] = moved.data<int64_t>()[(i / n) * n + indices.data<int64_t>()[i]];
   return {values.transpose(d, x.dim() - 1).contiguous().to(x.device()),
           indices.transpose(d, x.dim() - 1).contiguous().to(x.device())};
 }
