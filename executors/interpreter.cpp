@@ -71,6 +71,13 @@ cpu::Conv2dParams convParams(const std::vector<IValue>& in) {
   return p;
 }
 
+// max_pool2d's window from its arguments (self, kernel_size, stride, padding, dilation, ceil_mode).
+cpu::Pool2dParams poolParams(const Node* n, std::span<const IValue> in) {
+  const char* op = n->info().name.data();
+  return cpu::pool2dParams(op, in[1].toIntList(op), in[2].toIntList(op), in[3].toIntList(op), in[4].toIntList(op),
+                           in[5].toBool("ceil_mode"));
+}
+
 bool hasEdge(const IValue& v) {
   if (v.isTensor()) return v.toTensor().gradEdge() != nullptr;
   if (v.isTensorList())
@@ -506,6 +513,33 @@ void Frame::runNode(const Node* n) {
     case OpKind::Cat: set(n, cpu::cat(in[0].toTensorList("aten::cat"), I(1))); return;
     case OpKind::Stack: set(n, cpu::stack(in[0].toTensorList("aten::stack"), I(1))); return;
     case OpKind::Conv2d: set(n, cpu::conv2d(T(0), T(1), in[2].isNone() ? Tensor() : T(2), convParams(in))); return;
+    case OpKind::BatchNorm:
+    case OpKind::NativeBatchNorm: {
+      auto opt = [&](size_t i) { return in[i].isNone() ? Tensor() : T(i); };
+      auto r = cpu::batchNorm(T(0), opt(1), opt(2), opt(3), opt(4), in[5].toBool("training"),
+                              in[6].toDouble("momentum"), in[7].toDouble("eps"));
+      at(n->output(0)) = r.out;
+      if (n->kind() == OpKind::NativeBatchNorm) {
+        at(n->output(1)) = r.mean, at(n->output(2)) = r.invstd;
+        at(n->output(3)) = r.runningMean, at(n->output(4)) = r.runningVar;
+      }
+      return;
+    }
+    case OpKind::MaxPool2d:
+    case OpKind::MaxPool2dWithIndices: {
+      auto r = cpu::maxPool2d(T(0), poolParams(n, in));
+      at(n->output(0)) = r.out;
+      if (n->kind() == OpKind::MaxPool2dWithIndices) at(n->output(1)) = r.indices;
+      return;
+    }
+    case OpKind::AdaptiveAvgPool2d: {
+      const auto& size = Ints(1);
+      USER_CHECK(size.size() == 1 || size.size() == 2, "aten::adaptive_avg_pool2d: output_size must have 1 or 2 "
+                 "elements, got {}", size.size());
+      set(n, cpu::adaptiveAvgPool2d(T(0), size[0], size.back()));
+      return;
+    }
+    case OpKind::Flatten: set(n, cpu::flatten(T(0), I(1), I(2))); return;
     case OpKind::ZerosLike: set(n, Tensor::zeros(T(0).sizes(), T(0).dtype(), T(0).device())); return;
     case OpKind::NewZeros: {
       const auto sizes = Ints(1);
@@ -537,6 +571,17 @@ void Frame::runNode(const Node* n) {
     case OpKind::SoftmaxBackward: set(n, cpu::softmaxBackward(T(0), T(1), I(2))); return;
     case OpKind::LogSoftmaxBackward: set(n, cpu::logSoftmaxBackward(T(0), T(1), I(2))); return;
     case OpKind::NllLossBackward: set(n, cpu::nllLossBackward(T(0), T(1), T(2))); return;
+    case OpKind::NativeBatchNormBackward: {
+      auto opt = [&](size_t i) { return in[i].isNone() ? Tensor() : T(i); };
+      auto r = cpu::batchNormBackward(T(0), T(1), opt(2), T(5), T(6), in[7].toBool("train"),
+                                      in[8].toDouble("eps"));
+      at(n->output(0)) = r.input, at(n->output(1)) = r.weight, at(n->output(2)) = r.bias;
+      return;
+    }
+    case OpKind::MaxPool2dWithIndicesBackward:
+      set(n, cpu::maxPool2dBackward(T(0), T(1), T(7), poolParams(n, std::span(in).subspan(1))));
+      return;
+    case OpKind::AdaptiveAvgPool2dBackward: set(n, cpu::adaptiveAvgPool2dBackward(T(0), T(1))); return;
     case OpKind::ConvolutionBackward: {
       auto g = cpu::conv2dBackward(T(0), T(1), T(2), convParams(in));  // stride..groups at 3..6, as in conv2d
       at(n->output(0)) = g.input;

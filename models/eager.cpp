@@ -149,6 +149,58 @@ Var Tape::layerNorm(const Var& x, const std::vector<int64_t>& shape, const Var& 
   });
 }
 
+Var Tape::conv2d(const Var& x, const Var& w, const Conv2dParams& p) {
+  return record(cpu::conv2d(x.value, w.value, Tensor(), p), {x.slot, w.slot},
+                [xv = x.value, wv = w.value, p](const Tensor& g) {
+                  cpu::Conv2dGrads d = cpu::conv2dBackward(g, xv, wv, p);
+                  return std::vector<Tensor>{d.input, d.weight};
+                });
+}
+
+Var Tape::batchNorm(const Var& x, const Var& w, const Var& b, Tensor* runningMean, Tensor* runningVar, bool training,
+                    double momentum, double eps) {
+  cpu::BatchNormResult r =
+      cpu::batchNorm(x.value, w.value, b.value, *runningMean, *runningVar, training, momentum, eps);
+  *runningMean = r.runningMean;
+  *runningVar = r.runningVar;
+  return record(r.out, {x.slot, w.slot, b.slot}, [xv = x.value, wv = w.value, r, training, eps](const Tensor& g) {
+    cpu::BatchNormGrads d = cpu::batchNormBackward(g, xv, wv, r.mean, r.invstd, training, eps);
+    return std::vector<Tensor>{d.input, d.weight, d.bias};
+  });
+}
+
+Var Tape::relu(const Var& a) {
+  return record(cpu::relu(a.value), {a.slot}, [av = a.value](const Tensor& g) {
+    return std::vector<Tensor>{cpu::thresholdBackward(g, av, 0.0)};
+  });
+}
+
+Var Tape::maxPool2d(const Var& x, const Pool2dParams& p) {
+  cpu::MaxPoolResult r = cpu::maxPool2d(x.value, p);
+  return record(r.out, {x.slot}, [xv = x.value, idx = r.indices, p](const Tensor& g) {
+    return std::vector<Tensor>{cpu::maxPool2dBackward(g, xv, idx, p)};
+  });
+}
+
+Var Tape::adaptiveAvgPool2d(const Var& x, int64_t outH, int64_t outW) {
+  return record(cpu::adaptiveAvgPool2d(x.value, outH, outW), {x.slot}, [xv = x.value](const Tensor& g) {
+    return std::vector<Tensor>{cpu::adaptiveAvgPool2dBackward(g, xv)};
+  });
+}
+
+Var Tape::flatten(const Var& a, int64_t start, int64_t end) {
+  return record(cpu::flatten(a.value, start, end), {a.slot}, [sa = a.value.sizes()](const Tensor& g) {
+    return std::vector<Tensor>{g.reshape(sa)};
+  });
+}
+
+Var Tape::linear(const Var& x, const Var& w, const Var& b) {
+  return record(cpu::linear(x.value, w.value, b.value), {x.slot, w.slot, b.slot},
+                [xv = x.value, wv = w.value](const Tensor& g) {
+                  return std::vector<Tensor>{cpu::mm(g, wv), cpu::mm(g.t(), xv), cpu::sum(g, std::vector<int64_t>{0})};
+                });
+}
+
 void Tape::backward(const std::vector<Var>& outputs, const std::vector<Tensor>& grads) {
   USER_CHECK(!done_, "eager autograd: backward runs once per tape");
   USER_CHECK(outputs.size() == grads.size(), "eager autograd: {} outputs but {} gradients", outputs.size(),

@@ -7,7 +7,15 @@
 #include <functional>
 #include <vector>
 
+namespace gj::cpu {
+struct Conv2dParams;
+struct Pool2dParams;
+}  // namespace gj::cpu
+
 namespace gj::eager {
+
+using cpu::Conv2dParams;
+using cpu::Pool2dParams;
 
 /// A tensor on a tape: its value, and its slot on the tape when it carries a gradient (-1: a constant).
 struct Var {
@@ -42,6 +50,18 @@ class Tape {
   Var dropout(const Var& a, double p, const Tensor& rng, int64_t stream);
   /// Over the trailing dims of normalizedShape; w and b may be constants with undefined values (none).
   Var layerNorm(const Var& x, const std::vector<int64_t>& normalizedShape, const Var& w, const Var& b, double eps);
+
+  // The CNN ops (runtime/cpu/ops.h's conv2d, batchNorm, pooling), for the ResNets' eager rows.
+  Var conv2d(const Var& x, const Var& w, const Conv2dParams& p);  ///< without a bias
+  /// In training the updated running statistics are written to *runningMean and *runningVar (they carry no
+  /// gradient); not training, those are read.
+  Var batchNorm(const Var& x, const Var& w, const Var& b, Tensor* runningMean, Tensor* runningVar, bool training,
+                double momentum, double eps);
+  Var relu(const Var& a);
+  Var maxPool2d(const Var& x, const Pool2dParams& p);
+  Var adaptiveAvgPool2d(const Var& x, int64_t outH, int64_t outW);
+  Var flatten(const Var& a, int64_t start, int64_t end);
+  Var linear(const Var& x, const Var& w, const Var& b);  ///< x w^T + b
 
   /// Runs the recorded gradients backwards from `outputs` with incoming gradients `grads` (one each);
   /// then grad(v) is the gradient of every input that required one. Once per tape.

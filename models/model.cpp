@@ -4,6 +4,7 @@
 #include "models/lnlstm.h"
 #include "models/lstm.h"
 #include "models/modules.h"
+#include "models/resnet.h"
 #include "models/vl_lstm.h"
 #include "support/error.h"
 
@@ -13,7 +14,8 @@ namespace gj {
 
 const std::vector<std::string>& modelNames() {
   static const std::vector<std::string> kNames = {"lstm_cell", "lstm",    "lnlstm", "vl_lstm", "lstm_lm", "lstm_classifier",
-                                                  "linear",    "softmax", "conv2d", "multihead_attention"};
+                                                  "linear",    "softmax", "conv2d", "multihead_attention",
+                                                  "resnet18",  "resnet50"};
   return kNames;
 }
 
@@ -30,6 +32,7 @@ Model buildModel(const std::string& name, const ModelConfig& c) {
   if (name == "softmax") return buildSoftmax(c);
   if (name == "conv2d") return buildConv2d(c);
   if (name == "multihead_attention") return buildMultiheadAttention(c);
+  if (name == "resnet18" || name == "resnet50") return buildResnet(name, c);
   std::string known;
   for (const auto& n : modelNames()) known += (known.empty() ? "" : ", ") + n;
   throw Error(fmt::format("unknown model '{}'", name), "", "models: " + known);
@@ -49,6 +52,8 @@ std::vector<Tensor> randomInputs(const Model& m, uint64_t seed, DType floatType)
       for (int64_t k = 0; k < t.numel(); ++k)
         t.data<int64_t>()[k] = std::min<int64_t>(static_cast<int64_t>(u.data<double>()[k]), s.high - 1);
       out.push_back(t);
+    } else if (s.floatHigh > s.floatLow) {
+      out.push_back(Tensor::rand(s.sizes, floatType, seed + 1000 * i, s.floatLow, s.floatHigh));
     } else {
       out.push_back(Tensor::rand(s.sizes, floatType, seed + 1000 * i, -bound, bound));
     }

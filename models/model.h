@@ -25,15 +25,19 @@ struct ModelConfig {
   bool decomposeLayerNorm = false;                      ///< lnlstm: custom_lstms' own LayerNorm (lnlstm.h)
   double dropout = 0;                                   ///< lstm: between layers, in training (lstm.h)
   bool perSequence = false;                             ///< vl_lstm: fastrnns' loop over sequences (vl_lstm.h)
+  int64_t imageSize = 224, baseWidth = 64, imageClasses = 1000;  ///< resnet18, resnet50 (resnet.h)
+  bool training = true;                                 ///< resnet: batch norm by the batch's statistics
 };
 
-/// A graph input: its name (PyTorch's), dtype and sizes. Int64 inputs hold values in [low, high).
+/// A graph input: its name (PyTorch's), dtype and sizes. Int64 inputs hold values in [low, high); float
+/// inputs in [floatLow, floatHigh) where that range is set (randomInputs).
 struct InputSpec {
   std::string name;
   DType dtype = DType::Float32;
   Shape sizes;
   int64_t high = 0;
   int64_t low = 0;
+  double floatLow = 0, floatHigh = 0;
 };
 
 struct Model {
@@ -49,13 +53,14 @@ struct Model {
 };
 
 /// Names accepted by buildModel: lstm_cell, lstm, lnlstm, vl_lstm, lstm_lm, lstm_classifier, linear, softmax, conv2d,
-/// multihead_attention.
+/// multihead_attention, resnet18, resnet50.
 const std::vector<std::string>& modelNames();
 /// Builds a model by name; a gj::Error lists the known names for an unknown one.
 Model buildModel(const std::string& name, const ModelConfig& config);
 
-/// Seeded random inputs for `m`: floats uniform in [-1/sqrt(hidden), 1/sqrt(hidden)) like nn.LSTM's
-/// initialization (or [-1, 1) when the model has no hidden size), int64 uniform in [low, high).
+/// Seeded random inputs for `m`: floats uniform in their spec's range, else in [-1/sqrt(hidden),
+/// 1/sqrt(hidden)) like nn.LSTM's initialization (or [-1, 1) when the model has no hidden size); int64
+/// uniform in [low, high).
 std::vector<Tensor> randomInputs(const Model& m, uint64_t seed, DType floatType = DType::Float32);
 
 }  // namespace gj

@@ -38,6 +38,10 @@ static ModelConfig configOf(const nlohmann::json& p, ReferenceCase& c) {
   if (p.contains("decompose")) cfg.decomposeLayerNorm = p.at("decompose").get<bool>();
   if (p.contains("per_sequence")) cfg.perSequence = p.at("per_sequence").get<bool>();
   if (p.contains("sgd_lr")) c.sgdLr = p.at("sgd_lr").get<double>();
+  if (p.contains("training")) cfg.training = p.at("training").get<bool>();
+  get("width", cfg.baseWidth);
+  get("imageSize", cfg.imageSize);
+  if (c.model == "resnet18" || c.model == "resnet50") get("classes", cfg.imageClasses);
   // Sizes the manifest does not spell out come from the inputs themselves.
   auto sizes = [&](const char* n) {
     USER_CHECK(c.inputs.count(n), "{}: the manifest of a {} case needs an input named {}", c.dir, c.model, n);

@@ -116,30 +116,77 @@ Value* GradientContext::reduceTo(Value* g, Value* v, Value* result) {
   return castTo(g, v);
 }
 
+namespace {
+
+// The statistics of a layer norm: the input's type with the normalized dims as 1.
+Type layerNormStatsType(const Node* n) {
+  Type stats = n->input(0)->type();
+  stats.requiresGrad.reset();
+  auto shape = constantInts(n->input(1));
+  if (stats.sizes && shape && shape->size() <= stats.sizes->size())
+    std::fill(stats.sizes->end() - static_cast<long>(shape->size()), stats.sizes->end(), 1);
+  else
+    stats.sizes.reset();
+  return stats;
+}
+
+// Per channel [C] of a batch norm's input [N, C, *].
+Type channelType(const Node* n) {
+  Type t = n->input(0)->type();
+  t.requiresGrad.reset();
+  if (t.sizes && t.sizes->size() >= 2) t.sizes = std::vector<int64_t>{(*t.sizes)[1]};
+  else t.sizes.reset();
+  return t;
+}
+
+void rewriteForBackward(Graph& f, Node* n) {
+  OpKind to;
+  std::vector<Value*> inputs(n->inputs().begin(), n->inputs().end());
+  std::vector<Type> extra;  // the types of the outputs past the first
+  switch (n->kind()) {
+    case OpKind::LayerNorm:
+      to = OpKind::NativeLayerNorm;
+      inputs.resize(5);  // without cudnn_enable
+      extra = {layerNormStatsType(n), layerNormStatsType(n)};
+      break;
+    case OpKind::BatchNorm: {
+      to = OpKind::NativeBatchNorm;
+      inputs.resize(8);  // without cudnn_enabled
+      Type running = channelType(n);
+      running.requiresGrad = false;
+      extra = {channelType(n), channelType(n), running, running};
+      break;
+    }
+    case OpKind::MaxPool2d: {
+      to = OpKind::MaxPool2dWithIndices;
+      Type idx = n->output(0)->type();
+      idx.dtype = DType::Int64;
+      idx.requiresGrad = false;
+      extra = {idx};
+      break;
+    }
+    default: return;
+  }
+  Node* full = f.create(to, inputs, 1 + extra.size());
+  full->output(0)->setType(n->output(0)->type());
+  for (size_t k = 0; k < extra.size(); ++k) full->output(k + 1)->setType(extra[k]);
+  full->insertBefore(n);
+  f.replaceAllUsesWith(n->output(0), full->output(0));
+  f.erase(n);
+}
+
+}  // namespace
+
 Gradient differentiate(const Graph& original) {
   Gradient grad;
   grad.forward = original.clone();
   Graph& f = *grad.forward;
   propagateRequiresGrad(f);
-  // A layer_norm on the gradient path runs as native_layer_norm, so that the backward reads the mean and
-  // rstd the forward computed instead of computing them again.
-  for (Node* n : f.block()->nodesList()) {
-    if (n->kind() != OpKind::LayerNorm || !GradientContext::requiresGrad(n->output())) continue;
-    Node* native = f.create(OpKind::NativeLayerNorm, {n->input(0), n->input(1), n->input(2), n->input(3), n->input(4)}, 3);
-    native->output(0)->setType(n->output()->type());
-    Type stats = n->input(0)->type();  // the input's sizes with the normalized dims as 1
-    stats.requiresGrad.reset();
-    auto shape = constantInts(n->input(1));
-    if (stats.sizes && shape && shape->size() <= stats.sizes->size())
-      std::fill(stats.sizes->end() - static_cast<long>(shape->size()), stats.sizes->end(), 1);
-    else
-      stats.sizes.reset();
-    native->output(1)->setType(stats);
-    native->output(2)->setType(stats);
-    native->insertBefore(n);
-    f.replaceAllUsesWith(n->output(), native->output(0));
-    f.erase(n);
-  }
+  // An op on the gradient path whose backward reads more than its output runs as the form that returns
+  // it: layer_norm as native_layer_norm (the mean and rstd), batch_norm as the functional native batch norm
+  // (the mean and invstd), max_pool2d as max_pool2d_with_indices (the positions of the maxima).
+  for (Node* n : f.block()->nodesList())
+    if (!n->outputs().empty() && GradientContext::requiresGrad(n->output(0))) rewriteForBackward(f, n);
   grad.backward = std::make_shared<Graph>();
   Graph& bw = *grad.backward;
   GraphBuilder b(bw);

@@ -212,6 +212,29 @@ void emitGradient(GradientContext& c, Node* n) {
       if (in(3)->type().isTensor()) acc(in(3), g->output(2));
       return;
     }
+    case OpKind::BatchNorm:
+    case OpKind::NativeBatchNorm: {
+      // differentiate() computes a batch_norm on the gradient path as the functional native form, whose
+      // statistics the backward reads. The updated running statistics carry no gradient.
+      IR_CHECK(n->kind() == OpKind::NativeBatchNorm) << "autodiff: " << n->describe() << " was not rewritten";
+      USER_CHECK(!c.hasGrad(n->output(1)) && !c.hasGrad(n->output(2)),
+                 "autodiff: {} uses the mean or invstd of a batch norm on the gradient path; only its output is "
+                 "differentiated", n->describe());
+      Node* g = b.node(OpKind::NativeBatchNormBackward, {gy, F(in(0)), F(in(1)), F(in(3)), F(in(4)),
+                                                         F(n->output(1)), F(n->output(2)), F(in(5)), F(in(7))}, 3);
+      acc(in(0), g->output(0));
+      if (in(1)->type().isTensor()) acc(in(1), g->output(1));
+      if (in(2)->type().isTensor()) acc(in(2), g->output(2));
+      return;
+    }
+    case OpKind::MaxPool2d:
+    case OpKind::MaxPool2dWithIndices:
+      IR_CHECK(n->kind() == OpKind::MaxPool2dWithIndices) << "autodiff: " << n->describe() << " was not rewritten";
+      acc(in(0), b.op(OpKind::MaxPool2dWithIndicesBackward, {gy, F(in(0)), F(in(1)), F(in(2)), F(in(3)), F(in(4)),
+                                                               F(in(5)), F(n->output(1))}));
+      return;
+    case OpKind::AdaptiveAvgPool2d: acc(in(0), b.op(OpKind::AdaptiveAvgPool2dBackward, {gy, F(in(0))})); return;
+    case OpKind::Flatten: acc(in(0), b.op(OpKind::Reshape, {gy, c.sizesOf(in(0))})); return;
     case OpKind::Softmax: acc(in(0), b.op(OpKind::SoftmaxBackward, {gy, F(out), F(in(1))})); return;
     case OpKind::LogSoftmax: acc(in(0), b.op(OpKind::LogSoftmaxBackward, {gy, F(out), F(in(1))})); return;
     case OpKind::NllLoss: acc(in(0), b.op(OpKind::NllLossBackward, {gy, F(in(0)), F(in(1))})); return;
@@ -246,6 +269,8 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SumBackward:
     case OpKind::MeanBackward: case OpKind::NativeLayerNormBackward: case OpKind::VarBackward:
+    case OpKind::NativeBatchNormBackward: case OpKind::MaxPool2dWithIndicesBackward:
+    case OpKind::AdaptiveAvgPool2dBackward:
       break;
   }
   throw Error(fmt::format("autodiff: no gradient formula for {}", n->info().name), n->describe(),

@@ -79,8 +79,9 @@ class RequiresGrad {
     bool any = false;
     for (Value* v : n->inputs()) any = any || rg(v);
     if (readsOnlyMetadata(kind)) any = false;
-    // Index and size queries, and the targets of a loss, carry no gradient.
-    for (Value* v : n->outputs()) set(v, any);
+    // Index and size queries, and the targets of a loss, carry no gradient; nor do a batch norm's updated
+    // running statistics (outputs 3 and 4), as in PyTorch, which updates them outside autograd.
+    for (size_t k = 0; k < n->outputs().size(); ++k) set(n->output(k), any && !(kind == OpKind::NativeBatchNorm && k >= 3));
   }
 };
 

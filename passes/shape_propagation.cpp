@@ -1,6 +1,7 @@
 #include "passes/shape_propagation.h"
 
 #include "passes/util.h"
+#include "support/window.h"
 
 #include <algorithm>
 
@@ -225,15 +226,51 @@ std::optional<Sizes> reduceSizes(const Value* x, const Value* dims, const Value*
   return out;
 }
 
+bool isKnown(int64_t d) { return d != kUnknownDim; }
+
+// An int[] argument of one element or two, element i (H, W).
+int64_t pairAt(const std::vector<int64_t>& v, size_t i) { return v.size() == 1 ? v[0] : v[i]; }
+
 std::optional<Sizes> conv2dSizes(const Node* n) {
   auto x = staticSizes(n->input(1 - (n->kind() == OpKind::Conv2d ? 1 : 0)));
   auto w = staticSizes(n->input(n->kind() == OpKind::Conv2d ? 1 : 2));
   auto stride = constantInts(n->input(3)), pad = constantInts(n->input(4)), dil = constantInts(n->input(5));
   if (!x || !w || !stride || !pad || !dil || x->size() != 4 || w->size() != 4) return std::nullopt;
-  auto at = [](const std::vector<int64_t>& v, size_t i) { return v.size() == 1 ? v[0] : v[i]; };
   Sizes out = {(*x)[0], (*w)[0], 0, 0};
   for (size_t i = 0; i < 2; ++i)
-    out[2 + i] = ((*x)[2 + i] + 2 * at(*pad, i) - at(*dil, i) * ((*w)[2 + i] - 1) - 1) / at(*stride, i) + 1;
+    out[2 + i] = convOutputSize((*x)[2 + i], (*w)[2 + i], pairAt(*stride, i), pairAt(*pad, i), pairAt(*dil, i));
+  return out;
+}
+
+// max_pool2d (self, kernel_size, stride, padding, dilation, ceil_mode): the N and C of self, pooled H, W.
+std::optional<Sizes> maxPool2dSizes(const Node* n) {
+  auto x = sizesOf(n->input(0));
+  auto k = constantInts(n->input(1)), stride = constantInts(n->input(2)), pad = constantInts(n->input(3));
+  auto dil = constantInts(n->input(4));
+  auto ceil = constantBool(n->input(5));
+  if (!x || x->size() != 4) return std::nullopt;
+  Sizes out = {(*x)[0], (*x)[1], kUnknownDim, kUnknownDim};
+  if (!k || !stride || !pad || !dil || !ceil) return out;
+  for (const auto* v : {&*k, &*pad, &*dil})
+    if (v->empty()) return out;
+  for (size_t i = 0; i < 2; ++i)
+    if (isKnown((*x)[2 + i]))
+      out[2 + i] = poolOutputSize((*x)[2 + i], pairAt(*k, i), stride->empty() ? pairAt(*k, i) : pairAt(*stride, i),
+                                  pairAt(*pad, i), pairAt(*dil, i), *ceil);
+  return out;
+}
+
+std::optional<Sizes> flattenSizes(const Node* n) {
+  auto x = sizesOf(n->input(0));
+  auto rank = rankOf(n->input(0));
+  if (rank && *rank == 0) return Sizes{1};
+  auto s = normDim(constantInt(n->input(1)), rank), e = normDim(constantInt(n->input(2)), rank);
+  if (!x || !s || !e || *s > *e) return std::nullopt;
+  Sizes out(x->begin(), x->begin() + *s);
+  int64_t merged = 1;
+  for (int64_t d = *s; d <= *e; ++d) merged = isKnown((*x)[d]) && isKnown(merged) ? merged * (*x)[d] : kUnknownDim;
+  out.push_back(merged);
+  out.insert(out.end(), x->begin() + *e + 1, x->end());
   return out;
 }
 
@@ -609,6 +646,29 @@ Type outputType(const Node* n, size_t k) {
       return tensorLike(t, stackCat(list, constantInt(in(1)), n->kind() == OpKind::Stack));
     }
     case OpKind::Conv2d: return like(0, conv2dSizes(n));
+    case OpKind::BatchNorm: return same(0);
+    case OpKind::NativeBatchNorm: {
+      if (k == 0) return same(0);
+      if (k >= 3) return same(k);  // the running statistics, updated
+      auto x = sizesOf(in(0));
+      return like(0, x && x->size() >= 2 ? std::optional<Sizes>(Sizes{(*x)[1]}) : std::nullopt);
+    }
+    case OpKind::NativeBatchNormBackward:
+      if (k == 0) return same(1);
+      return in(2)->type().isTensor() ? same(2) : like(1, std::nullopt);
+    case OpKind::MaxPool2d: case OpKind::MaxPool2dWithIndices: {
+      Type t = like(0, maxPool2dSizes(n));
+      if (k == 1) t.dtype = DType::Int64;
+      return t;
+    }
+    case OpKind::MaxPool2dWithIndicesBackward: case OpKind::AdaptiveAvgPool2dBackward: return same(1);
+    case OpKind::AdaptiveAvgPool2d: {
+      auto x = sizesOf(in(0));
+      auto size = constantInts(in(1));
+      if (!x || x->size() != 4 || !size || size->empty() || size->size() > 2) return like(0, std::nullopt);
+      return like(0, Sizes{(*x)[0], (*x)[1], (*size)[0], size->back()});
+    }
+    case OpKind::Flatten: return like(0, flattenSizes(n));
     case OpKind::ConvolutionBackward:
       if (k == 0) return same(1);
       if (k == 1) return same(2);

@@ -17,6 +17,7 @@ struct GradCase {
   const char* name;
   const char* ir;
   std::vector<std::pair<std::string, std::vector<double>>> longs;  // int64 inputs: name -> values
+  std::set<std::string> constants = {};  // float inputs that take no gradient (running statistics)
 };
 
 const GradCase kCases[] = {
@@ -201,6 +202,40 @@ const GradCase kCases[] = {
   %y : Tensor = aten::mul(%part, %part)
   return (%data, %y)
 )IR", {{"len", {2, 4, 3}}}},
+    // Training (the batch's statistics, as batch_norm and as the functional form whose running statistics
+    // carry no gradient), and eval (the running ones), each with an affine map; and none.
+    {"BatchNorm", R"IR(graph(%x : Double(3, 2, 2, 3), %w : Double(2), %b : Double(2), %rm : Double(2), %rv : Double(2)):
+  %t : bool = prim::Constant[value=1]()
+  %f : bool = prim::Constant[value=0]()
+  %m : float = prim::Constant[value=0.1]()
+  %eps : float = prim::Constant[value=1e-05]()
+  %none : NoneType = prim::Constant()
+  %y : Tensor = aten::batch_norm(%x, %w, %b, %rm, %rv, %t, %m, %eps, %t)
+  %y2 : Tensor, %mean : Tensor, %invstd : Tensor, %rm2 : Tensor, %rv2 : Tensor = aten::_native_batch_norm_legit_functional(%y, %w, %none, %rm, %rv, %t, %m, %eps)
+  %e : Tensor = aten::batch_norm(%y2, %w, %b, %rm, %rv, %f, %m, %eps, %t)
+  %z : Tensor = aten::mul(%e, %x)
+  %u : Tensor = aten::batch_norm(%z, %none, %none, %none, %none, %t, %m, %eps, %t)
+  return (%u)
+)IR", {}, {"rm", "rv"}},
+    // Windows that overlap (stride 2 under a 3-wide kernel), padding, and adaptive windows of unequal sizes
+    // (5 rows into 2 cells, 5 columns into 3); flatten's gradient is its reshape back.
+    {"Pooling", R"IR(graph(%x : Double(2, 2, 5, 5)):
+  %k : int[] = prim::Constant[value=[3, 3]]()
+  %s : int[] = prim::Constant[value=[2, 2]]()
+  %p : int[] = prim::Constant[value=[1, 1]]()
+  %d : int[] = prim::Constant[value=[1, 1]]()
+  %f : bool = prim::Constant[value=0]()
+  %o : int[] = prim::Constant[value=[2, 3]]()
+  %one : int = prim::Constant[value=1]()
+  %last : int = prim::Constant[value=-1]()
+  %sq : Tensor = aten::mul(%x, %x)
+  %m : Tensor = aten::max_pool2d(%sq, %k, %s, %p, %d, %f)
+  %a : Tensor = aten::adaptive_avg_pool2d(%x, %o)
+  %y : Tensor = aten::flatten(%a, %one, %last)
+  %z : Tensor = aten::mul(%y, %y)
+  %mi : Tensor, %idx : Tensor = aten::max_pool2d_with_indices(%x, %k, %s, %p, %d, %f)
+  return (%m, %z, %mi)
+)IR", {}},
     {"Embedding", R"IR(graph(%w : Double(5, 3), %idx : Long(2, 3)):
   %e : Tensor = aten::embedding(%w, %idx)
   return (%e)
@@ -241,6 +276,9 @@ TEST_P(FiniteDifferences, AnalyticGradientsMatch) {
     auto fixed = std::find_if(c.longs.begin(), c.longs.end(), [&](const auto& p) { return p.first == in->name(); });
     if (fixed != c.longs.end()) {
       inputs.push_back(Tensor::fromVector(*in->type().sizes, fixed->second, DType::Int64));
+      rg.push_back(false);
+    } else if (c.constants.count(in->name())) {
+      inputs.push_back(Tensor::rand(*in->type().sizes, DType::Float64, seed++, 0.2, 1.2));
       rg.push_back(false);
     } else {
       inputs.push_back(Tensor::rand(*in->type().sizes, DType::Float64, seed++, 0.2, 1.2));

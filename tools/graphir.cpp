@@ -17,11 +17,19 @@ void addModelOptions(CLI::App* sub, gj::ModelConfig& c) {
   for (auto [flag, field] : std::initializer_list<std::pair<const char*, int64_t*>>{
            {"--seqLength", &c.seqLength}, {"--miniBatch", &c.miniBatch}, {"--inputSize", &c.inputSize},
            {"--hiddenSize", &c.hiddenSize}, {"--numLayers", &c.numLayers}, {"--vocab", &c.vocab},
-           {"--embedding", &c.embedding}, {"--classes", &c.classes}, {"--embedDim", &c.embedDim},
+           {"--embedding", &c.embedding}, {"--embedDim", &c.embedDim}, {"--imageSize", &c.imageSize},
+           {"--baseWidth", &c.baseWidth},
            {"--numHeads", &c.numHeads}, {"--channels", &c.channels}, {"--outChannels", &c.outChannels},
            {"--height", &c.height}, {"--width", &c.width}, {"--kernel", &c.kernel}, {"--stride", &c.stride},
            {"--rows", &c.rows}, {"--features", &c.features}, {"--outFeatures", &c.outFeatures}})
     sub->add_option(flag, *field)->check(gj::cli::positive());
+  sub->add_option_function<int64_t>(
+         "--classes", [&c](int64_t v) { c.classes = c.imageClasses = v; },
+         "lstm_classifier and resnet: output classes")
+      ->check(gj::cli::positive());
+  sub->add_flag_function(
+      "--eval", [&c](int64_t) { c.training = false; },
+      "resnet: batch norm by the running statistics (no updated statistics among the outputs)");
   sub->add_option("--padding", c.padding)->check(gj::cli::nonNegative());
   sub->add_option("--dim", c.dim, "softmax dimension");
   sub->add_flag("--decompose", c.decomposeLayerNorm, "lnlstm: custom_lstms' decomposed LayerNorm (jit_layernorm_decom)");
@@ -60,7 +68,8 @@ int main(int argc, char** argv) {
   auto* ops = app.add_subcommand("ops", "list every op of the IR with its group and schema");
   auto* model = app.add_subcommand("model", "print the IR of a built-in model");
   model->add_option("name", modelName,
-                    "lstm_cell, lstm, lnlstm, lstm_lm, lstm_classifier, linear, softmax, conv2d, multihead_attention")
+                    "lstm_cell, lstm, lnlstm, vl_lstm, lstm_lm, lstm_classifier, linear, softmax, conv2d, "
+                    "multihead_attention, resnet18, resnet50")
       ->required();
   model->add_option("-o,--output", out, "write to FILE instead of standard output");
   addModelOptions(model, cfg);

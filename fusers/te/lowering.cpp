@@ -662,6 +662,9 @@ std::optional<RowOp> rowOp(const Node* n) {
     case OpKind::SumBackward: case OpKind::MeanBackward: case OpKind::PhiloxDropout: case OpKind::IntSub:
     case OpKind::IntOfTensor: case OpKind::NewZeros: case OpKind::Sort: case OpKind::IndexSelect:
     case OpKind::PackPaddedSequence: case OpKind::IndexSelectBackward: case OpKind::PackPaddedSequenceBackward:
+    case OpKind::BatchNorm: case OpKind::NativeBatchNorm: case OpKind::NativeBatchNormBackward:
+    case OpKind::MaxPool2d: case OpKind::MaxPool2dWithIndices: case OpKind::MaxPool2dWithIndicesBackward:
+    case OpKind::AdaptiveAvgPool2d: case OpKind::AdaptiveAvgPool2dBackward: case OpKind::Flatten:
       return std::nullopt;
   }
   return std::nullopt;

@@ -2,6 +2,7 @@
 #include "runtime/cpu/im2col.h"
 #include "runtime/cpu/loops.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/cpu/onednn_conv.h"
 #include "runtime/cuda/ops.h"
 #include "runtime/gemm.h"
 #include "support/error.h"
@@ -194,10 +195,10 @@ Conv2dGrads conv2dBackward(const Tensor& gin, const Tensor& xin, const Tensor& w
     Tensor g = gin.contiguous(), x = xin.contiguous(), w = win.contiguous();
     out.input = Tensor::zeros(x.sizes(), x.dtype());
     out.weight = Tensor::zeros(w.sizes(), w.dtype());
-    if (x.dtype() == DType::Float32)
-      conv2dBackwardTyped<float>(g, x, w, p, out);
-    else
+    if (x.dtype() == DType::Float64)
       conv2dBackwardTyped<double>(g, x, w, p, out);
+    else if (!onednnConv2dBackward(g, x, w, p, out.input, out.weight))
+      conv2dBackwardTyped<float>(g, x, w, p, out);
   }
   std::vector<int64_t> dims = {0, 2, 3};
   out.bias = sum(gin, dims, false);

@@ -1,6 +1,7 @@
 #include "runtime/cpu/im2col.h"
 #include "runtime/cpu/loops.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/cpu/onednn_conv.h"
 #include "runtime/cuda/ops.h"
 #include "runtime/gemm.h"
 #include "support/error.h"
@@ -116,10 +117,10 @@ Tensor conv2d(const Tensor& xin, const Tensor& win, const Tensor& bias, const Co
   } else {
     Tensor x = xin.contiguous(), w = win.contiguous();
     out = Tensor::empty({x.size(0), w.size(0), outH, outW}, x.dtype());
-    if (x.dtype() == DType::Float32)
-      conv2dTyped<float>(x, w, out, p);
-    else
+    if (x.dtype() == DType::Float64)
       conv2dTyped<double>(x, w, out, p);
+    else if (!onednnConv2d(x, w, out, p))
+      conv2dTyped<float>(x, w, out, p);
   }
   if (!bias.defined()) return out;
   USER_CHECK(bias.dim() == 1 && bias.size(0) == win.size(0), "conv2d: bias must be [{}], got {}", win.size(0),

@@ -4,6 +4,7 @@
 // Float ops accept float32 and float64 (operands of one op share a dtype); errors are gj::Error.
 #include "runtime/tensor.h"
 #include "support/pointwise.h"
+#include "support/window.h"
 
 #include <span>
 #include <vector>
@@ -97,13 +98,52 @@ Tensor embedding(const Tensor& weight, const Tensor& indices);
 struct Conv2dParams {
   int64_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1, groups = 1;
 };
-/// The output extent along one spatial dimension (may be <= 0 when the kernel overhangs the padded input).
-inline int64_t convOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
-  return (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
-}
+using gj::convOutputSize;  // support/window.h
 /// x [N, Cin, H, W], w [Cout, Cin/groups, kH, kW], bias [Cout] or undefined; on the host or the device
 /// (cuda::conv2d: cuDNN, or im2col and GEMMs).
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p);
+
+// ---- the CNN ops: batch norm and pooling (cnn.cpp) ----
+/// Batch norm of x [N, C, *] per channel. In training: the batch's mean and biased variance, and the
+/// running statistics updated as (1 - momentum) * running + momentum * batch (the variance unbiased);
+/// otherwise the running ones, returned as they are. weight and bias [C] may be undefined; in training the
+/// running statistics may be too (none kept). mean and invstd [C] are what normalized: (x - mean) * invstd.
+struct BatchNormResult {
+  Tensor out, mean, invstd, runningMean, runningVar;
+};
+BatchNormResult batchNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& runningMean,
+                          const Tensor& runningVar, bool training, double momentum, double eps);
+/// Its gradients: in training through the batch's statistics (recomputed in double from x with eps on the
+/// host, where mean and invstd are only checked), otherwise g * weight * invstd. weight's and bias's only for a defined weight (a None bias's is unused).
+struct BatchNormGrads {
+  Tensor input, weight, bias;
+};
+BatchNormGrads batchNormBackward(const Tensor& g, const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                 const Tensor& invstd, bool training, double eps);
+/// 2-d pooling windows: kernel, stride (an empty stride in the op is the kernel), padding, dilation.
+struct Pool2dParams {
+  int64_t kH = 1, kW = 1, strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1;
+  bool ceilMode = false;
+};
+/// The op's int[] arguments as PyTorch reads them: one element or two (H, W); an empty stride is the
+/// kernel. `op` names the op in errors.
+Pool2dParams pool2dParams(const char* op, std::span<const int64_t> kernel, std::span<const int64_t> stride,
+                          std::span<const int64_t> padding, std::span<const int64_t> dilation, bool ceilMode);
+/// Max pooling of x [N, C, H, W] (padding counts as -inf): the maxima and their int64 positions h * W + w
+/// in each plane (the first maximum in window order; NaN wins).
+struct MaxPoolResult {
+  Tensor out, indices;
+};
+MaxPoolResult maxPool2d(const Tensor& x, const Pool2dParams& p);
+/// Zeros of x's sizes with each element of g added at its maximum's position (p: the forward's window).
+Tensor maxPool2dBackward(const Tensor& g, const Tensor& x, const Tensor& indices, const Pool2dParams& p);
+/// Dims start..end of x (negative counts from the back) as one: a view when x's strides allow, else a copy.
+Tensor flatten(const Tensor& x, int64_t start, int64_t end);
+/// Adaptive average pooling of x [N, C, H, W] to [N, C, oH, oW]: cell (i, j) averages rows
+/// [floor(i H / oH), ceil((i + 1) H / oH)) and the columns likewise.
+Tensor adaptiveAvgPool2d(const Tensor& x, int64_t outH, int64_t outW);
+/// Its gradient: each cell's gradient spread evenly over its window, for an input of x's sizes.
+Tensor adaptiveAvgPool2dBackward(const Tensor& g, const Tensor& x);
 
 // ---- gradient kernels (the ops that autodiff's formulas emit) ----
 /// Sums `g` over its broadcast dimensions so that it has `sizes` (the inverse of expand).

@@ -86,6 +86,10 @@ std::pair<Tensor, Tensor> conv2dBackward(const Tensor&, const Tensor&, const Ten
                                          ConvPath) {
   fail();
 }
+std::pair<Tensor, Tensor> maxPool2d(const Tensor&, const cpu::Pool2dParams&, int64_t, int64_t) { fail(); }
+Tensor maxPool2dBackward(const Tensor&, std::span<const int64_t>, const Tensor&, const cpu::Pool2dParams&) { fail(); }
+Tensor adaptiveAvgPool2d(const Tensor&, int64_t, int64_t) { fail(); }
+Tensor adaptiveAvgPool2dBackward(const Tensor&, std::span<const int64_t>) { fail(); }
 const std::string& kernelSource() { fail(); }
 
 struct CudnnLstm::Impl {};

@@ -90,6 +90,7 @@ void untagPointers(GjIndexArgs& p) {
 void untagPointers(GjConvArgs& p) {
   p.in = untag(p.in);
   p.out = untag(p.out);
+  p.indices = untag(p.indices);
 }
 void untagPointers(GjSumArgs& p) {
   p.in = untag(p.in);
@@ -116,6 +117,10 @@ const EmulatedKernel kKernels[] = {
     kernel<GjSumArgs, gj_sum_parts>("gj_sum_parts"), kernel<GjSumArgs, gj_sum_finish>("gj_sum_finish"),
     kernel<GjIndexArgs, gj_gather>("gj_gather"),     kernel<GjIndexArgs, gj_scatter_add>("gj_scatter_add"),
     kernel<GjConvArgs, gj_im2col>("gj_im2col"),      kernel<GjConvArgs, gj_col2im>("gj_col2im"),
+    kernel<GjConvArgs, gj_max_pool2d>("gj_max_pool2d"),
+    kernel<GjConvArgs, gj_max_pool2d_backward>("gj_max_pool2d_backward"),
+    kernel<GjConvArgs, gj_adaptive_avg_pool2d>("gj_adaptive_avg_pool2d"),
+    kernel<GjConvArgs, gj_adaptive_avg_pool2d_backward>("gj_adaptive_avg_pool2d_backward"),
     kernel<GjDropoutArgs, gj_dropout_f32>("gj_dropout_f32"),
     kernel<GjDropoutArgs, gj_dropout_f64>("gj_dropout_f64"),
 };

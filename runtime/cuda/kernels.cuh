@@ -1,5 +1,5 @@
 // The unfused path's CUDA kernels: pointwise maps, strided copies, fills, sums and maxima, row
-// gathers and scatter-adds by index, and conv2d's im2col and col2im. One source, used
+// gathers and scatter-adds by index, conv2d's im2col and col2im, and 2-d pooling. One source, used
 // three ways:
 //   - NVRTC compiles it at run time (ops.cpp embeds the text; kernel_source.cpp.in), once per process;
 //   - host C++ includes the first part (GJ_KERNEL_TYPES_ONLY) for the argument structs, so that their
@@ -122,11 +122,21 @@ struct GjIndexArgs {
 // gj_im2col: col = unfold(img), each thread one column element.
 // gj_col2im: img = the adjoint (each image element the sum of the column elements that read it), each
 // thread one image element, gathering: no atomics, and the same sums in the same order on every run.
+//
+// The same windows pool `channels` planes (N * C of them), as runtime/cpu/cnn.cpp does on the host:
+// gj_max_pool2d: each thread one output element, the maximum of its window (padding is -inf; NaN wins;
+// the first on ties) and its position h * w + w in the plane, written to `indices`.
+// gj_max_pool2d_backward: in the output gradient, out the input's; each thread one input element, summing
+// the gradients of the outputs whose maximum it was (gathering, as gj_col2im).
+// gj_adaptive_avg_pool2d (and _backward): output cell (i, j) is the mean of rows [i h / outH, ceil((i + 1)
+// h / outH)) and the columns likewise; the backward gathers each input element's shares. The kernel,
+// stride, padding and dilation fields are unused.
 struct GjConvArgs {
   gj_i64 channels, h, w, kh, kw, outH, outW, strideH, strideW, padH, padW, dilationH, dilationW;
   int type;
   const void* in;
   void* out;
+  gj_i64* indices;
 };
 
 #ifndef GJ_KERNEL_TYPES_ONLY
@@ -352,6 +362,84 @@ GJ_KERNEL void gj_col2im(GjConvArgs p) {
         const gj_i64 tx = ix + p.padW - j * p.dilationW;
         if (tx < 0 || tx % p.strideW != 0 || tx / p.strideW >= p.outW) continue;
         acc += gjLoad(p.in, p.type, ((c * p.kh + i) * p.kw + j) * pix + ty / p.strideH * p.outW + tx / p.strideW);
+      }
+    }
+    gjStore(p.out, p.type, e, acc);
+  }
+}
+
+GJ_KERNEL void gj_max_pool2d(GjConvArgs p) {
+  const gj_i64 pix = p.outH * p.outW;
+  GJ_GRID_STRIDE(e, p.channels * pix) {
+    const gj_i64 c = e / pix, at = e - c * pix, y = at / p.outW, x = at - y * p.outW;
+    double best = 0.0;
+    gj_i64 arg = -1;
+    for (gj_i64 i = 0; i < p.kh; ++i) {
+      const gj_i64 iy = y * p.strideH - p.padH + i * p.dilationH;
+      if (iy < 0 || iy >= p.h) continue;
+      for (gj_i64 j = 0; j < p.kw; ++j) {
+        const gj_i64 ix = x * p.strideW - p.padW + j * p.dilationW;
+        if (ix < 0 || ix >= p.w) continue;
+        const double v = gjLoad(p.in, p.type, (c * p.h + iy) * p.w + ix);
+        if (arg >= 0 && best != best) continue;  // a NaN already won
+        if (arg < 0 || v > best || v != v) {
+          best = v;
+          arg = iy * p.w + ix;
+        }
+      }
+    }
+    gjStore(p.out, p.type, e, best);
+    p.indices[e] = arg;
+  }
+}
+
+GJ_KERNEL void gj_max_pool2d_backward(GjConvArgs p) {
+  const gj_i64 pix = p.outH * p.outW;
+  GJ_GRID_STRIDE(e, p.channels * p.h * p.w) {
+    const gj_i64 c = e / (p.h * p.w), at = e - c * p.h * p.w, iy = at / p.w, ix = at - iy * p.w;
+    double acc = 0.0;
+    for (gj_i64 i = 0; i < p.kh; ++i) {
+      const gj_i64 ty = iy + p.padH - i * p.dilationH;
+      if (ty < 0 || ty % p.strideH != 0 || ty / p.strideH >= p.outH) continue;
+      for (gj_i64 j = 0; j < p.kw; ++j) {
+        const gj_i64 tx = ix + p.padW - j * p.dilationW;
+        if (tx < 0 || tx % p.strideW != 0 || tx / p.strideW >= p.outW) continue;
+        const gj_i64 o = c * pix + ty / p.strideH * p.outW + tx / p.strideW;
+        if (p.indices[o] == at) acc += gjLoad(p.in, p.type, o);
+      }
+    }
+    gjStore(p.out, p.type, e, acc);
+  }
+}
+
+GJ_DEVICE gj_i64 gjWindowStart(gj_i64 i, gj_i64 in, gj_i64 out) { return i * in / out; }
+GJ_DEVICE gj_i64 gjWindowEnd(gj_i64 i, gj_i64 in, gj_i64 out) { return ((i + 1) * in + out - 1) / out; }
+
+GJ_KERNEL void gj_adaptive_avg_pool2d(GjConvArgs p) {
+  const gj_i64 pix = p.outH * p.outW;
+  GJ_GRID_STRIDE(e, p.channels * pix) {
+    const gj_i64 c = e / pix, at = e - c * pix, i = at / p.outW, j = at - i * p.outW;
+    const gj_i64 y0 = gjWindowStart(i, p.h, p.outH), y1 = gjWindowEnd(i, p.h, p.outH);
+    const gj_i64 x0 = gjWindowStart(j, p.w, p.outW), x1 = gjWindowEnd(j, p.w, p.outW);
+    double acc = 0.0;
+    for (gj_i64 y = y0; y < y1; ++y)
+      for (gj_i64 x = x0; x < x1; ++x) acc += gjLoad(p.in, p.type, (c * p.h + y) * p.w + x);
+    gjStore(p.out, p.type, e, acc / (double)((y1 - y0) * (x1 - x0)));
+  }
+}
+
+GJ_KERNEL void gj_adaptive_avg_pool2d_backward(GjConvArgs p) {
+  GJ_GRID_STRIDE(e, p.channels * p.h * p.w) {
+    const gj_i64 c = e / (p.h * p.w), at = e - c * p.h * p.w, y = at / p.w, x = at - y * p.w;
+    double acc = 0.0;
+    // The cells whose windows hold row y: from the one that starts at or before it to the last that does.
+    for (gj_i64 i = y * p.outH / p.h; i < p.outH && gjWindowStart(i, p.h, p.outH) <= y; ++i) {
+      const gj_i64 y0 = gjWindowStart(i, p.h, p.outH), y1 = gjWindowEnd(i, p.h, p.outH);
+      if (y >= y1) continue;
+      for (gj_i64 j = x * p.outW / p.w; j < p.outW && gjWindowStart(j, p.w, p.outW) <= x; ++j) {
+        const gj_i64 x0 = gjWindowStart(j, p.w, p.outW), x1 = gjWindowEnd(j, p.w, p.outW);
+        if (x >= x1) continue;
+        acc += gjLoad(p.in, p.type, (c * p.outH + i) * p.outW + j) / (double)((y1 - y0) * (x1 - x0));
       }
     }
     gjStore(p.out, p.type, e, acc);

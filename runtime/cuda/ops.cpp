@@ -337,6 +337,76 @@ void col2im(DType dtype, const void* col, int64_t channels, int64_t h, int64_t w
   launch("gj_col2im", channels * h * w, a);
 }
 
+namespace {
+
+// The pooling kernels' arguments: x's planes (N * C) of h x w pooled to outH x outW.
+GjConvArgs poolArgs(const char* what, const Tensor& in, std::span<const int64_t> inputSizes, int64_t outH,
+                    int64_t outW) {
+  USER_CHECK(in.device() == DeviceKind::Cuda && in.isContiguous() && isFloating(in.dtype()) && inputSizes.size() == 4,
+             "{}: a contiguous float device tensor and an input [N, C, H, W] expected", what);
+  GjConvArgs a{};
+  a.channels = inputSizes[0] * inputSizes[1];
+  a.h = inputSizes[2];
+  a.w = inputSizes[3];
+  a.outH = outH;
+  a.outW = outW;
+  a.type = static_cast<int>(in.dtype());
+  a.in = in.rawData();
+  return a;
+}
+
+void setWindow(GjConvArgs& a, const cpu::Pool2dParams& p) {
+  a.kh = p.kH;
+  a.kw = p.kW;
+  a.strideH = p.strideH;
+  a.strideW = p.strideW;
+  a.padH = p.padH;
+  a.padW = p.padW;
+  a.dilationH = p.dilationH;
+  a.dilationW = p.dilationW;
+}
+
+}  // namespace
+
+std::pair<Tensor, Tensor> maxPool2d(const Tensor& x, const cpu::Pool2dParams& p, int64_t outH, int64_t outW) {
+  GjConvArgs a = poolArgs("CUDA max_pool2d", x, x.sizes(), outH, outW);
+  setWindow(a, p);
+  Tensor out = Tensor::empty({x.size(0), x.size(1), outH, outW}, x.dtype(), DeviceKind::Cuda);
+  Tensor idx = Tensor::empty(out.sizes(), DType::Int64, DeviceKind::Cuda);
+  a.out = out.rawData();
+  a.indices = static_cast<gj_i64*>(idx.rawData());
+  launch("gj_max_pool2d", out.numel(), a);
+  return {out, idx};
+}
+
+Tensor maxPool2dBackward(const Tensor& g, std::span<const int64_t> inputSizes, const Tensor& indices,
+                         const cpu::Pool2dParams& p) {
+  GjConvArgs a = poolArgs("CUDA max_pool2d_with_indices_backward", g, inputSizes, g.size(2), g.size(3));
+  setWindow(a, p);
+  Tensor idx = onDevice(indices, "max_pool2d_with_indices_backward").contiguous();
+  Tensor gx = Tensor::empty(Shape(inputSizes.begin(), inputSizes.end()), g.dtype(), DeviceKind::Cuda);
+  a.out = gx.rawData();
+  a.indices = static_cast<gj_i64*>(idx.rawData());
+  launch("gj_max_pool2d_backward", gx.numel(), a);
+  return gx;
+}
+
+Tensor adaptiveAvgPool2d(const Tensor& x, int64_t outH, int64_t outW) {
+  GjConvArgs a = poolArgs("CUDA adaptive_avg_pool2d", x, x.sizes(), outH, outW);
+  Tensor out = Tensor::empty({x.size(0), x.size(1), outH, outW}, x.dtype(), DeviceKind::Cuda);
+  a.out = out.rawData();
+  launch("gj_adaptive_avg_pool2d", out.numel(), a);
+  return out;
+}
+
+Tensor adaptiveAvgPool2dBackward(const Tensor& g, std::span<const int64_t> inputSizes) {
+  GjConvArgs a = poolArgs("CUDA _adaptive_avg_pool2d_backward", g, inputSizes, g.size(2), g.size(3));
+  Tensor gx = Tensor::empty(Shape(inputSizes.begin(), inputSizes.end()), g.dtype(), DeviceKind::Cuda);
+  a.out = gx.rawData();
+  launch("gj_adaptive_avg_pool2d_backward", gx.numel(), a);
+  return gx;
+}
+
 Tensor dropout(const Tensor& x, double p, const Tensor& rng, int64_t stream) {
   USER_CHECK(x.device() == DeviceKind::Cuda && x.isContiguous() && isFloating(x.dtype()),
              "CUDA dropout: a contiguous float device tensor expected");

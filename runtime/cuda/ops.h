@@ -14,6 +14,7 @@
 
 namespace gj::cpu {
 struct Conv2dParams;
+struct Pool2dParams;
 }
 
 namespace gj::cuda {
@@ -73,6 +74,17 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p, Conv
 /// Its gradients with respect to x and w, for the output gradient g (cpu::conv2dBackward sums the bias's).
 std::pair<Tensor, Tensor> conv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p,
                                          ConvPath path = ConvPath::Auto);
+
+/// Max pooling of a contiguous device x [N, C, H, W] to [N, C, outH, outW] (sizes as cpu::maxPool2d has
+/// checked them): the maxima and their int64 positions in each plane; and its gradient for an input of
+/// `inputSizes`, from the output gradient g, those positions and the forward's window (kernels.cuh's
+/// pooling kernels).
+std::pair<Tensor, Tensor> maxPool2d(const Tensor& x, const cpu::Pool2dParams& p, int64_t outH, int64_t outW);
+Tensor maxPool2dBackward(const Tensor& g, std::span<const int64_t> inputSizes, const Tensor& indices,
+                         const cpu::Pool2dParams& p);
+/// Adaptive average pooling of a contiguous device x [N, C, H, W] to [N, C, outH, outW], and its gradient.
+Tensor adaptiveAvgPool2d(const Tensor& x, int64_t outH, int64_t outW);
+Tensor adaptiveAvgPool2dBackward(const Tensor& g, std::span<const int64_t> inputSizes);
 
 /// The CUDA C of kernels.cuh, as NVRTC compiles it (support/pointwise.h and .def spliced in).
 const std::string& kernelSource();

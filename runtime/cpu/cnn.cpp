@@ -1,0 +1,439 @@
+// The CNN ops: batch norm (training and eval, with running statistics) and 2-d pooling, with their
+// gradients. On the host, each is a loop over channels or planes (statistics accumulated in double); a
+// device tensor's batch norm runs as a composition of this directory's ops, and its pooling as kernels.cuh's
+// window kernels (cuda/ops.h).
+#include "runtime/cpu/loops.h"
+#include "runtime/cpu/ops.h"
+#include "runtime/cuda/ops.h"
+#include "support/error.h"
+
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+namespace gj::cpu {
+
+namespace {
+
+// x [N, C, *] viewed as (N, C, inner): the sizes a per-channel loop walks.
+struct ChannelShape {
+  int64_t n, c, inner;
+};
+
+ChannelShape channelShape(const char* op, const Tensor& x) {
+  USER_CHECK(x.defined() && isFloating(x.dtype()) && x.dim() >= 2, "{}: expected a float input [N, C, *], got {}",
+             op, x.defined() ? shapeStr(x.sizes()) : "undefined");
+  int64_t inner = 1;
+  for (int64_t d = 2; d < x.dim(); ++d) inner *= x.size(d);
+  return {x.size(0), x.size(1), inner};
+}
+
+void checkChannelVector(const char* op, const char* what, const Tensor& v, const Tensor& x) {
+  if (!v.defined()) return;
+  USER_CHECK(v.dim() == 1 && v.size(0) == x.size(1) && v.dtype() == x.dtype(),
+             "{}: the {} is {} {}, but must be {} [{}] (one per channel of the input {})", op, what,
+             dtypeName(v.dtype()), shapeStr(v.sizes()), dtypeName(x.dtype()), x.size(1), shapeStr(x.sizes()));
+}
+
+// [C] viewed as [1, C, 1, ...] against x.
+Tensor perChannel(const Tensor& v, const Tensor& x) {
+  Shape s(static_cast<size_t>(x.dim()), 1);
+  s[1] = x.size(1);
+  return v.view(s);
+}
+
+Tensor scalarLike(double v, const Tensor& x) { return Tensor::scalar(v, x.dtype()); }
+
+std::vector<int64_t> reducedDims(const Tensor& x) {
+  std::vector<int64_t> dims = {0};
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  return dims;
+}
+
+template <typename T>
+void batchNormTyped(const Tensor& x, const ChannelShape& s, const Tensor& w, const Tensor& b, bool training,
+                    double momentum, double eps, const Tensor& runningMean, const Tensor& runningVar,
+                    BatchNormResult& r) {
+  const T* xp = x.data<T>();
+  T* op = r.out.data<T>();
+  T* mp = r.mean.data<T>();
+  T* ip = r.invstd.data<T>();
+  const double count = static_cast<double>(s.n * s.inner);
+  for (int64_t c = 0; c < s.c; ++c) {
+    double mean, invstd;
+    if (training) {
+      double sum = 0, ss = 0;
+      for (int64_t i = 0; i < s.n; ++i)
+        for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) sum += xp[at + j];
+      mean = sum / count;
+      for (int64_t i = 0; i < s.n; ++i)
+        for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) ss += (xp[at + j] - mean) * (xp[at + j] - mean);
+      invstd = 1.0 / std::sqrt(ss / count + eps);
+      mp[c] = static_cast<T>(mean);
+      ip[c] = static_cast<T>(invstd);
+      if (runningMean.defined()) {  // the variance unbiased, as PyTorch keeps it
+        const double rm = runningMean.data<T>()[c], rv = runningVar.data<T>()[c];
+        r.runningMean.data<T>()[c] = static_cast<T>((1 - momentum) * rm + momentum * mean);
+        r.runningVar.data<T>()[c] = static_cast<T>((1 - momentum) * rv + momentum * ss / (count - 1));
+      }
+    } else {
+      mean = mp[c];
+      invstd = ip[c];
+    }
+    // One multiply-add per element in T, as PyTorch's kernel does (its results, rounding included).
+    const T scale = static_cast<T>(invstd * (w.defined() ? w.data<T>()[c] : 1.0));
+    const T shift = static_cast<T>((b.defined() ? b.data<T>()[c] : 0.0) - mean * scale);
+    for (int64_t i = 0; i < s.n; ++i)
+      for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) op[at + j] = xp[at + j] * scale + shift;
+  }
+}
+
+template <typename T>
+void batchNormBackwardTyped(const Tensor& g, const Tensor& x, const ChannelShape& s, const Tensor& w,
+                            const Tensor& mean, const Tensor& invstd, bool training, double eps, BatchNormGrads& r) {
+  const T *gp = g.data<T>(), *xp = x.data<T>(), *mp = mean.data<T>(), *ip = invstd.data<T>();
+  T* gx = r.input.data<T>();
+  const double count = static_cast<double>(s.n * s.inner);
+  for (int64_t c = 0; c < s.c; ++c) {
+    double m = mp[c], is = ip[c];
+    const double wc = w.defined() ? w.data<T>()[c] : 1.0;
+    if (training) {
+      // The batch's statistics again, in double: the saved ones are rounded to T, and where a channel has
+      // few values (late layers' 1x1 planes) g - mean(g) - xhat mean(g xhat) cancels to a few ulps of g,
+      // which that rounding would swamp.
+      double sum = 0, ss = 0;
+      for (int64_t i = 0; i < s.n; ++i)
+        for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) sum += xp[at + j];
+      m = sum / count;
+      for (int64_t i = 0; i < s.n; ++i)
+        for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) ss += (xp[at + j] - m) * (xp[at + j] - m);
+      is = 1.0 / std::sqrt(ss / count + eps);
+    }
+    double sumG = 0, sumGX = 0;  // sum(g) and sum(g * xhat)
+    for (int64_t i = 0; i < s.n; ++i)
+      for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) {
+        sumG += gp[at + j];
+        sumGX += gp[at + j] * (xp[at + j] - m) * is;
+      }
+    if (w.defined()) {
+      r.weight.data<T>()[c] = static_cast<T>(sumGX);
+      r.bias.data<T>()[c] = static_cast<T>(sumG);
+    }
+    // training: dx = w * invstd * (g - mean(g) - xhat * mean(g * xhat)); eval: dx = w * invstd * g.
+    const double a = training ? sumG / count : 0.0, k = training ? sumGX / count : 0.0;
+    for (int64_t i = 0; i < s.n; ++i)
+      for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j)
+        gx[at + j] = static_cast<T>(wc * is * (gp[at + j] - a - (xp[at + j] - m) * is * k));
+  }
+}
+
+}  // namespace
+
+BatchNormResult batchNorm(const Tensor& xin, const Tensor& w, const Tensor& b, const Tensor& runningMean,
+                          const Tensor& runningVar, bool training, double momentum, double eps) {
+  const char* op = "batch_norm";
+  const ChannelShape s = channelShape(op, xin);
+  checkChannelVector(op, "weight", w, xin);
+  checkChannelVector(op, "bias", b, xin);
+  checkChannelVector(op, "running_mean", runningMean, xin);
+  checkChannelVector(op, "running_var", runningVar, xin);
+  USER_CHECK(runningMean.defined() == runningVar.defined(), "{}: running_mean and running_var come together", op);
+  USER_CHECK(training || runningMean.defined(),
+             "{}: not training, the running mean and variance normalize, but none were given", op);
+  const int64_t count = s.n * s.inner;
+  USER_CHECK(!training || count > 1, "{}: training needs more than one value per channel, got input {}", op,
+             shapeStr(xin.sizes()));
+  BatchNormResult r;
+  if (onCuda(xin)) {
+    if (training) {
+      auto dims = reducedDims(xin);
+      Tensor mean = cpu::mean(xin, dims, true);
+      Tensor centered = sub(xin, mean);
+      Tensor var = cpu::mean(mul(centered, centered), dims, true);
+      r.mean = mean.view({s.c});
+      r.invstd = pointwise(PointwiseOp::Rsqrt, add(var, scalarLike(eps, xin))).view({s.c});
+      if (runningMean.defined()) {
+        const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
+        r.runningMean = add(mul(runningMean, scalarLike(1 - momentum, xin)), mul(r.mean, scalarLike(momentum, xin)));
+        r.runningVar = add(mul(runningVar, scalarLike(1 - momentum, xin)),
+                           mul(var.view({s.c}), scalarLike(momentum * unbias, xin)));
+      }
+    } else {
+      r.mean = runningMean;
+      r.invstd = pointwise(PointwiseOp::Rsqrt, add(runningVar, scalarLike(eps, xin)));
+      r.runningMean = runningMean;
+      r.runningVar = runningVar;
+    }
+    r.out = mul(sub(xin, perChannel(r.mean, xin)), perChannel(r.invstd, xin));
+    if (w.defined()) r.out = mul(r.out, perChannel(w, xin));
+    if (b.defined()) r.out = add(r.out, perChannel(b, xin));
+    return r;
+  }
+  Tensor x = xin.contiguous();
+  r.out = Tensor::empty(x.sizes(), x.dtype());
+  Tensor rm = runningMean.defined() ? runningMean.contiguous() : runningMean;
+  Tensor rv = runningVar.defined() ? runningVar.contiguous() : runningVar;
+  if (training) {
+    r.mean = Tensor::empty({s.c}, x.dtype());
+    r.invstd = Tensor::empty({s.c}, x.dtype());
+    if (rm.defined()) {
+      r.runningMean = Tensor::empty({s.c}, x.dtype());
+      r.runningVar = Tensor::empty({s.c}, x.dtype());
+    }
+  } else {
+    r.mean = rm;
+    r.invstd = pointwise(PointwiseOp::Rsqrt, add(rv, scalarLike(eps, x)));
+    r.runningMean = runningMean;
+    r.runningVar = runningVar;
+  }
+  Tensor wc = w.defined() ? w.contiguous() : w, bc = b.defined() ? b.contiguous() : b;
+  if (x.dtype() == DType::Float32)
+    batchNormTyped<float>(x, s, wc, bc, training, momentum, eps, rm, rv, r);
+  else
+    batchNormTyped<double>(x, s, wc, bc, training, momentum, eps, rm, rv, r);
+  return r;
+}
+
+BatchNormGrads batchNormBackward(const Tensor& gin, const Tensor& xin, const Tensor& w, const Tensor& mean,
+                                 const Tensor& invstd, bool training, double eps) {
+  const char* op = "native_batch_norm_backward";
+  const ChannelShape s = channelShape(op, xin);
+  USER_CHECK(gin.defined() && gin.sizes() == xin.sizes() && gin.dtype() == xin.dtype(),
+             "{}: the output gradient must be {} {}", op, dtypeName(xin.dtype()), shapeStr(xin.sizes()));
+  checkChannelVector(op, "weight", w, xin);
+  USER_CHECK(mean.defined() && invstd.defined(), "{}: needs the mean and invstd the forward normalized with", op);
+  checkChannelVector(op, "mean", mean, xin);
+  checkChannelVector(op, "invstd", invstd, xin);
+  BatchNormGrads r;
+  if (onCuda(xin, gin)) {
+    auto dims = reducedDims(xin);
+    Tensor xhat = mul(sub(xin, perChannel(mean, xin)), perChannel(invstd, xin));
+    Tensor gw = w.defined() ? mul(gin, perChannel(w, xin)) : gin;
+    Tensor dx = gw;
+    if (training) {
+      Tensor a = cpu::mean(gw, dims, true), c = cpu::mean(mul(gw, xhat), dims, true);
+      dx = sub(sub(gw, a), mul(xhat, c));
+    }
+    r.input = mul(dx, perChannel(invstd, xin));
+    if (w.defined()) {
+      r.weight = sum(mul(gin, xhat), dims, false);
+      r.bias = sum(gin, dims, false);
+    }
+    return r;
+  }
+  Tensor g = gin.contiguous(), x = xin.contiguous();
+  r.input = Tensor::empty(x.sizes(), x.dtype());
+  if (w.defined()) {
+    r.weight = Tensor::empty({s.c}, x.dtype());
+    r.bias = Tensor::empty({s.c}, x.dtype());
+  }
+  Tensor wc = w.defined() ? w.contiguous() : w;
+  if (x.dtype() == DType::Float32)
+    batchNormBackwardTyped<float>(g, x, s, wc, mean.contiguous(), invstd.contiguous(), training, eps, r);
+  else
+    batchNormBackwardTyped<double>(g, x, s, wc, mean.contiguous(), invstd.contiguous(), training, eps, r);
+  return r;
+}
+
+// ---- pooling ----
+
+Pool2dParams pool2dParams(const char* op, std::span<const int64_t> kernel, std::span<const int64_t> stride,
+                          std::span<const int64_t> padding, std::span<const int64_t> dilation, bool ceilMode) {
+  auto pair = [op](std::span<const int64_t> v, const char* what) {
+    USER_CHECK(v.size() == 1 || v.size() == 2, "{}: {} must have 1 or 2 elements, got {}", op, what, v.size());
+    return std::pair{v[0], v.size() == 2 ? v[1] : v[0]};
+  };
+  Pool2dParams p;
+  std::tie(p.kH, p.kW) = pair(kernel, "kernel_size");
+  std::tie(p.strideH, p.strideW) = stride.empty() ? std::pair{p.kH, p.kW} : pair(stride, "stride");
+  std::tie(p.padH, p.padW) = pair(padding, "padding");
+  std::tie(p.dilationH, p.dilationW) = pair(dilation, "dilation");
+  p.ceilMode = ceilMode;
+  return p;
+}
+
+namespace {
+
+struct PoolShape {
+  int64_t planes, h, w, outH, outW;
+};
+
+PoolShape poolShape(const char* op, const Tensor& x, const Pool2dParams& p) {
+  USER_CHECK(x.defined() && isFloating(x.dtype()) && x.dim() == 4, "{}: expected a float input [N, C, H, W], got {}",
+             op, x.defined() ? shapeStr(x.sizes()) : "undefined");
+  USER_CHECK(p.kH > 0 && p.kW > 0 && p.strideH > 0 && p.strideW > 0 && p.dilationH > 0 && p.dilationW > 0,
+             "{}: kernel size, stride and dilation must be positive", op);
+  USER_CHECK(p.padH >= 0 && p.padW >= 0 && 2 * p.padH <= p.kH && 2 * p.padW <= p.kW,
+             "{}: padding ({}, {}) must be non-negative and at most half the kernel ({}, {})", op, p.padH, p.padW, p.kH,
+             p.kW);
+  PoolShape s{x.size(0) * x.size(1), x.size(2), x.size(3),
+              poolOutputSize(x.size(2), p.kH, p.strideH, p.padH, p.dilationH, p.ceilMode),
+              poolOutputSize(x.size(3), p.kW, p.strideW, p.padW, p.dilationW, p.ceilMode)};
+  USER_CHECK(s.outH > 0 && s.outW > 0, "{}: the window ({}, {}) is larger than the padded input {}", op, p.kH, p.kW,
+             shapeStr(x.sizes()));
+  return s;
+}
+
+template <typename T>
+void maxPoolTyped(const T* x, const PoolShape& s, const Pool2dParams& p, T* out, int64_t* idx) {
+  for (int64_t q = 0; q < s.planes; ++q) {
+    const T* plane = x + q * s.h * s.w;
+    for (int64_t y = 0; y < s.outH; ++y)
+      for (int64_t xo = 0; xo < s.outW; ++xo) {
+        T best = -std::numeric_limits<T>::infinity();
+        int64_t at = -1;
+        for (int64_t i = 0; i < p.kH; ++i) {
+          const int64_t iy = y * p.strideH - p.padH + i * p.dilationH;
+          if (iy < 0 || iy >= s.h) continue;
+          for (int64_t j = 0; j < p.kW; ++j) {
+            const int64_t ix = xo * p.strideW - p.padW + j * p.dilationW;
+            if (ix < 0 || ix >= s.w) continue;
+            const T v = plane[iy * s.w + ix];
+            if (at < 0 || v > best || std::isnan(v)) {
+              best = v;
+              at = iy * s.w + ix;
+              if (std::isnan(v)) goto done;
+            }
+          }
+        }
+      done:
+        const int64_t o = (q * s.outH + y) * s.outW + xo;
+        out[o] = best;
+        idx[o] = at;
+      }
+  }
+}
+
+template <typename T>
+void maxPoolBackwardTyped(const T* g, const int64_t* idx, int64_t planes, int64_t inPlane, int64_t outPlane, T* gx) {
+  for (int64_t q = 0; q < planes; ++q)
+    for (int64_t o = 0; o < outPlane; ++o) {
+      const int64_t at = idx[q * outPlane + o];
+      USER_CHECK(at >= 0 && at < inPlane, "max_pool2d_with_indices_backward: index {} is outside the plane of {}", at,
+                 inPlane);
+      gx[q * inPlane + at] += g[q * outPlane + o];
+    }
+}
+
+// Adaptive windows: [floor(i * in / out), ceil((i + 1) * in / out)).
+int64_t windowStart(int64_t i, int64_t in, int64_t out) { return (i * in) / out; }
+int64_t windowEnd(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
+
+template <typename T>
+void adaptiveAvgTyped(const T* x, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, T* out) {
+  for (int64_t q = 0; q < planes; ++q)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        const int64_t y0 = windowStart(i, h, oh), y1 = windowEnd(i, h, oh);
+        const int64_t x0 = windowStart(j, w, ow), x1 = windowEnd(j, w, ow);
+        double acc = 0;
+        for (int64_t y = y0; y < y1; ++y)
+          for (int64_t xx = x0; xx < x1; ++xx) acc += x[(q * h + y) * w + xx];
+        out[(q * oh + i) * ow + j] = static_cast<T>(acc / static_cast<double>((y1 - y0) * (x1 - x0)));
+      }
+}
+
+template <typename T>
+void adaptiveAvgBackwardTyped(const T* g, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, T* gx) {
+  for (int64_t q = 0; q < planes; ++q)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        const int64_t y0 = windowStart(i, h, oh), y1 = windowEnd(i, h, oh);
+        const int64_t x0 = windowStart(j, w, ow), x1 = windowEnd(j, w, ow);
+        const double share = g[(q * oh + i) * ow + j] / static_cast<double>((y1 - y0) * (x1 - x0));
+        for (int64_t y = y0; y < y1; ++y)
+          for (int64_t xx = x0; xx < x1; ++xx) gx[(q * h + y) * w + xx] += static_cast<T>(share);
+      }
+}
+
+}  // namespace
+
+MaxPoolResult maxPool2d(const Tensor& xin, const Pool2dParams& p) {
+  const PoolShape s = poolShape("max_pool2d", xin, p);
+  const Shape outSizes = {xin.size(0), xin.size(1), s.outH, s.outW};
+  if (onCuda(xin)) {
+    auto [out, idx] = cuda::maxPool2d(xin.contiguous(), p, s.outH, s.outW);
+    return {out, idx};
+  }
+  Tensor x = xin.contiguous();
+  MaxPoolResult r{Tensor::empty(outSizes, x.dtype()), Tensor::empty(outSizes, DType::Int64)};
+  if (x.dtype() == DType::Float32)
+    maxPoolTyped<float>(x.data<float>(), s, p, r.out.data<float>(), r.indices.data<int64_t>());
+  else
+    maxPoolTyped<double>(x.data<double>(), s, p, r.out.data<double>(), r.indices.data<int64_t>());
+  return r;
+}
+
+Tensor maxPool2dBackward(const Tensor& gin, const Tensor& x, const Tensor& indices, const Pool2dParams& p) {
+  const char* op = "max_pool2d_with_indices_backward";
+  USER_CHECK(x.defined() && x.dim() == 4 && isFloating(x.dtype()), "{}: expected a float input [N, C, H, W]", op);
+  USER_CHECK(gin.defined() && gin.dim() == 4 && gin.size(0) == x.size(0) && gin.size(1) == x.size(1) &&
+                 gin.dtype() == x.dtype(),
+             "{}: the output gradient {} does not match the input {}", op, shapeStr(gin.sizes()), shapeStr(x.sizes()));
+  USER_CHECK(indices.defined() && indices.dtype() == DType::Int64 && indices.sizes() == gin.sizes(),
+             "{}: the indices must be int64 of the output's sizes {}", op, shapeStr(gin.sizes()));
+  if (onCuda(gin) || onCuda(indices))
+    return cuda::maxPool2dBackward(gin.contiguous(), x.sizes(), indices.contiguous(), p);
+  Tensor g = gin.contiguous(), idx = indices.contiguous();
+  Tensor gx = Tensor::zeros(x.sizes(), x.dtype());
+  const int64_t planes = x.size(0) * x.size(1), inPlane = x.size(2) * x.size(3), outPlane = g.size(2) * g.size(3);
+  if (x.dtype() == DType::Float32)
+    maxPoolBackwardTyped<float>(g.data<float>(), idx.data<int64_t>(), planes, inPlane, outPlane, gx.data<float>());
+  else
+    maxPoolBackwardTyped<double>(g.data<double>(), idx.data<int64_t>(), planes, inPlane, outPlane, gx.data<double>());
+  return gx;
+}
+
+Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
+  USER_CHECK(x.defined(), "flatten: expected a tensor");
+  if (x.dim() == 0) return x.reshape({1});
+  const int64_t rank = x.dim();
+  const int64_t s = start < 0 ? start + rank : start, e = end < 0 ? end + rank : end;
+  USER_CHECK(s >= 0 && e < rank && s <= e, "flatten: start_dim {} and end_dim {} must name dims in order of the "
+             "{}-d input {}", start, end, rank, shapeStr(x.sizes()));
+  Shape sizes(x.sizes().begin(), x.sizes().begin() + s);
+  int64_t merged = 1;
+  for (int64_t d = s; d <= e; ++d) merged *= x.size(d);
+  sizes.push_back(merged);
+  sizes.insert(sizes.end(), x.sizes().begin() + e + 1, x.sizes().end());
+  return x.reshape(sizes);
+}
+
+Tensor adaptiveAvgPool2d(const Tensor& xin, int64_t oh, int64_t ow) {
+  USER_CHECK(xin.defined() && isFloating(xin.dtype()) && xin.dim() == 4,
+             "adaptive_avg_pool2d: expected a float input [N, C, H, W], got {}",
+             xin.defined() ? shapeStr(xin.sizes()) : "undefined");
+  USER_CHECK(oh > 0 && ow > 0 && xin.size(2) > 0 && xin.size(3) > 0,
+             "adaptive_avg_pool2d: output size ({}, {}) and the input's {} must be positive", oh, ow,
+             shapeStr(xin.sizes()));
+  if (onCuda(xin)) return cuda::adaptiveAvgPool2d(xin.contiguous(), oh, ow);
+  Tensor x = xin.contiguous();
+  Tensor out = Tensor::empty({x.size(0), x.size(1), oh, ow}, x.dtype());
+  const int64_t planes = x.size(0) * x.size(1);
+  if (x.dtype() == DType::Float32)
+    adaptiveAvgTyped<float>(x.data<float>(), planes, x.size(2), x.size(3), oh, ow, out.data<float>());
+  else
+    adaptiveAvgTyped<double>(x.data<double>(), planes, x.size(2), x.size(3), oh, ow, out.data<double>());
+  return out;
+}
+
+Tensor adaptiveAvgPool2dBackward(const Tensor& gin, const Tensor& x) {
+  USER_CHECK(x.defined() && x.dim() == 4 && isFloating(x.dtype()) && gin.defined() && gin.dim() == 4 &&
+                 gin.size(0) == x.size(0) && gin.size(1) == x.size(1) && gin.dtype() == x.dtype(),
+             "_adaptive_avg_pool2d_backward: the output gradient {} does not match the input {}",
+             gin.defined() ? shapeStr(gin.sizes()) : "undefined", x.defined() ? shapeStr(x.sizes()) : "undefined");
+  if (onCuda(gin)) return cuda::adaptiveAvgPool2dBackward(gin.contiguous(), x.sizes());
+  Tensor g = gin.contiguous();
+  Tensor gx = Tensor::zeros(x.sizes(), x.dtype());
+  const int64_t planes = x.size(0) * x.size(1);
+  if (x.dtype() == DType::Float32)
+    adaptiveAvgBackwardTyped<float>(g.data<float>(), planes, x.size(2), x.size(3), g.size(2), g.size(3),
+                                    gx.data<float>());
+  else
+    adaptiveAvgBackwardTyped<double>(g.data<double>(), planes, x.size(2), x.size(3), g.size(2), g.size(3),
+                                     gx.data<double>());
+  return gx;
+}
+
+}  // namespace gj::cpu

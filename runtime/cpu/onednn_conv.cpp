@@ -1,0 +1,127 @@
+#include "runtime/cpu/onednn_conv.h"
+
+#include "support/error.h"
+
+#include <dnnl.hpp>
+
+namespace gj::cpu {
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+constexpr auto f32 = memory::data_type::f32;
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+// The descriptors of one convolution: plain layouts, oneDNN's dilation (0 for none) and right padding.
+struct ConvDescs {
+  memory::desc src, weights, dst;
+  memory::dims strides, dilates, padL, padR;
+
+  ConvDescs(const Tensor& x, const Tensor& w, const Shape& outSizes, const Conv2dParams& p) {
+    const int64_t g = p.groups;
+    src = memory::desc({x.size(0), x.size(1), x.size(2), x.size(3)}, f32, tag::nchw);
+    dst = memory::desc({outSizes[0], outSizes[1], outSizes[2], outSizes[3]}, f32, tag::nchw);
+    weights = g == 1 ? memory::desc({w.size(0), w.size(1), w.size(2), w.size(3)}, f32, tag::oihw)
+                     : memory::desc({g, w.size(0) / g, w.size(1), w.size(2), w.size(3)}, f32, tag::goihw);
+    strides = {p.strideH, p.strideW};
+    dilates = {p.dilationH - 1, p.dilationW - 1};
+    padL = {p.padH, p.padW};
+    // What the last window reaches past the input on the right (or bottom).
+    auto right = [](int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t pad) {
+      return (out - 1) * s + (k - 1) * d + 1 - in - pad;
+    };
+    padR = {right(x.size(2), outSizes[2], w.size(2), p.strideH, p.dilationH, p.padH),
+            right(x.size(3), outSizes[3], w.size(3), p.strideW, p.dilationW, p.padW)};
+  }
+
+  // Layouts of oneDNN's choosing (blocked channels: its direct convolutions) for the primitives.
+  memory::desc any(const memory::desc& d) const { return memory::desc(d.dims(), f32, tag::any); }
+
+  dnnl::convolution_forward::primitive_desc forward() const {
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                      any(src), any(weights), any(dst), strides, dilates, padL, padR);
+    return {d, engine()};
+  }
+};
+
+memory wrap(const memory::desc& d, const Tensor& t) { return memory(d, engine(), t.rawData()); }
+
+// A tensor as the primitive wants it: `user` itself when the layouts agree, else a reordered copy.
+memory toLayout(const memory& user, const memory::desc& want, dnnl::stream& s) {
+  if (user.get_desc() == want) return user;
+  memory m(want, engine());
+  dnnl::reorder(user, m).execute(s, const_cast<memory&>(user), m);
+  return m;
+}
+
+// A result in the primitive's layout, and its copy back into the user's tensor.
+struct Output {
+  memory user, prim;
+  Output(const memory& u, const memory::desc& want) : user(u), prim(u.get_desc() == want ? u : memory(want, engine())) {}
+  void finish(dnnl::stream& s) {
+    if (prim.get(true) != user.get(true)) dnnl::reorder(prim, user).execute(s, prim, user);
+  }
+};
+
+// A oneDNN failure is an internal error: the shapes were checked before.
+template <typename F>
+void run(const char* what, F&& f) {
+  try {
+    f();
+  } catch (const dnnl::error& e) {
+    throw Error(fmt::format("oneDNN {} failed: {}", what, e.what()));
+  }
+}
+
+}  // namespace
+
+bool onednnConv2d(const Tensor& x, const Tensor& w, const Tensor& out, const Conv2dParams& p) {
+  run("convolution", [&] {
+    ConvDescs c(x, w, out.sizes(), p);
+    auto pd = c.forward();
+    dnnl::stream s(engine());
+    Output dst(wrap(c.dst, out), pd.dst_desc());
+    dnnl::convolution_forward(pd).execute(s, {{DNNL_ARG_SRC, toLayout(wrap(c.src, x), pd.src_desc(), s)},
+                                              {DNNL_ARG_WEIGHTS, toLayout(wrap(c.weights, w), pd.weights_desc(), s)},
+                                              {DNNL_ARG_DST, dst.prim}});
+    dst.finish(s);
+    s.wait();
+  });
+  return true;
+}
+
+bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor& gx,
+                          const Tensor& gw) {
+  run("convolution backward", [&] {
+    ConvDescs c(x, w, g.sizes(), p);
+    auto fwd = c.forward();
+    dnnl::stream s(engine());
+    dnnl::convolution_backward_data::desc dd(dnnl::algorithm::convolution_direct, c.any(c.src), c.any(c.weights),
+                                             c.any(c.dst), c.strides, c.dilates, c.padL, c.padR);
+    dnnl::convolution_backward_data::primitive_desc dpd(dd, engine(), fwd);
+    Output diffSrc(wrap(c.src, gx), dpd.diff_src_desc());
+    dnnl::convolution_backward_data(dpd).execute(
+        s, {{DNNL_ARG_DIFF_DST, toLayout(wrap(c.dst, g), dpd.diff_dst_desc(), s)},
+            {DNNL_ARG_WEIGHTS, toLayout(wrap(c.weights, w), dpd.weights_desc(), s)},
+            {DNNL_ARG_DIFF_SRC, diffSrc.prim}});
+    diffSrc.finish(s);
+    dnnl::convolution_backward_weights::desc wd(dnnl::algorithm::convolution_direct, c.any(c.src), c.any(c.weights),
+                                                c.any(c.dst), c.strides, c.dilates, c.padL, c.padR);
+    dnnl::convolution_backward_weights::primitive_desc wpd(wd, engine(), fwd);
+    Output diffWeights(wrap(c.weights, gw), wpd.diff_weights_desc());
+    dnnl::convolution_backward_weights(wpd).execute(
+        s, {{DNNL_ARG_SRC, toLayout(wrap(c.src, x), wpd.src_desc(), s)},
+            {DNNL_ARG_DIFF_DST, toLayout(wrap(c.dst, g), wpd.diff_dst_desc(), s)},
+            {DNNL_ARG_DIFF_WEIGHTS, diffWeights.prim}});
+    diffWeights.finish(s);
+    s.wait();
+  });
+  return true;
+}
+
+}  // namespace gj::cpu
