@@ -43,9 +43,11 @@ Computed named(const Model& m, const std::vector<Tensor>& outs, const std::vecto
   return c;
 }
 
-std::vector<bool> floats(const std::vector<Tensor>& in) {
+// The inputs that take gradients: the float ones, but for those the model says none reaches (a batch norm's
+// running statistics).
+std::vector<bool> floats(const Model& m, const std::vector<Tensor>& in) {
   std::vector<bool> rg;
-  for (const Tensor& t : in) rg.push_back(isFloating(t.dtype()));
+  for (size_t i = 0; i < in.size(); ++i) rg.push_back(isFloating(in[i].dtype()) && m.inputs[i].requiresGrad);
   return rg;
 }
 
@@ -66,7 +68,8 @@ Compute eagerAutograd() {
   return [](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
     eager::Tape tape;
     std::vector<eager::Var> vars;
-    for (const Tensor& t : in) vars.push_back(tape.input(t, isFloating(t.dtype())));
+    const std::vector<bool> rg = floats(m, in);
+    for (size_t i = 0; i < in.size(); ++i) vars.push_back(tape.input(in[i], rg[i]));
     std::vector<eager::Var> outs = m.eagerAutograd(tape, vars);
     tape.backward(outs, gy);
     std::vector<Tensor> values, grads;
@@ -79,7 +82,7 @@ Compute eagerAutograd() {
 Compute interpreted() {
   return [](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
     std::vector<IValue> inputs(in.begin(), in.end());
-    std::vector<bool> rg = floats(in);
+    std::vector<bool> rg = floats(m, in);
     AutodiffGraph ag = prepareAutodiff(std::shared_ptr<Graph>(m.graph->clone()), rg);
     Tape tape(inputs.size());
     auto outs = Interpreter(*ag.graph, &ag.gradients).runWithTape(inputs, rg, tape);
@@ -95,7 +98,7 @@ Compute compiled(FunctionOptions fo) {
   return [fo](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
     Function f(*m.graph, fo);
     std::vector<IValue> inputs(in.begin(), in.end());
-    std::vector<bool> rg = floats(in);
+    std::vector<bool> rg = floats(m, in);
     Computed c;
     for (int run = 0; run < fo.profilingRuns + 2; ++run) {
       auto outs = f.forward(inputs, rg);
@@ -143,6 +146,7 @@ Compute packedLibrary(const Options& o) {
 // The model subject s runs: its rnns row's, at the subject's dropout for a dropout row; a vl row's.
 Model subjectModel(const Subject& s, const std::string& row, const Options& o) {
   if (isVlRow(row)) return vlModel(row, o);
+  if (row.starts_with("resnet")) return cnnModel(row, o);
   if (!s.dropout) return rnnsModel(row, rnnsParams(o));
   LstmParams p = rnnsParams(o);
   p.dropout = *s.dropout;
@@ -178,7 +182,8 @@ bool check(const Subject& s, const Options& o) {
     for (auto& [name, g] : a.grads)
       if (name.find("weight") != std::string::npos) {
         g = g.contiguous().clone();
-        g.data<float>()[0] += static_cast<float>(kPlanted);
+        float& v = g.data<float>()[0];
+        v += static_cast<float>(std::max(kPlanted, std::abs(v) * kPlanted));  // beyond float32's rounding of v
         break;
       }
   double worst = 0;
@@ -260,11 +265,13 @@ int runCheck(const Options& o, const std::vector<std::pair<std::string, std::str
   const std::string noLibrary = noLibraryLstm(o);
   const std::string libraryName = noLibrary.empty() ? "cudnn" : "aten";
   const Compute libraryTwin = noLibrary.empty() ? library(o) : eagerAutograd();
+  const bool lstmGroups = std::ranges::any_of(o.groups, [](const std::string& g) { return g != "cnns"; });
   std::cout << fmt::format("Checking {} rows against their twins (seed {}, max |diff| <= {:g}{})\n",
                            fmt::join(o.groups, " and "), kSeed,
                            kTolerance,
-                           noLibrary.empty() ? fmt::format("; cudnn is the {}", libraryLstmName(o))
-                                             : fmt::format("; no library LSTM ({}), so aten stands in", noLibrary))
+                           !lstmGroups              ? std::string()
+                           : noLibrary.empty()      ? fmt::format("; cudnn is the {}", libraryLstmName(o))
+                                                    : fmt::format("; no library LSTM ({}), so aten stands in", noLibrary))
             << std::flush;
   std::vector<Subject> subjects;
   bool masksOk = true;
@@ -335,6 +342,21 @@ int runCheck(const Options& o, const std::vector<std::pair<std::string, std::str
           subjects.push_back({pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row, row,
                               compiled(functionOptions(po)), vlTwin, twin});
         }
+      }
+    }
+  }
+  if (std::ranges::find(o.groups, "cnns") != o.groups.end()) {
+    // fastrnns compares resnet*_jit with resnet*; the eager ResNet is compared with its graph interpreted.
+    for (const std::string& row : cnnRowNames()) {
+      if (!row.ends_with("_jit")) {
+        subjects.push_back({row, row, eagerAutograd(), "py (the graph interpreted)", interpreted()});
+        continue;
+      }
+      for (const auto& [fuser, executor] : pairs) {
+        Options po = o;
+        po.fuser = fuser, po.executor = executor;
+        subjects.push_back({pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row, row,
+                            compiled(functionOptions(po)), row.substr(0, row.size() - 4), eagerAutograd()});
       }
     }
   }

@@ -110,6 +110,15 @@ status=0
     --miniBatch 16 --inputSize 64 --hiddenSize 64 --numLayers 2 2>&1 | tail -20 || status=1
   echo '```'
   echo
+  echo "## graphbench --device=cuda, fastrnns' cnns group (ResNet-18 and -50 on cuDNN's convolutions) and its --check"
+  echo
+  echo '```'
+  "$carry/bin/graphbench" --device cuda --fuser old,te --executor profiling --group cnns --miniBatch 32 \
+    2>&1 | tail -10
+  "$carry/bin/graphbench" --device cuda --check --fuser none,old,te --executor legacy,profiling --group cnns \
+    --miniBatch 4 --imageSize 64 2>&1 | tail -20 || status=1
+  echo '```'
+  echo
   echo "## graphbench --device=cuda, the other groups"
   echo
   echo '```'

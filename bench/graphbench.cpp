@@ -111,11 +111,11 @@ std::string settingsLine(const Options& o, const Combinations& c) {
   auto opt = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string("default"); };
   return fmt::format(
       "Namespace(fuser='{}', executor='{}', device='{}', group={}, rnns={}, seqLength={}, numLayers={}, "
-      "inputSize={}, hiddenSize={}, miniBatch={}, vocab={}, nloops={}, warmup={}, profiling_runs={}, threads={}, "
+      "inputSize={}, hiddenSize={}, miniBatch={}, vocab={}, imageSize={}, nloops={}, warmup={}, profiling_runs={}, threads={}, "
       "seed={}{}{}{}) | {}",
       fmt::join(c.fusers, ","), fmt::join(c.executors, ","), o.device, fmt::join(o.groups, ","),
       o.rnns.empty() ? "all" : fmt::format("{}", fmt::join(o.rnns, ",")), opt(o.seqLength), opt(o.numLayers),
-      opt(o.inputSize), opt(o.hiddenSize), opt(o.miniBatch), opt(o.vocab), o.nloops ? opt(o.nloops) : "each group's",
+      opt(o.inputSize), opt(o.hiddenSize), opt(o.miniBatch), opt(o.vocab), opt(o.imageSize), o.nloops ? opt(o.nloops) : "each group's",
       warmupSetting(o, c), o.profilingRuns, numThreads(), o.seed, c.interleave ? ", interleave" : "",
       o.cudaGraphs ? ", cuda_graphs" : "", cudaLaunchSettings(o), runtimeVersions());
 }
@@ -134,6 +134,7 @@ nlohmann::json settingsJson(const Options& o, const Combinations& c) {
           {"hiddenSize", opt(o.hiddenSize)},
           {"miniBatch", opt(o.miniBatch)},
           {"vocab", opt(o.vocab)},
+          {"imageSize", opt(o.imageSize)},
           {"nloops", opt(o.nloops)},
           {"warmup", opt(o.warmup)},
           {"min_warmup", minimumWarmup(o, c)},
@@ -302,8 +303,9 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
   std::vector<std::string> pep;
   human << settingsLine(o, combos) << "\n";
   if (combos.check) {
-    USER_CHECK(std::ranges::all_of(o.groups, [](const std::string& g) { return g == "rnns" || g == "vl_lstm"; }),
-               "--check checks the rows of the rnns and vl_lstm groups; drop the other --group");
+    USER_CHECK(std::ranges::all_of(o.groups,
+                                   [](const std::string& g) { return g == "rnns" || g == "vl_lstm" || g == "cnns"; }),
+               "--check checks the rows of the rnns, vl_lstm and cnns groups; drop the other --group");
     return runCheck(o, combos.pairs());
   }
   nlohmann::json json = {{"version", cli::versionString()},
@@ -415,14 +417,15 @@ int main(int argc, char** argv) {
       ->check(gj::cli::oneOf({"legacy", "profiling"}));
   app.add_flag("--check", combos.check,
                "fastrnns' test.py: run each rnns row once on the inputs of its twin (cudnn; aten for cudnn and the "
-               "layer-norm rows) and compare outputs and gradients (max |diff| <= 1e-3); exit 1 on a mismatch");
+               "layer-norm rows; vl_cudnn for vl_*; resnet* for resnet*_jit) and compare outputs and gradients (max "
+               "|diff| <= 1e-3); exit 1 on a mismatch");
   app.add_flag("--interleave", combos.interleave,
                "time the rows of a group in rounds (each round runs every row once) instead of one after another");
   app.add_option("--profiling-runs", o.profilingRuns, "profiling executor: profiled runs before optimizing")
       ->check(gj::cli::positive());
   app.add_option("--device", o.device, "cpu or cuda")->check(gj::cli::oneOf({"cpu", "cuda"}));
   app.add_option("--group", o.groups,
-                 "benchmark groups: rnns, vl_lstm, lm, classifier, cells, ops (several allowed)")
+                 "benchmark groups: rnns, vl_lstm, cnns, lm, classifier, cells, ops (several allowed)")
       ->delimiter(',')
       ->check(gj::cli::oneOf(gj::bench::groupNames()));
   app.add_option("--rnns", o.rnns, "rows of the rnns group to run (default: all)")
@@ -437,6 +440,7 @@ int main(int argc, char** argv) {
   app.add_option("--miniBatch", o.miniBatch, std::string("batch size") + sizeNote)->check(gj::cli::positive());
   app.add_option("--vocab", o.vocab, std::string("vocabulary of lm and classifier") + sizeNote)
       ->check(gj::cli::positive());
+  app.add_option("--imageSize", o.imageSize, "cnns: image height and width (default: 224)")->check(gj::cli::positive());
   app.add_option("--nloops", o.nloops, "timed runs per row (default: 20; lm: 60)")->check(gj::cli::positive());
   app.add_option("--warmup", o.warmup, "untimed runs before timing (default: 3; lm: 10)")
       ->check(gj::cli::nonNegative());

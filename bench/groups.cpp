@@ -175,7 +175,8 @@ Row trainingRow(const std::string& name, const Model& m, const Options& o, Funct
   auto in = rowInputs(m, o);
   for (size_t i = 0; i < in.size(); ++i) {
     t->inputs.push_back(in[i]);
-    t->requiresGrad.push_back(isFloating(in[i].dtype()) && (!wantsGrad || wantsGrad(m.inputs[i].name)));
+    t->requiresGrad.push_back(isFloating(in[i].dtype()) && m.inputs[i].requiresGrad &&
+                              (!wantsGrad || wantsGrad(m.inputs[i].name)));
   }
   t->lr = o.learningRate;
   t->sgd = sgd;
@@ -238,7 +239,8 @@ Row eagerTrainingRow(const std::string& name, const Model& m, const Options& o) 
   auto fwd = [s] {
     s->tape = std::make_unique<eager::Tape>();
     std::vector<eager::Var> vars;
-    for (const Tensor& t : s->in) vars.push_back(s->tape->input(t, isFloating(t.dtype())));
+    for (size_t i = 0; i < s->in.size(); ++i)
+      vars.push_back(s->tape->input(s->in[i], isFloating(s->in[i].dtype()) && s->model.inputs[i].requiresGrad));
     s->outs = s->model.eagerAutograd(*s->tape, vars);
     if (s->gradOutputs.empty())
       for (const eager::Var& v : s->outs) s->gradOutputs.push_back(ones(v.value));
@@ -344,6 +346,29 @@ Group vlLstm(const Options& o) {
     } else {
       g.rows.push_back(trainingRow(name, vlModel(name, o), o, functionOptions(o), false));
     }
+  }
+  return g;
+}
+
+// ---- cnns: fastrnns' ResNets ----
+
+Group cnns(const Options& o) {
+  const Model probe = cnnModel("resnet18", o);
+  const Shape& x = probe.inputs[0].sizes;
+  Group g;
+  g.title = fmt::format("cnns: torchvision's ResNets in training on {} x {} x {} x {} images, {} classes; the eager "
+                        "kernels (resnet18, resnet50) and the graph (resnet*_jit)",
+                        x[0], x[1], x[2], x[3], probe.inputs.back().sizes[0]);
+  g.sizes = {{"miniBatch", {x[0]}}, {"imageSize", {x[2]}}};
+  g.nloops = 10;
+  for (const std::string& name : cnnRowNames()) {
+    const Model m = cnnModel(name, o);
+    if (!name.ends_with("_jit")) {
+      g.rows.push_back(eagerTrainingRow(name, m, o));
+      continue;
+    }
+    g.rows.push_back(trainingRow(name, m, o, functionOptions(o), false));
+    g.rows.back().baseline = name.substr(0, name.size() - 4);
   }
   return g;
 }
@@ -575,8 +600,20 @@ Model rnnsModel(const std::string& row, const LstmParams& p) {
 }
 
 const std::vector<std::string>& groupNames() {
-  static const std::vector<std::string> names = {"rnns", "vl_lstm", "lm", "classifier", "cells", "ops"};
+  static const std::vector<std::string> names = {"rnns", "vl_lstm", "cnns", "lm", "classifier", "cells", "ops"};
   return names;
+}
+
+const std::vector<std::string>& cnnRowNames() {
+  static const std::vector<std::string> names = {"resnet18", "resnet18_jit", "resnet50", "resnet50_jit"};
+  return names;
+}
+
+Model cnnModel(const std::string& row, const Options& o) {
+  ModelConfig c;
+  c.miniBatch = pick(o.miniBatch, 64);
+  c.imageSize = pick(o.imageSize, 224);
+  return buildModel(row.ends_with("_jit") ? row.substr(0, row.size() - 4) : row, c);
 }
 
 const std::vector<std::string>& vlRowNames() {
@@ -677,6 +714,7 @@ const std::vector<std::string>& rnnRowNames() {
 static Group buildGroupRows(const std::string& name, const Options& o) {
   if (name == "rnns") return rnns(o);
   if (name == "vl_lstm") return vlLstm(o);
+  if (name == "cnns") return cnns(o);
   if (name == "lm") return lm(o);
   if (name == "classifier") return classifier(o);
   if (name == "cells") return cells(o);

@@ -19,7 +19,7 @@ struct Options {
   std::string fuser = "none", executor = "profiling", device = "cpu";
   std::vector<std::string> groups = {"rnns"};
   std::vector<std::string> rnns;
-  std::optional<int64_t> seqLength, numLayers, inputSize, hiddenSize, miniBatch, vocab;
+  std::optional<int64_t> seqLength, numLayers, inputSize, hiddenSize, miniBatch, vocab, imageSize;
   std::optional<int> nloops, warmup;
   int threads = 0, profilingRuns = 1;
   uint64_t seed = 0;
@@ -64,7 +64,7 @@ struct Group {
   int nloops = 20, warmup = 3;  ///< the group's defaults; --nloops / --warmup override them
 };
 
-const std::vector<std::string>& groupNames();  ///< rnns, vl_lstm, lm, classifier, cells, ops
+const std::vector<std::string>& groupNames();  ///< rnns, vl_lstm, cnns, lm, classifier, cells, ops
 /// The rnns rows a run without --rnns times: fastrnns' eight defaults.
 const std::vector<std::string>& defaultRnnRowNames();
 /// Every row --rnns accepts: the defaults, then the layer-norm rows (cudnn_layernorm is forward only) and
@@ -106,6 +106,11 @@ class PackedLibraryLstm {
   Tensor order_, unsort_;
   Shape inputSizes_;
 };
+/// The cnns group (fastrnns' --group cnns): resnet18, resnet18_jit, resnet50, resnet50_jit; each ResNet in
+/// training on miniBatch x 3 x imageSize x imageSize (defaults fastrnns': 64 and 224), torchvision's 1000 classes.
+const std::vector<std::string>& cnnRowNames();
+/// The ResNet a cnns row runs at the options' sizes (resnet18_jit: resnet18's).
+Model cnnModel(const std::string& row, const Options& o);
 /// What the rows are made of (also for --check, check.h): a compiled row's Function options; the library
 /// LSTM on the options' device (oneDNN's on the CPU, cuDNN's on CUDA), its name, or why there is none ("").
 FunctionOptions functionOptions(const Options& o);

@@ -14,6 +14,7 @@ import os
 import statistics
 import sys
 import time
+from typing import List
 
 
 def _size_blas_threads():
@@ -301,6 +302,43 @@ class Bench:
         return [("cell.cudnn", lambda: lib(x, (h, c)), backward, "nn.LSTMCell"),
                 ("cell", lambda: scripted(x, h, c, *w), backward, "torch.jit.script")]
 
+    def vl_rows(self, B, I, H):
+        x, lengths = vl_inputs(B, I, self.dev)
+        h0, c0 = torch.zeros(1, H, device=self.dev), torch.zeros(1, H, device=self.dev)
+        w = self.lstm_weights(I, H)
+        lib = nn.LSTM(I, H).to(self.dev)
+        scripted = torch.jit.script(vl_loop)
+
+        def packed():
+            packed = nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False)
+            return nn.utils.rnn.pad_packed_sequence(lib(packed)[0])[0]
+
+        def backward(out):
+            out.sum().backward()
+
+        def backward_all(outs):
+            sum(o.sum() for o in outs).backward()
+        return [("vl_cudnn", packed, backward, "nn.LSTM on pack_padded_sequence"),
+                ("vl_jit", lambda: scripted(vl_sequences(x, lengths), h0, c0, *w), backward_all,
+                 "torch.jit.script, a loop over the sequences"),
+                ("vl_py", lambda: vl_loop(vl_sequences(x, lengths), h0, c0, *w), backward_all,
+                 "eager, a loop over the sequences")]
+
+    def cnn_rows(self, B, S):
+        resnet = resnet_module()
+        x = torch.rand(B, 3, S, S, device=self.dev) * 2 - 1
+        rows = []
+        for name, block, layers in (("resnet18", resnet.BasicBlock, [2, 2, 2, 2]),
+                                    ("resnet50", resnet.Bottleneck, [3, 4, 6, 3])):
+            model = resnet.ResNet(block, layers, 64, 1000).to(self.dev).train()
+            scripted = torch.jit.script(model)
+
+            def backward(out):
+                out.sum().backward()
+            rows.append((name, lambda m=model: m(x), backward, "torchvision-structured ResNet, training"))
+            rows.append((name + "_jit", lambda m=scripted: m(x), backward, "torch.jit.script of it"))
+        return rows
+
     def op_rows(self, o):
         lin = nn.Linear(o["lin_in"], o["lin_out"]).to(self.dev)
         conv = nn.Conv2d(o["conv_in"], o["conv_out"], 3, padding=1).to(self.dev)
@@ -319,13 +357,41 @@ class Bench:
                 ("softmax", lambda: torch.softmax(xs, -1), backward, "torch.softmax")]
 
 
+def vl_inputs(B, I, dev, seed=0):
+    """fastrnns' varlen_lstm_inputs: lengths in [30, 100) per sequence, the batch padded to 99 steps."""
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(30, 100, (B,), generator=g)
+    x = torch.rand(99, B, I, generator=g).to(dev) * 2 - 1
+    return x.requires_grad_(), lengths
+
+
+def vl_sequences(x, lengths):
+    return [x[:int(n), i:i + 1] for i, n in enumerate(lengths)]
+
+
+def vl_loop(seqs: List[torch.Tensor], h0, c0, w_ih, w_hh, b_ih, b_hh) -> List[torch.Tensor]:
+    """fastrnns' vl_jit / vl_py: each sequence through the LSTM on its own (batch 1)."""
+    outs: List[torch.Tensor] = []
+    for s in seqs:
+        outs.append(lstm_layer(s, h0, c0, w_ih, w_hh, b_ih, b_hh)[0])
+    return outs
+
+
+def resnet_module():
+    """tests/data/gen/resnet.py's torchvision-structured ResNets (torchvision need not be installed)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "gen"))
+    import resnet
+    return resnet
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--group", default="rnns", help="comma-separated: rnns, lm, classifier, cells, ops")
+    p.add_argument("--group", default="rnns", help="comma-separated: rnns, vl_lstm, cnns, lm, classifier, cells, ops")
     p.add_argument("--rnns", default=None, help="rows of the rnns group (cudnn, aten, py, jit, jit_premul, "
                    "jit_layernorm, jit_layernorm_decom, cudnn_layernorm, cudnn_dropout, jit_dropout; the dropout rows "
                    "stack --numLayers layers)")
-    for name in ("seqLength", "numLayers", "inputSize", "hiddenSize", "miniBatch", "vocab", "nloops", "warmup"):
+    for name in ("seqLength", "numLayers", "inputSize", "hiddenSize", "miniBatch", "vocab", "imageSize", "nloops",
+                 "warmup"):
         p.add_argument("--" + name, type=int, default=None)
     p.add_argument("--threads", type=int, default=None,
                    help="torch.set_num_threads, and OPENBLAS_NUM_THREADS unless the environment sets it")
@@ -343,8 +409,8 @@ def main():
     a = p.parse_args()
     groups = a.group.split(",")
     for g in groups:
-        if g not in ("rnns", "lm", "classifier", "cells", "ops"):
-            p.error(f"--group={g}: unknown group; groups: rnns, lm, classifier, cells, ops")
+        if g not in ("rnns", "vl_lstm", "cnns", "lm", "classifier", "cells", "ops"):
+            p.error(f"--group={g}: unknown group; groups: rnns, vl_lstm, cnns, lm, classifier, cells, ops")
     if a.threads:
         torch.set_num_threads(a.threads)
     if a.device.startswith("cuda"):
@@ -356,8 +422,13 @@ def main():
           f"mkldnn {torch.backends.mkldnn.is_available()}, "
           f"tf32 {'on' if a.tf32 and a.device.startswith('cuda') else 'off'}, settings {vars(a)}")
     for g in groups:
-        nloops, warmup = pick(a.nloops, 60 if g == "lm" else 20), pick(a.warmup, 10 if g == "lm" else 3)
-        if g == "rnns":
+        nloops = pick(a.nloops, 60 if g == "lm" else 10 if g in ("vl_lstm", "cnns") else 20)
+        warmup = pick(a.warmup, 10 if g == "lm" else 3)
+        if g == "vl_lstm":
+            rows = b.vl_rows(pick(a.miniBatch, 64), pick(a.inputSize, 512), pick(a.hiddenSize, 512))
+        elif g == "cnns":
+            rows = b.cnn_rows(pick(a.miniBatch, 64), pick(a.imageSize, 224))
+        elif g == "rnns":
             names = a.rnns.split(",") if a.rnns else ["cudnn", "aten", "py", "jit", "jit_premul"]
             rows = b.rnn_rows(pick(a.seqLength, 100), pick(a.miniBatch, 64), pick(a.inputSize, 512),
                               pick(a.hiddenSize, 512), names, pick(a.numLayers, 1))

@@ -38,6 +38,7 @@ struct InputSpec {
   int64_t high = 0;
   int64_t low = 0;
   double floatLow = 0, floatHigh = 0;
+  bool requiresGrad = true;  ///< false for a float input no gradient reaches (a batch norm's running statistics)
 };
 
 struct Model {

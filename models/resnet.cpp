@@ -76,6 +76,7 @@ struct SpecEmitter {
     param(name + ".bias", {c}, -0.5, 0.5);
     param(name + ".running_mean", {c}, -0.5, 0.5);
     param(name + ".running_var", {c}, 0.5, 1.5);
+    specs.end()[-1].requiresGrad = specs.end()[-2].requiresGrad = false;
     statistics.push_back(name);
     return 0;
   }

@@ -269,6 +269,22 @@ TEST(GraphbenchCheck, VariableLengthRowsAgreeWithTheLibraryAndAPlantedErrorFails
   EXPECT_NE(planted.out.find("13 of 14 rows agree"), std::string::npos) << planted.out;
 }
 
+// fastrnns' test.py for the cnns group: resnet*_jit against the eager ResNet under each fuser (the running
+// statistics among the outputs), the eager one against its graph interpreted; a planted error fails.
+TEST(GraphbenchCheck, ResnetRowsAgreeWithTheEagerKernelsAndAPlantedErrorFails) {
+  const std::string args = "--check --group cnns --fuser none,old,te --executor profiling --miniBatch 2 --imageSize 16";
+  Outcome ok = runGraphbench(args);
+  EXPECT_EQ(ok.status, 0) << ok.out;
+  EXPECT_NE(ok.out.find("8 of 8 rows agree with their twins"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("check resnet18_jit/te/profiling vs resnet18: 41 outputs, 63 gradients"), std::string::npos)
+      << ok.out;
+  EXPECT_NE(ok.out.find("check resnet50 vs py (the graph interpreted): 107 outputs, 162 gradients"),
+            std::string::npos) << ok.out;
+  Outcome planted = runGraphbench(args, "GJ_CHECK_PLANT_ERROR=resnet18_jit/old/profiling");
+  EXPECT_EQ(planted.status, 1) << planted.out;
+  EXPECT_NE(planted.out.find("7 of 8 rows agree"), std::string::npos) << planted.out;
+}
+
 // A dropout row whose mask differs from the host kernel's for one seed fails --check, its gradients agreeing.
 TEST(GraphbenchCheck, APlantedMaskErrorFails) {
   Outcome planted = runGraphbench("--check --rnns jit_dropout --fuser old --seqLength 3 --miniBatch 2 --inputSize 5 "
@@ -312,7 +328,7 @@ TEST(GraphbenchPrintJson, OssAndPepAreFastrnnsForms) {
 
 TEST(GraphbenchErrors, SayWhatIsWrong) {
   const std::pair<const char*, const char*> cases[] = {
-      {"--group rnns,speech", "--group: must be one of rnns, vl_lstm, lm, classifier, cells, ops, got 'speech'"},
+      {"--group rnns,speech", "--group: must be one of rnns, vl_lstm, cnns, lm, classifier, cells, ops, got 'speech'"},
       {"--group rnn", "got 'rnn'; did you mean 'rnns'?"},
       {"--rnns jit_fast", "--rnns: must be one of cudnn, aten, py, jit, "},
       {"--rnns jit_premull", "did you mean 'jit_premul'?"},
