@@ -51,6 +51,24 @@ std::vector<int64_t> reducedDims(const Tensor& x) {
   return dims;
 }
 
+// Channel c's mean and 1 / sqrt(biased variance + eps) over x [N, C, inner], in double (two passes: no
+// cancellation); its sum of squared deviations too, for the unbiased running variance.
+struct Moments {
+  double mean, invstd, squares;
+};
+
+template <typename T>
+Moments channelMoments(const T* xp, const ChannelShape& s, int64_t c, double eps) {
+  const double count = static_cast<double>(s.n * s.inner);
+  double sum = 0, ss = 0;
+  for (int64_t i = 0; i < s.n; ++i)
+    for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) sum += xp[at + j];
+  const double mean = sum / count;
+  for (int64_t i = 0; i < s.n; ++i)
+    for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) ss += (xp[at + j] - mean) * (xp[at + j] - mean);
+  return {mean, 1.0 / std::sqrt(ss / count + eps), ss};
+}
+
 template <typename T>
 void batchNormTyped(const Tensor& x, const ChannelShape& s, const Tensor& w, const Tensor& b, bool training,
                     double momentum, double eps, const Tensor& runningMean, const Tensor& runningVar,
@@ -60,16 +78,13 @@ void batchNormTyped(const Tensor& x, const ChannelShape& s, const Tensor& w, con
   T* mp = r.mean.data<T>();
   T* ip = r.invstd.data<T>();
   const double count = static_cast<double>(s.n * s.inner);
+#pragma omp parallel for if (s.n * s.c * s.inner > kParallelGrain)
   for (int64_t c = 0; c < s.c; ++c) {
     double mean, invstd;
     if (training) {
-      double sum = 0, ss = 0;
-      for (int64_t i = 0; i < s.n; ++i)
-        for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) sum += xp[at + j];
-      mean = sum / count;
-      for (int64_t i = 0; i < s.n; ++i)
-        for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) ss += (xp[at + j] - mean) * (xp[at + j] - mean);
-      invstd = 1.0 / std::sqrt(ss / count + eps);
+      const Moments mo = channelMoments(xp, s, c, eps);
+      const double ss = mo.squares;
+      mean = mo.mean, invstd = mo.invstd;
       mp[c] = static_cast<T>(mean);
       ip[c] = static_cast<T>(invstd);
       if (runningMean.defined()) {  // the variance unbiased, as PyTorch keeps it
@@ -95,6 +110,7 @@ void batchNormBackwardTyped(const Tensor& g, const Tensor& x, const ChannelShape
   const T *gp = g.data<T>(), *xp = x.data<T>(), *mp = mean.data<T>(), *ip = invstd.data<T>();
   T* gx = r.input.data<T>();
   const double count = static_cast<double>(s.n * s.inner);
+#pragma omp parallel for if (s.n * s.c * s.inner > kParallelGrain)
   for (int64_t c = 0; c < s.c; ++c) {
     double m = mp[c], is = ip[c];
     const double wc = w.defined() ? w.data<T>()[c] : 1.0;
@@ -102,13 +118,8 @@ void batchNormBackwardTyped(const Tensor& g, const Tensor& x, const ChannelShape
       // The batch's statistics again, in double: the saved ones are rounded to T, and where a channel has
       // few values (late layers' 1x1 planes) g - mean(g) - xhat mean(g xhat) cancels to a few ulps of g,
       // which that rounding would swamp.
-      double sum = 0, ss = 0;
-      for (int64_t i = 0; i < s.n; ++i)
-        for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) sum += xp[at + j];
-      m = sum / count;
-      for (int64_t i = 0; i < s.n; ++i)
-        for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) ss += (xp[at + j] - m) * (xp[at + j] - m);
-      is = 1.0 / std::sqrt(ss / count + eps);
+      const Moments mo = channelMoments(xp, s, c, eps);
+      m = mo.mean, is = mo.invstd;
     }
     double sumG = 0, sumGX = 0;  // sum(g) and sum(g * xhat)
     for (int64_t i = 0; i < s.n; ++i)
@@ -277,27 +288,26 @@ PoolShape poolShape(const char* op, const Tensor& x, const Pool2dParams& p) {
 
 template <typename T>
 void maxPoolTyped(const T* x, const PoolShape& s, const Pool2dParams& p, T* out, int64_t* idx) {
+#pragma omp parallel for if (s.planes * s.outH * s.outW * p.kH * p.kW > kParallelGrain)
   for (int64_t q = 0; q < s.planes; ++q) {
     const T* plane = x + q * s.h * s.w;
     for (int64_t y = 0; y < s.outH; ++y)
       for (int64_t xo = 0; xo < s.outW; ++xo) {
         T best = -std::numeric_limits<T>::infinity();
         int64_t at = -1;
-        for (int64_t i = 0; i < p.kH; ++i) {
+        for (int64_t i = 0; i < p.kH && !std::isnan(best); ++i) {  // a NaN wins: stop there
           const int64_t iy = y * p.strideH - p.padH + i * p.dilationH;
           if (iy < 0 || iy >= s.h) continue;
-          for (int64_t j = 0; j < p.kW; ++j) {
+          for (int64_t j = 0; j < p.kW && !std::isnan(best); ++j) {
             const int64_t ix = xo * p.strideW - p.padW + j * p.dilationW;
             if (ix < 0 || ix >= s.w) continue;
             const T v = plane[iy * s.w + ix];
             if (at < 0 || v > best || std::isnan(v)) {
               best = v;
               at = iy * s.w + ix;
-              if (std::isnan(v)) goto done;
             }
           }
         }
-      done:
         const int64_t o = (q * s.outH + y) * s.outW + xo;
         out[o] = best;
         idx[o] = at;
@@ -307,13 +317,18 @@ void maxPoolTyped(const T* x, const PoolShape& s, const Pool2dParams& p, T* out,
 
 template <typename T>
 void maxPoolBackwardTyped(const T* g, const int64_t* idx, int64_t planes, int64_t inPlane, int64_t outPlane, T* gx) {
+  bool bad = false;  // an index outside its plane (USER_CHECK cannot throw out of the parallel loop)
+#pragma omp parallel for if (planes * outPlane > kParallelGrain) reduction(|| : bad)
   for (int64_t q = 0; q < planes; ++q)
     for (int64_t o = 0; o < outPlane; ++o) {
       const int64_t at = idx[q * outPlane + o];
-      USER_CHECK(at >= 0 && at < inPlane, "max_pool2d_with_indices_backward: index {} is outside the plane of {}", at,
-                 inPlane);
+      if (at < 0 || at >= inPlane) {
+        bad = true;
+        continue;
+      }
       gx[q * inPlane + at] += g[q * outPlane + o];
     }
+  USER_CHECK(!bad, "max_pool2d_with_indices_backward: an index is outside its plane of {} elements", inPlane);
 }
 
 // Adaptive windows: [floor(i * in / out), ceil((i + 1) * in / out)).
@@ -322,6 +337,7 @@ int64_t windowEnd(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + o
 
 template <typename T>
 void adaptiveAvgTyped(const T* x, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, T* out) {
+#pragma omp parallel for if (planes * h * w > kParallelGrain)
   for (int64_t q = 0; q < planes; ++q)
     for (int64_t i = 0; i < oh; ++i)
       for (int64_t j = 0; j < ow; ++j) {
@@ -336,6 +352,7 @@ void adaptiveAvgTyped(const T* x, int64_t planes, int64_t h, int64_t w, int64_t 
 
 template <typename T>
 void adaptiveAvgBackwardTyped(const T* g, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, T* gx) {
+#pragma omp parallel for if (planes * h * w > kParallelGrain)
   for (int64_t q = 0; q < planes; ++q)
     for (int64_t i = 0; i < oh; ++i)
       for (int64_t j = 0; j < ow; ++j) {

@@ -339,38 +339,25 @@ void col2im(DType dtype, const void* col, int64_t channels, int64_t h, int64_t w
 
 namespace {
 
-// The pooling kernels' arguments: x's planes (N * C) of h x w pooled to outH x outW.
+// The pooling kernels' arguments: x's planes (N * C) of h x w pooled to outH x outW, through `window` (max
+// pooling's; none for the adaptive windows, which the kernels derive from the sizes).
 GjConvArgs poolArgs(const char* what, const Tensor& in, std::span<const int64_t> inputSizes, int64_t outH,
-                    int64_t outW) {
+                    int64_t outW, const cpu::Pool2dParams& window = {}) {
   USER_CHECK(in.device() == DeviceKind::Cuda && in.isContiguous() && isFloating(in.dtype()) && inputSizes.size() == 4,
              "{}: a contiguous float device tensor and an input [N, C, H, W] expected", what);
-  GjConvArgs a{};
-  a.channels = inputSizes[0] * inputSizes[1];
-  a.h = inputSizes[2];
-  a.w = inputSizes[3];
-  a.outH = outH;
-  a.outW = outW;
-  a.type = static_cast<int>(in.dtype());
+  cpu::Conv2dParams p;
+  p.strideH = window.strideH, p.strideW = window.strideW, p.padH = window.padH, p.padW = window.padW;
+  p.dilationH = window.dilationH, p.dilationW = window.dilationW;
+  GjConvArgs a = convArgs(in.dtype(), inputSizes[0] * inputSizes[1], inputSizes[2], inputSizes[3], window.kH,
+                          window.kW, outH, outW, p);
   a.in = in.rawData();
   return a;
-}
-
-void setWindow(GjConvArgs& a, const cpu::Pool2dParams& p) {
-  a.kh = p.kH;
-  a.kw = p.kW;
-  a.strideH = p.strideH;
-  a.strideW = p.strideW;
-  a.padH = p.padH;
-  a.padW = p.padW;
-  a.dilationH = p.dilationH;
-  a.dilationW = p.dilationW;
 }
 
 }  // namespace
 
 std::pair<Tensor, Tensor> maxPool2d(const Tensor& x, const cpu::Pool2dParams& p, int64_t outH, int64_t outW) {
-  GjConvArgs a = poolArgs("CUDA max_pool2d", x, x.sizes(), outH, outW);
-  setWindow(a, p);
+  GjConvArgs a = poolArgs("CUDA max_pool2d", x, x.sizes(), outH, outW, p);
   Tensor out = Tensor::empty({x.size(0), x.size(1), outH, outW}, x.dtype(), DeviceKind::Cuda);
   Tensor idx = Tensor::empty(out.sizes(), DType::Int64, DeviceKind::Cuda);
   a.out = out.rawData();
@@ -381,8 +368,7 @@ std::pair<Tensor, Tensor> maxPool2d(const Tensor& x, const cpu::Pool2dParams& p,
 
 Tensor maxPool2dBackward(const Tensor& g, std::span<const int64_t> inputSizes, const Tensor& indices,
                          const cpu::Pool2dParams& p) {
-  GjConvArgs a = poolArgs("CUDA max_pool2d_with_indices_backward", g, inputSizes, g.size(2), g.size(3));
-  setWindow(a, p);
+  GjConvArgs a = poolArgs("CUDA max_pool2d_with_indices_backward", g, inputSizes, g.size(2), g.size(3), p);
   Tensor idx = onDevice(indices, "max_pool2d_with_indices_backward").contiguous();
   Tensor gx = Tensor::empty(Shape(inputSizes.begin(), inputSizes.end()), g.dtype(), DeviceKind::Cuda);
   a.out = gx.rawData();
