@@ -11,6 +11,7 @@
 #include <limits>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace gj::cpu {
 
@@ -335,33 +336,38 @@ void maxPoolBackwardTyped(const T* g, const int64_t* idx, int64_t planes, int64_
 int64_t windowStart(int64_t i, int64_t in, int64_t out) { return (i * in) / out; }
 int64_t windowEnd(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
 
-template <typename T>
-void adaptiveAvgTyped(const T* x, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, T* out) {
+// Calls f(window, cell) for every output cell of `planes` planes pooled from h x w to oh x ow, planes on
+// threads: `window` the input elements the cell averages (their plane offsets), `cell` the cell's index.
+template <typename F>
+void forEachAdaptiveWindow(int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, F&& f) {
 #pragma omp parallel for if (planes * h * w > kParallelGrain)
-  for (int64_t q = 0; q < planes; ++q)
+  for (int64_t q = 0; q < planes; ++q) {
+    std::vector<int64_t> window;
     for (int64_t i = 0; i < oh; ++i)
       for (int64_t j = 0; j < ow; ++j) {
-        const int64_t y0 = windowStart(i, h, oh), y1 = windowEnd(i, h, oh);
-        const int64_t x0 = windowStart(j, w, ow), x1 = windowEnd(j, w, ow);
-        double acc = 0;
-        for (int64_t y = y0; y < y1; ++y)
-          for (int64_t xx = x0; xx < x1; ++xx) acc += x[(q * h + y) * w + xx];
-        out[(q * oh + i) * ow + j] = static_cast<T>(acc / static_cast<double>((y1 - y0) * (x1 - x0)));
+        window.clear();
+        for (int64_t y = windowStart(i, h, oh); y < windowEnd(i, h, oh); ++y)
+          for (int64_t x = windowStart(j, w, ow); x < windowEnd(j, w, ow); ++x) window.push_back((q * h + y) * w + x);
+        f(window, (q * oh + i) * ow + j);
       }
+  }
+}
+
+template <typename T>
+void adaptiveAvgTyped(const T* x, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, T* out) {
+  forEachAdaptiveWindow(planes, h, w, oh, ow, [&](const std::vector<int64_t>& window, int64_t cell) {
+    double acc = 0;
+    for (int64_t at : window) acc += x[at];
+    out[cell] = static_cast<T>(acc / static_cast<double>(window.size()));
+  });
 }
 
 template <typename T>
 void adaptiveAvgBackwardTyped(const T* g, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, T* gx) {
-#pragma omp parallel for if (planes * h * w > kParallelGrain)
-  for (int64_t q = 0; q < planes; ++q)
-    for (int64_t i = 0; i < oh; ++i)
-      for (int64_t j = 0; j < ow; ++j) {
-        const int64_t y0 = windowStart(i, h, oh), y1 = windowEnd(i, h, oh);
-        const int64_t x0 = windowStart(j, w, ow), x1 = windowEnd(j, w, ow);
-        const double share = g[(q * oh + i) * ow + j] / static_cast<double>((y1 - y0) * (x1 - x0));
-        for (int64_t y = y0; y < y1; ++y)
-          for (int64_t xx = x0; xx < x1; ++xx) gx[(q * h + y) * w + xx] += static_cast<T>(share);
-      }
+  forEachAdaptiveWindow(planes, h, w, oh, ow, [&](const std::vector<int64_t>& window, int64_t cell) {
+    const double share = g[cell] / static_cast<double>(window.size());
+    for (int64_t at : window) gx[at] += static_cast<T>(share);
+  });
 }
 
 }  // namespace
