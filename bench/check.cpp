@@ -45,9 +45,9 @@ Computed named(const Model& m, const std::vector<Tensor>& outs, const std::vecto
 
 // The inputs that take gradients: the float ones, but for those the model says none reaches (a batch norm's
 // running statistics).
-std::vector<bool> floats(const Model& m, const std::vector<Tensor>& in) {
+std::vector<bool> gradientInputs(const Model& m) {
   std::vector<bool> rg;
-  for (size_t i = 0; i < in.size(); ++i) rg.push_back(isFloating(in[i].dtype()) && m.inputs[i].requiresGrad);
+  for (const InputSpec& s : m.inputs) rg.push_back(takesGradient(s));
   return rg;
 }
 
@@ -68,7 +68,7 @@ Compute eagerAutograd() {
   return [](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
     eager::Tape tape;
     std::vector<eager::Var> vars;
-    const std::vector<bool> rg = floats(m, in);
+    const std::vector<bool> rg = gradientInputs(m);
     for (size_t i = 0; i < in.size(); ++i) vars.push_back(tape.input(in[i], rg[i]));
     std::vector<eager::Var> outs = m.eagerAutograd(tape, vars);
     tape.backward(outs, gy);
@@ -82,7 +82,7 @@ Compute eagerAutograd() {
 Compute interpreted() {
   return [](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
     std::vector<IValue> inputs(in.begin(), in.end());
-    std::vector<bool> rg = floats(m, in);
+    std::vector<bool> rg = gradientInputs(m);
     AutodiffGraph ag = prepareAutodiff(std::shared_ptr<Graph>(m.graph->clone()), rg);
     Tape tape(inputs.size());
     auto outs = Interpreter(*ag.graph, &ag.gradients).runWithTape(inputs, rg, tape);
@@ -98,7 +98,7 @@ Compute compiled(FunctionOptions fo) {
   return [fo](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
     Function f(*m.graph, fo);
     std::vector<IValue> inputs(in.begin(), in.end());
-    std::vector<bool> rg = floats(m, in);
+    std::vector<bool> rg = gradientInputs(m);
     Computed c;
     for (int run = 0; run < fo.profilingRuns + 2; ++run) {
       auto outs = f.forward(inputs, rg);
@@ -261,6 +261,18 @@ std::function<Tensor(const Tensor&, const Tensor&)> rowDropout(const std::option
 
 }  // namespace
 
+// Calls f(name, options) for a compiled row under each fuser x executor pair: the name printed (row/fuser/
+// executor when there are several pairs) and its Function's options.
+template <typename F>
+void forEachPair(const std::string& row, const Options& o, const std::vector<std::pair<std::string, std::string>>& pairs,
+                 F&& f) {
+  for (const auto& [fuser, executor] : pairs) {
+    Options po = o;
+    po.fuser = fuser, po.executor = executor;
+    f(pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row, functionOptions(po));
+  }
+}
+
 int runCheck(const Options& o, const std::vector<std::pair<std::string, std::string>>& pairs) {
   const std::string noLibrary = noLibraryLstm(o);
   const std::string libraryName = noLibrary.empty() ? "cudnn" : "aten";
@@ -309,21 +321,18 @@ int runCheck(const Options& o, const std::vector<std::pair<std::string, std::str
       continue;
     }
     const bool layerNorm = row.starts_with("jit_layernorm");
-    for (const auto& [fuser, executor] : pairs) {
-      Options po = o;
-      po.fuser = fuser, po.executor = executor;
-      std::string name = pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row;
+    forEachPair(row, o, pairs, [&](const std::string& name, const FunctionOptions& fo) {
       if (row == "jit_dropout") {
         for (double p : {0.0, kRnnsDropout})
-          subjects.push_back({fmt::format("{} (dropout {:g})", name, p), row, compiled(functionOptions(po)), libraryName,
+          subjects.push_back({fmt::format("{} (dropout {:g})", name, p), row, compiled(fo), libraryName,
                               noLibrary.empty() ? library(o, p) : eagerAutograd(), p});
-        masksOk &= checkMasks(name, o, rowDropout(functionOptions(po)));
+        masksOk &= checkMasks(name, o, rowDropout(fo));
         ++maskChecks;
-        continue;
+        return;
       }
-      subjects.push_back({name, row, compiled(functionOptions(po)), layerNorm ? "aten" : libraryName,
+      subjects.push_back({name, row, compiled(fo), layerNorm ? "aten" : libraryName,
                           layerNorm ? eagerAutograd() : libraryTwin});
-    }
+    });
   }
   if (std::ranges::find(o.groups, "vl_lstm") != o.groups.end()) {
     // fastrnns compares vl_* with vl_cudnn; vl_cudnn with the eager per-sequence loop (vl_py).
@@ -336,28 +345,22 @@ int runCheck(const Options& o, const std::vector<std::pair<std::string, std::str
       } else if (row == "vl_py") {
         if (noLibrary.empty()) subjects.push_back({row, row, eagerAutograd(), vlTwin, twin});
       } else {
-        for (const auto& [fuser, executor] : pairs) {
-          Options po = o;
-          po.fuser = fuser, po.executor = executor;
-          subjects.push_back({pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row, row,
-                              compiled(functionOptions(po)), vlTwin, twin});
-        }
+        forEachPair(row, o, pairs, [&](const std::string& name, const FunctionOptions& fo) {
+          subjects.push_back({name, row, compiled(fo), vlTwin, twin});
+        });
       }
     }
   }
   if (std::ranges::find(o.groups, "cnns") != o.groups.end()) {
     // fastrnns compares resnet*_jit with resnet*; the eager ResNet is compared with its graph interpreted.
     for (const std::string& row : cnnRowNames()) {
-      if (!row.ends_with("_jit")) {
+      if (cnnEagerRow(row) == row) {
         subjects.push_back({row, row, eagerAutograd(), "py (the graph interpreted)", interpreted()});
         continue;
       }
-      for (const auto& [fuser, executor] : pairs) {
-        Options po = o;
-        po.fuser = fuser, po.executor = executor;
-        subjects.push_back({pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row, row,
-                            compiled(functionOptions(po)), row.substr(0, row.size() - 4), eagerAutograd()});
-      }
+      forEachPair(row, o, pairs, [&](const std::string& name, const FunctionOptions& fo) {
+        subjects.push_back({name, row, compiled(fo), cnnEagerRow(row), eagerAutograd()});
+      });
     }
   }
   size_t failed = 0;

@@ -175,8 +175,7 @@ Row trainingRow(const std::string& name, const Model& m, const Options& o, Funct
   auto in = rowInputs(m, o);
   for (size_t i = 0; i < in.size(); ++i) {
     t->inputs.push_back(in[i]);
-    t->requiresGrad.push_back(isFloating(in[i].dtype()) && m.inputs[i].requiresGrad &&
-                              (!wantsGrad || wantsGrad(m.inputs[i].name)));
+    t->requiresGrad.push_back(takesGradient(m.inputs[i]) && (!wantsGrad || wantsGrad(m.inputs[i].name)));
   }
   t->lr = o.learningRate;
   t->sgd = sgd;
@@ -201,9 +200,10 @@ Row interpretedRow(const std::string& name, const Model& m, const Options& o) {
     std::shared_ptr<Tape> tape;
   };
   auto s = std::make_shared<State>();
-  for (const Tensor& t : rowInputs(m, o)) {
-    s->inputs.push_back(t);
-    s->requiresGrad.push_back(isFloating(t.dtype()));
+  const std::vector<Tensor> in = rowInputs(m, o);
+  for (size_t i = 0; i < in.size(); ++i) {
+    s->inputs.push_back(in[i]);
+    s->requiresGrad.push_back(takesGradient(m.inputs[i]));
   }
   s->ag = prepareAutodiff(std::shared_ptr<Graph>(m.graph->clone()), s->requiresGrad);
   auto fwd = [s] {
@@ -240,7 +240,7 @@ Row eagerTrainingRow(const std::string& name, const Model& m, const Options& o) 
     s->tape = std::make_unique<eager::Tape>();
     std::vector<eager::Var> vars;
     for (size_t i = 0; i < s->in.size(); ++i)
-      vars.push_back(s->tape->input(s->in[i], isFloating(s->in[i].dtype()) && s->model.inputs[i].requiresGrad));
+      vars.push_back(s->tape->input(s->in[i], takesGradient(s->model.inputs[i])));
     s->outs = s->model.eagerAutograd(*s->tape, vars);
     if (s->gradOutputs.empty())
       for (const eager::Var& v : s->outs) s->gradOutputs.push_back(ones(v.value));
@@ -363,12 +363,12 @@ Group cnns(const Options& o) {
   g.nloops = 10;
   for (const std::string& name : cnnRowNames()) {
     const Model m = cnnModel(name, o);
-    if (!name.ends_with("_jit")) {
+    if (cnnEagerRow(name) == name) {
       g.rows.push_back(eagerTrainingRow(name, m, o));
       continue;
     }
     g.rows.push_back(trainingRow(name, m, o, functionOptions(o), false));
-    g.rows.back().baseline = name.substr(0, name.size() - 4);
+    g.rows.back().baseline = cnnEagerRow(name);
   }
   return g;
 }
@@ -609,11 +609,15 @@ const std::vector<std::string>& cnnRowNames() {
   return names;
 }
 
+std::string cnnEagerRow(const std::string& row) {
+  return row.ends_with("_jit") ? row.substr(0, row.size() - 4) : row;
+}
+
 Model cnnModel(const std::string& row, const Options& o) {
   ModelConfig c;
   c.miniBatch = pick(o.miniBatch, 64);
   c.imageSize = pick(o.imageSize, 224);
-  return buildModel(row.ends_with("_jit") ? row.substr(0, row.size() - 4) : row, c);
+  return buildModel(cnnEagerRow(row), c);
 }
 
 const std::vector<std::string>& vlRowNames() {

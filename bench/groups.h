@@ -109,6 +109,8 @@ class PackedLibraryLstm {
 /// The cnns group (fastrnns' --group cnns): resnet18, resnet18_jit, resnet50, resnet50_jit; each ResNet in
 /// training on miniBatch x 3 x imageSize x imageSize (defaults fastrnns': 64 and 224), torchvision's 1000 classes.
 const std::vector<std::string>& cnnRowNames();
+/// The eager row a cnns row is measured and checked against (resnet18_jit: resnet18; an eager row: itself).
+std::string cnnEagerRow(const std::string& row);
 /// The ResNet a cnns row runs at the options' sizes (resnet18_jit: resnet18's).
 Model cnnModel(const std::string& row, const Options& o);
 /// What the rows are made of (also for --check, check.h): a compiled row's Function options; the library

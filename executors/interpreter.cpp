@@ -364,6 +364,7 @@ void Frame::runNode(const Node* n) {
   auto T = [&](size_t i) -> const Tensor& { return in[i].toTensor(n->info().name.data()); };
   auto I = [&](size_t i) { return in[i].toInt(n->info().name.data()); };
   auto Ints = [&](size_t i) -> const std::vector<int64_t>& { return in[i].toIntList(n->info().name.data()); };
+  auto OptT = [&](size_t i) { return in[i].isNone() ? Tensor() : T(i); };  // a Tensor? operand (None: undefined)
   switch (n->kind()) {
     case OpKind::Param:
     case OpKind::Return:
@@ -469,7 +470,7 @@ void Frame::runNode(const Node* n) {
     case OpKind::Addmm:
       set(n, cpu::addmm(T(0), T(1), T(2), in[3].toDouble("addmm beta"), in[4].toDouble("addmm alpha")));
       return;
-    case OpKind::Linear: set(n, cpu::linear(T(0), T(1), in[2].isNone() ? Tensor() : T(2))); return;
+    case OpKind::Linear: set(n, cpu::linear(T(0), T(1), OptT(2))); return;
     case OpKind::T: set(n, T(0).t()); return;
     case OpKind::Transpose: set(n, T(0).transpose(I(1), I(2))); return;
     case OpKind::Permute: set(n, T(0).permute(Ints(1))); return;
@@ -500,8 +501,7 @@ void Frame::runNode(const Node* n) {
     case OpKind::Std: set(n, cpu::stdDev(T(0), Ints(1), in[2].toBool("unbiased"), in[3].toBool("keepdim"))); return;
     case OpKind::LayerNorm:
     case OpKind::NativeLayerNorm: {
-      auto r = cpu::layerNorm(T(0), Ints(1), in[2].isNone() ? Tensor() : T(2), in[3].isNone() ? Tensor() : T(3),
-                              in[4].toDouble("eps"));
+      auto r = cpu::layerNorm(T(0), Ints(1), OptT(2), OptT(3), in[4].toDouble("eps"));
       at(n->output(0)) = r.out;
       if (n->kind() == OpKind::NativeLayerNorm) at(n->output(1)) = r.mean, at(n->output(2)) = r.rstd;
       return;
@@ -512,11 +512,10 @@ void Frame::runNode(const Node* n) {
     case OpKind::Embedding: set(n, cpu::embedding(T(0), T(1))); return;
     case OpKind::Cat: set(n, cpu::cat(in[0].toTensorList("aten::cat"), I(1))); return;
     case OpKind::Stack: set(n, cpu::stack(in[0].toTensorList("aten::stack"), I(1))); return;
-    case OpKind::Conv2d: set(n, cpu::conv2d(T(0), T(1), in[2].isNone() ? Tensor() : T(2), convParams(in))); return;
+    case OpKind::Conv2d: set(n, cpu::conv2d(T(0), T(1), OptT(2), convParams(in))); return;
     case OpKind::BatchNorm:
     case OpKind::NativeBatchNorm: {
-      auto opt = [&](size_t i) { return in[i].isNone() ? Tensor() : T(i); };
-      auto r = cpu::batchNorm(T(0), opt(1), opt(2), opt(3), opt(4), in[5].toBool("training"),
+      auto r = cpu::batchNorm(T(0), OptT(1), OptT(2), OptT(3), OptT(4), in[5].toBool("training"),
                               in[6].toDouble("momentum"), in[7].toDouble("eps"));
       at(n->output(0)) = r.out;
       if (n->kind() == OpKind::NativeBatchNorm) {
@@ -572,9 +571,7 @@ void Frame::runNode(const Node* n) {
     case OpKind::LogSoftmaxBackward: set(n, cpu::logSoftmaxBackward(T(0), T(1), I(2))); return;
     case OpKind::NllLossBackward: set(n, cpu::nllLossBackward(T(0), T(1), T(2))); return;
     case OpKind::NativeBatchNormBackward: {
-      auto opt = [&](size_t i) { return in[i].isNone() ? Tensor() : T(i); };
-      auto r = cpu::batchNormBackward(T(0), T(1), opt(2), T(5), T(6), in[7].toBool("train"),
-                                      in[8].toDouble("eps"));
+      auto r = cpu::batchNormBackward(T(0), T(1), OptT(2), T(5), T(6), in[7].toBool("train"), in[8].toDouble("eps"));
       at(n->output(0)) = r.input, at(n->output(1)) = r.weight, at(n->output(2)) = r.bias;
       return;
     }
@@ -590,8 +587,7 @@ void Frame::runNode(const Node* n) {
       return;
     }
     case OpKind::NativeLayerNormBackward: {
-      auto g = cpu::layerNormBackward(T(0), T(1), Ints(2), T(3), T(4), in[5].isNone() ? Tensor() : T(5),
-                                      in[6].isNone() ? Tensor() : T(6));
+      auto g = cpu::layerNormBackward(T(0), T(1), Ints(2), T(3), T(4), OptT(5), OptT(6));
       at(n->output(0)) = g.input;
       at(n->output(1)) = g.weight;
       at(n->output(2)) = g.bias;

@@ -194,12 +194,7 @@ Var Tape::flatten(const Var& a, int64_t start, int64_t end) {
   });
 }
 
-Var Tape::linear(const Var& x, const Var& w, const Var& b) {
-  return record(cpu::linear(x.value, w.value, b.value), {x.slot, w.slot, b.slot},
-                [xv = x.value, wv = w.value](const Tensor& g) {
-                  return std::vector<Tensor>{cpu::mm(g, wv), cpu::mm(g.t(), xv), cpu::sum(g, std::vector<int64_t>{0})};
-                });
-}
+Var Tape::linear(const Var& x, const Var& w, const Var& b) { return add(mm(x, t(w)), b); }
 
 void Tape::backward(const std::vector<Var>& outputs, const std::vector<Tensor>& grads) {
   USER_CHECK(!done_, "eager autograd: backward runs once per tape");

@@ -61,7 +61,7 @@ class Tape {
   Var maxPool2d(const Var& x, const Pool2dParams& p);
   Var adaptiveAvgPool2d(const Var& x, int64_t outH, int64_t outW);
   Var flatten(const Var& a, int64_t start, int64_t end);
-  Var linear(const Var& x, const Var& w, const Var& b);  ///< x w^T + b
+  Var linear(const Var& x, const Var& w, const Var& b);  ///< x w^T + b, x [N, in]: mm, t and add
 
   /// Runs the recorded gradients backwards from `outputs` with incoming gradients `grads` (one each);
   /// then grad(v) is the gradient of every input that required one. Once per tape.

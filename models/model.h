@@ -41,6 +41,9 @@ struct InputSpec {
   bool requiresGrad = true;  ///< false for a float input no gradient reaches (a batch norm's running statistics)
 };
 
+/// Whether an input of `s` takes a gradient: a float one the model does not exempt.
+inline bool takesGradient(const InputSpec& s) { return isFloating(s.dtype) && s.requiresGrad; }
+
 struct Model {
   std::string name;
   std::shared_ptr<Graph> graph;    ///< inputs and outputs in the order of `inputs` and `outputs`

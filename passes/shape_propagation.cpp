@@ -226,7 +226,7 @@ std::optional<Sizes> reduceSizes(const Value* x, const Value* dims, const Value*
   return out;
 }
 
-bool isKnown(int64_t d) { return d != kUnknownDim; }
+bool knownDim(int64_t d) { return d != kUnknownDim; }
 
 // An int[] argument of one element or two, element i (H, W).
 int64_t pairAt(const std::vector<int64_t>& v, size_t i) { return v.size() == 1 ? v[0] : v[i]; }
@@ -254,7 +254,7 @@ std::optional<Sizes> maxPool2dSizes(const Node* n) {
   for (const auto* v : {&*k, &*pad, &*dil})
     if (v->empty()) return out;
   for (size_t i = 0; i < 2; ++i)
-    if (isKnown((*x)[2 + i]))
+    if (knownDim((*x)[2 + i]))
       out[2 + i] = poolOutputSize((*x)[2 + i], pairAt(*k, i), stride->empty() ? pairAt(*k, i) : pairAt(*stride, i),
                                   pairAt(*pad, i), pairAt(*dil, i), *ceil);
   return out;
@@ -268,7 +268,7 @@ std::optional<Sizes> flattenSizes(const Node* n) {
   if (!x || !s || !e || *s > *e) return std::nullopt;
   Sizes out(x->begin(), x->begin() + *s);
   int64_t merged = 1;
-  for (int64_t d = *s; d <= *e; ++d) merged = isKnown((*x)[d]) && isKnown(merged) ? merged * (*x)[d] : kUnknownDim;
+  for (int64_t d = *s; d <= *e; ++d) merged = knownDim((*x)[d]) && knownDim(merged) ? merged * (*x)[d] : kUnknownDim;
   out.push_back(merged);
   out.insert(out.end(), x->begin() + *e + 1, x->end());
   return out;
@@ -278,8 +278,6 @@ std::optional<Sizes> flattenSizes(const Node* n) {
 Type outputType(const Node* n, size_t k);
 
 // ---- strict mode (checkShapes): what the types already show cannot run ----
-
-bool knownDim(int64_t d) { return d != kUnknownDim; }
 
 std::string shapeStr(const Sizes& s) {
   std::vector<std::string> dims;

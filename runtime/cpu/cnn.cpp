@@ -157,6 +157,12 @@ BatchNormResult batchNorm(const Tensor& xin, const Tensor& w, const Tensor& b, c
   USER_CHECK(!training || count > 1, "{}: training needs more than one value per channel, got input {}", op,
              shapeStr(xin.sizes()));
   BatchNormResult r;
+  if (!training) {  // the running statistics normalize, and come out as they went in
+    r.mean = runningMean.contiguous();
+    r.invstd = pointwise(PointwiseOp::Rsqrt, add(runningVar, scalarLike(eps, xin)));
+    r.runningMean = runningMean;
+    r.runningVar = runningVar;
+  }
   if (onCuda(xin)) {
     if (training) {
       auto dims = reducedDims(xin);
@@ -171,11 +177,6 @@ BatchNormResult batchNorm(const Tensor& xin, const Tensor& w, const Tensor& b, c
         r.runningVar = add(mul(runningVar, scalarLike(1 - momentum, xin)),
                            mul(var.view({s.c}), scalarLike(momentum * unbias, xin)));
       }
-    } else {
-      r.mean = runningMean;
-      r.invstd = pointwise(PointwiseOp::Rsqrt, add(runningVar, scalarLike(eps, xin)));
-      r.runningMean = runningMean;
-      r.runningVar = runningVar;
     }
     r.out = mul(sub(xin, perChannel(r.mean, xin)), perChannel(r.invstd, xin));
     if (w.defined()) r.out = mul(r.out, perChannel(w, xin));
@@ -193,11 +194,6 @@ BatchNormResult batchNorm(const Tensor& xin, const Tensor& w, const Tensor& b, c
       r.runningMean = Tensor::empty({s.c}, x.dtype());
       r.runningVar = Tensor::empty({s.c}, x.dtype());
     }
-  } else {
-    r.mean = rm;
-    r.invstd = pointwise(PointwiseOp::Rsqrt, add(rv, scalarLike(eps, x)));
-    r.runningMean = runningMean;
-    r.runningVar = runningVar;
   }
   Tensor wc = w.defined() ? w.contiguous() : w, bc = b.defined() ? b.contiguous() : b;
   if (x.dtype() == DType::Float32)

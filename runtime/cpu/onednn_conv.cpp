@@ -1,5 +1,7 @@
 #include "runtime/cpu/onednn_conv.h"
 
+#include "runtime/cpu/onednn_memory.h"
+
 #include "support/error.h"
 
 #include <dnnl.hpp>
@@ -49,14 +51,11 @@ struct ConvDescs {
   }
 };
 
-memory wrap(const memory::desc& d, const Tensor& t) { return memory(d, engine(), t.rawData()); }
+memory wrap(const memory::desc& d, const Tensor& t) { return onednn::wrap(d, engine(), t); }
 
-// A tensor as the primitive wants it: `user` itself when the layouts agree, else a reordered copy.
+// A tensor in the layout a primitive wants (a reordered copy where it differs).
 memory toLayout(const memory& user, const memory::desc& want, dnnl::stream& s) {
-  if (user.get_desc() == want) return user;
-  memory m(want, engine());
-  dnnl::reorder(user, m).execute(s, const_cast<memory&>(user), m);
-  return m;
+  return onednn::inLayout(user, want, engine(), s);
 }
 
 // A result in the primitive's layout, and its copy back into the user's tensor.
@@ -105,8 +104,9 @@ bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, con
                                              c.any(c.dst), c.strides, c.dilates, c.padL, c.padR);
     dnnl::convolution_backward_data::primitive_desc dpd(dd, engine(), fwd);
     Output diffSrc(wrap(c.src, gx), dpd.diff_src_desc());
+    const memory gData = toLayout(wrap(c.dst, g), dpd.diff_dst_desc(), s);
     dnnl::convolution_backward_data(dpd).execute(
-        s, {{DNNL_ARG_DIFF_DST, toLayout(wrap(c.dst, g), dpd.diff_dst_desc(), s)},
+        s, {{DNNL_ARG_DIFF_DST, gData},
             {DNNL_ARG_WEIGHTS, toLayout(wrap(c.weights, w), dpd.weights_desc(), s)},
             {DNNL_ARG_DIFF_SRC, diffSrc.prim}});
     diffSrc.finish(s);
@@ -116,7 +116,7 @@ bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, con
     Output diffWeights(wrap(c.weights, gw), wpd.diff_weights_desc());
     dnnl::convolution_backward_weights(wpd).execute(
         s, {{DNNL_ARG_SRC, toLayout(wrap(c.src, x), wpd.src_desc(), s)},
-            {DNNL_ARG_DIFF_DST, toLayout(wrap(c.dst, g), wpd.diff_dst_desc(), s)},
+            {DNNL_ARG_DIFF_DST, toLayout(gData, wpd.diff_dst_desc(), s)},  // reordered once when they agree
             {DNNL_ARG_DIFF_WEIGHTS, diffWeights.prim}});
     diffWeights.finish(s);
     s.wait();

@@ -1,5 +1,7 @@
 #include "runtime/cpu/onednn_lstm.h"
 
+#include "runtime/cpu/onednn_memory.h"
+
 #include "runtime/cpu/ops.h"
 #include "support/error.h"
 
@@ -12,20 +14,10 @@ namespace gj::cpu {
 namespace {
 
 using dnnl::memory;
+using onednn::inLayout;
+using onednn::wrap;
 using tag = memory::format_tag;
 constexpr auto f32 = memory::data_type::f32;
-
-memory wrap(const memory::desc& d, const dnnl::engine& e, const Tensor& t) {
-  return memory(d, e, t.rawData());
-}
-
-// Copies `src` into a memory of `want`'s layout (reorders when the layouts differ).
-memory inLayout(memory src, const memory::desc& want, const dnnl::engine& e, dnnl::stream& s) {
-  if (src.get_desc() == want) return src;
-  memory dst(want, e);
-  dnnl::reorder(src, dst).execute(s, src, dst);
-  return dst;
-}
 
 }  // namespace
 

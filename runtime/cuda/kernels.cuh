@@ -350,18 +350,24 @@ GJ_KERNEL void gj_im2col(GjConvArgs p) {
   }
 }
 
+// Along one dimension: the output position whose window reads input position `at` through tap `tap`, or
+// -1 when none does (the gathering backward kernels' inverse of a window).
+GJ_DEVICE gj_i64 gjReader(gj_i64 at, gj_i64 pad, gj_i64 tap, gj_i64 dilation, gj_i64 stride, gj_i64 out) {
+  const gj_i64 t = at + pad - tap * dilation;  // the reader's position times the stride
+  return t < 0 || t % stride != 0 || t / stride >= out ? -1 : t / stride;
+}
+
 GJ_KERNEL void gj_col2im(GjConvArgs p) {
   const gj_i64 pix = p.outH * p.outW;
   GJ_GRID_STRIDE(e, p.channels * p.h * p.w) {
     const gj_i64 c = e / (p.h * p.w), at = e - c * p.h * p.w, iy = at / p.w, ix = at - iy * p.w;
     double acc = 0.0;
     for (gj_i64 i = 0; i < p.kh; ++i) {
-      const gj_i64 ty = iy + p.padH - i * p.dilationH;  // y * strideH for the output row that reads it
-      if (ty < 0 || ty % p.strideH != 0 || ty / p.strideH >= p.outH) continue;
+      const gj_i64 y = gjReader(iy, p.padH, i, p.dilationH, p.strideH, p.outH);
+      if (y < 0) continue;
       for (gj_i64 j = 0; j < p.kw; ++j) {
-        const gj_i64 tx = ix + p.padW - j * p.dilationW;
-        if (tx < 0 || tx % p.strideW != 0 || tx / p.strideW >= p.outW) continue;
-        acc += gjLoad(p.in, p.type, ((c * p.kh + i) * p.kw + j) * pix + ty / p.strideH * p.outW + tx / p.strideW);
+        const gj_i64 x = gjReader(ix, p.padW, j, p.dilationW, p.strideW, p.outW);
+        if (x >= 0) acc += gjLoad(p.in, p.type, ((c * p.kh + i) * p.kw + j) * pix + y * p.outW + x);
       }
     }
     gjStore(p.out, p.type, e, acc);
@@ -399,13 +405,12 @@ GJ_KERNEL void gj_max_pool2d_backward(GjConvArgs p) {
     const gj_i64 c = e / (p.h * p.w), at = e - c * p.h * p.w, iy = at / p.w, ix = at - iy * p.w;
     double acc = 0.0;
     for (gj_i64 i = 0; i < p.kh; ++i) {
-      const gj_i64 ty = iy + p.padH - i * p.dilationH;
-      if (ty < 0 || ty % p.strideH != 0 || ty / p.strideH >= p.outH) continue;
+      const gj_i64 y = gjReader(iy, p.padH, i, p.dilationH, p.strideH, p.outH);
+      if (y < 0) continue;
       for (gj_i64 j = 0; j < p.kw; ++j) {
-        const gj_i64 tx = ix + p.padW - j * p.dilationW;
-        if (tx < 0 || tx % p.strideW != 0 || tx / p.strideW >= p.outW) continue;
-        const gj_i64 o = c * pix + ty / p.strideH * p.outW + tx / p.strideW;
-        if (p.indices[o] == at) acc += gjLoad(p.in, p.type, o);
+        const gj_i64 x = gjReader(ix, p.padW, j, p.dilationW, p.strideW, p.outW);
+        const gj_i64 o = c * pix + y * p.outW + x;
+        if (x >= 0 && p.indices[o] == at) acc += gjLoad(p.in, p.type, o);
       }
     }
     gjStore(p.out, p.type, e, acc);
