@@ -2,6 +2,7 @@
 
 #include "executors/executor.h"
 #include "ir/printer.h"
+#include "ir/verifier.h"
 #include "passes/shape_propagation.h"
 #include "runtime/cuda/device.h"
 
@@ -256,7 +257,7 @@ static std::shared_ptr<const Graph> generalized(const Graph& graph) {
 }
 
 Function::Function(const Graph& graph, FunctionOptions options)
-    : graph_((checkShapes(graph), generalized(graph))),
+    : graph_((requireLowered(graph, "graphjit's executors"), checkShapes(graph), generalized(graph))),
       options_(std::move(options)),
       pending_(std::make_unique<PendingBackwards>()) {
   if (options_.device == DeviceKind::Cuda) cuda::requireDevice();  // "no CUDA device: <why>" where there is none

@@ -34,6 +34,10 @@ void checkInputType(const Value* input, const IValue& v) {
     case TypeKind::IntList: (void)v.toIntList(name.c_str()); return;
     case TypeKind::TensorList: (void)v.toTensorList(name.c_str()); return;
     case TypeKind::None: USER_CHECK(v.isNone(), "input {}: expected None, got {}", name, v.describe()); return;
+    case TypeKind::FloatList: case TypeKind::BoolList: case TypeKind::Tuple: case TypeKind::Optional:
+    case TypeKind::Str: case TypeKind::Device: case TypeKind::Function: case TypeKind::Class:
+      IR_CHECK(false) << "input " << name << " of type " << t.str() << " reached the interpreter (requireLowered)";
+      return;
   }
 }
 
@@ -374,6 +378,8 @@ void Frame::runNode(const Node* n) {
       std::visit([&](const auto& v) {
         using V = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<V, std::monostate>) set(n, IValue());
+        else if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, std::vector<double>>)
+          IR_CHECK(false) << "a str or float[] constant reached the interpreter (requireLowered)";
         else set(n, IValue(v));
       }, n->constant());
       return;
@@ -396,6 +402,9 @@ void Frame::runNode(const Node* n) {
       return;
     }
     case OpKind::ListAppend: IR_CHECK(false) << "handled by runListAppend"; return;
+#include "ir/frontend_cases.inc"
+      IR_CHECK(false) << n->info().name << " reached the interpreter (requireLowered)";
+      return;
     case OpKind::Loop: return runLoop(n);
     case OpKind::If: return runIf(n);
     case OpKind::GetItem: {

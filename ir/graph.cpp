@@ -11,7 +11,9 @@ Type constantType(const ConstantValue& v) {
     case 1: return Type::of(TypeKind::Int);
     case 2: return Type::of(TypeKind::Float);
     case 3: return Type::of(TypeKind::Bool);
-    default: return Type::of(TypeKind::IntList);
+    case 4: return Type::of(TypeKind::IntList);
+    case 5: return Type::of(TypeKind::Str);
+    default: return Type::of(TypeKind::FloatList);
   }
 }
 
@@ -129,10 +131,11 @@ Block* Node::addBlock() {
 }
 
 std::string Node::describe() const {
-  if (loc_.known()) return fmt::format("node {} at {}", info().name, loc_.str());
+  std::string py = pySource_.known() ? fmt::format(" (Python source {})", pySource_.str()) : "";
+  if (loc_.known()) return fmt::format("node {} at {}{}", info().name, loc_.str(), py);
   std::string outs;
   for (Value* v : outputs_) outs += (outs.empty() ? "%" : ", %") + (v->name().empty() ? std::to_string(v->id()) : v->name());
-  return fmt::format("node {}{}", info().name, outs.empty() ? "" : " (defining " + outs + ")");
+  return fmt::format("node {}{}{}", info().name, outs.empty() ? "" : " (defining " + outs + ")", py);
 }
 
 void Node::insertBefore(Node* n) {
@@ -269,6 +272,7 @@ Node* cloneNode(const Node* n, Graph& g, ValueMap& env) {
   Node* c = g.create(n->kind(), ins, 0);
   c->setConstant(n->constant());
   c->setLoc(n->loc());
+  c->setPySource(n->pySource());
   if (n->subgraph()) c->setSubgraph(n->subgraph()->clone());
   for (Value* o : n->outputs()) {
     Value* co = c->addOutput(o->type());

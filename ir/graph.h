@@ -21,8 +21,11 @@ class Block;
 class Graph;
 class Node;
 
-/// The `value` attribute of prim::Constant. monostate: a NoneType constant.
-using ConstantValue = std::variant<std::monostate, int64_t, double, bool, std::vector<int64_t>>;
+/// The `value` attribute of prim::Constant. monostate: a NoneType constant. The last two come from
+/// TorchScript text only: a str (also the `name` attribute of prim::GetAttr, prim::CallMethod and a
+/// Function constant, and a Device constant's "cpu") and a float list.
+using ConstantValue =
+    std::variant<std::monostate, int64_t, double, bool, std::vector<int64_t>, std::string, std::vector<double>>;
 
 struct Use {
   Node* user;
@@ -86,6 +89,7 @@ class Node {
   void eraseOutput(size_t i);
   Block* addBlock();
 
+  /// prim::Constant's value; the `name` attribute (a str) of prim::GetAttr and prim::CallMethod.
   const ConstantValue& constant() const { return constant_; }
   void setConstant(ConstantValue v) { constant_ = std::move(v); }
 
@@ -97,6 +101,9 @@ class Node {
   /// Where the node came from in IR text (unknown for built nodes).
   const SourceLoc& loc() const { return loc_; }
   void setLoc(SourceLoc loc) { loc_ = std::move(loc); }
+  /// The Python source TorchScript's text names in a `# file.py:12:4` comment (unknown otherwise).
+  const SourceLoc& pySource() const { return pySource_; }
+  void setPySource(SourceLoc loc) { pySource_ = std::move(loc); }
 
   /// "node aten::mm at in.ir:3:5" or "node aten::mm (%x = ...)" for error messages.
   std::string describe() const;
@@ -125,6 +132,7 @@ class Node {
   ConstantValue constant_;
   std::shared_ptr<Graph> subgraph_;
   SourceLoc loc_;
+  SourceLoc pySource_;
 };
 
 class Block {

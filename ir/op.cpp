@@ -5,7 +5,7 @@ namespace gj {
 namespace {
 // The names ops.def's flags column uses.
 constexpr uint8_t None = 0, Plumbing = kOpPlumbing, Grad = kOpDifferentiable, Old = kOpFusedByOld, Te = kOpFusedByTe,
-                  Meta = kOpMetadata;
+                  Meta = kOpMetadata, Front = kOpFrontend;
 }  // namespace
 
 static constexpr OpInfo kOps[] = {
@@ -38,6 +38,45 @@ const OpInfo* lookupOp(std::string_view name, int numInputs) {
     if (!first) first = &op;
   }
   return first;
+}
+
+const OpInfo* lookupOp(std::string_view name, std::span<const Type> inputs) {
+  for (const OpInfo& op : kOps) {
+    if (op.name != name || (op.numInputs != -1 && op.numInputs != static_cast<int>(inputs.size()))) continue;
+    const OpSignature& sig = opSignature(op.kind);
+    bool fits = true;
+    for (size_t i = 0; i < inputs.size() && i < sig.inputs.size() && fits; ++i) fits = argAccepts(sig.inputs[i], inputs[i]);
+    if (fits) return &op;
+  }
+  return lookupOp(name, static_cast<int>(inputs.size()));
+}
+
+namespace {
+
+bool isScalar(TypeKind k) { return k == TypeKind::Int || k == TypeKind::Float || k == TypeKind::Bool; }
+
+}  // namespace
+
+bool argAccepts(ArgKind want, const Type& type) {
+  const TypeKind got = type.kind;
+  switch (want) {
+    case ArgKind::Any: return true;
+    case ArgKind::Tensor: return got == TypeKind::Tensor;
+    case ArgKind::OptionalTensor:
+      return got == TypeKind::Tensor || got == TypeKind::None ||
+             (got == TypeKind::Optional && type.elements.at(0).kind == TypeKind::Tensor);
+    case ArgKind::TensorOrScalar: return got == TypeKind::Tensor || isScalar(got);
+    case ArgKind::Scalar: return isScalar(got);
+    case ArgKind::Int: return got == TypeKind::Int;
+    case ArgKind::Float: return got == TypeKind::Float || got == TypeKind::Int;
+    case ArgKind::Bool: return got == TypeKind::Bool;
+    case ArgKind::IntList: return got == TypeKind::IntList;
+    case ArgKind::TensorList: return got == TypeKind::TensorList;
+    case ArgKind::AnyList:
+      return got == TypeKind::IntList || got == TypeKind::TensorList || got == TypeKind::FloatList ||
+             got == TypeKind::BoolList;
+  }
+  return false;
 }
 
 namespace {

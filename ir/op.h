@@ -1,5 +1,6 @@
 #pragma once
 // OpKind and its table, generated from ops.def.
+#include "ir/type.h"
 #include "support/pointwise.h"
 
 #include <cstdint>
@@ -26,6 +27,7 @@ enum OpFlag : uint8_t {
   kOpFusedByOld = 4,      ///< the legacy fuser may put it in a group
   kOpFusedByTe = 8,       ///< the TE fuser may put it in a group
   kOpMetadata = 16,       ///< reads only its tensor operands' sizes, dtype and device, never their values
+  kOpFrontend = 32,       ///< TorchScript's form, lowered by the frontend passes before anything runs it
 };
 
 struct OpInfo {
@@ -42,6 +44,8 @@ struct OpInfo {
   bool differentiable() const { return flags & kOpDifferentiable; }
   /// No gradient flows through it, so it may read a value that requires grad (new_zeros, zeros_like).
   bool readsOnlyMetadata() const { return flags & kOpMetadata; }
+  /// TorchScript's form (tuples, modules, calls, ...): only the parser and the frontend passes see it.
+  bool frontendOnly() const { return flags & kOpFrontend; }
   /// The rule support/pointwise.def gives a POINTWISE_OP; nullopt for other ops.
   std::optional<PointwiseOp> pointwiseOp() const {
     return pointwise < 0 ? std::nullopt : std::optional(static_cast<PointwiseOp>(pointwise));
@@ -74,6 +78,11 @@ std::span<const OpInfo> allOps();
 /// The op named `name` taking `numInputs` inputs; when no row has that arity, the first row of that name
 /// (so the verifier can report an arity error); nullptr for an unknown name.
 const OpInfo* lookupOp(std::string_view name, int numInputs);
+/// Whether an argument of kind `want` takes a value of type `got`.
+bool argAccepts(ArgKind want, const Type& got);
+/// The op named `name` whose schema takes `inputs` (overloads of one arity told apart by their
+/// argument kinds: aten::add of ints, of tensors, of lists); else as lookupOp(name, inputs.size()).
+const OpInfo* lookupOp(std::string_view name, std::span<const Type> inputs);
 std::string_view opGroupName(OpGroupKind g);
 
 }  // namespace gj

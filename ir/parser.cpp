@@ -1,5 +1,6 @@
 #include "ir/parser.h"
 
+#include "ir/printer.h"
 #include "ir/verifier.h"
 #include "support/text.h"
 
@@ -18,7 +19,7 @@ namespace gj {
 
 namespace {
 
-enum class TokKind : uint8_t { Ident, Value, Int, Float, Punct, End };
+enum class TokKind : uint8_t { Ident, Value, Int, Float, String, Punct, End };
 
 struct Token {
   TokKind kind;
@@ -32,6 +33,7 @@ std::string_view tokKindName(TokKind k) {
     case TokKind::Value: return "value";
     case TokKind::Int: return "integer";
     case TokKind::Float: return "number";
+    case TokKind::String: return "string";
     case TokKind::Punct: return "punctuation";
     case TokKind::End: return "end of input";
   }
@@ -42,9 +44,30 @@ bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) |
 bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool isValueChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
 
+// The Python source a TorchScript comment names at the end of a line: `# /path/file.py:12:4`.
+std::optional<SourceLoc> pySourceOf(std::string_view comment) {
+  while (!comment.empty() && (comment.front() == '#' || comment.front() == ' ')) comment.remove_prefix(1);
+  while (!comment.empty() && std::isspace(static_cast<unsigned char>(comment.back()))) comment.remove_suffix(1);
+  size_t c2 = comment.rfind(':');
+  if (c2 == std::string_view::npos || c2 == 0) return std::nullopt;
+  size_t c1 = comment.rfind(':', c2 - 1);
+  if (c1 == std::string_view::npos || c1 == 0) return std::nullopt;
+  int line = 0, col = 0;
+  auto num = [](std::string_view s, int& v) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+  };
+  if (!num(comment.substr(c1 + 1, c2 - c1 - 1), line) || !num(comment.substr(c2 + 1), col) || line <= 0)
+    return std::nullopt;
+  return SourceLoc{std::string(comment.substr(0, c1)), line, col};
+}
+
 class Lexer {
  public:
   Lexer(std::string_view text, const std::string& file) : text_(text), file_(file) {}
+
+  /// The `# file.py:line:col` comment that ends each line, by line.
+  std::unordered_map<int, SourceLoc> takePySources() { return std::move(pySources_); }
 
   std::vector<Token> run() {
     std::vector<Token> toks;
@@ -65,13 +88,19 @@ class Lexer {
                       "value names use letters, digits, '_' and '.', e.g. %x or %input.1");
         toks.push_back({TokKind::Value, std::string(text_.substr(start, pos_ - start)), line, col});
       } else if (isIdentStart(c)) {
+        // aten::mm, an overload aten::add.Tensor, a class type __torch__.torch.nn.Linear
         size_t start = pos_;
-        while (pos_ < text_.size() &&
-               (isIdentChar(text_[pos_]) || (text_[pos_] == ':' && pos_ + 1 < text_.size() && text_[pos_ + 1] == ':'))) {
-          if (text_[pos_] == ':') advance();
+        while (pos_ < text_.size()) {
+          char d = text_[pos_];
+          bool scope = d == ':' && pos_ + 2 < text_.size() && text_[pos_ + 1] == ':' && isIdentStart(text_[pos_ + 2]);
+          bool dot = d == '.' && pos_ + 1 < text_.size() && isIdentStart(text_[pos_ + 1]);
+          if (!isIdentChar(d) && !scope && !dot) break;
+          if (scope) advance();
           advance();
         }
         toks.push_back({TokKind::Ident, std::string(text_.substr(start, pos_ - start)), line, col});
+      } else if (c == '"' || c == '\'') {
+        toks.push_back(string(line, col));
       } else if (std::isdigit(static_cast<unsigned char>(c)) ||
                  (c == '-' && pos_ + 1 < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_ + 1])))) {
         toks.push_back(number(line, col));
@@ -81,7 +110,7 @@ class Lexer {
       } else if (text_.substr(pos_, 3) == "...") {
         advance(), advance(), advance();
         toks.push_back({TokKind::Punct, "...", line, col});
-      } else if (std::string_view("()[],:=*-").find(c) != std::string_view::npos) {
+      } else if (std::string_view("()[],:=*-?{}<>").find(c) != std::string_view::npos) {
         advance();
         toks.push_back({TokKind::Punct, std::string(1, c), line, col});
       } else {
@@ -108,7 +137,10 @@ class Lexer {
     while (pos_ < text_.size()) {
       char c = text_[pos_];
       if (c == '#') {
+        size_t start = pos_;
+        int line = line_;
         while (pos_ < text_.size() && text_[pos_] != '\n') advance();
+        if (auto py = pySourceOf(text_.substr(start, pos_ - start))) pySources_[line] = std::move(*py);
       } else if (std::isspace(static_cast<unsigned char>(c))) {
         advance();
       } else {
@@ -116,6 +148,51 @@ class Lexer {
       }
     }
   }
+  // A string literal in double (or single) quotes with Python's escapes \\ \" \' \n \t \r \xHH.
+  Token string(int line, int col) {
+    const char quote = text_[pos_];
+    advance();
+    std::string s;
+    while (true) {
+      if (pos_ >= text_.size() || text_[pos_] == '\n')
+        throw Error("unterminated string", SourceLoc{file_, line, col}.str(),
+                    fmt::format("a string ends with {} on the same line", quote));
+      char c = text_[pos_];
+      advance();
+      if (c == quote) break;
+      if (c != '\\') {
+        s += c;
+        continue;
+      }
+      if (pos_ >= text_.size()) continue;
+      char e = text_[pos_];
+      int eline = line_, ecol = col_;
+      advance();
+      switch (e) {
+        case 'n': s += '\n'; break;
+        case 't': s += '\t'; break;
+        case 'r': s += '\r'; break;
+        case '\\': case '"': case '\'': s += e; break;
+        case 'x': {
+          int v = 0;
+          for (int k = 0; k < 2; ++k) {
+            char h = pos_ < text_.size() ? text_[pos_] : '\0';
+            if (!std::isxdigit(static_cast<unsigned char>(h)))
+              throw Error("\\x in a string takes two hex digits", SourceLoc{file_, eline, ecol}.str());
+            v = v * 16 + (std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : std::tolower(h) - 'a' + 10);
+            advance();
+          }
+          s += static_cast<char>(v);
+          break;
+        }
+        default:
+          throw Error(fmt::format("unknown escape '\\{}' in a string", printable(e)), SourceLoc{file_, eline, ecol}.str(),
+                      "strings take \\\\, \\\", \\', \\n, \\t, \\r and \\xHH");
+      }
+    }
+    return {TokKind::String, std::move(s), line, col};
+  }
+
   Token number(int line, int col) {
     size_t start = pos_;
     bool isFloat = false;
@@ -139,11 +216,13 @@ class Lexer {
   const std::string& file_;
   size_t pos_ = 0;
   int line_ = 1, col_ = 1;
+  std::unordered_map<int, SourceLoc> pySources_;
 };
 
 class Parser {
  public:
-  Parser(std::vector<Token> toks, const std::string& file) : toks_(std::move(toks)), file_(file) {}
+  Parser(std::vector<Token> toks, std::unordered_map<int, SourceLoc> pySources, const std::string& file)
+      : toks_(std::move(toks)), pySources_(std::move(pySources)), file_(file) {}
 
   std::unique_ptr<Graph> run() {
     auto main = parseGraph("IR text starts with 'graph(' followed by the graph's inputs");
@@ -211,11 +290,15 @@ class Parser {
   }
   SourceLoc loc(const Token& t) const { return {file_, t.line, t.col}; }
   [[noreturn]] void fail(const Token& t, const std::string& msg, const std::string& hint = {}) const {
-    throw Error(msg, loc(t).str(), hint);
+    std::string where = loc(t).str();
+    if (auto it = pySources_.find(t.line); it != pySources_.end())
+      where += fmt::format(" (Python source {})", it->second.str());
+    throw Error(msg, where, hint);
   }
   std::string describe(const Token& t) const {
     if (t.kind == TokKind::End) return "end of input";
     if (t.kind == TokKind::Value) return "'%" + t.text + "'";
+    if (t.kind == TokKind::String) return fmt::format("string \"{}\"", t.text);
     return fmt::format("{} '{}'", tokKindName(t.kind), t.text);
   }
   void expect(std::string_view punct, const std::string& hint = {}) {
@@ -265,33 +348,84 @@ class Parser {
   }
 
   // ---- types ----
+  // Ours and TorchScript's: Float(3, 4), Tensor, int, float[], (Tensor, int), Tensor?, Optional[T],
+  // List[T], str, Device, NoneType, Function, __torch__.M.
   Type parseType() {
+    Type ty = parseTypeAtom();
+    while (true) {
+      if (accept("?")) {
+        ty = Type::optional(std::move(ty));
+      } else if (peekIs("[") && peek(1).kind == TokKind::Punct && peek(1).text == "]") {
+        const Token& at = peek();
+        pos_ += 2;
+        ty = listOf(ty, at);
+      } else {
+        return ty;
+      }
+    }
+  }
+  Type listOf(const Type& element, const Token& at) const {
+    switch (element.kind) {
+      case TypeKind::Tensor: return Type::of(TypeKind::TensorList);
+      case TypeKind::Int: return Type::of(TypeKind::IntList);
+      case TypeKind::Float: return Type::of(TypeKind::FloatList);
+      case TypeKind::Bool: return Type::of(TypeKind::BoolList);
+      case TypeKind::IntList: case TypeKind::TensorList: case TypeKind::None: case TypeKind::FloatList:
+      case TypeKind::BoolList: case TypeKind::Tuple: case TypeKind::Optional: case TypeKind::Str:
+      case TypeKind::Device: case TypeKind::Function: case TypeKind::Class:
+        break;
+    }
+    fail(at, fmt::format("lists of {} are not supported", element.str()),
+         "lists hold Tensor, int, float or bool");
+  }
+  Type parseTypeAtom() {
     const Token& t = next();
+    if (t.kind == TokKind::Punct && t.text == "(") {  // a tuple
+      std::vector<Type> elements;
+      if (!accept(")")) {
+        do elements.push_back(parseType());
+        while (accept(","));
+        expect(")", "a tuple type ends with ')'");
+      }
+      return Type::tuple(std::move(elements));
+    }
     if (t.kind != TokKind::Ident)
       fail(t, fmt::format("expected a type but found {}", describe(t)),
-           "types are Tensor, Float(3, 4), Double, Long, Bool, int, float, bool, int[], Tensor[] or NoneType");
-    static const std::unordered_map<std::string, TypeKind> kScalars = {
-        {"int", TypeKind::Int}, {"float", TypeKind::Float}, {"bool", TypeKind::Bool}, {"NoneType", TypeKind::None}};
-    if (auto it = kScalars.find(t.text); it != kScalars.end()) {
-      if (t.text == "int" && accept("[")) {
-        expect("]");
-        return Type::of(TypeKind::IntList);
+           "types are Tensor, Float(3, 4), Double, Long, Bool, int, float, bool, int[], Tensor[], NoneType, "
+           "TorchScript's (Tensor, int), Tensor?, str, Device and a module's __torch__ class");
+    static const std::unordered_map<std::string, TypeKind> kNamed = {
+        {"int", TypeKind::Int},   {"float", TypeKind::Float},       {"bool", TypeKind::Bool},
+        {"NoneType", TypeKind::None}, {"str", TypeKind::Str},      {"Device", TypeKind::Device},
+        {"Function", TypeKind::Function}};
+    if (auto it = kNamed.find(t.text); it != kNamed.end()) return Type::of(it->second);
+    if (t.text == "Optional" || t.text == "List" || t.text == "Tuple") {
+      expect("[", fmt::format("{}[...] names its element type", t.text));
+      std::vector<Type> elements;
+      if (!peekIs("]")) {
+        do elements.push_back(parseType());
+        while (accept(","));
       }
-      return Type::of(it->second);
+      expect("]");
+      if (t.text == "Tuple") return Type::tuple(std::move(elements));
+      if (elements.size() != 1) fail(t, fmt::format("{}[...] takes one element type", t.text));
+      return t.text == "Optional" ? Type::optional(std::move(elements[0])) : listOf(elements[0], t);
     }
+    if (t.text.rfind("__torch__", 0) == 0) return Type::classNamed(t.text);
+    if (t.text == "Dict" || t.text == "Any" || t.text == "Scalar" || t.text == "number" || t.text == "Union")
+      fail(t, fmt::format("TorchScript's type {} is not supported", t.text),
+           "graphjit reads tensors, int, float, bool, their lists, tuples, Optionals, str, Device and modules");
     Type ty = Type::tensor();
     if (t.text != "Tensor") {
       auto dt = dtypeFromIrName(t.text);
       if (!dt) fail(t, fmt::format("unknown type '{}'", t.text),
                     "tensor types are Tensor, Float, Double, Long or Bool; scalars are int, float, bool, int[]");
       ty.dtype = dt;
-    } else if (accept("[")) {
-      expect("]");
-      return Type::of(TypeKind::TensorList);
     }
     if (accept("(")) parseTensorDetails(ty);
     return ty;
   }
+  // Inside Float(...): dimensions (`*` unknown, `...` an unknown rank), device=, requires_grad= and
+  // TorchScript's strides=[...] (read and dropped: graphjit's tensors are dense and its own layout).
   void parseTensorDetails(Type& ty) {
     std::vector<int64_t> sizes;
     bool sizesKnown = true;
@@ -310,12 +444,27 @@ class Parser {
         sizes.push_back(kUnknownDim);
       } else if (t.kind == TokKind::Punct && t.text == "...") {
         sizesKnown = false;
+      } else if (t.kind == TokKind::Ident && t.text == "strides") {
+        expect("=");
+        expect("[", "strides are written strides=[4, 1]");
+        if (!peekIs("]")) {
+          do {
+            const Token& s = next();
+            if (s.kind != TokKind::Int && !(s.kind == TokKind::Punct && s.text == "*"))
+              fail(s, fmt::format("a stride is an integer or '*', found {}", describe(s)));
+          } while (accept(","));
+        }
+        expect("]", "strides end with ']'");
       } else if (t.kind == TokKind::Ident && (t.text == "device" || t.text == "requires_grad")) {
         expect("=");
         const Token& v = next();
         if (t.text == "device") {
           auto d = deviceFromName(v.text);
-          if (!d) fail(v, fmt::format("unknown device '{}'", v.text), "devices are cpu and cuda");
+          if (!d) fail(v, fmt::format("unknown device '{}'", v.text), "devices are cpu and cuda (cuda:0)");
+          if (accept(":")) {  // cuda:0
+            const Token& index = next();
+            if (index.kind != TokKind::Int) fail(index, fmt::format("expected a device index but found {}", describe(index)));
+          }
           ty.device = d;
         } else {
           if (v.kind != TokKind::Int || (v.text != "0" && v.text != "1"))
@@ -323,7 +472,7 @@ class Parser {
           ty.requiresGrad = v.text == "1";
         }
       } else {
-        fail(t, fmt::format("expected a dimension, '*', device= or requires_grad= but found {}", describe(t)));
+        fail(t, fmt::format("expected a dimension, '*', device=, requires_grad= or strides= but found {}", describe(t)));
       }
     } while (accept(","));
     expect(")", "a tensor type's details end with ')'");
@@ -376,23 +525,51 @@ class Parser {
         outs.emplace_back(name, parseType());
       } while (accept(","));
       expect("=", "after a node's outputs comes '=' and the op");
+    } else {
+      accept("=");  // TorchScript writes a node without outputs as ` = prim::RaiseException(...)`
     }
-    const Token& opTok = next();
+    Token opTok = next();
     if (opTok.kind != TokKind::Ident || opTok.text.find("::") == std::string::npos)
       fail(opTok, fmt::format("expected an op name such as aten::mm but found {}", describe(opTok)));
+    // An overload's name (aten::add.Tensor) is dropped: the inputs' types pick the row.
+    if (size_t dot = opTok.text.find('.', opTok.text.find("::")); dot != std::string::npos) opTok.text.resize(dot);
     std::optional<ConstantValue> value;
     std::optional<Token> valueTok;
+    std::string attribute;
+    bool tensorConstant = false;
     if (accept("[")) {
-      expectIdent("value", "the only attribute is value=..., on prim::Constant");
+      const Token& a = next();
+      if (a.kind != TokKind::Ident || (a.text != "value" && a.text != "name"))
+        fail(a, fmt::format("expected value= or name= but found {}", describe(a)),
+             "prim::Constant takes value=...; prim::GetAttr, prim::CallMethod and a Function constant name=\"...\"");
+      attribute = a.text;
       expect("=");
       valueTok = peek();
-      value = parseLiteral();
+      if (attribute == "name") {
+        const Token& s = next();
+        if (s.kind != TokKind::String) fail(s, fmt::format("name= takes a string but found {}", describe(s)));
+        value = s.text;
+      } else if (peekIs("<")) {
+        fail(peek(), "a tensor constant's data is not in the text (PyTorch prints it as <Tensor>)",
+             "make the tensor an input of the graph (a parameter, read from a .npy file) instead of a constant");
+      } else if (accept("{")) {  // a one-element tensor, as a trace prints `x * 2`
+        valueTok = peek();
+        value = parseLiteral();
+        if (value->index() != 1 && value->index() != 2) fail(*valueTok, "a {...} tensor constant holds one number");
+        expect("}");
+        tensorConstant = true;
+      } else {
+        value = parseLiteral();
+      }
       expect("]");
     }
     expect("(", fmt::format("{} takes its inputs in parentheses", opTok.text));
     std::vector<Value*> ins = parseValueList();
+    const Token& close = peek();
     expect(")");
-    const OpInfo* info = lookupOp(opTok.text, static_cast<int>(ins.size()));
+    std::vector<Type> inTypes;
+    for (Value* v : ins) inTypes.push_back(v->type());
+    const OpInfo* info = lookupOp(opTok.text, inTypes);
     std::string subgraphName;
     if (!info) {
       // name_N: a subgraph node whose body follows in a with-section.
@@ -412,19 +589,29 @@ class Parser {
       fail(opTok, fmt::format("{} cannot be written as a node", opTok.text), "use the block header or '-> (...)'");
     Node* n = g_->create(info->kind, ins, 0);
     n->setLoc(loc(opTok));
+    if (auto it = pySources_.find(close.line); it != pySources_.end()) n->setPySource(it->second);
     if (!subgraphName.empty()) {
       if (pendingSubgraphs_.count(subgraphName))
         fail(opTok, fmt::format("{} is used by two nodes", subgraphName), "number each subgraph node differently");
       pendingSubgraphs_.emplace(subgraphName, std::pair{n, opTok});
     }
     b->append(n);
+    const bool named = info->kind == OpKind::GetAttr || info->kind == OpKind::CallMethod;
+    if (named && attribute != "name")
+      fail(opTok, fmt::format("{} needs a name=\"...\" attribute", opTok.text));
     if (value) {
-      if (info->kind != OpKind::Constant) fail(*valueTok, "only prim::Constant takes a value attribute");
+      if (named ? attribute != "name" : info->kind != OpKind::Constant)
+        fail(*valueTok, fmt::format("{} takes no {} attribute", opTok.text, attribute));
       n->setConstant(*value);
     }
     for (auto& [name, type] : outs) {
       if (info->kind == OpKind::Constant && value) {
-        n->setConstant(convertConstant(*value, type, *valueTok));
+        if (tensorConstant != type.isTensor())
+          fail(*valueTok, tensorConstant ? fmt::format("a {{...}} constant is a tensor, but it is declared {}", type.str())
+                                         : fmt::format("a tensor constant's value is written {{...}}, as in {{2}}"));
+        if (attribute == "name" && type.kind != TypeKind::Function)
+          fail(*valueTok, fmt::format("a constant with name= is a Function, but it is declared {}", type.str()));
+        if (!tensorConstant) n->setConstant(convertConstant(*value, type, *valueTok));
       }
       define(name, n->addOutput(type));
     }
@@ -463,25 +650,33 @@ class Parser {
       return -std::numeric_limits<double>::infinity();
     }
     if (t.kind == TokKind::Ident && t.text == "None") return std::monostate{};
-    if (t.kind == TokKind::Punct && t.text == "[") {
-      std::vector<int64_t> xs;
+    if (t.kind == TokKind::String) return t.text;
+    if (t.kind == TokKind::Punct && t.text == "[") {  // an int list, or a float list when a number is
+      std::vector<int64_t> ints;
+      std::vector<double> floats;
+      bool anyFloat = false;
       if (!peekIs("]")) {
         do {
           const Token& e = next();
-          if (e.kind != TokKind::Int) fail(e, fmt::format("int list elements must be integers, found {}", describe(e)));
-          xs.push_back(parseInt(e));
+          if (e.kind != TokKind::Int && e.kind != TokKind::Float)
+            fail(e, fmt::format("list elements must be numbers, found {}", describe(e)));
+          anyFloat |= e.kind == TokKind::Float;
+          floats.push_back(e.kind == TokKind::Int ? static_cast<double>(parseInt(e)) : parseFloat(e));
+          if (e.kind == TokKind::Int) ints.push_back(parseInt(e));
         } while (accept(","));
       }
-      expect("]", "an int list ends with ']'");
-      return xs;
+      expect("]", "a list ends with ']'");
+      if (anyFloat) return floats;
+      return ints;
     }
-    fail(t, fmt::format("expected a constant (integer, number, [list] or None) but found {}", describe(t)));
+    fail(t, fmt::format("expected a constant (integer, number, string, [list] or None) but found {}", describe(t)));
   }
 
   ConstantValue convertConstant(const ConstantValue& v, const Type& t, const Token& at) const {
     auto mismatch = [&]() -> ConstantValue {
-      fail(at, fmt::format("constant {} does not fit its declared type {}", at.text, t.str()),
-           "int takes an integer, float a number, bool 0 or 1, int[] a [list]; NoneType has no value");
+      fail(at, fmt::format("constant {} does not fit its declared type {}", constantStr(v), t.str()),
+           "int takes an integer, float a number, bool 0 or 1, int[] and float[] a [list], str, Device and "
+           "Function a string; NoneType has no value");
     };
     switch (t.kind) {
       case TypeKind::Int:
@@ -497,11 +692,27 @@ class Parser {
       case TypeKind::IntList:
         if (v.index() == 4) return v;
         return mismatch();
+      case TypeKind::FloatList:
+        if (v.index() == 6) return v;
+        if (v.index() == 4) {
+          const auto& xs = std::get<std::vector<int64_t>>(v);
+          return std::vector<double>(xs.begin(), xs.end());
+        }
+        return mismatch();
       case TypeKind::None:
+      case TypeKind::Optional:
         if (v.index() == 0) return v;
+        return mismatch();
+      case TypeKind::Str:
+      case TypeKind::Device:
+      case TypeKind::Function:
+        if (v.index() == 5) return v;
         return mismatch();
       case TypeKind::Tensor:
       case TypeKind::TensorList:
+      case TypeKind::BoolList:
+      case TypeKind::Tuple:
+      case TypeKind::Class:
         return mismatch();
     }
     return mismatch();
@@ -519,6 +730,7 @@ class Parser {
   }
 
   std::vector<Token> toks_;
+  std::unordered_map<int, SourceLoc> pySources_;
   const std::string& file_;
   size_t pos_ = 0;
   std::unique_ptr<Graph> g_;
@@ -530,7 +742,9 @@ class Parser {
 }  // namespace
 
 std::unique_ptr<Graph> parseIR(std::string_view text, const std::string& file) {
-  auto g = Parser(Lexer(text, file).run(), file).run();
+  Lexer lexer(text, file);
+  std::vector<Token> toks = lexer.run();
+  auto g = Parser(std::move(toks), lexer.takePySources(), file).run();
   verifyOrThrow(*g);
   return g;
 }

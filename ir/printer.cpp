@@ -8,20 +8,46 @@
 
 namespace gj {
 
+namespace {
+std::string floatStr(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  std::string s = fmt::format("{}", d);  // shortest text that reads back exactly
+  if (s.find_first_of(".en") == std::string::npos) s += ".";
+  return s;
+}
+
+// A str as TorchScript prints it: in double quotes, with \, \" and control characters escaped.
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        else out += c;
+    }
+  }
+  return out + "\"";
+}
+}  // namespace
+
 std::string constantStr(const ConstantValue& v) {
   switch (v.index()) {
     case 0: return "None";
     case 1: return std::to_string(std::get<int64_t>(v));
-    case 2: {
-      double d = std::get<double>(v);
-      if (std::isnan(d)) return "nan";
-      if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-      std::string s = fmt::format("{}", d);  // shortest text that reads back exactly
-      if (s.find_first_of(".en") == std::string::npos) s += ".";
-      return s;
-    }
+    case 2: return floatStr(std::get<double>(v));
     case 3: return std::get<bool>(v) ? "1" : "0";
-    default: return fmt::format("[{}]", fmt::join(std::get<std::vector<int64_t>>(v), ", "));
+    case 4: return fmt::format("[{}]", fmt::join(std::get<std::vector<int64_t>>(v), ", "));
+    case 5: return quoted(std::get<std::string>(v));
+    default: {
+      std::vector<std::string> xs;
+      for (double d : std::get<std::vector<double>>(v)) xs.push_back(floatStr(d));
+      return fmt::format("[{}]", fmt::join(xs, ", "));
+    }
   }
 }
 
@@ -100,8 +126,15 @@ class Printer {
       os_ << subs_->nameOf(n);
     else
       os_ << n->info().name;
-    if (n->kind() == OpKind::Constant && n->constant().index() != 0) os_ << "[value=" << constantStr(n->constant()) << "]";
-    os_ << "(" << values(n->inputs()) << ")\n";
+    if (n->constant().index() != 0) {
+      // a trace's one-element tensor constant is written {2}
+      bool tensor = n->kind() == OpKind::Constant && n->outputs().size() == 1 && n->output()->type().isTensor();
+      os_ << "[" << (namesAttribute(n) ? "name=" : "value=") << (tensor ? "{" : "") << constantStr(n->constant())
+          << (tensor ? "}" : "") << "]";
+    }
+    os_ << "(" << values(n->inputs()) << ")";
+    if (n->pySource().known()) os_ << " # " << n->pySource().str();
+    os_ << "\n";
     for (size_t b = 0; b < n->blocks().size(); ++b) {
       const Block* blk = n->block(b);
       os_ << pad << "  block" << b << "(";
@@ -113,6 +146,10 @@ class Printer {
   }
 
  private:
+  // prim::GetAttr, prim::CallMethod and a Function constant name their target: `[name="forward"]`.
+  static bool namesAttribute(const Node* n) {
+    return n->kind() != OpKind::Constant || (n->outputs().size() == 1 && n->output()->type().kind == TypeKind::Function);
+  }
   void params(std::span<Value* const> vs, const char* contIndent) {
     for (size_t i = 0; i < vs.size(); ++i) {
       if (i) os_ << (*contIndent ? ",\n" : ", ") << contIndent;

@@ -19,6 +19,7 @@ class Verifier {
  private:
   void report(const Node* n, std::string msg) {
     std::string where = n->loc().known() ? n->loc().str() : printNode(n);
+    if (n->pySource().known()) where += fmt::format(" (Python source {})", n->pySource().str());
     diags_.push_back({std::move(msg), std::move(where)});
   }
 
@@ -78,30 +79,24 @@ class Verifier {
     if (n->kind() == OpKind::Constant && nout == 1) {
       Type want = constantType(n->constant());
       const Type& got = n->output()->type();
-      if (want.kind != got.kind)
+      if (!constantFits(want.kind, got))
         report(n, fmt::format("constant of type {} holds {} (a {})", got.str(), constantStr(n->constant()),
                               want.str()));
     }
     for (const Value* v : n->outputs()) define(v);
   }
 
-  static bool accepts(ArgKind want, TypeKind got) {
-    switch (want) {
-      case ArgKind::Any: return true;
-      case ArgKind::Tensor: return got == TypeKind::Tensor;
-      case ArgKind::OptionalTensor: return got == TypeKind::Tensor || got == TypeKind::None;
-      case ArgKind::TensorOrScalar: return got == TypeKind::Tensor || isScalar(got);
-      case ArgKind::Scalar: return isScalar(got);
-      case ArgKind::Int: return got == TypeKind::Int;
-      case ArgKind::Float: return got == TypeKind::Float || got == TypeKind::Int;
-      case ArgKind::Bool: return got == TypeKind::Bool;
-      case ArgKind::IntList: return got == TypeKind::IntList;
-      case ArgKind::TensorList: return got == TypeKind::TensorList;
-      case ArgKind::AnyList: return got == TypeKind::IntList || got == TypeKind::TensorList;
+  // A constant's value against its declared type. Besides the same kinds: a str names a Function or a
+  // Device, None is an Optional's, and a number is a one-element tensor (a trace's `{2}`).
+  static bool constantFits(TypeKind value, const Type& declared) {
+    if (value == declared.kind) return true;
+    switch (value) {
+      case TypeKind::Str: return declared.kind == TypeKind::Function || declared.kind == TypeKind::Device;
+      case TypeKind::None: return declared.kind == TypeKind::Optional;
+      case TypeKind::Int: case TypeKind::Float: case TypeKind::Bool: return declared.isTensor();
+      default: return false;
     }
-    return false;
   }
-  static bool isScalar(TypeKind k) { return k == TypeKind::Int || k == TypeKind::Float || k == TypeKind::Bool; }
 
   // Each input's and output's kind against the op's schema (ops.def): a tensor where the schema takes
   // an int is an error here, not at run time.
@@ -110,13 +105,13 @@ class Verifier {
     const OpSignature& sig = opSignature(n->kind());
     for (size_t i = 0; i < n->inputs().size() && i < sig.inputs.size(); ++i) {
       const Value* v = n->input(i);
-      if (!accepts(sig.inputs[i], v->type().kind))
+      if (!argAccepts(sig.inputs[i], v->type()))
         report(n, fmt::format("{}'s argument {} must be {}, but %{} is {}; the schema: {}", info.name, i + 1,
                               argKindName(sig.inputs[i]), name(v), v->type().str(), info.schema));
     }
     for (size_t k = 0; k < n->outputs().size() && k < sig.outputs.size(); ++k) {
       const Value* v = n->output(k);
-      if (!accepts(sig.outputs[k], v->type().kind))
+      if (!argAccepts(sig.outputs[k], v->type()))
         report(n, fmt::format("%{} is declared {}, but {} returns {}; the schema: {}", name(v), v->type().str(),
                               info.name, argKindName(sig.outputs[k]), info.schema));
     }
@@ -198,7 +193,46 @@ class Verifier {
   std::vector<Diagnostic> diags_;
 };
 
+// The first value or node of `b` (recursively) that only the frontend passes may see.
+const Node* firstFrontendForm(const Block* b, std::string* why) {
+  auto runnable = [](const Type& t) {
+    return !t.isFrontendOnly() && t.kind != TypeKind::FloatList && t.kind != TypeKind::BoolList;
+  };
+  for (const Value* v : b->inputs())
+    if (!runnable(v->type())) {
+      *why = fmt::format("%{} is of TorchScript's type {}", v->name(), v->type().str());
+      return b->paramNode();
+    }
+  for (const Node* n : *b) {
+    if (n->info().frontendOnly()) {
+      *why = fmt::format("{} is TorchScript's form", n->info().name);
+      return n;
+    }
+    for (const Value* v : n->outputs())
+      if (!runnable(v->type()) || (n->kind() == OpKind::Constant && v->type().isTensor())) {
+        *why = n->kind() == OpKind::Constant && v->type().isTensor()
+                   ? fmt::format("%{} is a tensor constant", v->name())
+                   : fmt::format("%{} is of TorchScript's type {}", v->name(), v->type().str());
+        return n;
+      }
+    for (const Block* inner : n->blocks())
+      if (const Node* f = firstFrontendForm(inner, why)) return f;
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+void requireLowered(const Graph& g, std::string_view what) {
+  std::string why;
+  const Node* n = firstFrontendForm(g.block(), &why);
+  if (!n) return;
+  std::string where = n->loc().known() ? n->loc().str() : "";
+  if (n->pySource().known()) where += fmt::format("{}Python source {}", where.empty() ? "" : " ", n->pySource().str());
+  throw Error(fmt::format("{} cannot run this graph: {}, which graphjit reads but does not run yet", what, why), where,
+              "graphjit runs tensors, int, float, bool, int[] and Tensor[] values; TorchScript's tuples, module "
+              "attributes, calls, exceptions and list mutation are not lowered yet (docs/torchscript.md)");
+}
 
 std::vector<Diagnostic> verify(const Graph& g) { return Verifier().run(g); }
 

@@ -17,5 +17,9 @@ struct Diagnostic {
 std::vector<Diagnostic> verify(const Graph& g);
 /// Throws gj::Error for the first problem; `context` (e.g. a pass name) is added to the message.
 void verifyOrThrow(const Graph& g, std::string_view context = {});
+/// Throws gj::Error when g holds TorchScript's forms that only the frontend passes may see: a FRONTEND_OP
+/// node, a value of a frontend type (tuple, Optional, str, Device, Function, module, float[] or bool[])
+/// or a tensor constant. `what` says what was about to run ("the profiling executor", "pass dce").
+void requireLowered(const Graph& g, std::string_view what);
 
 }  // namespace gj

@@ -271,6 +271,7 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::MeanBackward: case OpKind::NativeLayerNormBackward: case OpKind::VarBackward:
     case OpKind::NativeBatchNormBackward: case OpKind::MaxPool2dWithIndicesBackward:
     case OpKind::AdaptiveAvgPool2dBackward:
+#include "ir/frontend_cases.inc"
       break;
   }
   throw Error(fmt::format("autodiff: no gradient formula for {}", n->info().name), n->describe(),

@@ -111,6 +111,7 @@ PassOptions PassOptions::fromEnvironment() {
 }
 
 PassRecord runPass(Graph& g, std::string_view name, const std::function<bool(Graph&)>& step, const PassOptions& opts) {
+  requireLowered(g, fmt::format("pass {}", name));
   auto t0 = std::chrono::steady_clock::now();
   bool changed = step(g);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -390,7 +390,9 @@ std::string contradiction(const Type& declared, const Type& made) {
 }
 
 [[noreturn]] void typeError(const Node* n, const std::string& what) {
-  throw Error(what, n->loc().known() ? n->loc().str() : n->describe(),
+  std::string where = n->loc().known() ? n->loc().str() : n->describe();
+  if (n->loc().known() && n->pySource().known()) where += fmt::format(" (Python source {})", n->pySource().str());
+  throw Error(what, where,
               "fix the operands' types, or the declared type, so that they agree");
 }
 
@@ -489,12 +491,21 @@ Type outputType(const Node* n, size_t k) {
     case OpKind::Param: case OpKind::Return: case OpKind::Loop: case OpKind::If: case OpKind::DifferentiableGraph:
     case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup:
     case OpKind::TensorExprGroup:
+#include "ir/frontend_cases.inc"
       return n->output(k)->type();
     case OpKind::Profile: return in(0)->type();
-    case OpKind::Constant: return constantType(n->constant());
-    case OpKind::ListConstruct:
-      if (!n->inputs().empty() && in(0)->type().kind == TypeKind::Int) return Type::of(TypeKind::IntList);
-      return n->output()->type().kind == TypeKind::IntList ? Type::of(TypeKind::IntList) : Type::of(TypeKind::TensorList);
+    case OpKind::Constant:  // a Function, a Device (both hold a str) or a trace's {2} keep their declared type
+      if (n->output()->type().isTensor() || n->output()->type().isFrontendOnly()) return n->output()->type();
+      return constantType(n->constant());
+    case OpKind::ListConstruct: {  // a list of its elements' kind; an empty one keeps its declared kind
+      const TypeKind element = n->inputs().empty() ? TypeKind::None : in(0)->type().kind;
+      if (element == TypeKind::Int) return Type::of(TypeKind::IntList);
+      if (element == TypeKind::Float) return Type::of(TypeKind::FloatList);
+      if (element == TypeKind::Bool) return Type::of(TypeKind::BoolList);
+      const TypeKind declared = n->output()->type().kind;
+      if (n->inputs().empty() && declared != TypeKind::Tensor) return Type::of(declared);
+      return Type::of(TypeKind::TensorList);
+    }
     case OpKind::ListUnpack:
       if (auto t = listElement(in(0), static_cast<int64_t>(k))) return *t;
       return n->output(k)->type().isTensor() ? Type::tensor() : n->output(k)->type();

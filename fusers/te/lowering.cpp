@@ -645,6 +645,7 @@ std::optional<RowOp> rowOp(const Node* n) {
         return std::nullopt;
       return make(1, trailingDims(n->input(2), rank(1)));
 #include "ir/pointwise_cases.inc"
+#include "ir/frontend_cases.inc"
     case OpKind::Param: case OpKind::Return: case OpKind::Constant: case OpKind::ListConstruct:
     case OpKind::ListUnpack: case OpKind::ListAppend: case OpKind::DifferentiableGraph: case OpKind::Profile:
     case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup: case OpKind::TensorExprGroup:
