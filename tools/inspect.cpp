@@ -44,7 +44,9 @@ int cmdDump(const std::string& file, bool types) {
 
 int cmdOps() {
   for (const OpInfo& op : allOps())
-    std::cout << fmt::format("{:<32} {:<10} {}\n", op.name, opGroupName(op.group), op.schema);
+    // TorchScript's own ops are read from its text but lowered before anything runs (docs/torchscript.md)
+    std::cout << fmt::format("{:<32} {:<10} {}\n", op.name, op.frontendOnly() ? "frontend" : opGroupName(op.group),
+                             op.schema);
   return 0;
 }
 
