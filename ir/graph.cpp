@@ -131,7 +131,7 @@ Block* Node::addBlock() {
 }
 
 std::string Node::describe() const {
-  std::string py = pySource_.known() ? fmt::format(" (Python source {})", pySource_.str()) : "";
+  const std::string py = pySource_.pythonNote();
   if (loc_.known()) return fmt::format("node {} at {}{}", info().name, loc_.str(), py);
   std::string outs;
   for (Value* v : outputs_) outs += (outs.empty() ? "%" : ", %") + (v->name().empty() ? std::to_string(v->id()) : v->name());

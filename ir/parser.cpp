@@ -290,10 +290,8 @@ class Parser {
   }
   SourceLoc loc(const Token& t) const { return {file_, t.line, t.col}; }
   [[noreturn]] void fail(const Token& t, const std::string& msg, const std::string& hint = {}) const {
-    std::string where = loc(t).str();
-    if (auto it = pySources_.find(t.line); it != pySources_.end())
-      where += fmt::format(" (Python source {})", it->second.str());
-    throw Error(msg, where, hint);
+    auto py = pySources_.find(t.line);
+    throw Error(msg, loc(t).str() + (py != pySources_.end() ? py->second.pythonNote() : ""), hint);
   }
   std::string describe(const Token& t) const {
     if (t.kind == TokKind::End) return "end of input";

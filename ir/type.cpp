@@ -39,10 +39,10 @@ Type Type::classNamed(std::string name) {
 bool Type::isFrontendOnly() const {
   switch (kind) {
     case TypeKind::Tuple: case TypeKind::Optional: case TypeKind::Str: case TypeKind::Device:
-    case TypeKind::Function: case TypeKind::Class:
+    case TypeKind::Function: case TypeKind::Class: case TypeKind::FloatList: case TypeKind::BoolList:
       return true;
     case TypeKind::Tensor: case TypeKind::Int: case TypeKind::Float: case TypeKind::Bool: case TypeKind::IntList:
-    case TypeKind::TensorList: case TypeKind::None: case TypeKind::FloatList: case TypeKind::BoolList:
+    case TypeKind::TensorList: case TypeKind::None:
       return false;
   }
   return false;

@@ -7,8 +7,8 @@
 // `Float` alone is a float32 tensor of unknown rank; `Float()` is a 0-dim float32 tensor.
 //
 // TorchScript's graphs bring types that only its frontend passes see (they lower them to the kinds
-// above): tuples `(T1, T2)`, `Optional[T]`, `str`, `Device`, `Function` and a module's class type
-// (`__torch__.M`). No executor runs a value of these kinds.
+// above): tuples `(T1, T2)`, `T?` (read also as `Optional[T]`), `str`, `Device`, `Function`, a module's
+// class type (`__torch__.M`), `float[]` and `bool[]`. No executor runs a value of these kinds.
 #include "support/dtype.h"
 
 #include <cstdint>
@@ -45,7 +45,8 @@ struct Type {
   static Type classNamed(std::string name);
 
   bool isTensor() const { return kind == TypeKind::Tensor; }
-  /// Of a kind only TorchScript's graphs hold (a tuple, Optional, str, Device, Function, class).
+  /// Of a kind only TorchScript's graphs hold (a tuple, Optional, str, Device, Function, class, float[],
+  /// bool[]): no executor runs it.
   bool isFrontendOnly() const;
   /// dtype and every dimension known.
   bool isComplete() const;

@@ -18,8 +18,7 @@ class Verifier {
 
  private:
   void report(const Node* n, std::string msg) {
-    std::string where = n->loc().known() ? n->loc().str() : printNode(n);
-    if (n->pySource().known()) where += fmt::format(" (Python source {})", n->pySource().str());
+    std::string where = (n->loc().known() ? n->loc().str() : printNode(n)) + n->pySource().pythonNote();
     diags_.push_back({std::move(msg), std::move(where)});
   }
 
@@ -195,11 +194,8 @@ class Verifier {
 
 // The first value or node of `b` (recursively) that only the frontend passes may see.
 const Node* firstFrontendForm(const Block* b, std::string* why) {
-  auto runnable = [](const Type& t) {
-    return !t.isFrontendOnly() && t.kind != TypeKind::FloatList && t.kind != TypeKind::BoolList;
-  };
   for (const Value* v : b->inputs())
-    if (!runnable(v->type())) {
+    if (v->type().isFrontendOnly()) {
       *why = fmt::format("%{} is of TorchScript's type {}", v->name(), v->type().str());
       return b->paramNode();
     }
@@ -209,7 +205,7 @@ const Node* firstFrontendForm(const Block* b, std::string* why) {
       return n;
     }
     for (const Value* v : n->outputs())
-      if (!runnable(v->type()) || (n->kind() == OpKind::Constant && v->type().isTensor())) {
+      if (v->type().isFrontendOnly() || (n->kind() == OpKind::Constant && v->type().isTensor())) {
         *why = n->kind() == OpKind::Constant && v->type().isTensor()
                    ? fmt::format("%{} is a tensor constant", v->name())
                    : fmt::format("%{} is of TorchScript's type {}", v->name(), v->type().str());
@@ -227,9 +223,8 @@ void requireLowered(const Graph& g, std::string_view what) {
   std::string why;
   const Node* n = firstFrontendForm(g.block(), &why);
   if (!n) return;
-  std::string where = n->loc().known() ? n->loc().str() : "";
-  if (n->pySource().known()) where += fmt::format("{}Python source {}", where.empty() ? "" : " ", n->pySource().str());
-  throw Error(fmt::format("{} cannot run this graph: {}, which graphjit reads but does not run yet", what, why), where,
+  throw Error(fmt::format("{} cannot run this graph: {}, which graphjit reads but does not run yet", what, why),
+              n->loc().str() + n->pySource().pythonNote(),
               "graphjit runs tensors, int, float, bool, int[] and Tensor[] values; TorchScript's tuples, module "
               "attributes, calls, exceptions and list mutation are not lowered yet (docs/torchscript.md)");
 }

@@ -390,9 +390,8 @@ std::string contradiction(const Type& declared, const Type& made) {
 }
 
 [[noreturn]] void typeError(const Node* n, const std::string& what) {
-  std::string where = n->loc().known() ? n->loc().str() : n->describe();
-  if (n->loc().known() && n->pySource().known()) where += fmt::format(" (Python source {})", n->pySource().str());
-  throw Error(what, where,
+  // describe() already names the Python source
+  throw Error(what, n->loc().known() ? n->loc().str() + n->pySource().pythonNote() : n->describe(),
               "fix the operands' types, or the declared type, so that they agree");
 }
 

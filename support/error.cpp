@@ -10,6 +10,10 @@ std::string SourceLoc::str() const {
   return fmt::format("{}:{}:{}", file.empty() ? "<string>" : file, line, col);
 }
 
+std::string SourceLoc::pythonNote() const {
+  return known() ? fmt::format(" (Python source {})", str()) : std::string();
+}
+
 static std::string compose(const std::string& message, const std::string& where, const std::string& hint) {
   return fmt::format("{}{}{}{}{}", where, where.empty() ? "" : ": ", message, hint.empty() ? "" : "\n  hint: ", hint);
 }

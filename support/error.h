@@ -20,6 +20,9 @@ struct SourceLoc {
   int col = 0;
   bool known() const { return line > 0; }
   std::string str() const;  ///< "file:line:col", or "" when unknown.
+  /// " (Python source file.py:12:4)" for the Python source a TorchScript comment named, "" when unknown:
+  /// what an error's place gains when its node came from PyTorch's text.
+  std::string pythonNote() const;
 };
 
 /// What went wrong, where, and how to fix it. Tools print `what()` and exit non-zero.
