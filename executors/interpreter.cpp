@@ -430,6 +430,31 @@ void Frame::runNode(const Node* n) {
     case OpKind::Sizes: set(n, IValue(T(0).sizes())); return;
     case OpKind::IntAdd: set(n, IValue(I(0) + I(1))); return;
     case OpKind::IntSub: set(n, IValue(I(0) - I(1))); return;
+    case OpKind::IntEq: set(n, IValue(I(0) == I(1))); return;
+    case OpKind::IntNe: set(n, IValue(I(0) != I(1))); return;
+    case OpKind::IntLt: set(n, IValue(I(0) < I(1))); return;
+    case OpKind::IntLe: set(n, IValue(I(0) <= I(1))); return;
+    case OpKind::IntGt: set(n, IValue(I(0) > I(1))); return;
+    case OpKind::IntGe: set(n, IValue(I(0) >= I(1))); return;
+    case OpKind::BoolNot: set(n, IValue(!in[0].toBool("aten::__not__"))); return;
+    case OpKind::RaiseIf:
+      if (in[0].toBool("prim::RaiseIf"))
+        throw Error(std::get<std::string>(n->constant()), n->loc().str() + n->pySource().pythonNote(),
+                    "the graph's own check failed on these inputs (TorchScript's `raise`)");
+      return;
+    case OpKind::ListConcat:
+      if (in[0].isIntList()) {
+        std::vector<int64_t> xs = in[0].toIntList();
+        const auto& ys = in[1].toIntList("aten::add");
+        xs.insert(xs.end(), ys.begin(), ys.end());
+        set(n, IValue(std::move(xs)));
+      } else {
+        TensorList xs = in[0].toTensorList("aten::add");
+        const TensorList& ys = in[1].toTensorList("aten::add");
+        xs.insert(xs.end(), ys.begin(), ys.end());
+        set(n, IValue(std::move(xs)));
+      }
+      return;
     case OpKind::IntOfTensor: {
       const Tensor& x = T(0);
       USER_CHECK(x.numel() == 1, "aten::Int: a tensor of {} elements ({}) has no single value", x.numel(),

@@ -116,6 +116,13 @@ Value* Node::addOutput(Type t) {
   return v;
 }
 
+Value* Node::insertOutput(size_t i, Type t) {
+  IR_CHECK(i <= outputs_.size()) << "inserting output " << i << " of " << describe();
+  Value* v = graph_->newValue(this, i, std::move(t));
+  outputs_.insert(outputs_.begin() + i, v);
+  for (size_t j = i + 1; j < outputs_.size(); ++j) outputs_[j]->offset_ = j;
+  return v;
+}
 void Node::eraseOutput(size_t i) {
   Value* v = output(i);
   IR_CHECK(!v->hasUses()) << "erasing output " << i << " of " << describe() << " which still has uses";
@@ -198,6 +205,11 @@ Value* Block::addInput(Type t, std::string name) {
   return v;
 }
 
+Value* Block::insertInput(size_t i, Type t, std::string name) {
+  Value* v = param_->insertOutput(i, std::move(t));
+  if (!name.empty()) v->setName(std::move(name));
+  return v;
+}
 void Block::eraseInput(size_t i) { param_->eraseOutput(i); }
 void Block::registerOutput(Value* v) { return_->addInput(v); }
 void Block::eraseOutput(size_t i) { return_->removeInput(i); }

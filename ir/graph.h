@@ -85,6 +85,8 @@ class Node {
   void removeInput(size_t i);
   void removeAllInputs();
   Value* addOutput(Type t = Type::tensor());
+  /// A new output at position i (those from i on move one place up).
+  Value* insertOutput(size_t i, Type t = Type::tensor());
   /// Removes output i. Pre: it has no uses.
   void eraseOutput(size_t i);
   Block* addBlock();
@@ -160,6 +162,8 @@ class Block {
   std::span<Value* const> inputs() const { return param_->outputs(); }
   std::span<Value* const> outputs() const { return return_->inputs(); }
   Value* addInput(Type t = Type::tensor(), std::string name = {});
+  /// A new input at position i (those from i on move one place up).
+  Value* insertInput(size_t i, Type t = Type::tensor(), std::string name = {});
   void eraseInput(size_t i);
   void registerOutput(Value* v);
   void eraseOutput(size_t i);

@@ -40,6 +40,15 @@ const OpInfo* lookupOp(std::string_view name, int numInputs) {
   return first;
 }
 
+std::string_view opAttribute(OpKind k) {
+  switch (k) {
+    case OpKind::Constant: return "value";
+    case OpKind::GetAttr: case OpKind::CallMethod: return "name";
+    case OpKind::RaiseIf: return "message";
+    default: return "";
+  }
+}
+
 const OpInfo* lookupOp(std::string_view name, std::span<const Type> inputs) {
   for (const OpInfo& op : kOps) {
     if (op.name != name || (op.numInputs != -1 && op.numInputs != static_cast<int>(inputs.size()))) continue;

@@ -84,5 +84,9 @@ bool argAccepts(ArgKind want, const Type& got);
 /// argument kinds: aten::add of ints, of tensors, of lists); else as lookupOp(name, inputs.size()).
 const OpInfo* lookupOp(std::string_view name, std::span<const Type> inputs);
 std::string_view opGroupName(OpGroupKind g);
+/// The attribute a node of kind `k` carries in Node::constant(), as the text writes it in brackets: "value"
+/// for prim::Constant (a Function constant writes "name"), "name" for prim::GetAttr and prim::CallMethod,
+/// "message" for prim::RaiseIf; "" for an op without one.
+std::string_view opAttribute(OpKind k);
 
 }  // namespace gj

@@ -537,15 +537,17 @@ class Parser {
     bool tensorConstant = false;
     if (accept("[")) {
       const Token& a = next();
-      if (a.kind != TokKind::Ident || (a.text != "value" && a.text != "name"))
-        fail(a, fmt::format("expected value= or name= but found {}", describe(a)),
-             "prim::Constant takes value=...; prim::GetAttr, prim::CallMethod and a Function constant name=\"...\"");
+      if (a.kind != TokKind::Ident || (a.text != "value" && a.text != "name" && a.text != "message"))
+        fail(a, fmt::format("expected value=, name= or message= but found {}", describe(a)),
+             "prim::Constant takes value=...; prim::GetAttr, prim::CallMethod and a Function constant name=\"...\"; "
+             "prim::RaiseIf message=\"...\"");
       attribute = a.text;
       expect("=");
       valueTok = peek();
-      if (attribute == "name") {
+      if (attribute != "value") {
         const Token& s = next();
-        if (s.kind != TokKind::String) fail(s, fmt::format("name= takes a string but found {}", describe(s)));
+        if (s.kind != TokKind::String)
+          fail(s, fmt::format("{}= takes a string but found {}", attribute, describe(s)));
         value = s.text;
       } else if (peekIs("<")) {
         fail(peek(), "a tensor constant's data is not in the text (PyTorch prints it as <Tensor>)",
@@ -594,12 +596,14 @@ class Parser {
       pendingSubgraphs_.emplace(subgraphName, std::pair{n, opTok});
     }
     b->append(n);
-    const bool named = info->kind == OpKind::GetAttr || info->kind == OpKind::CallMethod;
-    if (named && attribute != "name")
-      fail(opTok, fmt::format("{} needs a name=\"...\" attribute", opTok.text));
+    // Every op with an attribute but prim::Constant needs it: prim::GetAttr's name, prim::RaiseIf's message.
+    const std::string_view wanted = opAttribute(info->kind);
+    const bool needed = !wanted.empty() && info->kind != OpKind::Constant;
+    if (needed && attribute != wanted)
+      fail(opTok, fmt::format("{} needs a {}=\"...\" attribute", opTok.text, wanted));
     if (value) {
-      if (named ? attribute != "name" : info->kind != OpKind::Constant)
-        fail(*valueTok, fmt::format("{} takes no {} attribute", opTok.text, attribute));
+      const bool fits = info->kind == OpKind::Constant ? attribute != "message" : attribute == wanted;
+      if (!fits) fail(*valueTok, fmt::format("{} takes no {} attribute", opTok.text, attribute));
       n->setConstant(*value);
     }
     for (auto& [name, type] : outs) {

@@ -129,7 +129,7 @@ class Printer {
     if (n->constant().index() != 0) {
       // a trace's one-element tensor constant is written {2}
       bool tensor = n->kind() == OpKind::Constant && n->outputs().size() == 1 && n->output()->type().isTensor();
-      os_ << "[" << (namesAttribute(n) ? "name=" : "value=") << (tensor ? "{" : "") << constantStr(n->constant())
+      os_ << "[" << attribute(n) << "=" << (tensor ? "{" : "") << constantStr(n->constant())
           << (tensor ? "}" : "") << "]";
     }
     os_ << "(" << values(n->inputs()) << ")";
@@ -146,9 +146,11 @@ class Printer {
   }
 
  private:
-  // prim::GetAttr, prim::CallMethod and a Function constant name their target: `[name="forward"]`.
-  static bool namesAttribute(const Node* n) {
-    return n->kind() != OpKind::Constant || (n->outputs().size() == 1 && n->output()->type().kind == TypeKind::Function);
+  // `[value=2]`; prim::GetAttr, prim::CallMethod and a Function constant name their target: `[name="forward"]`.
+  static std::string_view attribute(const Node* n) {
+    const bool function = n->kind() == OpKind::Constant && n->outputs().size() == 1 &&
+                          n->output()->type().kind == TypeKind::Function;
+    return function ? "name" : opAttribute(n->kind());
   }
   void params(std::span<Value* const> vs, const char* contIndent) {
     for (size_t i = 0; i < vs.size(); ++i) {

@@ -82,6 +82,9 @@ class Verifier {
         report(n, fmt::format("constant of type {} holds {} (a {})", got.str(), constantStr(n->constant()),
                               want.str()));
     }
+    if (n->kind() != OpKind::Constant && !opAttribute(n->kind()).empty() &&
+        !std::holds_alternative<std::string>(n->constant()))
+      report(n, fmt::format("{} needs its {}= attribute", info.name, opAttribute(n->kind())));
     for (const Value* v : n->outputs()) define(v);
   }
 
@@ -193,7 +196,7 @@ class Verifier {
 };
 
 // The first value or node of `b` (recursively) that only the frontend passes may see.
-const Node* firstFrontendForm(const Block* b, std::string* why) {
+const Node* firstFormIn(const Block* b, std::string* why) {
   for (const Value* v : b->inputs())
     if (v->type().isFrontendOnly()) {
       *why = fmt::format("%{} is of TorchScript's type {}", v->name(), v->type().str());
@@ -212,21 +215,22 @@ const Node* firstFrontendForm(const Block* b, std::string* why) {
         return n;
       }
     for (const Block* inner : n->blocks())
-      if (const Node* f = firstFrontendForm(inner, why)) return f;
+      if (const Node* f = firstFormIn(inner, why)) return f;
   }
   return nullptr;
 }
 
 }  // namespace
 
+const Node* firstFrontendForm(const Graph& g, std::string* why) { return firstFormIn(g.block(), why); }
+
 void requireLowered(const Graph& g, std::string_view what) {
   std::string why;
-  const Node* n = firstFrontendForm(g.block(), &why);
+  const Node* n = firstFrontendForm(g, &why);
   if (!n) return;
-  throw Error(fmt::format("{} cannot run this graph: {}, which graphjit reads but does not run yet", what, why),
-              n->loc().str() + n->pySource().pythonNote(),
-              "graphjit runs tensors, int, float, bool, int[] and Tensor[] values; TorchScript's tuples, module "
-              "attributes, calls, exceptions and list mutation are not lowered yet (docs/torchscript.md)");
+  throw Error(fmt::format("{} cannot run this graph: {}", what, why), n->loc().str() + n->pySource().pythonNote(),
+              "lower TorchScript's forms first with the pass lower-torchscript (graphir run, fuse, codegen and "
+              "explain do it themselves; the library has gj::lowerTorchScript, passes/frontend.h)");
 }
 
 std::vector<Diagnostic> verify(const Graph& g) { return Verifier().run(g); }

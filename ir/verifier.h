@@ -21,5 +21,8 @@ void verifyOrThrow(const Graph& g, std::string_view context = {});
 /// node, a value of a frontend type (tuple, Optional, str, Device, Function, module, float[] or bool[])
 /// or a tensor constant. `what` says what was about to run ("the profiling executor", "pass dce").
 void requireLowered(const Graph& g, std::string_view what);
+/// The first of those forms in g, in order (a graph or block input's form is its block's param node), and
+/// in `why` what it is ("%h is of TorchScript's type (Tensor, Tensor)"); nullptr when g holds none.
+const Node* firstFrontendForm(const Graph& g, std::string* why);
 
 }  // namespace gj

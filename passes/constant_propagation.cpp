@@ -83,6 +83,23 @@ std::optional<ConstantValue> fold(Node* n) {
     if ((*a % *b != 0) && ((*a < 0) != (*b < 0))) --q;
     return n->kind() == OpKind::FloorDiv ? q : *a - q * *b;
   }
+  if (kind == OpKind::IntEq || kind == OpKind::IntNe || kind == OpKind::IntLt || kind == OpKind::IntLe ||
+      kind == OpKind::IntGt || kind == OpKind::IntGe) {
+    auto a = constantInt(n->input(0)), b = constantInt(n->input(1));
+    if (!a || !b) return std::nullopt;
+    switch (kind) {
+      case OpKind::IntEq: return *a == *b;
+      case OpKind::IntNe: return *a != *b;
+      case OpKind::IntLt: return *a < *b;
+      case OpKind::IntLe: return *a <= *b;
+      case OpKind::IntGt: return *a > *b;
+      default: return *a >= *b;
+    }
+  }
+  if (kind == OpKind::BoolNot) {
+    if (auto a = constantBool(n->input(0))) return !*a;
+    return std::nullopt;
+  }
   return std::nullopt;
 }
 
@@ -93,6 +110,10 @@ bool foldControl(Node* n) {
     if (!c) return false;
     auto outs = inlineBlock(n->block(*c ? 0 : 1), n);
     for (size_t i = 0; i < outs.size(); ++i) g->replaceAllUsesWith(n->output(i), outs[i]);
+    g->erase(n);
+    return true;
+  }
+  if (n->kind() == OpKind::RaiseIf && constantBool(n->input(0)) == false) {  // a check that always holds
     g->erase(n);
     return true;
   }

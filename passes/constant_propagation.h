@@ -4,8 +4,9 @@
 namespace gj {
 
 /// Folds what is known before running: aten::size / aten::len of statically sized values, int
-/// arithmetic on constants, int lists of constants, list indexing by constants, prim::If on a constant
-/// condition (the taken branch is inlined) and loops that run zero times. Returns true if g changed.
+/// arithmetic and comparisons on constants, int lists of constants, list indexing by constants, prim::If on
+/// a constant condition (the taken branch is inlined), a prim::RaiseIf that never raises and loops that run
+/// zero times. Returns true if g changed.
 ///
 /// Given:  %x : Float(7, 3) ; %n : int = aten::size(%x, %zero)
 /// Result: %n : int = prim::Constant[value=7]()

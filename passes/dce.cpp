@@ -2,16 +2,17 @@
 
 #include "passes/util.h"
 
-#include <ranges>
 
 namespace gj {
 
 static bool dceBlock(Block* b) {
   bool changed = false;
-  for (Node* n : b->nodesList() | std::views::reverse) {
+  const std::vector<Node*> nodes = b->nodesList();
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {  // users first (no views::reverse: clang's fuzz build)
+    Node* n = *it;
     for (Block* inner : n->blocks()) changed |= dceBlock(inner);
     if (optimizesInto(n)) changed |= eliminateDeadCode(*n->subgraph());
-    bool used = false;
+    bool used = hasEffects(n);
     for (Value* v : n->outputs()) used |= v->hasUses();
     if (used) continue;
     b->graph()->erase(n);

@@ -12,7 +12,7 @@ static bool hoist(Node* loop) {
   std::unordered_set<const Value*> local(body->inputs().begin(), body->inputs().end());
   bool changed = false;
   for (Node* n : body->nodesList()) {
-    bool invariant = n->blocks().empty() && !n->subgraph();
+    bool invariant = n->blocks().empty() && !n->subgraph() && !hasEffects(n);  // a check runs where it was
     for (Value* v : n->inputs()) invariant = invariant && !local.count(v);
     if (!invariant) {
       for (Value* v : n->outputs()) local.insert(v);

@@ -9,6 +9,7 @@
 #include "passes/create_autodiff_subgraphs.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/frontend.h"
 #include "passes/inline.h"
 #include "passes/licm.h"
 #include "passes/peephole.h"
@@ -26,10 +27,12 @@
 namespace gj {
 
 static constexpr PassInfo kPasses[] = {
-#define PASS(NAME, FN, DESC) {NAME, FN, nullptr, "", DESC},
-#define PASS_WITH_PARAMS(NAME, FN, PARAMS, DESC) {NAME, nullptr, FN, PARAMS, DESC},
+#define PASS(NAME, FN, DESC) {NAME, FN, nullptr, "", DESC, false},
+#define FRONTEND_PASS(NAME, FN, DESC) {NAME, FN, nullptr, "", DESC, true},
+#define PASS_WITH_PARAMS(NAME, FN, PARAMS, DESC) {NAME, nullptr, FN, PARAMS, DESC, false},
 #include "passes/passes.def"
 #undef PASS_WITH_PARAMS
+#undef FRONTEND_PASS
 #undef PASS
 };
 
@@ -111,12 +114,14 @@ PassOptions PassOptions::fromEnvironment() {
 }
 
 PassRecord runPass(Graph& g, std::string_view name, const std::function<bool(Graph&)>& step, const PassOptions& opts) {
-  requireLowered(g, fmt::format("pass {}", name));
+  const std::string_view base = splitParams(name).first;
+  const bool frontend = std::any_of(std::begin(kPasses), std::end(kPasses),
+                                    [&](const PassInfo& p) { return p.name == base && p.frontend; });
+  if (!frontend) requireLowered(g, fmt::format("pass {}", name));
   auto t0 = std::chrono::steady_clock::now();
   bool changed = step(g);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (opts.verifyEach) verifyOrThrow(g, name);
-  const std::string_view base = splitParams(name).first;
   auto logged = [&](std::string_view n) { return std::find(opts.logAfter.begin(), opts.logAfter.end(), n) != opts.logAfter.end(); };
   if (logged("all") || logged(base)) {
     std::ostream& log = opts.log ? *opts.log : std::cerr;

@@ -20,6 +20,7 @@ struct PassInfo {
   bool (*runWithParams)(Graph&, std::string_view params);  ///< PASS_WITH_PARAMS ("" for the defaults)
   std::string_view params;                      ///< how its parameters are written ("full=N;by=K")
   std::string_view description;
+  bool frontend;                                ///< FRONTEND_PASS: takes TorchScript's forms (passes/frontend.h)
 };
 
 std::span<const PassInfo> allPasses();

@@ -521,6 +521,11 @@ Type outputType(const Node* n, size_t k) {
     case OpKind::Remainder: case OpKind::IntSub: case OpKind::IntOfTensor:
       return Type::of(TypeKind::Int);
     case OpKind::Sizes: return Type::of(TypeKind::IntList);
+    case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt: case OpKind::IntLe: case OpKind::IntGt:
+    case OpKind::IntGe: case OpKind::BoolNot:
+      return Type::of(TypeKind::Bool);
+    case OpKind::ListConcat: return in(0)->type();
+    case OpKind::RaiseIf: IR_CHECK(false) << "prim::RaiseIf has no outputs"; return {};
     case OpKind::Mm: case OpKind::Bmm: case OpKind::Matmul: return like(0, matmulSizes(in(0), in(1), n->kind()));
     case OpKind::Addmm: return like(1, matmulSizes(in(1), in(2), OpKind::Mm));
     case OpKind::Linear: {

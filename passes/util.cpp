@@ -103,6 +103,14 @@ std::optional<std::vector<int64_t>> staticSizes(const Value* v) {
 
 bool isPlumbing(OpKind k) { return opInfo(k).plumbing(); }
 
+bool hasEffects(const Node* n) {
+  if (n->outputs().empty()) return true;
+  for (const Block* b : n->blocks())
+    for (const Node* inner : *b)
+      if (hasEffects(inner)) return true;
+  return false;
+}
+
 bool readsOnlyMetadata(OpKind k) { return opInfo(k).readsOnlyMetadata(); }
 
 }  // namespace gj

@@ -39,6 +39,9 @@ inline bool optimizesInto(const Node* n) { return n->kind() == OpKind::Different
 /// Ops that only move values around without computing on tensors: list construction and access,
 /// control flow, subgraph calls, constants, size queries.
 bool isPlumbing(OpKind k);
+/// A node without outputs (prim::RaiseIf; TorchScript's raise and warn) is there for its effect, as is a
+/// node whose blocks hold one: dead-code elimination keeps it and no pass moves it across a loop.
+bool hasEffects(const Node* n);
 /// ops.def's Meta flag: the result is made from the tensor operands' sizes, dtype and device alone.
 bool readsOnlyMetadata(OpKind k);
 

@@ -31,9 +31,12 @@ int cmdRun(const std::string& file, const std::string& inputsDir, const std::str
            const std::string& gradOutputsDir, const RunSettings& s);
 int cmdCheck(const std::string& caseDir, const RunSettings& s);
 
-/// An IR file as a user wrote it: parsed, verified (op schemas included) and its types checked
-/// (checkShapes), each error with its file:line:col.
-std::unique_ptr<Graph> loadIR(const std::string& file);
+/// What loadIR returns of TorchScript's text: the graph as written (dump, stats, dot, passes --passes), or
+/// lowered to graphjit's forms by lower-torchscript (what runs: run, fuse, codegen, explain, --pipeline).
+enum class Form { AsWritten, Lowered };
+/// An IR file as a user wrote it: parsed, verified (op schemas included), lowered when asked and its types
+/// checked (checkShapes), each error with its file:line:col.
+std::unique_ptr<Graph> loadIR(const std::string& file, Form form);
 
 /// Writes `text` to `path`, or to standard output for "" or "-"; a gj::Error says why a file cannot be written.
 void writeText(const std::string& path, const std::string& text);

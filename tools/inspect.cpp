@@ -36,7 +36,7 @@ void writeText(const std::string& path, const std::string& text) {
 }
 
 int cmdDump(const std::string& file, bool types) {
-  auto g = loadIR(file);
+  auto g = loadIR(file, Form::AsWritten);
   if (types) propagateShapes(*g);
   std::cout << printIR(*g);
   return 0;
@@ -72,7 +72,7 @@ static PipelineOptions pipelineOptions(const std::string& fuser, bool printAfter
 // backward graphs.
 static Plan optimizedPlan(const std::string& file, const std::string& pipeline, const std::string& fuser,
                           bool printAfterAll = false, bool backward = false) {
-  std::shared_ptr<Graph> g = loadIR(file);
+  std::shared_ptr<Graph> g = loadIR(file, Form::Lowered);
   for (Value* in : g->inputs())
     USER_CHECK(!in->type().isTensor() || in->type().isComplete(),
                "{}: input %{} has type {}; the pipelines specialize on complete types such as Float(3, 4)", file,
@@ -94,7 +94,7 @@ int cmdPasses(const std::string& file, const std::string& passList, const std::s
     records = p.passes;
     result = printIR(*p.graph);
   } else {
-    auto g = loadIR(file);
+    auto g = loadIR(file, Form::AsWritten);
     PassOptions opts = PassOptions::fromEnvironment();
     opts.verifyEach = true;
     opts.log = &std::cout;
@@ -245,7 +245,7 @@ static std::string dotText(const Graph& g) {
 int cmdDot(const std::string& file, const std::string& fuser, const std::string& out) {
   std::shared_ptr<Graph> g;
   if (fuser.empty() || fuser == "none") {
-    g = loadIR(file);
+    g = loadIR(file, Form::AsWritten);
   } else {
     g = optimizedPlan(file, "legacy", fuser).graph;
   }
@@ -272,7 +272,7 @@ int cmdDot(const std::string& file, const std::string& fuser, const std::string&
 }
 
 int cmdStats(const std::string& file) {
-  auto g = loadIR(file);
+  auto g = loadIR(file, Form::AsWritten);
   std::map<std::string, int> byOp;
   int nodes = 0, loops = 0, blocks = 0, depth = 0;
   std::function<void(const Block*, int)> walk = [&](const Block* b, int d) {

@@ -2,6 +2,7 @@
 #include "executors/function.h"
 #include "ir/parser.h"
 #include "models/reference_case.h"
+#include "passes/frontend.h"
 #include "passes/shape_propagation.h"
 #include "executors/interpreter.h"
 #include "runtime/npy.h"
@@ -27,8 +28,9 @@ FunctionOptions RunSettings::options() const {
   return o;
 }
 
-std::unique_ptr<Graph> loadIR(const std::string& file) {
+std::unique_ptr<Graph> loadIR(const std::string& file, Form form) {
   std::unique_ptr<Graph> g = parseIRFile(file);
+  if (form == Form::Lowered && hasTorchScriptForms(*g)) lowerTorchScript(*g);
   checkShapes(*g);
   return g;
 }
@@ -37,10 +39,45 @@ static std::string outputName(const Value* v, size_t i) {
   return v->name().empty() ? fmt::format("output{}", i) : v->name();
 }
 
+// An output's own file besides its position's: not for a name PyTorch numbered (%34), which would be
+// taken for a position.
+static bool writesNamedFile(const Value* v) {
+  return !v->name().empty() && v->name().find_first_not_of("0123456789") != std::string::npos;
+}
+
 static Tensor readNamed(const std::string& dir, const std::string& name, const char* what) {
   std::string path = (fs::path(dir) / (name + ".npy")).string();
   USER_CHECK(fs::exists(path), "missing {}: {} needs {}", what, name, path);
   return readNpy(path);
+}
+
+// DIR/NAME.npy, else DIR/BASE.npy for a TorchScript name: %input.1 reads input.npy.
+static std::string inputPath(const std::string& dir, const std::string& name) {
+  std::string path = (fs::path(dir) / (name + ".npy")).string();
+  std::string base = (fs::path(dir) / (baseName(name) + ".npy")).string();
+  if (fs::exists(path) || !fs::exists(base)) return path;
+  return base;
+}
+
+// A graph input's value from its .npy file: a tensor, or an int, float or bool from a one-element file.
+static IValue readInput(const Value* in, const std::string& path) {
+  const TypeKind kind = in->type().kind;
+  const bool scalar = kind == TypeKind::Int || kind == TypeKind::Float || kind == TypeKind::Bool;
+  USER_CHECK(in->type().isTensor() || scalar,
+             "graph input %{} is {}: graphir run reads tensors and int, float or bool scalars from .npy files",
+             in->name(), in->type().str());
+  USER_CHECK(fs::exists(path), "missing input: %{} needs {}", in->name(), path);
+  Tensor t = readNpy(path);
+  if (!scalar) return t;
+  USER_CHECK(t.numel() == 1, "input %{} is {}, but {} holds {} values {}; hint: write a 0-d array (np.array(3))",
+             in->name(), in->type().str(), path, t.numel(), shapeStr(t.sizes()));
+  const double x = t.item(0);
+  if (kind == TypeKind::Float) return IValue(x);
+  USER_CHECK(!isFloating(t.dtype()) || kind == TypeKind::Float,
+             "input %{} is {}, but {} holds a {} value; hint: write it with an integer or bool dtype", in->name(),
+             in->type().str(), path, dtypeName(t.dtype()));
+  if (kind == TypeKind::Bool) return IValue(x != 0);
+  return IValue(static_cast<int64_t>(x));
 }
 
 // A graph input's tensor against the graph's declared type (dtype and sizes; the device is the run's).
@@ -96,22 +133,28 @@ void makeFolder(const std::string& dir, const char* what) {
                 "give a folder where you may write");
 }
 
-// OUT/outputs/NAME.npy for every output, and OUT/grads/NAME.npy for every defined gradient.
+// OUT/outputs/N.npy for the output at position N, and OUT/outputs/NAME.npy for a named one; OUT/grads/BASE.npy
+// for every defined gradient, by the input's base name (%input.1: input.npy).
 static void writeOutputs(const Graph& g, const std::vector<IValue>& outputs, const std::vector<Tensor>& grads,
                          const std::string& outDir) {
   makeFolder((fs::path(outDir) / "outputs").string(), "output");
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string name = outputName(g.outputs()[i], i);
     USER_CHECK(outputs[i].isTensor(), "output %{} is {}, not a tensor", name, outputs[i].describe());
-    std::string path = (fs::path(outDir) / "outputs" / (name + ".npy")).string();
-    writeNpy(path, outputs[i].toTensor().to(DeviceKind::Cpu));
-    std::cout << fmt::format("wrote {} {}\n", path, shapeStr(outputs[i].toTensor().sizes()));
+    const Tensor t = outputs[i].toTensor().to(DeviceKind::Cpu);
+    std::vector<std::string> files{std::to_string(i)};
+    if (writesNamedFile(g.outputs()[i])) files.push_back(name);
+    for (const std::string& file : files) {
+      std::string path = (fs::path(outDir) / "outputs" / (file + ".npy")).string();
+      writeNpy(path, t);
+      std::cout << fmt::format("wrote {} {}\n", path, shapeStr(t.sizes()));
+    }
   }
   if (grads.empty()) return;
   makeFolder((fs::path(outDir) / "grads").string(), "gradient");
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined()) continue;
-    std::string path = (fs::path(outDir) / "grads" / (g.inputs()[i]->name() + ".npy")).string();
+    std::string path = (fs::path(outDir) / "grads" / (baseName(g.inputs()[i]->name()) + ".npy")).string();
     writeNpy(path, grads[i].to(DeviceKind::Cpu));
     std::cout << fmt::format("wrote {} {}\n", path, shapeStr(grads[i].sizes()));
   }
@@ -119,16 +162,15 @@ static void writeOutputs(const Graph& g, const std::vector<IValue>& outputs, con
 
 int cmdRun(const std::string& file, const std::string& inputsDir, const std::string& outDir, bool backward,
            const std::string& gradOutputsDir, const RunSettings& s) {
-  auto g = loadIR(file);
+  auto g = loadIR(file, Form::Lowered);
   std::vector<IValue> inputs;
   std::vector<bool> rg;
   for (const Value* in : g->inputs()) {
-    USER_CHECK(in->type().isTensor(), "graph input %{} is {}: graphir run reads only tensor inputs from .npy files",
-               in->name(), in->type().str());
-    Tensor t = readNamed(inputsDir, in->name(), "input");
-    checkDeclared(in, t, (fs::path(inputsDir) / (in->name() + ".npy")).string());
-    rg.push_back(backward && isFloating(t.dtype()));
-    inputs.push_back(t);
+    const std::string path = inputPath(inputsDir, in->name());
+    IValue v = readInput(in, path);
+    if (v.isTensor()) checkDeclared(in, v.toTensor(), path);
+    rg.push_back(backward && v.isTensor() && isFloating(v.toTensor().dtype()));
+    inputs.push_back(std::move(v));
   }
   const FunctionOptions options = s.options();
   Function f(*g, options);
@@ -149,7 +191,9 @@ int cmdRun(const std::string& file, const std::string& inputsDir, const std::str
             gradOutputs.push_back(Tensor::full(out.sizes(), out.dtype(), 1.0));
             continue;
           }
-          Tensor go = readNamed(gradOutputsDir, name, "gradient");
+          // by position (DIR/0.npy), else by name
+          const std::string byPosition = (fs::path(gradOutputsDir) / fmt::format("{}.npy", i)).string();
+          Tensor go = fs::exists(byPosition) ? readNpy(byPosition) : readNamed(gradOutputsDir, name, "gradient");
           USER_CHECK(go.sizes() == out.sizes(), "gradient {} has shape {} but output {} has {}", name,
                      shapeStr(go.sizes()), name, shapeStr(out.sizes()));
           gradOutputs.push_back(go);
@@ -171,50 +215,50 @@ int cmdRun(const std::string& file, const std::string& inputsDir, const std::str
   return 0;
 }
 
-int cmdCheck(const std::string& caseDir, const RunSettings& s) {
+// What check compares: a graph, its inputs, the gradients of its outputs, and the expected outputs and
+// gradients (by the output's position and the input's position).
+struct CheckSubject {
+  const Graph* graph;
+  std::string title;
+  std::vector<IValue> inputs;
+  std::vector<bool> requiresGrad;
+  std::vector<Tensor> gradOutputs;  // empty: forward only
+  std::vector<std::pair<std::string, Tensor>> outputs;
+  std::vector<std::optional<std::pair<std::string, Tensor>>> grads;  // per input
+};
+
+static int runCheck(const CheckSubject& c, const RunSettings& s) {
   constexpr double kForward = 1e-5, kGradient = 1e-4;
-  ReferenceCase c = readReferenceCase(caseDir);
-  Model m = buildModel(c.model, c.config);
-  auto inputs = caseInputs(m, c);
-  std::vector<bool> rg;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    checkDeclared(m.graph->inputs()[i], inputs[i], fmt::format("{}/inputs/{}.npy", c.dir, m.inputs[i].name));
-    rg.push_back(isFloating(inputs[i].dtype()));
-  }
-  std::vector<Tensor> gradOutputs;
-  for (const std::string& name : m.outputs) {
-    USER_CHECK(c.outputs.count(name), "{}: the case has no outputs/{}.npy", c.dir, name);
-    USER_CHECK(c.gradOutputs.count(name), "{}: the case has no grad_outputs/{}.npy", c.dir, name);
-    gradOutputs.push_back(c.gradOutputs.at(name));
-  }
   const FunctionOptions options = s.options();
-  Function f(*m.graph, options);
+  Function f(*c.graph, options);
   bool ok = true;
   auto report = [&](const char* kind, const std::string& name, double err, double tol) {
     bool pass = err <= tol;
     ok = ok && pass;
     std::cout << fmt::format("  {:<8} {:<28} {:.3e}  {}\n", kind, name, err, pass ? "ok" : fmt::format("FAIL (> {:g})", tol));
   };
-  std::cout << fmt::format("{}: model {}, fuser {}, executor {}, device {}\n", c.dir, c.model, s.fuser, s.executor,
-                           s.device);
+  std::cout << fmt::format("{}, fuser {}, executor {}, device {}\n", c.title, s.fuser, s.executor, s.device);
   // Every run is compared: under the profiling executor the interpreted profiling runs, then the
   // optimized plan with the fuser's kernels.
   const int runs = runsToOptimize(options);
   int64_t lastLaunches = 0;
   for (int run = 1; run <= runs; ++run) {
     const FunctionStats before = f.stats();
-    auto outs = f.forward(std::vector<IValue>(inputs.begin(), inputs.end()), rg);
-    auto grads = f.backward(gradOutputs);
+    auto outs = f.forward(c.inputs, c.gradOutputs.empty() ? std::vector<bool>{} : c.requiresGrad);
+    std::vector<Tensor> grads;
+    if (!c.gradOutputs.empty()) grads = f.backward(c.gradOutputs);
     const FunctionStats after = f.stats();
     lastLaunches = after.kernelRuns - before.kernelRuns;
     std::cout << fmt::format("{}: {}\n", runLabel(options, run), launched(before, after));
-    for (size_t i = 0; i < m.outputs.size(); ++i)
-      report("output", m.outputs[i], relativeError(outs[i].toTensor(), c.outputs.at(m.outputs[i])), kForward);
-    for (size_t i = 0; i < m.inputs.size(); ++i) {
-      auto it = c.grads.find(m.inputs[i].name);
-      if (it == c.grads.end()) continue;
-      report("gradient", m.inputs[i].name, grads[i].defined() ? relativeError(grads[i], it->second) : INFINITY,
-             kGradient);
+    for (size_t i = 0; i < c.outputs.size(); ++i) {
+      const auto& [name, expected] = c.outputs[i];
+      USER_CHECK(outs[i].isTensor(), "output {} is {}, not a tensor", name, outs[i].describe());
+      report("output", name, relativeError(outs[i].toTensor(), expected), kForward);
+    }
+    for (size_t i = 0; i < grads.size() && i < c.grads.size(); ++i) {
+      if (!c.grads[i]) continue;
+      const auto& [name, expected] = *c.grads[i];
+      report("gradient", name, grads[i].defined() ? relativeError(grads[i], expected) : INFINITY, kGradient);
     }
   }
   const FunctionStats st = f.stats();
@@ -225,6 +269,58 @@ int cmdCheck(const std::string& caseDir, const RunSettings& s) {
   }
   std::cout << (ok ? "PASS\n" : "FAIL\n");
   return ok ? 0 : 1;
+}
+
+// A folder as tools/torchscript_export.py writes it: graph.ir (TorchScript's text), inputs/NAME.npy by base
+// name, outputs/N.npy by position; for backward also grad_outputs/N.npy and grads/NAME.npy.
+static int checkGraphFolder(const std::string& dir, const RunSettings& s) {
+  const fs::path root(dir);
+  auto g = loadIR((root / "graph.ir").string(), Form::Lowered);
+  CheckSubject c{g.get(), fmt::format("{}: graph.ir", dir), {}, {}, {}, {}, {}};
+  const bool backward = fs::exists(root / "grad_outputs");
+  for (const Value* in : g->inputs()) {
+    const std::string path = inputPath((root / "inputs").string(), in->name());
+    IValue v = readInput(in, path);
+    if (v.isTensor()) checkDeclared(in, v.toTensor(), path);
+    c.requiresGrad.push_back(backward && v.isTensor() && isFloating(v.toTensor().dtype()));
+    std::optional<std::pair<std::string, Tensor>> grad;
+    const fs::path gradPath = root / "grads" / (baseName(in->name()) + ".npy");
+    if (backward && fs::exists(gradPath)) grad = std::pair{baseName(in->name()), readNpy(gradPath.string())};
+    c.grads.push_back(std::move(grad));
+    c.inputs.push_back(std::move(v));
+  }
+  for (size_t i = 0; i < g->outputs().size(); ++i) {
+    const fs::path out = root / "outputs" / fmt::format("{}.npy", i);
+    USER_CHECK(fs::exists(out), "{}: the graph's output {} has no {}", dir, i, out.string());
+    c.outputs.emplace_back(fmt::format("{} (%{})", i, outputName(g->outputs()[i], i)), readNpy(out.string()));
+    if (!backward) continue;
+    const fs::path go = root / "grad_outputs" / fmt::format("{}.npy", i);
+    USER_CHECK(fs::exists(go), "{}: the graph's output {} has no {}", dir, i, go.string());
+    c.gradOutputs.push_back(readNpy(go.string()));
+  }
+  return runCheck(c, s);
+}
+
+int cmdCheck(const std::string& caseDir, const RunSettings& s) {
+  if (fs::exists(fs::path(caseDir) / "graph.ir")) return checkGraphFolder(caseDir, s);
+  ReferenceCase rc = readReferenceCase(caseDir);
+  Model m = buildModel(rc.model, rc.config);
+  auto inputs = caseInputs(m, rc);
+  CheckSubject c{m.graph.get(), fmt::format("{}: model {}", rc.dir, rc.model), {}, {}, {}, {}, {}};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    checkDeclared(m.graph->inputs()[i], inputs[i], fmt::format("{}/inputs/{}.npy", rc.dir, m.inputs[i].name));
+    c.requiresGrad.push_back(isFloating(inputs[i].dtype()));
+    c.inputs.emplace_back(inputs[i]);
+    auto it = rc.grads.find(m.inputs[i].name);
+    c.grads.push_back(it == rc.grads.end() ? std::nullopt : std::optional(std::pair{it->first, it->second}));
+  }
+  for (const std::string& name : m.outputs) {
+    USER_CHECK(rc.outputs.count(name), "{}: the case has no outputs/{}.npy", rc.dir, name);
+    USER_CHECK(rc.gradOutputs.count(name), "{}: the case has no grad_outputs/{}.npy", rc.dir, name);
+    c.outputs.emplace_back(name, rc.outputs.at(name));
+    c.gradOutputs.push_back(rc.gradOutputs.at(name));
+  }
+  return runCheck(c, s);
 }
 
 }  // namespace gj::tools

@@ -662,6 +662,9 @@ std::optional<RowOp> rowOp(const Node* n) {
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SplitWithSizes:
     case OpKind::SumBackward: case OpKind::MeanBackward: case OpKind::PhiloxDropout: case OpKind::IntSub:
     case OpKind::IntOfTensor: case OpKind::NewZeros: case OpKind::Sort: case OpKind::IndexSelect:
+    case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt:
+    case OpKind::IntLe: case OpKind::IntGt: case OpKind::IntGe: case OpKind::BoolNot: case OpKind::RaiseIf:
+    case OpKind::ListConcat:
     case OpKind::PackPaddedSequence: case OpKind::IndexSelectBackward: case OpKind::PackPaddedSequenceBackward:
     case OpKind::BatchNorm: case OpKind::NativeBatchNorm: case OpKind::NativeBatchNormBackward:
     case OpKind::MaxPool2d: case OpKind::MaxPool2dWithIndices: case OpKind::MaxPool2dWithIndicesBackward:

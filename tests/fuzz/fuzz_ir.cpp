@@ -1,10 +1,12 @@
-// libFuzzer target: the IR parser and, behind it, the verifier (parseIR verifies what it parses).
+// libFuzzer target: the IR parser and, behind it, the verifier (parseIR verifies what it parses), and for
+// TorchScript's text the frontend passes (lowerTorchScript), whose result must verify too.
 // Any input may be rejected with a gj::Error; anything else escaping (another exception, a crash, a
 // sanitizer report) is a bug. A graph that is accepted must print back to text that parses again
 // and prints the same: the printer and parser agree on every graph the parser lets through.
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/frontend.h"
 #include "support/error.h"
 
 #include <cstddef>
@@ -37,6 +39,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::fprintf(stderr, "print -> parse -> print changed the text:\n%s\n---\n%s\n", printed.c_str(),
                  again.c_str());
     std::abort();
+  }
+  if (gj::hasTorchScriptForms(*g)) {
+    try {
+      gj::lowerTorchScript(*g);
+    } catch (const gj::Error&) {
+      return 0;
+    }
+    if (!gj::verify(*g).empty()) {
+      std::fprintf(stderr, "lower-torchscript made a graph the verifier rejects:\n%s\n---\n%s\n", printed.c_str(),
+                   gj::printIR(*g).c_str());
+      std::abort();
+    }
   }
   return 0;
 }

@@ -1,0 +1,164 @@
+"""Writes tests/data/torchscript/cases/*: functions and modules as PyTorch 1.13 prints and runs them, each
+folder as tools/torchscript_export.py writes it (graph.ir, inputs/, outputs/, grad_outputs/, grads/).
+`graphir check` compares graphjit with PyTorch on each (tests/CMakeLists.txt). Run with Debian's
+/usr/bin/python3:
+
+    /usr/bin/python3 tests/data/gen/torchscript_cases.py
+
+The `# file.py:line:col` comments name this script by its path relative to tests/data."""
+import os
+import shutil
+import sys
+from typing import List, Optional, Tuple
+
+import torch
+from torch import Tensor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "torchscript", "cases")
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools"))
+import torchscript_export  # noqa: E402
+
+
+def lstm_cell(input, hidden: Tuple[Tensor, Tensor], w_ih, w_hh, b_ih, b_hh):
+    hx, cx = hidden
+    gates = torch.mm(input, w_ih.t()) + torch.mm(hx, w_hh.t()) + b_ih + b_hh
+    ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
+    ingate = torch.sigmoid(ingate)
+    forgetgate = torch.sigmoid(forgetgate)
+    cellgate = torch.tanh(cellgate)
+    outgate = torch.sigmoid(outgate)
+    cy = (forgetgate * cx) + (ingate * cellgate)
+    hy = outgate * torch.tanh(cy)
+    return hy, cy
+
+
+def dynamic_rnn(input, hidden: Tuple[Tensor, Tensor], wih, whh, bih, bhh):
+    hx, cx = hidden
+    outputs = []
+    inputs = input.unbind(0)
+    hy, cy = hx[0], cx[0]
+    for seq_idx in range(len(inputs)):
+        hy, cy = lstm_cell(inputs[seq_idx], (hy, cy), wih, whh, bih, bhh)
+        outputs += [hy]
+    return torch.stack(outputs), (hy.unsqueeze(0), cy.unsqueeze(0))
+
+
+def tanh_rnn(xs, h, w, u):
+    outputs: List[Tensor] = []
+    for x in xs.unbind(0):
+        h = torch.tanh(torch.mm(x, w) + torch.mm(h, u))
+        if h.size(1) > 2:
+            outputs.append(h * 0.5)
+        else:
+            outputs.append(h)
+    return torch.stack(outputs, 0).sum()
+
+
+def checks(x, y: Optional[Tensor], scale: float):
+    if y is None:
+        raise RuntimeError("y must be given")
+    if x.dim() != 2:
+        raise ValueError("x must be a matrix")
+    z = torch.relu(x + y) * scale
+    if x.size(0) > 4:
+        z = z * 0.5
+    return z, torch.tanh(x)
+
+
+def traced(x, w):
+    return torch.mm(x * 2 + x.size(0), w)
+
+
+class LSTMCell(torch.nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.weight_ih = torch.nn.Parameter(torch.randn(4 * hidden_size, input_size) * 0.3)
+        self.weight_hh = torch.nn.Parameter(torch.randn(4 * hidden_size, hidden_size) * 0.3)
+        self.bias_ih = torch.nn.Parameter(torch.randn(4 * hidden_size) * 0.1)
+        self.bias_hh = torch.nn.Parameter(torch.randn(4 * hidden_size) * 0.1)
+
+    def forward(self, input: Tensor, state: Tuple[Tensor, Tensor]) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
+        hx, cx = state
+        gates = (torch.mm(input, self.weight_ih.t()) + self.bias_ih +
+                 torch.mm(hx, self.weight_hh.t()) + self.bias_hh)
+        ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
+        cy = (torch.sigmoid(forgetgate) * cx) + (torch.sigmoid(ingate) * torch.tanh(cellgate))
+        hy = torch.sigmoid(outgate) * torch.tanh(cy)
+        return hy, (hy, cy)
+
+
+class LSTMLayer(torch.nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.cell = LSTMCell(input_size, hidden_size)
+
+    def forward(self, input: Tensor, state: Tuple[Tensor, Tensor]) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
+        inputs = input.unbind(0)
+        outputs = torch.jit.annotate(List[Tensor], [])
+        for i in range(len(inputs)):
+            out, state = self.cell(inputs[i], state)
+            outputs += [out]
+        return torch.stack(outputs), state
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(3, 5)
+        self.fc2 = torch.nn.Linear(5, 2)
+
+    def forward(self, x):
+        y = torch.relu(self.fc1(x))
+        if y.size(0) > 1:
+            y = y * 2.0
+        return self.fc2(y), [1.5, 2.0]
+
+
+class Outer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.head = torch.nn.Linear(2, 4)
+
+    def forward(self, x):
+        y, _ = self.block(x)
+        return self.head(torch.tanh(y))
+
+
+def rand(*shape):
+    return torch.rand(*shape) * 2 - 1
+
+
+def relative(text):
+    return text.replace(HERE + "/", "gen/").replace(os.path.dirname(torch.__file__) + "/", "torch/")
+
+
+def write(name, fn, inputs, trace=False):
+    folder = os.path.join(OUT, name)
+    shutil.rmtree(folder, ignore_errors=True)
+    torchscript_export.export(fn, inputs, folder, trace=trace, seed=1)
+    path = os.path.join(folder, "graph.ir")
+    with open(path) as f:
+        text = relative(f.read())
+    with open(path, "w") as f:
+        f.write(text)
+    print("wrote", folder)
+
+
+def main():
+    torch.manual_seed(0)
+    cell_args = lambda: (rand(3, 4), (rand(3, 5), rand(3, 5)), rand(20, 4), rand(20, 5), rand(20), rand(20))
+    write("lstm_cell_script", lstm_cell, cell_args())
+    write("lstm_cell_trace", lstm_cell, cell_args(), trace=True)
+    write("dynamic_rnn", dynamic_rnn,
+          (rand(4, 3, 4), (rand(1, 3, 5), rand(1, 3, 5)), rand(20, 4), rand(20, 5), rand(20), rand(20)))
+    write("tanh_rnn", tanh_rnn, (rand(5, 2, 3), rand(2, 4), rand(3, 4), rand(4, 4)))
+    write("checks", checks, (rand(6, 3), rand(6, 3), 1.5))
+    write("scalar_trace", traced, (rand(3, 4), rand(4, 2)), trace=True)
+    write("lstm_layer_module", LSTMLayer(4, 5), (rand(4, 3, 4), (rand(3, 5), rand(3, 5))))
+    write("nested_module", Outer(), (rand(3, 3),))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,408 @@
+// The frontend passes (passes/frontend.h), one behaviour each: TorchScript's text in, a FileCheck of what
+// the pass made, and where the result runs, the interpreter's values against the same computation written
+// in graphjit's own IR.
+#include "executors/interpreter.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/frontend.h"
+#include "passes/pass_manager.h"
+#include "tests/support/filecheck.h"
+#include "tests/support/reference.h"
+
+#include <gtest/gtest.h>
+
+namespace gj {
+namespace {
+
+// Runs the named pass through the registry (so a frontend pass must be let past requireLowered) and
+// verifies the result.
+std::unique_ptr<Graph> lowered(const std::string& ir, const std::string& pass, bool expectChange = true) {
+  auto g = parseIR(ir, "ts.ir");
+  PassOptions opts;
+  opts.verifyEach = true;
+  auto rec = runPasses(*g, std::vector<std::string>{pass}, opts);
+  EXPECT_EQ(rec[0].changed, expectChange) << pass;
+  return g;
+}
+
+std::vector<IValue> randomTensors(size_t n, Shape shape, uint64_t seed) {
+  std::vector<IValue> in;
+  for (size_t i = 0; i < n; ++i) in.push_back(Tensor::rand(shape, DType::Float64, seed + i, 0.2, 1.0));
+  return in;
+}
+
+// The interpreter's outputs of a and b on the same inputs agree (b written by hand in graphjit's IR).
+void expectSameResults(const Graph& a, const Graph& b, const std::vector<IValue>& in) {
+  auto x = Interpreter(a).run(in);
+  auto y = Interpreter(b).run(in);
+  ASSERT_EQ(x.size(), y.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_TRUE(x[i].isTensor() && y[i].isTensor()) << "output " << i;
+    const Tensor& t = y[i].toTensor().contiguous();
+    double largest = 0;
+    for (int64_t k = 0; k < t.numel(); ++k) largest = std::max(largest, std::abs(t.item(k)));
+    EXPECT_GT(largest, 0.0) << "output " << i << " is all zeros: the test would prove nothing";
+    EXPECT_LE(test::relError(x[i].toTensor(), y[i].toTensor()), 1e-15) << "output " << i;
+  }
+}
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return std::string(e.what()) + " @ " + e.where() + " hint: " + e.hint();
+  }
+  return "no error";
+}
+
+TEST(CheckCalls, ACallWhoseBodyIsNotInTheTextNamesTheCalleeAndInlinedGraph) {
+  const char* ir = R"IR(graph(%x.1 : Tensor):
+  %f : Function = prim::Constant[name="helper"]()
+  %y : Tensor = prim::CallFunction(%f, %x.1) # model.py:7:8
+  return (%y)
+)IR";
+  std::string e = errorOf([&] { lowered(ir, "check-calls"); });
+  EXPECT_NE(e.find("prim::CallFunction calls function helper, whose body is not in the text"), std::string::npos) << e;
+  EXPECT_NE(e.find("ts.ir:3:17 (Python source model.py:7:8)"), std::string::npos) << e;
+  EXPECT_NE(e.find(".inlined_graph"), std::string::npos) << e;
+}
+
+TEST(CheckCalls, DropsPythonWarnings) {
+  auto g = lowered(R"IR(graph(%x : Tensor):
+  %m : str = prim::Constant[value="careful"]()
+  %l : int = prim::Constant[value=2]()
+   = aten::warn(%m, %l)
+  %y : Tensor = aten::tanh(%x)
+  return (%y)
+)IR", "check-calls");
+  EXPECT_FILECHECK(printIR(*g), "CHECK-NOT: aten::warn\nCHECK: aten::tanh");
+}
+
+TEST(LowerModuleAttributes, GetAttrChainsBecomeInputsNamedByStateDictKey) {
+  auto g = lowered(R"IR(graph(%self : __torch__.Outer, %x.1 : Double(2, 3)):
+  %block : __torch__.Block = prim::GetAttr[name="block"](%self)
+  %fc : __torch__.Linear = prim::GetAttr[name="fc"](%block)
+  %w : Tensor = prim::GetAttr[name="weight"](%fc)
+  %b : Tensor = prim::GetAttr[name="bias"](%fc)
+  %y : Tensor = aten::linear(%x.1, %w, %b)
+  %fc.2 : __torch__.Linear = prim::GetAttr[name="fc"](%block)
+  %w2 : Tensor = prim::GetAttr[name="weight"](%fc.2)
+  %z : Tensor = aten::linear(%y, %w2, %b)
+  return (%z)
+)IR", "lower-module-attributes");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: graph(%x.1 : Double(2, 3),
+CHECK-NEXT: %block.fc.weight : Tensor,
+CHECK-NEXT: %block.fc.bias : Tensor):
+CHECK-NOT: prim::GetAttr
+CHECK: aten::linear(%x.1, %block.fc.weight, %block.fc.bias)
+CHECK: aten::linear(%y, %block.fc.weight, %block.fc.bias))");
+  auto mine = parseIR(R"IR(graph(%x : Double(2, 3), %w : Double(3, 3), %b : Double(3)):
+  %y : Tensor = aten::linear(%x, %w, %b)
+  %z : Tensor = aten::linear(%y, %w, %b)
+  return (%z)
+)IR");
+  auto in = randomTensors(1, {2, 3}, 1);
+  in.push_back(Tensor::rand({3, 3}, DType::Float64, 5, 0.2, 1.0));
+  in.push_back(Tensor::rand({3}, DType::Float64, 6, 0.2, 1.0));
+  expectSameResults(*g, *mine, in);
+}
+
+TEST(LowerModuleAttributes, AnAttributeOfAnotherValueIsAnError) {
+  std::string e = errorOf([] {
+    lowered(R"IR(graph(%self : __torch__.M, %other : __torch__.M):
+  %w : Tensor = prim::GetAttr[name="weight"](%other)
+  return (%w)
+)IR", "lower-module-attributes");
+  });
+  EXPECT_NE(e.find("prim::GetAttr reads weight of %other, which is not the module's self"), std::string::npos) << e;
+}
+
+TEST(LowerTuples, InputsReturnsLoopsAndIfsCarryTheElements) {
+  const char* ir = R"IR(graph(%n : int, %hidden.1 : (Tensor, Tensor), %c : bool):
+  %true : bool = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %state : (Tensor, Tensor) = prim::Loop(%n, %true, %hidden.1)
+    block0(%i : int, %s.1 : (Tensor, Tensor)):
+      %h : Tensor, %x : Tensor = prim::TupleUnpack(%s.1)
+      %h2 : Tensor = aten::tanh(%x)
+      %x2 : Tensor = aten::add(%h, %x, %one)
+      %s.2 : (Tensor, Tensor) = prim::TupleConstruct(%h2, %x2)
+      -> (%true, %s.2)
+  %picked : (Tensor, Tensor) = prim::If(%c)
+    block0():
+      -> (%state)
+    block1():
+      %a : Tensor = prim::TupleIndex(%state, %one)
+      %b : Tensor = prim::TupleIndex(%state, %zero)
+      %swapped : (Tensor, Tensor) = prim::TupleConstruct(%a, %b)
+      -> (%swapped)
+  %first : Tensor = prim::TupleIndex(%picked, %zero)
+  %out : (Tensor, (Tensor, Tensor)) = prim::TupleConstruct(%first, %picked)
+  return (%out)
+)IR";
+  auto g = lowered(ir, "lower-tuples");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: graph(%n : int,
+CHECK-NEXT: %hidden_0 : Tensor,
+CHECK-NEXT: %hidden_1 : Tensor,
+CHECK-NEXT: %c : bool):
+CHECK-NOT: prim::Tuple
+CHECK: prim::Loop(%n, %true, %hidden_0, %hidden_1)
+CHECK: block0(%i : int, %[[H:.*]] : Tensor, %[[X:.*]] : Tensor):
+CHECK: aten::tanh(%[[X]])
+CHECK: -> (%true, %h2, %x2)
+CHECK: prim::If(%c)
+CHECK-NOT: prim::Tuple
+CHECK: return ({{.*}}, {{.*}}, {{.*}})
+)");
+  EXPECT_EQ(g->outputs().size(), 3u);
+  auto mine = parseIR(R"IR(graph(%n : int, %h0 : Tensor, %h1 : Tensor, %c : bool):
+  %true : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %h : Tensor, %x : Tensor = prim::Loop(%n, %true, %h0, %h1)
+    block0(%i : int, %a : Tensor, %b : Tensor):
+      %a2 : Tensor = aten::tanh(%b)
+      %b2 : Tensor = aten::add(%a, %b, %one)
+      -> (%true, %a2, %b2)
+  %p : Tensor, %q : Tensor = prim::If(%c)
+    block0():
+      -> (%h, %x)
+    block1():
+      -> (%x, %h)
+  return (%p, %p, %q)
+)IR");
+  for (bool c : {true, false}) {
+    std::vector<IValue> in{int64_t{3}};
+    for (IValue& t : randomTensors(2, {2, 3}, 11)) in.push_back(t);
+    in.push_back(c);
+    expectSameResults(*g, *mine, in);
+  }
+}
+
+TEST(FunctionalizeLists, AppendsInALoopBecomeALoopCarriedList) {
+  const char* ir = R"IR(graph(%xs : Tensor[], %h.1 : Tensor):
+  %true : bool = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %outputs.1 : Tensor[] = prim::ListConstruct()
+  %n : int = aten::len(%xs)
+  %h : Tensor = prim::Loop(%n, %true, %h.1)
+    block0(%i : int, %h.2 : Tensor):
+      %x : Tensor = aten::__getitem__(%xs, %i)
+      %h.3 : Tensor = aten::mul(%h.2, %x)
+      %l : Tensor[] = aten::append(%outputs.1, %h.3)
+      %more : Tensor[] = prim::ListConstruct(%x)
+      %l2 : Tensor[] = aten::add_(%outputs.1, %more)
+      -> (%true, %h.3)
+  %k : int = aten::len(%outputs.1)
+  %s : Tensor = aten::stack(%outputs.1, %zero)
+  return (%s, %h)
+)IR";
+  auto g = lowered(ir, "functionalize-lists");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: %outputs.1 : Tensor[] = prim::ListConstruct()
+CHECK: prim::Loop(%n, %true, %h.1, %outputs.1)
+CHECK: block0(%i : int, %h.2 : Tensor, %[[L:.*]] : Tensor[]):
+CHECK: %[[A:.*]] : Tensor[] = prim::ListAppend(%[[L]], %h.3)
+CHECK: %[[B:.*]] : Tensor[] = prim::ListAppend(%[[A]], %x)
+CHECK: -> (%true, %h.3, %[[B]])
+CHECK-NOT: aten::append
+CHECK-NOT: aten::add_
+CHECK: aten::stack(
+)");
+  auto mine = parseIR(R"IR(graph(%xs : Tensor[], %h.1 : Tensor):
+  %true : bool = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %empty : Tensor[] = prim::ListConstruct()
+  %n : int = aten::len(%xs)
+  %h : Tensor, %outs : Tensor[] = prim::Loop(%n, %true, %h.1, %empty)
+    block0(%i : int, %h.2 : Tensor, %acc : Tensor[]):
+      %x : Tensor = aten::__getitem__(%xs, %i)
+      %h.3 : Tensor = aten::mul(%h.2, %x)
+      %acc2 : Tensor[] = prim::ListAppend(%acc, %h.3)
+      %acc3 : Tensor[] = prim::ListAppend(%acc2, %x)
+      -> (%true, %h.3, %acc3)
+  %s : Tensor = aten::stack(%outs, %zero)
+  return (%s, %h)
+)IR");
+  TensorList xs;
+  for (IValue& t : randomTensors(3, {2, 2}, 21)) xs.push_back(t.toTensor());
+  expectSameResults(*g, *mine, {IValue(xs), Tensor::rand({2, 2}, DType::Float64, 30, 0.2, 1.0)});
+}
+
+TEST(FunctionalizeLists, AnAppendInOneBranchMakesTheIfReturnTheList) {
+  auto g = lowered(R"IR(graph(%x : Tensor, %c : bool):
+  %zero : int = prim::Constant[value=0]()
+  %l.1 : Tensor[] = prim::ListConstruct(%x)
+  = prim::If(%c)
+    block0():
+      %y : Tensor = aten::tanh(%x)
+      %l.2 : Tensor[] = aten::append(%l.1, %y)
+      -> ()
+    block1():
+      -> ()
+  %s : Tensor = aten::cat(%l.1, %zero)
+  return (%s)
+)IR", "functionalize-lists");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: %[[L:.*]] : Tensor[] = prim::If(%c)
+CHECK: prim::ListAppend(%l.1, %y)
+CHECK: block1():
+CHECK-NEXT: -> (%l.1)
+CHECK: aten::cat(%[[L]], %zero)
+)");
+  for (bool c : {true, false}) {
+    auto out = Interpreter(*g).run({Tensor::rand({2}, DType::Float64, 3, 0.2, 1.0), c});
+    EXPECT_EQ(out[0].toTensor().size(0), c ? 4 : 2);
+  }
+}
+
+TEST(FoldShapeChecks, ARaiseBecomesARunTimeCheckWithItsMessage) {
+  auto g = lowered(R"IR(graph(%x.1 : Tensor, %y.1 : Tensor?):
+  %none : NoneType = prim::Constant()
+  %msg : str = prim::Constant[value="x must be a matrix"]()
+  %cls : str = prim::Constant[value="builtins.ValueError"]()
+  %two : int = prim::Constant[value=2]()
+  %u : Tensor = prim::Uninitialized()
+  %missing : bool = aten::__is__(%y.1, %none)
+  %y : Tensor = prim::If(%missing)
+    block0():
+       = prim::RaiseException(%msg, %cls)
+      -> (%u)
+    block1():
+      %y.2 : Tensor = prim::unchecked_cast(%y.1)
+      -> (%y.2)
+  %d : int = aten::dim(%x.1)
+  %bad : bool = aten::ne(%d, %two)
+   = prim::If(%bad) # model.py:4:4
+    block0():
+       = prim::RaiseException(%msg, %cls) # model.py:5:8
+      -> ()
+    block1():
+      -> ()
+  %z : Tensor = aten::mul(%x.1, %y)
+  return (%z)
+)IR", "fold-shape-checks");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: graph(%x.1 : Tensor,
+CHECK-NEXT: %y.1 : Tensor):
+CHECK-NOT: prim::If
+CHECK: aten::len
+CHECK: prim::RaiseIf[message="ValueError: x must be a matrix"](%bad) # model.py:5:8
+CHECK: aten::mul(%x.1, %y.1)
+)");
+  runPasses(*g, std::vector<std::string>{"lower-torchscript"});  // the message constants, now unread, go
+  auto a = Tensor::rand({2, 3}, DType::Float64, 1, 0.2, 1.0), b = Tensor::rand({2, 3}, DType::Float64, 2, 0.2, 1.0);
+  auto out = Interpreter(*g).run({a, b});
+  EXPECT_NEAR(out[0].toTensor().item(4), a.item(4) * b.item(4), 1e-15);
+  std::string e = errorOf([&] { Interpreter(*g).run({Tensor::rand({6}, DType::Float64, 1), Tensor::rand({6}, DType::Float64, 2)}); });
+  EXPECT_NE(e.find("ts.ir:19:10 (Python source model.py:5:8): ValueError: x must be a matrix"), std::string::npos) << e;
+}
+
+TEST(FoldShapeChecks, TypesDecideTheCheck) {
+  const char* ir = R"IR(graph(%x.1 : Float(4, 3)):
+  %msg : str = prim::Constant[value="too small"]()
+  %five : int = prim::Constant[value=5]()
+  %zero : int = prim::Constant[value=0]()
+  %n : int = aten::size(%x.1, %zero)
+  %small : bool = aten::lt(%n, %five)
+   = prim::If(%small)
+    block0():
+       = prim::RaiseException(%msg)
+      -> ()
+    block1():
+      -> ()
+  return (%x.1)
+)IR";
+  std::string e = errorOf([&] { lowered(ir, "fold-shape-checks"); });
+  EXPECT_NE(e.find("this check fails for the graph's input types: too small"), std::string::npos) << e;
+  std::string fine(ir);
+  fine.replace(fine.find("Float(4, 3)"), 11, "Float(6, 3)");
+  auto g = lowered(fine, "fold-shape-checks");
+  EXPECT_FILECHECK(printIR(*g), "CHECK-NOT: prim::RaiseIf\nCHECK-NOT: prim::If\nCHECK: return (%x.1)");
+}
+
+TEST(FoldShapeChecks, ATracesScalarTensorsAreScalarOperands) {
+  auto g = lowered(R"IR(graph(%x : Double(3)):
+  %two : Long() = prim::Constant[value={2}]()
+  %y : Double(3) = aten::mul(%x, %two)
+  %zero : int = prim::Constant[value=0]()
+  %n : int = aten::size(%x, %zero)
+  %t : Long() = prim::NumToTensor(%n)
+  %one : int = prim::Constant[value=1]()
+  %z : Double(3) = aten::add(%y, %t, %one)
+  return (%z)
+)IR", "lower-torchscript");
+  EXPECT_FILECHECK(printIR(*g), "CHECK-NOT: prim::NumToTensor\nCHECK: aten::mul(%x, %{{.*}})\nCHECK: aten::add");
+  auto x = Tensor::rand({3}, DType::Float64, 4, 0.2, 1.0);
+  auto out = Interpreter(*g).run({x});
+  for (int64_t i = 0; i < 3; ++i) EXPECT_NEAR(out[0].toTensor().item(i), x.item(i) * 2 + 3, 1e-15);
+}
+
+TEST(LowerOverloads, ADTypeArgumentBecomesACast) {
+  auto g = lowered(R"IR(graph(%x : Float(2, 3)):
+  %none : NoneType = prim::Constant()
+  %double : int = prim::Constant[value=7]()
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::sum(%x, %none)
+  %b : Tensor = aten::softmax(%x, %one, %double)
+  return (%a, %b)
+)IR", "lower-overloads");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: %a : Tensor = aten::sum(%x)
+CHECK: aten::to(%x, %{{.*}})
+CHECK: %b : Tensor = aten::softmax(
+)");
+  auto out = Interpreter(*g).run({Tensor::rand({2, 3}, DType::Float32, 8, 0.2, 1.0)});
+  EXPECT_EQ(out[1].toTensor().dtype(), DType::Float64);
+  std::string e = errorOf([] {
+    lowered(R"IR(graph(%x : Tensor):
+  %half : int = prim::Constant[value=5]()
+  %a : Tensor = aten::sum(%x, %half)
+  return (%a)
+)IR", "lower-overloads");
+  });
+  EXPECT_NE(e.find("aten::sum's dtype must be a constant torch.float32"), std::string::npos) << e;
+}
+
+TEST(LowerTorchScript, LeavesGraphjitsOwnIRAlone) {
+  const char* ir = R"IR(graph(%x : Float(2, 3)):
+  %y : Tensor = aten::tanh(%x)
+  return (%y)
+)IR";
+  auto g = lowered(ir, "lower-torchscript", /*expectChange=*/false);
+  EXPECT_EQ(printIR(*g), printIR(*parseIR(ir, "ts.ir")));
+}
+
+TEST(LowerTorchScript, OtherPassesRefuseTorchScriptAndSayHowToLowerIt) {
+  auto g = parseIR(R"IR(graph(%h.1 : (Tensor, Tensor)):
+  %a : Tensor, %b : Tensor = prim::TupleUnpack(%h.1)
+  return (%a)
+)IR", "ts.ir");
+  std::string e = errorOf([&] { runPasses(*g, std::vector<std::string>{"dce"}); });
+  EXPECT_NE(e.find("pass dce cannot run this graph: %h.1 is of TorchScript's type (Tensor, Tensor)"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("lower-torchscript"), std::string::npos) << e;
+  runPasses(*g, std::vector<std::string>{"lower-torchscript", "dce"});
+  EXPECT_EQ(g->inputs().size(), 2u);
+  EXPECT_EQ(g->inputs()[0]->name(), "h_0");
+}
+
+TEST(LowerTorchScript, WhatCannotBeLoweredIsNamedWithItsPosition) {
+  std::string e = errorOf([] {
+    lowered(R"IR(graph(%x : Tensor, %d : Device):
+  %y : Tensor = aten::tanh(%x)
+  return (%y, %d)
+)IR", "lower-torchscript");
+  });
+  EXPECT_NE(e.find("lower-torchscript cannot lower this graph: %d is of TorchScript's type Device"), std::string::npos)
+      << e;
+}
+
+TEST(BaseName, DropsANumericSuffixOnly) {
+  EXPECT_EQ(baseName("input.1"), "input");
+  EXPECT_EQ(baseName("x"), "x");
+  EXPECT_EQ(baseName("fc1.weight"), "fc1.weight");
+  EXPECT_EQ(baseName("layers.0.weight"), "layers.0.weight");
+  EXPECT_EQ(baseName("a.b.12"), "a.b");
+  EXPECT_EQ(baseName("7"), "7");
+}
+
+}  // namespace
+}  // namespace gj
