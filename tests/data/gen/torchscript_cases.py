@@ -18,30 +18,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "torchscript", "cases")
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools"))
 import torchscript_export  # noqa: E402
-
-
-def lstm_cell(input, hidden: Tuple[Tensor, Tensor], w_ih, w_hh, b_ih, b_hh):
-    hx, cx = hidden
-    gates = torch.mm(input, w_ih.t()) + torch.mm(hx, w_hh.t()) + b_ih + b_hh
-    ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
-    ingate = torch.sigmoid(ingate)
-    forgetgate = torch.sigmoid(forgetgate)
-    cellgate = torch.tanh(cellgate)
-    outgate = torch.sigmoid(outgate)
-    cy = (forgetgate * cx) + (ingate * cellgate)
-    hy = outgate * torch.tanh(cy)
-    return hy, cy
-
-
-def dynamic_rnn(input, hidden: Tuple[Tensor, Tensor], wih, whh, bih, bhh):
-    hx, cx = hidden
-    outputs = []
-    inputs = input.unbind(0)
-    hy, cy = hx[0], cx[0]
-    for seq_idx in range(len(inputs)):
-        hy, cy = lstm_cell(inputs[seq_idx], (hy, cy), wih, whh, bih, bhh)
-        outputs += [hy]
-    return torch.stack(outputs), (hy.unsqueeze(0), cy.unsqueeze(0))
+# The parser fixtures' functions and module, run here as well
+from torchscript_text import Block, dynamic_rnn, lstm_cell, relative  # noqa: E402
 
 
 def tanh_rnn(xs, h, w, u):
@@ -102,19 +80,6 @@ class LSTMLayer(torch.nn.Module):
         return torch.stack(outputs), state
 
 
-class Block(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = torch.nn.Linear(3, 5)
-        self.fc2 = torch.nn.Linear(5, 2)
-
-    def forward(self, x):
-        y = torch.relu(self.fc1(x))
-        if y.size(0) > 1:
-            y = y * 2.0
-        return self.fc2(y), [1.5, 2.0]
-
-
 class Outer(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -122,16 +87,12 @@ class Outer(torch.nn.Module):
         self.head = torch.nn.Linear(2, 4)
 
     def forward(self, x):
-        y, _ = self.block(x)
+        y, _, _, _ = self.block(x)
         return self.head(torch.tanh(y))
 
 
 def rand(*shape):
     return torch.rand(*shape) * 2 - 1
-
-
-def relative(text):
-    return text.replace(HERE + "/", "gen/").replace(os.path.dirname(torch.__file__) + "/", "torch/")
 
 
 def write(name, fn, inputs, trace=False):
