@@ -430,16 +430,14 @@ void Frame::runNode(const Node* n) {
     case OpKind::Sizes: set(n, IValue(T(0).sizes())); return;
     case OpKind::IntAdd: set(n, IValue(I(0) + I(1))); return;
     case OpKind::IntSub: set(n, IValue(I(0) - I(1))); return;
-    case OpKind::IntEq: set(n, IValue(I(0) == I(1))); return;
-    case OpKind::IntNe: set(n, IValue(I(0) != I(1))); return;
-    case OpKind::IntLt: set(n, IValue(I(0) < I(1))); return;
-    case OpKind::IntLe: set(n, IValue(I(0) <= I(1))); return;
-    case OpKind::IntGt: set(n, IValue(I(0) > I(1))); return;
-    case OpKind::IntGe: set(n, IValue(I(0) >= I(1))); return;
+    case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt: case OpKind::IntLe: case OpKind::IntGt:
+    case OpKind::IntGe:
+      set(n, IValue(*compareInts(n->kind(), I(0), I(1))));
+      return;
     case OpKind::BoolNot: set(n, IValue(!in[0].toBool("aten::__not__"))); return;
     case OpKind::RaiseIf:
       if (in[0].toBool("prim::RaiseIf"))
-        throw Error(std::get<std::string>(n->constant()), n->loc().str() + n->pySource().pythonNote(),
+        throw Error(std::get<std::string>(n->constant()), n->where(),
                     "the graph's own check failed on these inputs (TorchScript's `raise`)");
       return;
     case OpKind::ListConcat:

@@ -268,6 +268,15 @@ void Graph::replaceAllUsesWith(Value* from, Value* to) {
   for (const Use& u : uses) u.user->replaceInput(u.index, to);
 }
 
+void Graph::replaceValue(Value* from, Value* to) {
+  if (to->name().empty() && !from->name().empty()) {
+    std::string name = from->name();
+    from->setName("");
+    to->setName(std::move(name));
+  }
+  replaceAllUsesWith(from, to);
+}
+
 Value* Graph::findValue(const std::string& name) const {
   auto it = names_.find(name);
   return it == names_.end() ? nullptr : it->second;

@@ -109,6 +109,8 @@ class Node {
 
   /// "node aten::mm at in.ir:3:5" or "node aten::mm (%x = ...)" for error messages.
   std::string describe() const;
+  /// An error's where: "in.ir:3:5 (Python source model.py:12:4)", the Python part when known.
+  std::string where() const { return loc_.str() + pySource_.pythonNote(); }
 
   void insertBefore(Node* n);
   void insertAfter(Node* n);
@@ -213,6 +215,9 @@ class Graph {
   /// Call:   g.replaceAllUsesWith(%3, %5)
   /// Result: %3 = add(%1, %2) ; %4 = tanh(%5)     (%3 now unused)
   void replaceAllUsesWith(Value* from, Value* to);
+  /// replaceAllUsesWith, and `to` takes from's name when it has none, so the printed graph keeps the
+  /// names the user wrote (inlining, CSE, a rewrite that replaces a node).
+  void replaceValue(Value* from, Value* to);
 
   /// One past the largest Value::id() handed out.
   size_t numValueIds() const { return values_.size(); }

@@ -41,12 +41,10 @@ const OpInfo* lookupOp(std::string_view name, int numInputs) {
 }
 
 std::string_view opAttribute(OpKind k) {
-  switch (k) {
-    case OpKind::Constant: return "value";
-    case OpKind::GetAttr: case OpKind::CallMethod: return "name";
-    case OpKind::RaiseIf: return "message";
-    default: return "";
-  }
+  if (k == OpKind::Constant) return "value";
+  if (k == OpKind::GetAttr || k == OpKind::CallMethod) return "name";
+  if (k == OpKind::RaiseIf) return "message";
+  return "";
 }
 
 const OpInfo* lookupOp(std::string_view name, std::span<const Type> inputs) {

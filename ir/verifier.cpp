@@ -228,7 +228,7 @@ void requireLowered(const Graph& g, std::string_view what) {
   std::string why;
   const Node* n = firstFrontendForm(g, &why);
   if (!n) return;
-  throw Error(fmt::format("{} cannot run this graph: {}", what, why), n->loc().str() + n->pySource().pythonNote(),
+  throw Error(fmt::format("{} cannot run this graph: {}", what, why), n->where(),
               "lower TorchScript's forms first with the pass lower-torchscript (graphir run, fuse, codegen and "
               "explain do it themselves; the library has gj::lowerTorchScript, passes/frontend.h)");
 }

@@ -350,12 +350,7 @@ bool batchTree(Node* root) {
     Node* at = products[k]->node()->next();
     sum = emit(at, OpKind::Add, {sum, products[k], constant(at, int64_t{1})}, root->output()->type());
   }
-  if (!root->output()->name().empty()) {
-    std::string name = root->output()->name();
-    root->output()->setName("");
-    sum->setName(name);
-  }
-  g->replaceAllUsesWith(root->output(), sum);
+  g->replaceValue(root->output(), sum);
   for (Node* a : adds) g->erase(a);  // pre-order: each add's one use (its parent) is gone before it
   for (Node* m : mms)
     if (!kept.count(m)) g->erase(m);

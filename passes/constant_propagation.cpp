@@ -83,18 +83,10 @@ std::optional<ConstantValue> fold(Node* n) {
     if ((*a % *b != 0) && ((*a < 0) != (*b < 0))) --q;
     return n->kind() == OpKind::FloorDiv ? q : *a - q * *b;
   }
-  if (kind == OpKind::IntEq || kind == OpKind::IntNe || kind == OpKind::IntLt || kind == OpKind::IntLe ||
-      kind == OpKind::IntGt || kind == OpKind::IntGe) {
+  if (n->inputs().size() == 2) {  // an int comparison of constants
     auto a = constantInt(n->input(0)), b = constantInt(n->input(1));
-    if (!a || !b) return std::nullopt;
-    switch (kind) {
-      case OpKind::IntEq: return *a == *b;
-      case OpKind::IntNe: return *a != *b;
-      case OpKind::IntLt: return *a < *b;
-      case OpKind::IntLe: return *a <= *b;
-      case OpKind::IntGt: return *a > *b;
-      default: return *a >= *b;
-    }
+    if (a && b)
+      if (auto r = compareInts(kind, *a, *b)) return *r;
   }
   if (kind == OpKind::BoolNot) {
     if (auto a = constantBool(n->input(0))) return !*a;

@@ -40,13 +40,7 @@ class Cse {
         continue;
       }
       for (size_t i = 0; i < n->outputs().size(); ++i) {
-        Value* keep = it->second->output(i);
-        if (keep->name().empty() && !n->output(i)->name().empty()) {
-          std::string name = n->output(i)->name();
-          n->output(i)->setName("");
-          keep->setName(name);
-        }
-        b->graph()->replaceAllUsesWith(n->output(i), keep);
+        b->graph()->replaceValue(n->output(i), it->second->output(i));
       }
       b->graph()->erase(n);
       changed_ = true;

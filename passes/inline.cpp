@@ -14,13 +14,7 @@ static bool inlineBlock(Block* b) {
     for (size_t i = 0; i < sub.inputs().size(); ++i) env[sub.inputs()[i]] = n->input(i);
     cloneNodesBefore(sub.block(), n, env);
     for (size_t i = 0; i < n->outputs().size(); ++i) {
-      Value* out = env.at(sub.outputs()[i]);
-      if (out->name().empty() && !n->output(i)->name().empty()) {
-        std::string name = n->output(i)->name();
-        n->output(i)->setName("");
-        out->setName(name);
-      }
-      b->graph()->replaceAllUsesWith(n->output(i), out);
+      b->graph()->replaceValue(n->output(i), env.at(sub.outputs()[i]));
     }
     b->graph()->erase(n);
     changed = true;

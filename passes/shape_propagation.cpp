@@ -391,7 +391,7 @@ std::string contradiction(const Type& declared, const Type& made) {
 
 [[noreturn]] void typeError(const Node* n, const std::string& what) {
   // describe() already names the Python source
-  throw Error(what, n->loc().known() ? n->loc().str() + n->pySource().pythonNote() : n->describe(),
+  throw Error(what, n->loc().known() ? n->where() : n->describe(),
               "fix the operands' types, or the declared type, so that they agree");
 }
 

@@ -33,6 +33,12 @@ std::optional<std::vector<int64_t>> constantInts(const Value* v) {
   return std::get<std::vector<int64_t>>(*c);
 }
 
+std::optional<std::string> constantString(const Value* v) {
+  const ConstantValue* c = constantOf(v);
+  if (!c || c->index() != 5) return std::nullopt;
+  return std::get<std::string>(*c);
+}
+
 bool isConstant(const Value* v) { return v->node()->kind() == OpKind::Constant; }
 
 bool isConstantEqual(const Value* v, double x) {
@@ -102,6 +108,16 @@ std::optional<std::vector<int64_t>> staticSizes(const Value* v) {
 }
 
 bool isPlumbing(OpKind k) { return opInfo(k).plumbing(); }
+
+std::optional<bool> compareInts(OpKind k, int64_t a, int64_t b) {
+  if (k == OpKind::IntEq) return a == b;
+  if (k == OpKind::IntNe) return a != b;
+  if (k == OpKind::IntLt) return a < b;
+  if (k == OpKind::IntLe) return a <= b;
+  if (k == OpKind::IntGt) return a > b;
+  if (k == OpKind::IntGe) return a >= b;
+  return std::nullopt;
+}
 
 bool hasEffects(const Node* n) {
   if (n->outputs().empty()) return true;

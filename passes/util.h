@@ -14,6 +14,8 @@ std::optional<int64_t> constantInt(const Value* v);
 std::optional<double> constantDouble(const Value* v);  ///< int constants convert
 std::optional<bool> constantBool(const Value* v);
 std::optional<std::vector<int64_t>> constantInts(const Value* v);
+/// A str constant's text (TorchScript's messages; a Function constant's name).
+std::optional<std::string> constantString(const Value* v);
 bool isConstant(const Value* v);
 /// True for a prim::Constant that equals `x` (int, float or bool).
 bool isConstantEqual(const Value* v, double x);
@@ -39,6 +41,9 @@ inline bool optimizesInto(const Node* n) { return n->kind() == OpKind::Different
 /// Ops that only move values around without computing on tensors: list construction and access,
 /// control flow, subgraph calls, constants, size queries.
 bool isPlumbing(OpKind k);
+/// a == b, a != b, ... for the int comparisons (aten::eq ... aten::ge of ints); nullopt for another op. The
+/// interpreter and constant propagation both compute them here.
+std::optional<bool> compareInts(OpKind k, int64_t a, int64_t b);
 /// A node without outputs (prim::RaiseIf; TorchScript's raise and warn) is there for its effect, as is a
 /// node whose blocks hold one: dead-code elimination keeps it and no pass moves it across a loop.
 bool hasEffects(const Node* n);

@@ -51,35 +51,6 @@ static Tensor readNamed(const std::string& dir, const std::string& name, const c
   return readNpy(path);
 }
 
-// DIR/NAME.npy, else DIR/BASE.npy for a TorchScript name: %input.1 reads input.npy.
-static std::string inputPath(const std::string& dir, const std::string& name) {
-  std::string path = (fs::path(dir) / (name + ".npy")).string();
-  std::string base = (fs::path(dir) / (baseName(name) + ".npy")).string();
-  if (fs::exists(path) || !fs::exists(base)) return path;
-  return base;
-}
-
-// A graph input's value from its .npy file: a tensor, or an int, float or bool from a one-element file.
-static IValue readInput(const Value* in, const std::string& path) {
-  const TypeKind kind = in->type().kind;
-  const bool scalar = kind == TypeKind::Int || kind == TypeKind::Float || kind == TypeKind::Bool;
-  USER_CHECK(in->type().isTensor() || scalar,
-             "graph input %{} is {}: graphir run reads tensors and int, float or bool scalars from .npy files",
-             in->name(), in->type().str());
-  USER_CHECK(fs::exists(path), "missing input: %{} needs {}", in->name(), path);
-  Tensor t = readNpy(path);
-  if (!scalar) return t;
-  USER_CHECK(t.numel() == 1, "input %{} is {}, but {} holds {} values {}; hint: write a 0-d array (np.array(3))",
-             in->name(), in->type().str(), path, t.numel(), shapeStr(t.sizes()));
-  const double x = t.item(0);
-  if (kind == TypeKind::Float) return IValue(x);
-  USER_CHECK(!isFloating(t.dtype()) || kind == TypeKind::Float,
-             "input %{} is {}, but {} holds a {} value; hint: write it with an integer or bool dtype", in->name(),
-             in->type().str(), path, dtypeName(t.dtype()));
-  if (kind == TypeKind::Bool) return IValue(x != 0);
-  return IValue(static_cast<int64_t>(x));
-}
-
 // A graph input's tensor against the graph's declared type (dtype and sizes; the device is the run's).
 static void checkDeclared(const Value* in, const Tensor& t, const std::string& from) {
   Type declared = in->type();
@@ -88,6 +59,40 @@ static void checkDeclared(const Value* in, const Tensor& t, const std::string& f
   USER_CHECK(why.empty(), "input %{}: {} has {} {} but the graph declares {}: {}; hint: write the .npy with the "
              "declared shape and dtype, or change the graph input's type", in->name(), from, dtypeName(t.dtype()),
              shapeStr(t.sizes()), in->type().str(), why);
+}
+
+// DIR/NAME.npy, else DIR/BASE.npy for a TorchScript name: %input.1 reads input.npy.
+static std::string inputPath(const std::string& dir, const std::string& name) {
+  std::string path = (fs::path(dir) / (name + ".npy")).string();
+  std::string base = (fs::path(dir) / (baseName(name) + ".npy")).string();
+  if (fs::exists(path) || !fs::exists(base)) return path;
+  return base;
+}
+
+// A graph input's value from its .npy file in dir (inputPath): a tensor, checked against the declared type,
+// or an int, float or bool from a one-element file.
+static IValue readInput(const Value* in, const std::string& dir) {
+  const std::string path = inputPath(dir, in->name());
+  const TypeKind kind = in->type().kind;
+  const bool scalar = kind == TypeKind::Int || kind == TypeKind::Float || kind == TypeKind::Bool;
+  USER_CHECK(in->type().isTensor() || scalar,
+             "graph input %{} is {}: graphir run reads tensors and int, float or bool scalars from .npy files",
+             in->name(), in->type().str());
+  USER_CHECK(fs::exists(path), "missing input: %{} needs {}", in->name(), path);
+  Tensor t = readNpy(path);
+  if (!scalar) {
+    checkDeclared(in, t, path);
+    return t;
+  }
+  USER_CHECK(t.numel() == 1, "input %{} is {}, but {} holds {} values {}; hint: write a 0-d array (np.array(3))",
+             in->name(), in->type().str(), path, t.numel(), shapeStr(t.sizes()));
+  const double x = t.item(0);
+  if (kind == TypeKind::Float) return IValue(x);
+  USER_CHECK(!isFloating(t.dtype()),
+             "input %{} is {}, but {} holds a {} value; hint: write it with an integer or bool dtype", in->name(),
+             in->type().str(), path, dtypeName(t.dtype()));
+  if (kind == TypeKind::Bool) return IValue(x != 0);
+  return IValue(static_cast<int64_t>(x));
 }
 
 // The runs graphir makes so that the plan the settings name is the one that runs last: the profiling
@@ -166,9 +171,7 @@ int cmdRun(const std::string& file, const std::string& inputsDir, const std::str
   std::vector<IValue> inputs;
   std::vector<bool> rg;
   for (const Value* in : g->inputs()) {
-    const std::string path = inputPath(inputsDir, in->name());
-    IValue v = readInput(in, path);
-    if (v.isTensor()) checkDeclared(in, v.toTensor(), path);
+    IValue v = readInput(in, inputsDir);
     rg.push_back(backward && v.isTensor() && isFloating(v.toTensor().dtype()));
     inputs.push_back(std::move(v));
   }
@@ -279,9 +282,7 @@ static int checkGraphFolder(const std::string& dir, const RunSettings& s) {
   CheckSubject c{g.get(), fmt::format("{}: graph.ir", dir), {}, {}, {}, {}, {}};
   const bool backward = fs::exists(root / "grad_outputs");
   for (const Value* in : g->inputs()) {
-    const std::string path = inputPath((root / "inputs").string(), in->name());
-    IValue v = readInput(in, path);
-    if (v.isTensor()) checkDeclared(in, v.toTensor(), path);
+    IValue v = readInput(in, (root / "inputs").string());
     c.requiresGrad.push_back(backward && v.isTensor() && isFloating(v.toTensor().dtype()));
     std::optional<std::pair<std::string, Tensor>> grad;
     const fs::path gradPath = root / "grads" / (baseName(in->name()) + ".npy");

@@ -9,19 +9,16 @@ namespace gj {
 
 namespace {
 
-std::string where(const Node* n) { return n->loc().str() + n->pySource().pythonNote(); }
-
 [[noreturn]] void refuseCall(const Node* n) {
   std::string callee = "a function";
   if (n->kind() == OpKind::CallMethod) {
     const Type& self = n->input(0)->type();
     callee = fmt::format("method {} of {}", std::get<std::string>(n->constant()),
                          self.kind == TypeKind::Class ? self.name : self.str());
-  } else if (const Node* f = n->input(0)->node(); f->kind() == OpKind::Constant &&
-                                                   std::holds_alternative<std::string>(f->constant())) {
-    callee = fmt::format("function {}", std::get<std::string>(f->constant()));
+  } else if (auto name = constantString(n->input(0))) {
+    callee = fmt::format("function {}", *name);
   }
-  throw Error(fmt::format("{} calls {}, whose body is not in the text", n->info().name, callee), where(n),
+  throw Error(fmt::format("{} calls {}, whose body is not in the text", n->info().name, callee), n->where(),
               "print the caller's .inlined_graph instead of .graph (torch.jit.script(f).inlined_graph): it holds "
               "every callee's body in place of the call");
 }

@@ -47,7 +47,7 @@ bool lowerTorchScript(Graph& g) {
   std::string why;
   if (const Node* n = firstFrontendForm(g, &why))
     throw Error(fmt::format("lower-torchscript cannot lower this graph: {}", why),
-                n->loc().str() + n->pySource().pythonNote(),
+                n->where(),
                 "docs/torchscript.md lists the TorchScript forms graphjit lowers; rewrite the Python code around it");
   return changed;
 }

@@ -26,7 +26,7 @@ bool lowerModuleAttributes(Graph& g) {
     if (owner == path.end())
       throw Error(fmt::format("prim::GetAttr reads {} of %{}, which is not the module's self or one of its submodules",
                               name, n->input(0)->name()),
-                  n->loc().str() + n->pySource().pythonNote(),
+                  n->where(),
                   "graphjit reads the attributes of the module whose method the graph is (its first input, self)");
     const std::string key = owner->second.empty() ? name : owner->second + "." + name;
     reads.push_back(n);

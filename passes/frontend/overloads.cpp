@@ -9,17 +9,16 @@ namespace gj {
 
 namespace {
 
-// The row without the trailing dtype: aten::sum(self, dtype) -> aten::sum(self).
+// Each overload and its row without the trailing dtype: aten::sum(self, dtype) -> aten::sum(self).
+constexpr std::pair<OpKind, OpKind> kWithoutDType[] = {
+    {OpKind::SumDType, OpKind::Sum},           {OpKind::SumDimDType, OpKind::SumDim},
+    {OpKind::MeanDType, OpKind::Mean},         {OpKind::MeanDimDType, OpKind::MeanDim},
+    {OpKind::SoftmaxDType, OpKind::Softmax},   {OpKind::LogSoftmaxDType, OpKind::LogSoftmax}};
+
 std::optional<OpKind> withoutDType(OpKind k) {
-  switch (k) {
-    case OpKind::SumDType: return OpKind::Sum;
-    case OpKind::SumDimDType: return OpKind::SumDim;
-    case OpKind::MeanDType: return OpKind::Mean;
-    case OpKind::MeanDimDType: return OpKind::MeanDim;
-    case OpKind::SoftmaxDType: return OpKind::Softmax;
-    case OpKind::LogSoftmaxDType: return OpKind::LogSoftmax;
-    default: return std::nullopt;
-  }
+  for (auto [overload, plain] : kWithoutDType)
+    if (overload == k) return plain;
+  return std::nullopt;
 }
 
 // PyTorch's ScalarType codes (c10/core/ScalarType.h) of the dtypes graphjit has.
@@ -47,7 +46,7 @@ bool lowerOverloads(Graph& g) {
       auto d = code ? fromScalarType(*code) : std::nullopt;
       if (!d)
         throw Error(fmt::format("{}'s dtype must be a constant torch.float32, float64, int64 or bool", n->info().name),
-                    n->loc().str() + n->pySource().pythonNote(), "write the dtype as a constant, or cast first");
+                    n->where(), "write the dtype as a constant, or cast first");
       Node* code2 = g.createConstant(static_cast<int64_t>(*d));
       code2->insertBefore(n);
       Node* cast = g.create(OpKind::ToDType, {operands[0], code2->output()});
@@ -59,12 +58,7 @@ bool lowerOverloads(Graph& g) {
     m->setLoc(n->loc());
     m->setPySource(n->pySource());
     m->insertBefore(n);
-    g.replaceAllUsesWith(n->output(), m->output());
-    if (!n->output()->name().empty()) {
-      std::string name = n->output()->name();
-      n->output()->setName("");
-      m->output()->setName(name);
-    }
+    g.replaceValue(n->output(), m->output());
     done.push_back(n);
   });
   for (Node* n : done) g.erase(n);

@@ -13,26 +13,18 @@ namespace gj {
 
 namespace {
 
-std::string where(const Node* n) { return n->loc().str() + n->pySource().pythonNote(); }
-
-std::optional<std::string> constantStr(const Value* v) {
-  if (v->node()->kind() != OpKind::Constant || !std::holds_alternative<std::string>(v->node()->constant()))
-    return std::nullopt;
-  return std::get<std::string>(v->node()->constant());
-}
-
 // "ValueError: x must be a matrix" from prim::RaiseException(%message, %class); a message that
 // aten::format builds keeps its {} unfilled.
 std::string raiseMessage(const Node* raise) {
   std::string text = "an exception";
   if (!raise->inputs().empty()) {
     const Value* m = raise->input(0);
-    if (auto s = constantStr(m)) text = *s;
+    if (auto s = constantString(m)) text = *s;
     else if (m->node()->kind() == OpKind::Format && !m->node()->inputs().empty())
-      if (auto f = constantStr(m->node()->input(0))) text = *f;
+      if (auto f = constantString(m->node()->input(0))) text = *f;
   }
   if (raise->inputs().size() > 1)
-    if (auto cls = constantStr(raise->input(1))) {
+    if (auto cls = constantString(raise->input(1))) {
       std::string name = cls->rfind("builtins.", 0) == 0 ? cls->substr(9) : *cls;
       return name + ": " + text;
     }
@@ -52,13 +44,13 @@ bool lowerRaises(Block* b) {
   for (Node* n : b->nodesList()) {
     for (Block* inner : n->blocks()) changed |= lowerRaises(inner);
     if (n->kind() == OpKind::RaiseException && (!b->owningNode() || b->owningNode()->kind() != OpKind::If))
-      throw Error(fmt::format("a raise outside an if ({})", raiseMessage(n)), where(n),
+      throw Error(fmt::format("a raise outside an if ({})", raiseMessage(n)), n->where(),
                   "graphjit lowers `if cond: raise ...`; a graph that always raises has nothing to run");
     if (n->kind() != OpKind::If) continue;
     const Node* raises[2] = {raiseIn(n->block(0)), raiseIn(n->block(1))};
     if (!raises[0] && !raises[1]) continue;
     if (raises[0] && raises[1])
-      throw Error(fmt::format("both branches of this if raise ({})", raiseMessage(raises[0])), where(n),
+      throw Error(fmt::format("both branches of this if raise ({})", raiseMessage(raises[0])), n->where(),
                   "graphjit lowers an if with one raising branch; this one always raises");
     const Node* raise = raises[0] ? raises[0] : raises[1];
     Value* cond = n->input(0);
@@ -91,7 +83,6 @@ std::optional<bool> isNone(const Value* v) {
 
 // Python's `is` / `is not` on a None check, optional inputs taken as given; dim as the rank.
 bool foldQueries(Graph& g) {
-  bool changed = false;
   std::vector<Node*> done;
   forEachNode(g.block(), [&](Node* n) {
     Value* replacement = nullptr;
@@ -126,7 +117,7 @@ bool foldQueries(Graph& g) {
     done.push_back(n);
   });
   for (auto it = done.rbegin(); it != done.rend(); ++it) g.erase(*it);
-  return changed || !done.empty();
+  return !done.empty();
 }
 
 // A trace's 0-dim tensors of a scalar (prim::NumToTensor, a {2} constant) read as the scalar where an op
@@ -162,7 +153,7 @@ void refuseFailingChecks(const Block* b) {
     for (const Block* inner : n->blocks()) refuseFailingChecks(inner);
     if (n->kind() == OpKind::RaiseIf && constantBool(n->input(0)) == true)
       throw Error(fmt::format("this check fails for the graph's input types: {}", std::get<std::string>(n->constant())),
-                  where(n), "give the graph inputs of the shapes its Python code expects");
+                  n->where(), "give the graph inputs of the shapes its Python code expects");
   }
 }
 

@@ -104,13 +104,12 @@ bool flattenOutputs(Block* b) {
 }
 
 // n's output k (a tuple) replaced by one output per leaf, added at the end; its uses read a rebuilt tuple.
-std::vector<Value*> splitOutput(Node* n, size_t k) {
+void splitOutput(Node* n, size_t k) {
   Value* out = n->output(k);
   std::vector<Value*> leaves;
   for (const Type& t : leafTypes(out->type())) leaves.push_back(n->addOutput(t));
   if (out->hasUses()) n->graph()->replaceAllUsesWith(out, construct(out->type(), leaves, n->next()));
   n->eraseOutput(k);
-  return leaves;
 }
 
 bool flattenLoop(Node* loop) {
