@@ -7,6 +7,7 @@
 #include "runtime/gemm.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 
@@ -57,8 +58,12 @@ Tensor pointwise(const Node* n, const std::vector<IValue>& in) {
   const std::string what(n->info().name);
   const int arity = pointwiseArity(op);
   const Tensor& a = in[0].toTensor(what.c_str());
-  const Tensor b = arity >= 2 ? tensorOrScalar(in[1], a, what.c_str()) : Tensor();
-  const double c = arity >= 3 ? in[2].toDouble(what.c_str()) : 0.0;
+  // clamp's None bound is no bound (the peephole pass makes such a clamp a clamp_min or clamp_max)
+  const double inf = std::numeric_limits<double>::infinity();
+  auto bound = [&](size_t i, double none) { return in[i].isNone() ? IValue(none) : in[i]; };
+  const bool clamp = op == PointwiseOp::Clamp;
+  const Tensor b = arity >= 2 ? tensorOrScalar(clamp ? bound(1, -inf) : in[1], a, what.c_str()) : Tensor();
+  const double c = arity >= 3 ? (clamp ? bound(2, inf) : in[2]).toDouble(what.c_str()) : 0.0;
   return cpu::pointwise(op, a, b, c);
 }
 
@@ -572,6 +577,10 @@ void Frame::runNode(const Node* n) {
     }
     case OpKind::Flatten: set(n, cpu::flatten(T(0), I(1), I(2))); return;
     case OpKind::ZerosLike: set(n, Tensor::zeros(T(0).sizes(), T(0).dtype(), T(0).device())); return;
+    case OpKind::OnesLike: set(n, Tensor::full(T(0).sizes(), T(0).dtype(), 1.0, T(0).device())); return;
+    case OpKind::FullLike:
+      set(n, Tensor::full(T(0).sizes(), T(0).dtype(), in[1].toDouble("full_like fill_value"), T(0).device()));
+      return;
     case OpKind::NewZeros: {
       const auto sizes = Ints(1);
       for (int64_t s : sizes) USER_CHECK(s >= 0, "aten::new_zeros: negative size in {}", shapeStr(sizes));

@@ -62,7 +62,7 @@ std::string pointwiseBlocker(const Node* n, bool mixedDtypes, SizeRule rule) {
   auto out = *groupSizes(n->output(), rule);
   for (const Value* v : n->inputs()) {
     if (!v->type().isTensor()) {
-      if (!isConstant(v)) return fmt::format("scalar operand %{} is not a constant", v->name());
+      if (!constantDouble(v)) return fmt::format("scalar operand %{} is not a constant number", v->name());
       continue;
     }
     if (!floatTensor(v, rule)) return fmt::format("input %{} has no static sizes or is not float", v->name());

@@ -74,6 +74,9 @@ bool argAccepts(ArgKind want, const Type& type) {
              (got == TypeKind::Optional && type.elements.at(0).kind == TypeKind::Tensor);
     case ArgKind::TensorOrScalar: return got == TypeKind::Tensor || isScalar(got);
     case ArgKind::Scalar: return isScalar(got);
+    case ArgKind::OptionalScalar:
+      return isScalar(got) || got == TypeKind::None ||
+             (got == TypeKind::Optional && isScalar(type.elements.at(0).kind));
     case ArgKind::Int: return got == TypeKind::Int;
     case ArgKind::Float: return got == TypeKind::Float || got == TypeKind::Int;
     case ArgKind::Bool: return got == TypeKind::Bool;
@@ -92,7 +95,8 @@ namespace {
 ArgKind argKindOf(std::string_view word) {
   static const std::pair<std::string_view, ArgKind> kWords[] = {
       {"Tensor", ArgKind::Tensor},   {"Tensor?", ArgKind::OptionalTensor}, {"Tensor|Scalar", ArgKind::TensorOrScalar},
-      {"Scalar", ArgKind::Scalar},   {"int", ArgKind::Int},                {"float", ArgKind::Float},
+      {"Scalar", ArgKind::Scalar},   {"Scalar?", ArgKind::OptionalScalar}, {"int", ArgKind::Int},
+      {"float", ArgKind::Float},
       {"bool", ArgKind::Bool},       {"int[]", ArgKind::IntList},          {"Tensor[]", ArgKind::TensorList},
       {"T[]", ArgKind::AnyList},     {"T", ArgKind::Any}};
   for (auto [w, k] : kWords)
@@ -174,6 +178,7 @@ std::string_view argKindName(ArgKind k) {
     case ArgKind::OptionalTensor: return "a Tensor or None";
     case ArgKind::TensorOrScalar: return "a Tensor or a scalar";
     case ArgKind::Scalar: return "a scalar (int, float or bool)";
+    case ArgKind::OptionalScalar: return "a scalar or None";
     case ArgKind::Int: return "an int";
     case ArgKind::Float: return "a float";
     case ArgKind::Bool: return "a bool";

@@ -56,8 +56,8 @@ struct OpInfo {
 /// (or None), `Tensor|Scalar`, `Scalar` (int, float or bool), `int`, `float` (an int too), `bool`,
 /// `int[]`, `Tensor[]`, `T[]` (either list); `Any` for the generic `T` and for what a variadic marker
 /// (`T...`, `inputs...`) covers.
-enum class ArgKind : uint8_t { Any, Tensor, OptionalTensor, TensorOrScalar, Scalar, Int, Float, Bool, IntList,
-                               TensorList, AnyList };
+enum class ArgKind : uint8_t { Any, Tensor, OptionalTensor, TensorOrScalar, Scalar, OptionalScalar, Int, Float, Bool,
+                               IntList, TensorList, AnyList };
 
 /// An op's schema read as argument and result kinds. `inputs` covers every input when the schema lists
 /// them one by one; with `variadicInputs` the inputs from inputs.size() on may be anything (likewise the

@@ -40,6 +40,24 @@ Value* scaled(GraphBuilder& b, Value* g, Value* factor) {
   return b.op(OpKind::Mul, {g, factor});
 }
 
+// pow(x, e)'s gradient of x, e a tensor or a scalar: g e x^(e - 1), and zero for a constant exponent 0
+// (where x^-1 would give 0 * inf at x = 0), as PyTorch's.
+Value* powGrad(GradientContext& c, Node* n, Value* gy) {
+  GraphBuilder& b = c.b();
+  Value* x = c.F(n->input(0));
+  Value* e = n->input(1);
+  if (!e->type().isTensor()) {
+    auto k = constantDouble(e);
+    USER_CHECK(k.has_value(), "autodiff: {} needs a constant exponent (or a tensor one) for its gradient",
+               n->describe());
+    if (*k == 0.0) return b.op(OpKind::ZerosLike, {x});
+    return b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Pow, {x, b.f(*k - 1.0)}), b.f(*k)})});
+  }
+  Value* ef = c.F(e);
+  Value* lower = b.op(OpKind::Sub, {ef, b.f(1.0), b.i(1)});
+  return b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Pow, {x, lower}), ef})});
+}
+
 }  // namespace
 
 bool hasGradientFormula(OpKind k) { return opInfo(k).differentiable(); }
@@ -87,6 +105,54 @@ void emitGradient(GradientContext& c, Node* n) {
       acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Mul, {y, y}), b.op(OpKind::Mul, {y, b.f(-0.5)})})}));
       return;
     }
+    case OpKind::Rsub:  // other - alpha * self
+      if (needs(0)) acc(in(0), c.reduceTo(b.op(OpKind::Neg, {scaled(b, gy, F(in(2)))}), in(0), out));
+      if (in(1)->type().isTensor() && needs(1)) acc(in(1), c.reduceTo(gy, in(1), out));
+      return;
+    case OpKind::Pow:
+      if (needs(0)) acc(in(0), c.reduceTo(powGrad(c, n, gy), in(0), out));
+      if (in(1)->type().isTensor() && needs(1))  // d x^e / de = x^e log x
+        acc(in(1), c.reduceTo(b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {F(out), b.op(OpKind::Log, {F(in(0))})})}),
+                              in(1), out));
+      return;
+    case OpKind::Abs: acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Sign, {F(in(0))})})); return;
+    case OpKind::Sign: acc(in(0), b.op(OpKind::ZerosLike, {gy})); return;
+    case OpKind::Reciprocal: {  // -g y^2
+      Value* y = F(out);
+      acc(in(0), b.op(OpKind::Neg, {b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {y, y})})}));
+      return;
+    }
+    case OpKind::ClampMin: acc(in(0), b.op(OpKind::ClampMinBackward, {gy, F(in(0)), F(in(1))})); return;
+    case OpKind::ClampMax: acc(in(0), b.op(OpKind::ClampMaxBackward, {gy, F(in(0)), F(in(1))})); return;
+    case OpKind::Clamp: {  // a None bound passes everything
+      Value* g = gy;
+      if (in(1)->type().kind != TypeKind::None) g = b.op(OpKind::ClampMinBackward, {g, F(in(0)), F(in(1))});
+      if (in(2)->type().kind != TypeKind::None) g = b.op(OpKind::ClampMaxBackward, {g, F(in(0)), F(in(2))});
+      acc(in(0), g);
+      return;
+    }
+    case OpKind::Hardtanh:  // only strictly between the bounds
+      acc(in(0), b.op(OpKind::BelowBackward,
+                      {b.op(OpKind::ThresholdBackward, {gy, F(in(0)), F(in(1))}), F(in(0)), F(in(2))}));
+      return;
+    case OpKind::Maximum: case OpKind::Minimum: {  // the larger (smaller) operand takes it, each half on a tie
+      Value* d = b.op(OpKind::Sub, {F(in(0)), F(in(1)), b.i(1)});
+      if (n->kind() == OpKind::Minimum) d = b.op(OpKind::Neg, {d});
+      if (needs(0)) acc(in(0), c.reduceTo(b.op(OpKind::MaximumBackward, {gy, d}), in(0), out));
+      if (needs(1)) acc(in(1), c.reduceTo(b.op(OpKind::MaximumBackward, {gy, b.op(OpKind::Neg, {d})}), in(1), out));
+      return;
+    }
+    case OpKind::Erf: {  // 2 / sqrt(pi) exp(-x^2)
+      Value* x = F(in(0));
+      Value* e = b.op(OpKind::Exp, {b.op(OpKind::Neg, {b.op(OpKind::Mul, {x, x})})});
+      acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {e, b.f(1.1283791670955126)})}));
+      return;
+    }
+    case OpKind::Sin: acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Cos, {F(in(0))})})); return;
+    case OpKind::Cos: acc(in(0), b.op(OpKind::Neg, {b.op(OpKind::Mul, {gy, b.op(OpKind::Sin, {F(in(0))})})})); return;
+    case OpKind::Gelu: acc(in(0), b.op(OpKind::GeluBackward, {gy, F(in(0))})); return;
+    case OpKind::Silu: acc(in(0), b.op(OpKind::SiluBackward, {gy, F(in(0))})); return;
+    case OpKind::LeakyRelu: acc(in(0), b.op(OpKind::LeakyReluBackward, {gy, F(in(0)), F(in(1))})); return;
     case OpKind::Mm:
       if (needs(0)) acc(in(0), b.op(OpKind::Mm, {gy, b.op(OpKind::T, {F(in(1))})}));
       if (needs(1)) acc(in(1), b.op(OpKind::Mm, {b.op(OpKind::T, {F(in(0))}), gy}));
@@ -267,8 +333,10 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::IntLe: case OpKind::IntGt: case OpKind::IntGe: case OpKind::BoolNot: case OpKind::RaiseIf:
     case OpKind::ListConcat:
     case OpKind::IndexSelectBackward: case OpKind::PackPaddedSequenceBackward:
-    case OpKind::ZerosLike: case OpKind::SigmoidBackward: case OpKind::TanhBackward:
-    case OpKind::ThresholdBackward: case OpKind::SelectBackward: case OpKind::SliceBackward:
+    case OpKind::ZerosLike: case OpKind::OnesLike: case OpKind::FullLike: case OpKind::SigmoidBackward:
+    case OpKind::TanhBackward: case OpKind::ThresholdBackward: case OpKind::ClampMinBackward:
+    case OpKind::ClampMaxBackward: case OpKind::BelowBackward: case OpKind::MaximumBackward:
+    case OpKind::GeluBackward: case OpKind::SiluBackward: case OpKind::LeakyReluBackward: case OpKind::SelectBackward: case OpKind::SliceBackward:
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SumBackward:
     case OpKind::MeanBackward: case OpKind::NativeLayerNormBackward: case OpKind::VarBackward:

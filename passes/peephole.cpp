@@ -22,6 +22,21 @@ Value* identityArithmetic(Node* n) {
   return nullptr;
 }
 
+// clamp with a None bound: clamp_min or clamp_max (a fuser's rule needs both bounds as numbers), or
+// its input with neither.
+Value* openClamp(Node* n) {
+  if (n->kind() != OpKind::Clamp) return nullptr;
+  const bool noMin = n->input(1)->type().kind == TypeKind::None, noMax = n->input(2)->type().kind == TypeKind::None;
+  if (!noMin && !noMax) return nullptr;
+  if (noMin && noMax) return n->input(0);
+  Node* m = n->graph()->create(noMin ? OpKind::ClampMax : OpKind::ClampMin, {n->input(0), n->input(noMin ? 2 : 1)});
+  m->output()->setType(n->output()->type());
+  m->setLoc(n->loc());
+  m->setPySource(n->pySource());
+  m->insertBefore(n);
+  return m->output();
+}
+
 Value* doubleTranspose(Node* n) {
   if (n->kind() != OpKind::T && n->kind() != OpKind::Transpose) return nullptr;
   Node* p = n->input(0)->node();
@@ -88,6 +103,7 @@ bool peepholeBlock(Block* b) {
     if (!r) r = doubleTranspose(n);
     if (!r) r = sameShapeView(n);
     if (!r) r = listAccess(n);
+    if (!r) r = openClamp(n);
     if (!r) continue;
     if (r != n->output(0)) {
       if (r->name().empty() && !n->output()->name().empty() && r->node()->owningBlock() == b) {

@@ -610,6 +610,7 @@ Type outputType(const Node* n, size_t k) {
     }
     case OpKind::Chunk: case OpKind::Unbind: case OpKind::SplitWithSizes: return Type::of(TypeKind::TensorList);
     case OpKind::Contiguous: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::ZerosLike:
+    case OpKind::OnesLike: case OpKind::FullLike:
     case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
       return same(0);
 #include "ir/pointwise_cases.inc"

@@ -361,6 +361,93 @@ CHECK: %b : Tensor = aten::softmax(
   EXPECT_NE(e.find("aten::sum's dtype must be a constant torch.float32"), std::string::npos) << e;
 }
 
+TEST(LowerOverloads, FactoriesWithOptionsAndGelusApproximation) {
+  const char* ts = R"IR(graph(%x : Double(2, 3)):
+  %none : NoneType = prim::Constant()
+  %fill : float = prim::Constant[value=2.5]()
+  %f64 : int = prim::Constant[value=7]()
+  %strided : int = prim::Constant[value=0]()
+  %cpu : Device = prim::Constant[value="cpu"]()
+  %no : bool = prim::Constant[value=0]()
+  %exact : str = prim::Constant[value="none"]()
+  %tanh : str = prim::Constant[value="tanh"]()
+  %z : Tensor = aten::zeros_like(%x, %none, %none, %none, %none, %none)
+  %o : Tensor = aten::ones_like(%x, %f64, %strided, %cpu, %no, %none)
+  %f : Tensor = aten::full_like(%x, %fill, %none, %none, %none, %none, %none)
+  %g : Tensor = aten::gelu(%x, %exact)
+  %t : Tensor = aten::gelu(%x, %tanh)
+  %s : Tensor = aten::add(%z, %o, %fill)
+  %u : Tensor = aten::mul(%f, %g)
+  %r : Tensor = aten::add(%s, %u, %fill)
+  return (%r, %t)
+)IR";
+  auto g = lowered(ts, "lower-torchscript");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: aten::zeros_like(%x)
+CHECK: aten::ones_like(%{{.*}})
+CHECK: aten::full_like(%x, %fill)
+CHECK: aten::gelu(%x)
+CHECK-NOT: aten::gelu
+CHECK: aten::tanh
+CHECK-NOT: prim::Constant[value="
+)");
+  // The same in graphjit's own IR; the tanh form written out as PyTorch documents it.
+  auto mine = parseIR(R"IR(graph(%x : Double(2, 3)):
+  %fill : float = prim::Constant[value=2.5]()
+  %one : int = prim::Constant[value=1]()
+  %half : float = prim::Constant[value=0.5]()
+  %c : float = prim::Constant[value=0.044715]()
+  %k : float = prim::Constant[value=0.79788456080286536]()
+  %z : Tensor = aten::zeros_like(%x)
+  %o : Tensor = aten::ones_like(%x)
+  %f : Tensor = aten::full_like(%x, %fill)
+  %g : Tensor = aten::gelu(%x)
+  %s : Tensor = aten::add(%z, %o, %fill)
+  %u : Tensor = aten::mul(%f, %g)
+  %r : Tensor = aten::add(%s, %u, %fill)
+  %cube : Tensor = aten::mul(%x, %x)
+  %cube2 : Tensor = aten::mul(%cube, %x)
+  %inner : Tensor = aten::add(%x, %cube2, %c)
+  %th2 : Tensor = aten::mul(%inner, %k)
+  %th3 : Tensor = aten::tanh(%th2)
+  %p : Tensor = aten::add(%th3, %one, %one)
+  %hx : Tensor = aten::mul(%x, %half)
+  %t : Tensor = aten::mul(%hx, %p)
+  return (%r, %t)
+)IR");
+  expectSameResults(*g, *mine, randomTensors(1, {2, 3}, 21));
+  std::string e = errorOf([] {
+    lowered(R"IR(graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %yes : bool = prim::Constant[value=1]()
+  %z : Tensor = aten::zeros_like(%x, %none, %none, %none, %yes, %none)
+  return (%z)
+)IR", "lower-overloads");
+  });
+  EXPECT_NE(e.find("aten::zeros_like with a layout other than torch.strided or pinned memory"), std::string::npos) << e;
+}
+
+TEST(FoldShapeChecks, AnInPlaceBranchOnAConstantIsDropped) {
+  const char* ts = R"IR(graph(%x : Double(2, 3)):
+  %no : bool = prim::Constant[value=0]()
+  %slope : float = prim::Constant[value=0.2]()
+  %r : Tensor = prim::If(%no)
+    block0():
+      %a : Tensor = aten::leaky_relu_(%x, %slope)
+      -> (%a)
+    block1():
+      %b : Tensor = aten::leaky_relu(%x, %slope)
+      -> (%b)
+  return (%r)
+)IR";
+  auto g = lowered(ts, "lower-torchscript");
+  EXPECT_FILECHECK(printIR(*g), "CHECK-NOT: prim::If\nCHECK-NOT: leaky_relu_\nCHECK: aten::leaky_relu(%x, %slope)");
+  std::string live = ts;
+  live.replace(live.find("value=0]"), 8, "value=1]");
+  std::string e = errorOf([&] { lowered(live, "lower-torchscript"); });
+  EXPECT_NE(e.find("aten::leaky_relu_ is TorchScript's form"), std::string::npos) << e;
+  EXPECT_NE(e.find("inplace=False"), std::string::npos) << e;
+}
+
 TEST(LowerTorchScript, LeavesGraphjitsOwnIRAlone) {
   const char* ir = R"IR(graph(%x : Float(2, 3)):
   %y : Tensor = aten::tanh(%x)

@@ -281,6 +281,76 @@ TEST(LegacyFuserCuda, EveryModelKernelRunsOnTheDeviceLikeTheInterpreter) {
   EXPECT_GE(seen.size(), 10u);
 }
 
+// Every pointwise op of ops.def that a fuser takes, fused by it (with a mul, so that a group forms) on the
+// CPU and on a CUDA device, against the interpreter: a new op is tested here with no change to this file.
+// Operands in (-1.5, 1.5), so that every kink and sign is seen; NaN (log of a negative) must match NaN.
+struct FusedOpCase {
+  FuserKind fuser;
+  DeviceKind device;
+};
+
+class PointwiseOpsFuse : public testing::TestWithParam<FusedOpCase> {};
+
+TEST_P(PointwiseOpsFuse, AsTheInterpreterComputesThem) {
+  const auto [fuser, device] = GetParam();
+  if (device == DeviceKind::Cpu) SKIP_WITHOUT_LLVM();
+  if (device == DeviceKind::Cuda)
+    if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
+  const uint8_t flag = fuser == FuserKind::Legacy ? kOpFusedByOld : kOpFusedByTe;
+  int tested = 0;
+  uint64_t seed = 40;
+  for (const OpInfo& op : allOps()) {
+    if (op.pointwise < 0 || !(op.flags & flag)) continue;
+    SCOPED_TRACE(std::string(op.name));
+    const OpSignature& sig = opSignature(op.kind);
+    std::string params, operands, constants;
+    std::vector<IValue> inputs;
+    for (size_t i = 0; i < sig.inputs.size(); ++i) {
+      const std::string v = fmt::format("%a{}", i);
+      operands += (i ? ", " : "") + v;
+      const ArgKind k = sig.inputs[i];
+      if (k == ArgKind::Tensor || k == ArgKind::TensorOrScalar) {
+        params += fmt::format("{}{} : Float(4, 5)", params.empty() ? "" : ", ", v);
+        inputs.emplace_back(Tensor::rand({4, 5}, DType::Float32, seed++, -1.5, 1.5));
+      } else {  // a scalar: alpha, a bound (min below max), a slope, a threshold
+        constants += fmt::format("  {} : float = prim::Constant[value={}]()\n", v, i == 1 ? -0.4 : 0.6);
+      }
+    }
+    const std::string text = fmt::format("graph({}):\n{}  %y : Tensor = {}({})\n  %z : Tensor = aten::mul(%y, %a0)\n"
+                                         "  return (%z)\n", params, constants, op.name, operands);
+    auto g = parseIR(text);
+    Function f(*g, {.fuser = fuser, .executor = ExecutorKind::Legacy, .device = device});
+    auto got = f.forward(inputs);
+    auto want = Interpreter(*g).run(inputs);
+    EXPECT_GE(f.stats().fusionGroups, 1) << text;
+    const Tensor a = got[0].toTensor().to(DeviceKind::Cpu), b = want[0].toTensor();
+    ASSERT_EQ(a.sizes(), b.sizes());
+    int64_t finite = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const double x = a.item(i), y = b.item(i);
+      if (std::isnan(y)) {
+        EXPECT_TRUE(std::isnan(x)) << "element " << i << "\n" << text;
+        continue;
+      }
+      ++finite;
+      EXPECT_NEAR(x, y, 1e-5 * std::max(1.0, std::abs(y))) << "element " << i << "\n" << text;
+    }
+    EXPECT_GT(finite, 0) << text;
+    ++tested;
+  }
+  EXPECT_GE(tested, 30);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fusers, PointwiseOpsFuse,
+                         testing::Values(FusedOpCase{FuserKind::Legacy, DeviceKind::Cpu},
+                                         FusedOpCase{FuserKind::Te, DeviceKind::Cpu},
+                                         FusedOpCase{FuserKind::Legacy, DeviceKind::Cuda},
+                                         FusedOpCase{FuserKind::Te, DeviceKind::Cuda}),
+                         [](const auto& info) {
+                           return std::string(info.param.fuser == FuserKind::Legacy ? "Legacy" : "Te") +
+                                  (info.param.device == DeviceKind::Cpu ? "Cpu" : "Cuda");
+                         });
+
 TEST(LegacyFuserCuda, NvrtcReportsErrorsWithTheLog) {
   if (!haveNvrtc()) GTEST_SKIP() << "built without CUDA (GJ_WITH_CUDA=OFF)";
   auto r = nvrtcCompile("extern \"C\" __global__ void k() { undefined_thing(); }", "bad", "sm_80");

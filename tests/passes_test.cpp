@@ -230,6 +230,26 @@ TEST(Peephole, RemovesIdentityArithmeticAndDoubleTranspose) {
             "peephole", "CHECK-NOT: aten::mul\nCHECK-NOT: aten::add\nCHECK: aten::tanh(%x)");
 }
 
+// A clamp with a None bound (torch.clamp(x, max=...)) has one bound, or none.
+TEST(Peephole, OpensAClampWithANoneBound) {
+  checkPass(R"IR(graph(%x : Double(3, 4)):
+  %none : NoneType = prim::Constant()
+  %lo : float = prim::Constant[value=0.3]()
+  %hi : float = prim::Constant[value=0.6]()
+  %a : Tensor = aten::clamp(%x, %none, %hi)
+  %b : Tensor = aten::clamp(%x, %lo, %none)
+  %c : Tensor = aten::clamp(%x, %none, %none)
+  %d : Tensor = aten::clamp(%x, %lo, %hi)
+  return (%a, %b, %c, %d)
+)IR",
+            "peephole", R"(
+    CHECK: aten::clamp_max(%x, %hi)
+    CHECK: aten::clamp_min(%x, %lo)
+    CHECK: aten::clamp(%x, %lo, %hi)
+    CHECK: return (%{{.*}}, %{{.*}}, %x, %d)
+  )");
+}
+
 TEST(Peephole, ResolvesListAccess) {
   checkPass(R"IR(graph(%x : Double(4, 3), %y : Double(3)):
   %zero : int = prim::Constant[value=0]()

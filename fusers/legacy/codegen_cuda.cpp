@@ -39,6 +39,19 @@ struct CudaTextAlgebra {
   std::string sqrt(const std::string& x) const { return call("sqrt", x); }
   std::string tanh(const std::string& x) const { return call("tanh", x); }
   std::string sigmoid(const std::string& x) const { return div(c(1), add(c(1), exp(neg(x)))); }
+  std::string erf(const std::string& x) const { return call("erf", x); }
+  std::string sin(const std::string& x) const { return call("sin", x); }
+  std::string cos(const std::string& x) const { return call("cos", x); }
+  std::string pow(const std::string& x, const std::string& y) const {
+    return fmt::format("pow{}({}, {})", dbl ? "" : "f", x, y);
+  }
+  // NaN when either operand is: x when it is NaN or wins, else y (NaN or not).
+  std::string max(const std::string& x, const std::string& y) const {
+    return fmt::format("(({0} != {0} || {0} > {1}) ? {0} : {1})", x, y);
+  }
+  std::string min(const std::string& x, const std::string& y) const {
+    return fmt::format("(({0} != {0} || {0} < {1}) ? {0} : {1})", x, y);
+  }
   std::string lt(const std::string& x, const std::string& y) const { return fmt::format("({} < {})", x, y); }
   std::string gt(const std::string& x, const std::string& y) const { return fmt::format("({} > {})", x, y); }
   std::string select(const std::string& cond, const std::string& x, const std::string& y) const {

@@ -143,6 +143,19 @@ class Emitter {
     llvm::Value* sqrt(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); }
     llvm::Value* tanh(llvm::Value* x) const { return fusion::emitTanh(e.b_, e.m_, x); }
     llvm::Value* sigmoid(llvm::Value* x) const { return fusion::emitSigmoid(e.b_, e.m_, x); }
+    llvm::Value* erf(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "erf", x); }
+    llvm::Value* sin(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x); }
+    llvm::Value* cos(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x); }
+    llvm::Value* pow(llvm::Value* x, llvm::Value* y) const {
+      return e.b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
+    }
+    // IEEE 754-2019 maximum / minimum: NaN when either operand is.
+    llvm::Value* max(llvm::Value* x, llvm::Value* y) const {
+      return e.b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y);
+    }
+    llvm::Value* min(llvm::Value* x, llvm::Value* y) const {
+      return e.b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, x, y);
+    }
     llvm::Value* lt(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOLT(x, y); }
     llvm::Value* gt(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOGT(x, y); }
     llvm::Value* select(llvm::Value* cond, llvm::Value* x, llvm::Value* y) const {

@@ -136,6 +136,7 @@ class Eval {
       case BinaryOpKind::Mod: return static_cast<double>(static_cast<int64_t>(x) % static_cast<int64_t>(y));
       case BinaryOpKind::Min: return std::isnan(x) || x < y ? x : y;
       case BinaryOpKind::Max: return std::isnan(x) || x > y ? x : y;
+      case BinaryOpKind::Pow: return std::pow(x, y);
     }
     return 0;
   }
@@ -160,6 +161,9 @@ class Eval {
       case CallKind::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
       case CallKind::Sqrt: return std::sqrt(x);
       case CallKind::Neg: return -x;
+      case CallKind::Erf: return std::erf(x);
+      case CallKind::Sin: return std::sin(x);
+      case CallKind::Cos: return std::cos(x);
     }
     return 0;
   }

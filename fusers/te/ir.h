@@ -106,7 +106,7 @@ struct Var : ExprNode {
   static Expr make(std::string name);
 };
 
-enum class BinaryOpKind : uint8_t { Add, Sub, Mul, Div, Mod, Min, Max };
+enum class BinaryOpKind : uint8_t { Add, Sub, Mul, Div, Mod, Min, Max, Pow };  // Pow: floats only
 struct Binary : ExprNode {
   static constexpr NodeKind kKind = NodeKind::Binary;
   Binary(BinaryOpKind o, Expr x, Expr y) : ExprNode(kKind, x->type), op(o), a(std::move(x)), b(std::move(y)) {}
@@ -132,7 +132,7 @@ struct Select : ExprNode {
 };
 
 /// Math intrinsics on floats.
-enum class CallKind : uint8_t { Exp, Log, Tanh, Sigmoid, Sqrt, Neg };
+enum class CallKind : uint8_t { Exp, Log, Tanh, Sigmoid, Sqrt, Neg, Erf, Sin, Cos };
 struct Call : ExprNode {
   static constexpr NodeKind kKind = NodeKind::Call;
   Call(CallKind f, Expr x) : ExprNode(kKind, x->type), fn(f), arg(std::move(x)) {}

@@ -170,6 +170,7 @@ class Emitter {
       case BinaryOpKind::Max:
         return isInt ? b_.CreateSelect(b_.CreateICmpSGT(a, c), a, c)
                      : b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a, c);
+      case BinaryOpKind::Pow: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, c);
     }
     return nullptr;
   }
@@ -207,6 +208,9 @@ class Emitter {
       case CallKind::Sigmoid: return fusion::emitSigmoid(b_, m_, x);
       case CallKind::Sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
       case CallKind::Neg: return b_.CreateFNeg(x);
+      case CallKind::Erf: return fusion::emitLibm(b_, m_, "erf", x);
+      case CallKind::Sin: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x);
+      case CallKind::Cos: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x);
     }
     return nullptr;
   }

@@ -584,6 +584,12 @@ class Lowerer {
     Expr sqrt(const Expr& x) const { return Call::make(CallKind::Sqrt, x); }
     Expr tanh(const Expr& x) const { return Call::make(CallKind::Tanh, x); }
     Expr sigmoid(const Expr& x) const { return Call::make(CallKind::Sigmoid, x); }
+    Expr erf(const Expr& x) const { return Call::make(CallKind::Erf, x); }
+    Expr sin(const Expr& x) const { return Call::make(CallKind::Sin, x); }
+    Expr cos(const Expr& x) const { return Call::make(CallKind::Cos, x); }
+    Expr pow(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Pow, x, y); }
+    Expr max(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Max, x, y); }
+    Expr min(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Min, x, y); }
     Expr lt(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::LT, x, y); }
     Expr gt(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::GT, x, y); }
     Expr select(const Expr& cond, const Expr& x, const Expr& y) const { return Select::make(cond, x, y); }
@@ -657,7 +663,8 @@ std::optional<RowOp> rowOp(const Node* n) {
     case OpKind::Unbind: case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::DTypeOf: case OpKind::ToDType:
     case OpKind::Sum: case OpKind::Mean: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::NllLoss:
     case OpKind::CrossEntropy: case OpKind::Embedding: case OpKind::Cat: case OpKind::Stack: case OpKind::Conv2d:
-    case OpKind::ZerosLike: case OpKind::SumToSize: case OpKind::SelectBackward: case OpKind::SliceBackward:
+    case OpKind::ZerosLike: case OpKind::OnesLike: case OpKind::FullLike:
+    case OpKind::SumToSize: case OpKind::SelectBackward: case OpKind::SliceBackward:
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SplitWithSizes:
     case OpKind::SumBackward: case OpKind::MeanBackward: case OpKind::PhiloxDropout: case OpKind::IntSub:

@@ -67,6 +67,7 @@ class CPrinter : public Printer {
   /// The C type of a buffer element (Int is int64: long long).
   static const char* cType(ScalarKind k) { return k == ScalarKind::Int ? "long long" : scalarKindName(k); }
   bool usesPhilox_ = false;
+  bool usesMinMax_ = false;  ///< the kernel calls gjMin / gjMax, whose text it then starts with
 };
 
 /// CUDA C: a __global__ kernel over the given buffers; loops bound to blocks and threads become indices.

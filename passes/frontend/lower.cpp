@@ -45,10 +45,13 @@ bool lowerTorchScript(Graph& g) {
       for (Value* v : b->inputs()) forget(v);
   });
   std::string why;
-  if (const Node* n = firstFrontendForm(g, &why))
-    throw Error(fmt::format("lower-torchscript cannot lower this graph: {}", why),
-                n->where(),
-                "docs/torchscript.md lists the TorchScript forms graphjit lowers; rewrite the Python code around it");
+  if (const Node* n = firstFrontendForm(g, &why)) {
+    const bool inPlace = n->info().name.ends_with('_');
+    throw Error(fmt::format("lower-torchscript cannot lower this graph: {}", why), n->where(),
+                inPlace ? "graphjit's graphs are functional: call the op with inplace=False"
+                        : "docs/torchscript.md lists the TorchScript forms graphjit lowers; rewrite the Python code "
+                          "around it");
+  }
   return changed;
 }
 

@@ -32,27 +32,101 @@ std::optional<DType> fromScalarType(int64_t code) {
   }
 }
 
+// The factories with options, and their rows without: aten::zeros_like(self, dtype, layout, device,
+// pin_memory, memory_format) -> aten::zeros_like(self). `options` is where the dtype is.
+struct Factory {
+  OpKind overload, plain;
+  size_t options;
+};
+constexpr Factory kFactories[] = {{OpKind::ZerosLikeOptions, OpKind::ZerosLike, 1},
+                                  {OpKind::OnesLikeOptions, OpKind::OnesLike, 1},
+                                  {OpKind::FullLikeOptions, OpKind::FullLike, 2}};
+
+const Factory* factory(OpKind k) {
+  for (const Factory& f : kFactories)
+    if (f.overload == k) return &f;
+  return nullptr;
+}
+
+// A node of `kind` on `inputs` before `at`, a tensor, with at's source positions.
+Value* emitBefore(Node* at, OpKind kind, const std::vector<Value*>& inputs) {
+  Graph* g = at->graph();
+  Node* m = g->create(kind, inputs);
+  m->output()->setType(Type::tensor());
+  m->setLoc(at->loc());
+  m->setPySource(at->pySource());
+  m->insertBefore(at);
+  return m->output();
+}
+
+Value* constantBefore(Node* at, ConstantValue v) {
+  Node* c = at->graph()->createConstant(std::move(v));
+  c->insertBefore(at);
+  return c->output();
+}
+
+// x in the dtype a ScalarType code names (a constant), for an op's `dtype` argument that is not None.
+Value* castTo(Node* n, Value* x, Value* dtype) {
+  auto code = constantInt(dtype);
+  auto d = code ? fromScalarType(*code) : std::nullopt;
+  if (!d)
+    throw Error(fmt::format("{}'s dtype must be a constant torch.float32, float64, int64 or bool", n->info().name),
+                n->where(), "write the dtype as a constant, or cast first");
+  return emitBefore(n, OpKind::ToDType, {x, constantBefore(n, static_cast<int64_t>(*d))});
+}
+
+// zeros_like / ones_like / full_like: a dtype casts the result; the layout must be strided (None or 0) and
+// pin_memory None or false; a device is taken as the one the graph runs on (a trace records its example's);
+// the memory format is a layout hint graphjit's contiguous results need not follow.
+Value* lowerFactory(Node* n, const Factory& f) {
+  Value* layout = n->input(f.options + 1);
+  Value* pinMemory = n->input(f.options + 3);
+  const bool strided = layout->type().kind == TypeKind::None || constantInt(layout) == 0;
+  const bool pageable = pinMemory->type().kind == TypeKind::None || constantBool(pinMemory) == false;
+  if (!strided || !pageable)
+    throw Error(fmt::format("{} with a layout other than torch.strided or pinned memory", n->info().name), n->where(),
+                "leave layout and pin_memory out: graphjit's results are strided, on the device the graph runs on");
+  std::vector<Value*> operands(n->inputs().begin(), n->inputs().begin() + static_cast<long>(f.options));
+  Value* dtype = n->input(f.options);
+  if (dtype->type().kind != TypeKind::None) operands[0] = castTo(n, operands[0], dtype);
+  return emitBefore(n, f.plain, operands);
+}
+
+// gelu(x, approximate): 'none' is aten::gelu(x); 'tanh' is 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+Value* lowerGelu(Node* n) {
+  Value* x = n->input(0);
+  const auto mode = constantString(n->input(1));
+  if (mode == "none") return emitBefore(n, OpKind::Gelu, {x});
+  if (mode != "tanh")
+    throw Error("aten::gelu's approximate must be the constant 'none' or 'tanh'", n->where(),
+                "pass approximate='none' or approximate='tanh'");
+  auto k = [&](double v) { return constantBefore(n, v); };
+  Value* one = constantBefore(n, int64_t{1});
+  Value* cube = emitBefore(n, OpKind::Mul, {emitBefore(n, OpKind::Mul, {x, x}), x});
+  Value* inner = emitBefore(n, OpKind::Add, {x, emitBefore(n, OpKind::Mul, {cube, k(0.044715)}), one});
+  Value* t = emitBefore(n, OpKind::Tanh, {emitBefore(n, OpKind::Mul, {inner, k(0.79788456080286536)})});
+  return emitBefore(n, OpKind::Mul, {emitBefore(n, OpKind::Mul, {x, k(0.5)}), emitBefore(n, OpKind::Add, {t, k(1.0), one})});
+}
+
 }  // namespace
 
 bool lowerOverloads(Graph& g) {
   std::vector<Node*> done;
   forEachNode(g.block(), [&](Node* n) {
+    Value* lowered = nullptr;
+    if (const Factory* f = factory(n->kind())) lowered = lowerFactory(n, *f);
+    if (n->kind() == OpKind::GeluApproximate) lowered = lowerGelu(n);
+    if (lowered) {
+      lowered->setType(n->output()->type());
+      g.replaceValue(n->output(), lowered);
+      done.push_back(n);
+      return;
+    }
     const std::optional<OpKind> plain = withoutDType(n->kind());
     if (!plain) return;
     Value* dtype = n->inputs().back();
     std::vector<Value*> operands(n->inputs().begin(), n->inputs().end() - 1);
-    if (dtype->type().kind != TypeKind::None) {  // the operand cast first, as PyTorch does
-      auto code = constantInt(dtype);
-      auto d = code ? fromScalarType(*code) : std::nullopt;
-      if (!d)
-        throw Error(fmt::format("{}'s dtype must be a constant torch.float32, float64, int64 or bool", n->info().name),
-                    n->where(), "write the dtype as a constant, or cast first");
-      Node* code2 = g.createConstant(static_cast<int64_t>(*d));
-      code2->insertBefore(n);
-      Node* cast = g.create(OpKind::ToDType, {operands[0], code2->output()});
-      cast->insertBefore(n);
-      operands[0] = cast->output();
-    }
+    if (dtype->type().kind != TypeKind::None) operands[0] = castTo(n, operands[0], dtype);  // first, as PyTorch
     Node* m = g.create(*plain, operands);
     m->output()->setType(n->output()->type());
     m->setLoc(n->loc());

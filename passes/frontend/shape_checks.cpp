@@ -1,5 +1,6 @@
 // fold-shape-checks: the checks TorchScript's Python code makes on its arguments (None checks, ranks,
-// sizes, `raise`), folded where the types decide them and run-time checks (prim::RaiseIf) otherwise.
+// sizes, `raise`), folded where the types decide them and run-time checks (prim::RaiseIf) otherwise; ifs
+// on constants (`if inplace:`) folded with them.
 #include "ir/op.h"
 #include "passes/constant_propagation.h"
 #include "passes/frontend.h"
@@ -157,6 +158,17 @@ void refuseFailingChecks(const Block* b) {
   }
 }
 
+// An if on a constant, such as torch.nn.functional's `if inplace:`: constant propagation below keeps the
+// live branch only, so the dead one's in-place op (aten::relu_) never needs lowering.
+bool hasConstantIf(const Block* b) {
+  for (const Node* n : *b) {
+    if (n->kind() == OpKind::If && constantBool(n->input(0))) return true;
+    for (const Block* inner : n->blocks())
+      if (hasConstantIf(inner)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool foldShapeChecks(Graph& g) {
@@ -170,6 +182,7 @@ bool foldShapeChecks(Graph& g) {
   changed |= lowerRaises(g.block());
   changed |= foldQueries(g);
   changed |= scalarsOfTensors(g);
+  changed |= hasConstantIf(g.block());
   if (!changed) return false;
   propagateShapes(g);  // what the input types decide: ranks, sizes, and so the checks on them
   propagateConstants(g);

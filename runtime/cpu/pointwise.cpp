@@ -167,6 +167,56 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
     case PointwiseOp::Log: return log(a);
     case PointwiseOp::Sqrt: return sqrt(a);
     case PointwiseOp::Rsqrt: return unary("rsqrt", op, a, [](auto v) { return decltype(v)(1) / std::sqrt(v); });
+    case PointwiseOp::Rsub:
+      return binary("rsub", op, scalar, a, b, [scalar](auto x, auto y) { return y - static_cast<decltype(x)>(scalar) * x; });
+    case PointwiseOp::Pow: return binary("pow", op, 0.0, a, b, [](auto x, auto y) { return std::pow(x, y); });
+    case PointwiseOp::Abs: return unary("abs", op, a, [](auto v) { return std::fabs(v); });
+    case PointwiseOp::Sign: return unary("sign", op, a, [](auto v) { return decltype(v)((v > 0) - (v < 0)); });
+    case PointwiseOp::Reciprocal: return unary("reciprocal", op, a, [](auto v) { return 1 / v; });
+    case PointwiseOp::ClampMin: return binary("clamp_min", op, 0.0, a, b, [](auto x, auto lo) { return x < lo ? lo : x; });
+    case PointwiseOp::ClampMax: return binary("clamp_max", op, 0.0, a, b, [](auto x, auto hi) { return x > hi ? hi : x; });
+    case PointwiseOp::Clamp:
+    case PointwiseOp::Hardtanh:  // NaN stays NaN: std::min / std::max would return a bound
+      return binary(op == PointwiseOp::Clamp ? "clamp" : "hardtanh", op, scalar, a, b, [scalar](auto x, auto lo) {
+        const auto hi = static_cast<decltype(x)>(scalar);
+        return std::isnan(x) ? x : x < lo ? (lo > hi ? hi : lo) : x > hi ? hi : x;
+      });
+    case PointwiseOp::Maximum:
+      return binary("maximum", op, 0.0, a, b, [](auto x, auto y) { return std::isnan(x) || std::isnan(y) ? x + y : std::fmax(x, y); });
+    case PointwiseOp::Minimum:
+      return binary("minimum", op, 0.0, a, b, [](auto x, auto y) { return std::isnan(x) || std::isnan(y) ? x + y : std::fmin(x, y); });
+    case PointwiseOp::Erf: return unary("erf", op, a, [](auto v) { return std::erf(v); });
+    case PointwiseOp::Sin: return unary("sin", op, a, [](auto v) { return std::sin(v); });
+    case PointwiseOp::Cos: return unary("cos", op, a, [](auto v) { return std::cos(v); });
+    case PointwiseOp::Gelu:  // x Phi(x) through erfc, accurate where erf's 1 + erf(x) cancels
+      return unary("gelu", op, a, [](auto v) { return v * decltype(v)(0.5) * std::erfc(-v / std::sqrt(decltype(v)(2))); });
+    case PointwiseOp::Silu: return unary("silu", op, a, [](auto v) { return v / (1 + std::exp(-v)); });
+    case PointwiseOp::LeakyRelu:
+      return binary("leaky_relu", op, 0.0, a, b, [](auto x, auto slope) { return x > 0 ? x : x * slope; });
+    // (grad, self[, scalar]) -> self's gradient
+    case PointwiseOp::ClampMinBackward:
+      return binary("clamp_min_backward", op, scalar, a, b, [s = scalar](auto g, auto x) { return x < s ? decltype(g)(0) : g; });
+    case PointwiseOp::ClampMaxBackward:
+      return binary("clamp_max_backward", op, scalar, a, b, [s = scalar](auto g, auto x) { return x > s ? decltype(g)(0) : g; });
+    case PointwiseOp::BelowBackward:
+      return binary("below_backward", op, scalar, a, b, [s = scalar](auto g, auto x) { return x < s ? g : decltype(g)(0); });
+    case PointwiseOp::MaximumBackward:
+      return binary("maximum_backward", op, 0.0, a, b, [](auto g, auto d) { return d > 0 ? g : d < 0 ? decltype(g)(0) : g / 2; });
+    case PointwiseOp::GeluBackward:
+      return binary("gelu_backward", op, 0.0, a, b, [](auto g, auto x) {
+        using T = decltype(x);
+        const T cdf = T(0.5) * std::erfc(-x / std::sqrt(T(2)));
+        const T pdf = std::exp(-x * x / 2) / std::sqrt(2 * T(M_PI));
+        return g * (cdf + x * pdf);
+      });
+    case PointwiseOp::SiluBackward:
+      return binary("silu_backward", op, 0.0, a, b, [](auto g, auto x) {
+        const auto s = 1 / (1 + std::exp(-x));
+        return g * (s + x * s * (1 - s));
+      });
+    case PointwiseOp::LeakyReluBackward:
+      return binary("leaky_relu_backward", op, scalar, a, b,
+                    [s = scalar](auto g, auto x) { return x > 0 ? g : g * static_cast<decltype(g)>(s); });
     case PointwiseOp::SigmoidBackward: return sigmoidBackward(a, b);
     case PointwiseOp::TanhBackward: return tanhBackward(a, b);
     case PointwiseOp::ThresholdBackward: return thresholdBackward(a, b, scalar);

@@ -162,11 +162,15 @@ GJ_DEVICE gj_i64 gjOffset(gj_i64 i, const GjShape& shape, const GjStrides& s) {
   return off;
 }
 
-// exp, log, sqrt and tanh of T (float or double): each resolves to T's own overload.
+// exp, log, sqrt, tanh, erf, sin, cos and pow of T (float or double): each resolves to T's own overload.
 template <typename T> GJ_DEVICE T gjExp(T x) { return exp(x); }
 template <typename T> GJ_DEVICE T gjLog(T x) { return log(x); }
 template <typename T> GJ_DEVICE T gjSqrt(T x) { return sqrt(x); }
 template <typename T> GJ_DEVICE T gjTanh(T x) { return tanh(x); }
+template <typename T> GJ_DEVICE T gjErf(T x) { return erf(x); }
+template <typename T> GJ_DEVICE T gjSin(T x) { return sin(x); }
+template <typename T> GJ_DEVICE T gjCos(T x) { return cos(x); }
+template <typename T> GJ_DEVICE T gjPow(T x, T y) { return pow(x, y); }
 
 // Member functions on the device (GJ_DEVICE may be `static`, which members cannot be).
 #ifndef GJ_METHOD
@@ -191,6 +195,12 @@ struct GjMath {
   GJ_METHOD T sqrt(T x) const { return gjSqrt(x); }
   GJ_METHOD T tanh(T x) const { return gjTanh(x); }
   GJ_METHOD T sigmoid(T x) const { return T(1) / (T(1) + gjExp(-x)); }
+  GJ_METHOD T erf(T x) const { return gjErf(x); }
+  GJ_METHOD T sin(T x) const { return gjSin(x); }
+  GJ_METHOD T cos(T x) const { return gjCos(x); }
+  GJ_METHOD T pow(T x, T y) const { return gjPow(x, y); }
+  GJ_METHOD T max(T x, T y) const { return x != x || x > y ? x : y; }  // NaN when either is
+  GJ_METHOD T min(T x, T y) const { return x != x || x < y ? x : y; }
   GJ_METHOD bool lt(T x, T y) const { return x < y; }
   GJ_METHOD bool gt(T x, T y) const { return x > y; }
   GJ_METHOD T select(bool cond, T x, T y) const { return cond ? x : y; }

@@ -91,6 +91,44 @@ class Outer(torch.nn.Module):
         return self.head(torch.tanh(y))
 
 
+def activations(x, y):
+    """The pointwise ops people write beside the cells; y is positive (pow, reciprocal)."""
+    a = 1 - x
+    b = x.pow(2) + torch.pow(y, 0.5) + x ** 3 + torch.abs(x) + torch.reciprocal(y) + torch.sign(x)
+    c = torch.clamp(x, -0.5, 0.5) + torch.clamp(x, min=0.1) + torch.clamp(x, max=0.2)
+    d = x.clamp_min(-0.1) * x.clamp_max(0.3) + torch.maximum(x, y - 1) - torch.minimum(x, 0.5 - y)
+    nn = torch.nn.functional
+    e = nn.gelu(x) + nn.gelu(x, approximate="tanh") + nn.silu(x) + nn.leaky_relu(x, 0.2) + nn.hardtanh(x * 2)
+    f = torch.erf(x) + torch.sin(x) * torch.cos(y)
+    g = torch.ones_like(x) + torch.zeros_like(x) + torch.full_like(x, 2.5)
+    return a * b + c * d + e * f + g, nn.relu(x) + torch.rsqrt(y) * torch.sqrt(y)
+
+
+# fastrnns' cells.py: the GRU cell and the two RNN cells
+def rnn_cells(input, hidden, w_ih, w_hh, b_ih, b_hh, r_ih, r_hh, rb_ih, rb_hh):
+    gi = torch.mm(input, w_ih.t()) + b_ih
+    gh = torch.mm(hidden, w_hh.t()) + b_hh
+    i_r, i_i, i_n = gi.chunk(3, 1)
+    h_r, h_i, h_n = gh.chunk(3, 1)
+    resetgate = torch.sigmoid(i_r + h_r)
+    inputgate = torch.sigmoid(i_i + h_i)
+    newgate = torch.tanh(i_n + resetgate * h_n)
+    gru = newgate + inputgate * (hidden - newgate)
+    pre = torch.mm(input, r_ih.t()) + rb_ih + torch.mm(hidden, r_hh.t()) + rb_hh
+    return gru, torch.tanh(pre), torch.relu(pre)
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.GELU(), torch.nn.Linear(8, 8),
+                                          torch.nn.SiLU(), torch.nn.Linear(8, 5), torch.nn.LeakyReLU(0.1))
+        self.out = torch.nn.Linear(5, 3)
+
+    def forward(self, x):
+        return torch.log_softmax(self.out(torch.nn.functional.hardtanh(self.layers(x))), dim=-1)
+
+
 def rand(*shape):
     return torch.rand(*shape) * 2 - 1
 
@@ -119,6 +157,12 @@ def main():
     write("scalar_trace", traced, (rand(3, 4), rand(4, 2)), trace=True)
     write("lstm_layer_module", LSTMLayer(4, 5), (rand(4, 3, 4), (rand(3, 5), rand(3, 5))))
     write("nested_module", Outer(), (rand(3, 3),))
+    positive = lambda *shape: torch.rand(*shape) + 0.5
+    write("activations_script", activations, (rand(4, 5), positive(4, 5)))
+    write("activations_trace", activations, (rand(4, 5), positive(4, 5)), trace=True)
+    write("rnn_cells", rnn_cells, (rand(3, 4), rand(3, 5), rand(15, 4), rand(15, 5), rand(15), rand(15),
+                                   rand(5, 4), rand(5, 5), rand(5), rand(5)))
+    write("mlp_module", MLP(), (rand(4, 6),))
 
 
 if __name__ == "__main__":
