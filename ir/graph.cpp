@@ -292,8 +292,7 @@ Node* cloneNode(const Node* n, Graph& g, ValueMap& env) {
   for (Value* v : n->inputs()) ins.push_back(mapped(env, v));
   Node* c = g.create(n->kind(), ins, 0);
   c->setConstant(n->constant());
-  c->setLoc(n->loc());
-  c->setPySource(n->pySource());
+  c->setPositionsOf(n);
   if (n->subgraph()) c->setSubgraph(n->subgraph()->clone());
   for (Value* o : n->outputs()) {
     Value* co = c->addOutput(o->type());

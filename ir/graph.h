@@ -106,6 +106,11 @@ class Node {
   /// The Python source TorchScript's text names in a `# file.py:12:4` comment (unknown otherwise).
   const SourceLoc& pySource() const { return pySource_; }
   void setPySource(SourceLoc loc) { pySource_ = std::move(loc); }
+  /// Where `n` stands, in the text and in its Python source: a node that replaces n reports there.
+  void setPositionsOf(const Node* n) {
+    loc_ = n->loc_;
+    pySource_ = n->pySource_;
+  }
 
   /// "node aten::mm at in.ir:3:5" or "node aten::mm (%x = ...)" for error messages.
   std::string describe() const;

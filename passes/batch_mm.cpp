@@ -42,19 +42,6 @@ class Reachability {
   std::vector<uint64_t> bits_;
 };
 
-Value* emit(Node* before, OpKind k, std::vector<Value*> ins, Type t = Type::tensor()) {
-  Node* n = before->graph()->create(k, ins);
-  n->output()->setType(std::move(t));
-  n->insertBefore(before);
-  return n->output();
-}
-
-Value* constant(Node* before, ConstantValue v) {
-  Node* c = before->graph()->createConstant(std::move(v));
-  c->insertBefore(before);
-  return c->output();
-}
-
 // The position of every node of `b`, its param node first (0). Rewrites that insert or move nodes make a
 // map stale; each takes a fresh one.
 std::unordered_map<const Node*, size_t> positionsIn(Block* b) {
@@ -135,11 +122,11 @@ void mergeSide(Block* b, const std::vector<Node*>& chosen, int sharedSide) {
     parts.push_back(n->input(1 - sharedSide));
     splits.push_back((*staticSizes(n->input(1 - sharedSide)))[catDim]);
   }
-  Value* list = emit(point, OpKind::ListConstruct, parts, Type::of(TypeKind::TensorList));
-  Value* merged = emit(point, OpKind::Cat, {list, constant(point, int64_t{catDim})});
-  Value* prod = sharedSide == 1 ? emit(point, OpKind::Mm, {merged, chosen[0]->input(1)})
-                                : emit(point, OpKind::Mm, {chosen[0]->input(0), merged});
-  Value* pieces = emit(point, OpKind::SplitWithSizes, {prod, constant(point, splits), constant(point, int64_t{catDim})},
+  Value* list = emitBefore(point, OpKind::ListConstruct, parts, Type::of(TypeKind::TensorList));
+  Value* merged = emitBefore(point, OpKind::Cat, {list, constantBefore(point, int64_t{catDim})});
+  Value* prod = sharedSide == 1 ? emitBefore(point, OpKind::Mm, {merged, chosen[0]->input(1)})
+                                : emitBefore(point, OpKind::Mm, {chosen[0]->input(0), merged});
+  Value* pieces = emitBefore(point, OpKind::SplitWithSizes, {prod, constantBefore(point, splits), constantBefore(point, int64_t{catDim})},
                        Type::of(TypeKind::TensorList));
   Node* unpack = g->create(OpKind::ListUnpack, {pieces}, chosen.size());
   unpack->insertBefore(point);
@@ -255,15 +242,15 @@ std::vector<Chunk> existingRowConcatenations(Node* root, const std::vector<Term>
       if (concat->kind() == OpKind::Stack) {
         if (root->isBefore(concat)) {
           std::vector<Value*> pieces(list->inputs().begin(), list->inputs().end());
-          Value* fresh = emit(root, OpKind::Stack,
-                              {emit(root, OpKind::ListConstruct, pieces, list->output()->type()), constant(root, int64_t{0})},
+          Value* fresh = emitBefore(root, OpKind::Stack,
+                              {emitBefore(root, OpKind::ListConstruct, pieces, list->output()->type()), constantBefore(root, int64_t{0})},
                               rows->type());
           root->graph()->replaceAllUsesWith(rows, fresh);  // the old stack is left to dce: the caller's walk
           rows = fresh;                                      // over the block still holds it
         }
         const auto cols = (*staticSizes(terms[i].right))[1];
         Node* after = rows->node()->next();
-        rows = emit(after, OpKind::Reshape, {rows, constant(after, std::vector<int64_t>{-1, cols})});
+        rows = emitBefore(after, OpKind::Reshape, {rows, constantBefore(after, std::vector<int64_t>{-1, cols})});
       } else if (root->isBefore(concat)) {
         continue;  // a cat after the sum is left alone
       }
@@ -332,13 +319,13 @@ bool batchTree(Node* root) {
         if (Node* def = definitionIn(v, b); pos.at(def) > pos.at(last)) last = def;
     }
     Node* at = last->next();
-    Value* lhs = emit(at, OpKind::Cat, {emit(at, OpKind::ListConstruct, lefts, list),
-                                        constant(at, int64_t{transposed ? 0 : 1})});
-    if (transposed) lhs = emit(at, OpKind::T, {lhs});
+    Value* lhs = emitBefore(at, OpKind::Cat, {emitBefore(at, OpKind::ListConstruct, lefts, list),
+                                        constantBefore(at, int64_t{transposed ? 0 : 1})});
+    if (transposed) lhs = emitBefore(at, OpKind::T, {lhs});
     Value* rhs = c.rightRows ? c.rightRows
-                             : emit(at, OpKind::Cat, {emit(at, OpKind::ListConstruct, rights, list),
-                                                      constant(at, int64_t{0})});
-    products.push_back(emit(at, OpKind::Mm, {lhs, rhs}, root->output()->type()));
+                             : emitBefore(at, OpKind::Cat, {emitBefore(at, OpKind::ListConstruct, rights, list),
+                                                      constantBefore(at, int64_t{0})});
+    products.push_back(emitBefore(at, OpKind::Mm, {lhs, rhs}, root->output()->type()));
   }
 
   // Summed in the order the products are made.
@@ -348,7 +335,7 @@ bool batchTree(Node* root) {
   Value* sum = products[0];
   for (size_t k = 1; k < products.size(); ++k) {
     Node* at = products[k]->node()->next();
-    sum = emit(at, OpKind::Add, {sum, products[k], constant(at, int64_t{1})}, root->output()->type());
+    sum = emitBefore(at, OpKind::Add, {sum, products[k], constantBefore(at, int64_t{1})}, root->output()->type());
   }
   g->replaceValue(root->output(), sum);
   for (Node* a : adds) g->erase(a);  // pre-order: each add's one use (its parent) is gone before it

@@ -336,7 +336,8 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::ZerosLike: case OpKind::OnesLike: case OpKind::FullLike: case OpKind::SigmoidBackward:
     case OpKind::TanhBackward: case OpKind::ThresholdBackward: case OpKind::ClampMinBackward:
     case OpKind::ClampMaxBackward: case OpKind::BelowBackward: case OpKind::MaximumBackward:
-    case OpKind::GeluBackward: case OpKind::SiluBackward: case OpKind::LeakyReluBackward: case OpKind::SelectBackward: case OpKind::SliceBackward:
+    case OpKind::GeluBackward: case OpKind::SiluBackward: case OpKind::LeakyReluBackward:
+    case OpKind::SelectBackward: case OpKind::SliceBackward:
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SumBackward:
     case OpKind::MeanBackward: case OpKind::NativeLayerNormBackward: case OpKind::VarBackward:

@@ -29,12 +29,10 @@ Value* openClamp(Node* n) {
   const bool noMin = n->input(1)->type().kind == TypeKind::None, noMax = n->input(2)->type().kind == TypeKind::None;
   if (!noMin && !noMax) return nullptr;
   if (noMin && noMax) return n->input(0);
-  Node* m = n->graph()->create(noMin ? OpKind::ClampMax : OpKind::ClampMin, {n->input(0), n->input(noMin ? 2 : 1)});
-  m->output()->setType(n->output()->type());
-  m->setLoc(n->loc());
-  m->setPySource(n->pySource());
-  m->insertBefore(n);
-  return m->output();
+  Value* m = emitBefore(n, noMin ? OpKind::ClampMax : OpKind::ClampMin, {n->input(0), n->input(noMin ? 2 : 1)},
+                        n->output()->type());
+  m->node()->setPositionsOf(n);
+  return m;
 }
 
 Value* doubleTranspose(Node* n) {

@@ -27,12 +27,6 @@ std::vector<Value*> emitIteration(const Block* body, Node* before, Value* index,
   return next;
 }
 
-Value* constantBefore(Node* before, int64_t v) {
-  Node* c = before->graph()->createConstant(v);
-  c->insertBefore(before);
-  return c->output();
-}
-
 void fullUnroll(Node* loop, int64_t trips) {
   Graph* g = loop->graph();
   std::vector<Value*> carried(loop->inputs().begin() + 2, loop->inputs().end());

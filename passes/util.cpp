@@ -99,6 +99,19 @@ bool inLoopBelow(const Node* n, const Block* home) {
   return false;
 }
 
+Value* emitBefore(Node* at, OpKind kind, const std::vector<Value*>& inputs, Type out) {
+  Node* n = at->graph()->create(kind, inputs);
+  n->output()->setType(std::move(out));
+  n->insertBefore(at);
+  return n->output();
+}
+
+Value* constantBefore(Node* at, ConstantValue v) {
+  Node* c = at->graph()->createConstant(std::move(v));
+  c->insertBefore(at);
+  return c->output();
+}
+
 std::optional<std::vector<int64_t>> staticSizes(const Value* v) {
   const Type& t = v->type();
   if (!t.isTensor() || !t.sizes) return std::nullopt;

@@ -31,6 +31,11 @@ Node* ancestorIn(Node* n, const Block* b);
 /// True when `n` sits in the body of a loop nested in `home`: it runs once per iteration.
 bool inLoopBelow(const Node* n, const Block* home);
 
+/// A `kind` node on `inputs`, inserted before `at`; returns its one output, of type `out`.
+Value* emitBefore(Node* at, OpKind kind, const std::vector<Value*>& inputs, Type out = Type::tensor());
+/// A prim::Constant inserted before `at`.
+Value* constantBefore(Node* at, ConstantValue v);
+
 /// Static sizes of a tensor value when every dimension is known.
 std::optional<std::vector<int64_t>> staticSizes(const Value* v);
 

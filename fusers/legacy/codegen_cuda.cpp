@@ -2,6 +2,7 @@
 // its scalar rule (support/pointwise.def) written as CUDA C text.
 #include "fusers/legacy/codegen.h"
 
+#include "fusers/cuda_math.h"
 #include "runtime/tensor.h"
 #include "support/error.h"
 #include "support/philox.h"
@@ -23,6 +24,7 @@ std::string literal(double v, bool dbl) {
 // The primitives support/pointwise.def's rules are written in, as CUDA C text in float or double.
 struct CudaTextAlgebra {
   bool dbl;
+  bool* usesMinMax;
   std::string c(double v) const { return literal(v, dbl); }
   std::string add(const std::string& x, const std::string& y) const { return fmt::format("({} + {})", x, y); }
   std::string sub(const std::string& x, const std::string& y) const { return fmt::format("({} - {})", x, y); }
@@ -45,12 +47,14 @@ struct CudaTextAlgebra {
   std::string pow(const std::string& x, const std::string& y) const {
     return fmt::format("pow{}({}, {})", dbl ? "" : "f", x, y);
   }
-  // NaN when either operand is: x when it is NaN or wins, else y (NaN or not).
+  // NaN when either operand is (fusers/cuda_math.h, whose text the kernel then starts with)
   std::string max(const std::string& x, const std::string& y) const {
-    return fmt::format("(({0} != {0} || {0} > {1}) ? {0} : {1})", x, y);
+    *usesMinMax = true;
+    return fmt::format("gjMax({}, {})", x, y);
   }
   std::string min(const std::string& x, const std::string& y) const {
-    return fmt::format("(({0} != {0} || {0} < {1}) ? {0} : {1})", x, y);
+    *usesMinMax = true;
+    return fmt::format("gjMin({}, {})", x, y);
   }
   std::string lt(const std::string& x, const std::string& y) const { return fmt::format("({} < {})", x, y); }
   std::string gt(const std::string& x, const std::string& y) const { return fmt::format("({} > {})", x, y); }
@@ -92,7 +96,7 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
     const KernelSpec::Expr& x = spec.exprs[a];
     return x.kind == KernelSpec::ExprKind::Scalar ? literal(x.scalar, dbl) : fmt::format("v{}", a);
   };
-  bool usesPhilox = false;
+  bool usesPhilox = false, usesMinMax = false;
   for (size_t e = 0; e < spec.exprs.size(); ++e) {
     const KernelSpec::Expr& x = spec.exprs[e];
     std::string rhs;
@@ -111,13 +115,13 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
         if (!rule) throw Error(fmt::format("CUDA codegen: {} is not pointwise", opInfo(x.op).name));
         std::string args[3];
         for (size_t a = 0; a < 3 && a < x.args.size(); ++a) args[a] = operand(x.args[a]);
-        rhs = applyPointwise(*rule, CudaTextAlgebra{dbl}, args[0], args[1], args[2]);
+        rhs = applyPointwise(*rule, CudaTextAlgebra{dbl, &usesMinMax}, args[0], args[1], args[2]);
         break;
       }
       case KernelSpec::ExprKind::Dropout: {
         usesPhilox = true;
         std::string u = fmt::format("gjPhiloxUniform<{}>(in{}[0], in{}[1], {}LL, i)", T, x.rngArg, x.rngArg, x.stream);
-        rhs = gjDropout(CudaTextAlgebra{dbl}, operand(x.args[0]), u, operand(x.args[1]));
+        rhs = gjDropout(CudaTextAlgebra{dbl, &usesMinMax}, operand(x.args[0]), u, operand(x.args[1]));
         break;
       }
     }
@@ -125,6 +129,7 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
   }
   for (size_t o = 0; o < spec.outputs.size(); ++o) s += fmt::format("    out{}[i] = {};\n", o, operand(spec.outputs[o]));
   s += "  }\n}\n";
+  if (usesMinMax) s = std::string(fusion::kCudaMinMaxHeader) + s;
   return usesPhilox ? std::string(kPhiloxHeader) + "\n" + s : s;
 }
 

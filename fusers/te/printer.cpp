@@ -1,5 +1,6 @@
 #include "fusers/te/printer.h"
 
+#include "fusers/cuda_math.h"
 #include "support/philox_text.h"
 
 #include <cmath>
@@ -7,15 +8,6 @@
 #include <fmt/format.h>
 
 namespace gj::te {
-
-namespace {
-
-// The generated kernels' min and max: a when it is NaN or wins, else b (ints are never NaN).
-constexpr const char* kMinMaxHeader =
-    "template <typename T> __device__ __forceinline__ T gjMin(T a, T b) { return (a != a || a < b) ? a : b; }\n"
-    "template <typename T> __device__ __forceinline__ T gjMax(T a, T b) { return (a != a || a > b) ? a : b; }\n";
-
-}  // namespace
 
 static const char* binarySymbol(BinaryOpKind op) {
   switch (op) {
@@ -229,7 +221,7 @@ void CPrinter::visit(const FloatImm* op) {
                                             : (f32 ? "0xff800000" : "0xfff0000000000000LL");
   os_ << (f32 ? "__int_as_float((int)" : "__longlong_as_double((long long)") << bits << "U)";
 }
-// min and max as the interpreter's: NaN when either operand is (gjMin / gjMax, kMinMaxHeader).
+// min and max as the interpreter's: NaN when either operand is (gjMin / gjMax, fusers/cuda_math.h).
 void CPrinter::visit(const Binary* op) {
   if (op->op == BinaryOpKind::Min || op->op == BinaryOpKind::Max) {
     usesMinMax_ = true;
@@ -383,7 +375,7 @@ std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>&
   depth_ = 0;
   os_ << "}\n";
   std::string text = os_.str();
-  if (usesMinMax_) text = std::string(kMinMaxHeader) + text;
+  if (usesMinMax_) text = std::string(fusion::kCudaMinMaxHeader) + text;
   return usesPhilox_ ? std::string(kPhiloxHeader) + "\n" + text : text;
 }
 

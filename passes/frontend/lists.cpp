@@ -62,8 +62,7 @@ class Functionalizer {
   Value* append(Value* list, Value* x, Node* before) {
     Node* a = g_.create(OpKind::ListAppend, {list, x}, 0);
     a->addOutput(list->type());
-    a->setLoc(before->loc());
-    a->setPySource(before->pySource());
+    a->setPositionsOf(before);
     a->insertBefore(before);
     return a->output();
   }

@@ -48,21 +48,11 @@ const Factory* factory(OpKind k) {
   return nullptr;
 }
 
-// A node of `kind` on `inputs` before `at`, a tensor, with at's source positions.
-Value* emitBefore(Node* at, OpKind kind, const std::vector<Value*>& inputs) {
-  Graph* g = at->graph();
-  Node* m = g->create(kind, inputs);
-  m->output()->setType(Type::tensor());
-  m->setLoc(at->loc());
-  m->setPySource(at->pySource());
-  m->insertBefore(at);
-  return m->output();
-}
-
-Value* constantBefore(Node* at, ConstantValue v) {
-  Node* c = at->graph()->createConstant(std::move(v));
-  c->insertBefore(at);
-  return c->output();
+// A `kind` node on `inputs` before `at`, reporting at at's positions: the op it lowers.
+Value* emitAt(Node* at, OpKind kind, const std::vector<Value*>& inputs) {
+  Value* v = emitBefore(at, kind, inputs);
+  v->node()->setPositionsOf(at);
+  return v;
 }
 
 // x in the dtype a ScalarType code names (a constant), for an op's `dtype` argument that is not None.
@@ -72,7 +62,7 @@ Value* castTo(Node* n, Value* x, Value* dtype) {
   if (!d)
     throw Error(fmt::format("{}'s dtype must be a constant torch.float32, float64, int64 or bool", n->info().name),
                 n->where(), "write the dtype as a constant, or cast first");
-  return emitBefore(n, OpKind::ToDType, {x, constantBefore(n, static_cast<int64_t>(*d))});
+  return emitAt(n, OpKind::ToDType, {x, constantBefore(n, static_cast<int64_t>(*d))});
 }
 
 // zeros_like / ones_like / full_like: a dtype casts the result; the layout must be strided (None or 0) and
@@ -89,23 +79,35 @@ Value* lowerFactory(Node* n, const Factory& f) {
   std::vector<Value*> operands(n->inputs().begin(), n->inputs().begin() + static_cast<long>(f.options));
   Value* dtype = n->input(f.options);
   if (dtype->type().kind != TypeKind::None) operands[0] = castTo(n, operands[0], dtype);
-  return emitBefore(n, f.plain, operands);
+  return emitAt(n, f.plain, operands);
 }
 
 // gelu(x, approximate): 'none' is aten::gelu(x); 'tanh' is 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
 Value* lowerGelu(Node* n) {
   Value* x = n->input(0);
   const auto mode = constantString(n->input(1));
-  if (mode == "none") return emitBefore(n, OpKind::Gelu, {x});
+  if (mode == "none") return emitAt(n, OpKind::Gelu, {x});
   if (mode != "tanh")
     throw Error("aten::gelu's approximate must be the constant 'none' or 'tanh'", n->where(),
                 "pass approximate='none' or approximate='tanh'");
   auto k = [&](double v) { return constantBefore(n, v); };
   Value* one = constantBefore(n, int64_t{1});
-  Value* cube = emitBefore(n, OpKind::Mul, {emitBefore(n, OpKind::Mul, {x, x}), x});
-  Value* inner = emitBefore(n, OpKind::Add, {x, emitBefore(n, OpKind::Mul, {cube, k(0.044715)}), one});
-  Value* t = emitBefore(n, OpKind::Tanh, {emitBefore(n, OpKind::Mul, {inner, k(0.79788456080286536)})});
-  return emitBefore(n, OpKind::Mul, {emitBefore(n, OpKind::Mul, {x, k(0.5)}), emitBefore(n, OpKind::Add, {t, k(1.0), one})});
+  Value* cube = emitAt(n, OpKind::Mul, {emitAt(n, OpKind::Mul, {x, x}), x});
+  Value* inner = emitAt(n, OpKind::Add, {x, emitAt(n, OpKind::Mul, {cube, k(0.044715)}), one});
+  Value* t = emitAt(n, OpKind::Tanh, {emitAt(n, OpKind::Mul, {inner, k(0.79788456080286536)})});
+  return emitAt(n, OpKind::Mul, {emitAt(n, OpKind::Mul, {x, k(0.5)}), emitAt(n, OpKind::Add, {t, k(1.0), one})});
+}
+
+// The overload n lowered to graphjit's rows, or nullptr when n is none of them.
+Value* lowerOverload(Node* n) {
+  if (const Factory* f = factory(n->kind())) return lowerFactory(n, *f);
+  if (n->kind() == OpKind::GeluApproximate) return lowerGelu(n);
+  const std::optional<OpKind> plain = withoutDType(n->kind());
+  if (!plain) return nullptr;
+  Value* dtype = n->inputs().back();
+  std::vector<Value*> operands(n->inputs().begin(), n->inputs().end() - 1);
+  if (dtype->type().kind != TypeKind::None) operands[0] = castTo(n, operands[0], dtype);  // first, as PyTorch
+  return emitAt(n, *plain, operands);
 }
 
 }  // namespace
@@ -113,26 +115,10 @@ Value* lowerGelu(Node* n) {
 bool lowerOverloads(Graph& g) {
   std::vector<Node*> done;
   forEachNode(g.block(), [&](Node* n) {
-    Value* lowered = nullptr;
-    if (const Factory* f = factory(n->kind())) lowered = lowerFactory(n, *f);
-    if (n->kind() == OpKind::GeluApproximate) lowered = lowerGelu(n);
-    if (lowered) {
-      lowered->setType(n->output()->type());
-      g.replaceValue(n->output(), lowered);
-      done.push_back(n);
-      return;
-    }
-    const std::optional<OpKind> plain = withoutDType(n->kind());
-    if (!plain) return;
-    Value* dtype = n->inputs().back();
-    std::vector<Value*> operands(n->inputs().begin(), n->inputs().end() - 1);
-    if (dtype->type().kind != TypeKind::None) operands[0] = castTo(n, operands[0], dtype);  // first, as PyTorch
-    Node* m = g.create(*plain, operands);
-    m->output()->setType(n->output()->type());
-    m->setLoc(n->loc());
-    m->setPySource(n->pySource());
-    m->insertBefore(n);
-    g.replaceValue(n->output(), m->output());
+    Value* lowered = lowerOverload(n);
+    if (!lowered) return;
+    lowered->setType(n->output()->type());
+    g.replaceValue(n->output(), lowered);
     done.push_back(n);
   });
   for (Node* n : done) g.erase(n);
