@@ -112,7 +112,8 @@ std::string_view trim(std::string_view s) {
 
 // The kinds of a parenthesized, comma-separated list that starts at text[0] == '(' (brackets inside an
 // argument, as in "Tensor self [N, C]", do not split it); `end` is set past the ')'.
-void readList(std::string_view text, std::vector<ArgKind>& kinds, bool& variadic, size_t& end) {
+void readList(std::string_view text, std::vector<ArgKind>& kinds, std::vector<std::string_view>* names, bool& variadic,
+              size_t& end) {
   int depth = 0;
   size_t start = 1;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -124,7 +125,13 @@ void readList(std::string_view text, std::vector<ArgKind>& kinds, bool& variadic
       std::string_view arg = trim(text.substr(start, i - start));
       std::string_view word = arg.substr(0, arg.find(' '));
       if (word.ends_with("...")) variadic = true;
-      else if (!word.empty() && !variadic) kinds.push_back(argKindOf(word));
+      else if (!word.empty() && !variadic) {
+        kinds.push_back(argKindOf(word));
+        if (names) {
+          std::string_view name = word.size() < arg.size() ? trim(arg.substr(word.size())) : std::string_view{};
+          names->push_back(name.substr(0, name.find(' ')));
+        }
+      }
       start = i + 1;
     }
     if (last) {
@@ -142,7 +149,7 @@ OpSignature parseSignature(std::string_view schema) {
     sig.variadicInputs = sig.variadicOutputs = true;
     return sig;
   }
-  readList(schema, sig.inputs, sig.variadicInputs, end);
+  readList(schema, sig.inputs, &sig.inputNames, sig.variadicInputs, end);
   std::string_view rest = schema.substr(end);
   size_t arrow = rest.find("->");
   if (arrow == std::string_view::npos) {
@@ -151,7 +158,7 @@ OpSignature parseSignature(std::string_view schema) {
   }
   rest = trim(rest.substr(arrow + 2));
   if (!rest.empty() && rest.front() == '(') {
-    readList(rest, sig.outputs, sig.variadicOutputs, end);
+    readList(rest, sig.outputs, nullptr, sig.variadicOutputs, end);
   } else {
     std::string_view word = rest.substr(0, rest.find_first_of(" ;"));
     if (word.ends_with("...")) sig.variadicOutputs = true;

@@ -64,6 +64,7 @@ enum class ArgKind : uint8_t { Any, Tensor, OptionalTensor, TensorOrScalar, Scal
 /// results).
 struct OpSignature {
   std::vector<ArgKind> inputs, outputs;
+  std::vector<std::string_view> inputNames;  ///< each of `inputs`' name as the schema writes it ("self")
   bool variadicInputs = false, variadicOutputs = false;
 };
 

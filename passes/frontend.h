@@ -31,7 +31,8 @@ bool lowerTuples(Graph& g);
 
 /// functionalize-lists: TorchScript's in-place list mutation (aten::append, the aten::add_ that `xs += [y]`
 /// prints) becomes graphjit's functional prim::ListAppend / aten::add, each read of the list taking the
-/// version current at that point; a list mutated inside a loop or an if becomes carried by it.
+/// version current at that point; a list mutated inside a loop or an if becomes carried by it. An aten::list
+/// copy is a list of its own until then, and the version it copied afterwards.
 bool functionalizeLists(Graph& g);
 
 /// fold-shape-checks: `if cond: raise` becomes prim::RaiseIf (folded away where the types decide cond),
@@ -42,13 +43,31 @@ bool functionalizeLists(Graph& g);
 bool foldShapeChecks(Graph& g);
 
 /// lower-overloads: the overloads PyTorch prints with a trailing `dtype` (aten::sum, mean, softmax,
-/// log_softmax) become graphjit's rows, the operand cast by aten::to first when the dtype is not None.
+/// log_softmax) become graphjit's rows, the operand cast by aten::to first when the dtype is not None; so do
+/// the factories with options (zeros_like, ones_like, full_like, new_zeros) and aten::to(self, dtype,
+/// non_blocking, copy, memory_format). The rows whose trailing arguments graphjit takes at their defaults
+/// only (embedding, nll_loss, cross_entropy_loss, contiguous, expand: passes/frontend/overloads.h) drop
+/// them, or a gj::Error names the argument. aten::clone is its operand; aten::native_batch_norm, which
+/// updates its running statistics in place, becomes the functional row, later reads of the statistics
+/// reading its updated ones. aten::dropout is its input when `train` is the constant false, else
+/// prim::philox_dropout on the graph's input %rng (int64 [2], Philox's seed and offset; added when the graph
+/// has none), each dropout a stream of its own.
 bool lowerOverloads(Graph& g);
 
 /// lower-torchscript: the passes above in order, then dead-code elimination. Tensor types lose the
 /// requires_grad and device a trace's example inputs gave them (the run decides both). Afterwards g holds only graphjit's
 /// forms, or a gj::Error names the first form left and its position (text and Python source).
 bool lowerTorchScript(Graph& g);
+
+/// export-torchscript: the inverse direction, for a graph as written or built (before the executors' passes):
+/// graphjit's forms become PyTorch's, so that the printed text is read by torch._C.parse_ir and run by
+/// torch._C._create_function_from_graph. prim::ListAppend becomes aten::append (on an aten::list copy
+/// where the old list is read again), prim::RaiseIf an if that raises, the rows PyTorch's schemas give
+/// more arguments (aten::sum's dtype, aten::embedding's padding_idx, ...) get them at their defaults,
+/// aten::to a ScalarType code, the functional batch norm aten::native_batch_norm on aten::clone'd running
+/// statistics, prim::philox_dropout aten::dropout (PyTorch draws its own mask). lowerTorchScript reads
+/// the result back. A gj::Error names an op PyTorch has no form of (fusion groups, gradient ops).
+void exportTorchScript(Graph& g);
 
 /// PyTorch's debugNameBase: a value name without its ".N" suffix ("input.1" -> "input", "x" -> "x").
 std::string baseName(const std::string& name);

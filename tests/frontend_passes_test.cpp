@@ -7,6 +7,7 @@
 #include "ir/verifier.h"
 #include "passes/frontend.h"
 #include "passes/pass_manager.h"
+#include "passes/util.h"
 #include "tests/support/filecheck.h"
 #include "tests/support/reference.h"
 
@@ -424,6 +425,197 @@ CHECK-NOT: prim::Constant[value="
 )IR", "lower-overloads");
   });
   EXPECT_NE(e.find("aten::zeros_like with a layout other than torch.strided or pinned memory"), std::string::npos) << e;
+}
+
+TEST(LowerOverloads, TrailingArgumentsAtTheirDefaultsAreDroppedAndOthersNamed) {
+  const char* ts = R"IR(graph(%w : Double(5, 3), %ids : Long(2, 4), %target : Long(8), %x : Double(2, 3)):
+  %none : NoneType = prim::Constant()
+  %minus1 : int = prim::Constant[value=-1]()
+  %no : bool = prim::Constant[value=0]()
+  %yes : bool = prim::Constant[value=1]()
+  %mean : int = prim::Constant[value=1]()
+  %ignore : int = prim::Constant[value=-100]()
+  %smooth : float = prim::Constant[value=0.]()
+  %format : int = prim::Constant[value=0]()
+  %f64 : int = prim::Constant[value=7]()
+  %flat : int[] = prim::Constant[value=[8, 3]]()
+  %size : int[] = prim::Constant[value=[4, 2, 3]]()
+  %e : Tensor = aten::embedding(%w, %ids, %minus1, %no, %no)
+  %rows : Tensor = aten::reshape(%e, %flat)
+  %loss : Tensor = aten::cross_entropy_loss(%rows, %target, %none, %mean, %ignore, %smooth)
+  %logp : Tensor = aten::log_softmax(%rows, %mean, %none)
+  %nll : Tensor = aten::nll_loss(%logp, %target, %none, %mean, %ignore)
+  %c : Tensor = aten::contiguous(%x, %format)
+  %big : Tensor = aten::expand(%c, %size, %yes)
+  %copy : Tensor = aten::clone(%big, %none)
+  %d : Tensor = aten::to(%copy, %f64, %no, %no, %none)
+  return (%loss, %nll, %d)
+)IR";
+  auto g = lowered(ts, "lower-torchscript");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: %e : Tensor = aten::embedding(%w, %ids)
+CHECK: %loss : Tensor = aten::cross_entropy(%rows, %target)
+CHECK: %nll : Tensor = aten::nll_loss(%logp, %target)
+CHECK: %c : Tensor = aten::contiguous(%x)
+CHECK: %big : Tensor = aten::expand(%c, %size)
+CHECK-NOT: aten::clone
+CHECK: %d : Tensor = aten::to(%big, %{{.*}})
+)");
+  auto mine = parseIR(R"IR(graph(%w : Double(5, 3), %ids : Long(2, 4), %target : Long(8), %x : Double(2, 3)):
+  %one : int = prim::Constant[value=1]()
+  %f64 : int = prim::Constant[value=1]()
+  %flat : int[] = prim::Constant[value=[8, 3]]()
+  %size : int[] = prim::Constant[value=[4, 2, 3]]()
+  %e : Tensor = aten::embedding(%w, %ids)
+  %rows : Tensor = aten::reshape(%e, %flat)
+  %loss : Tensor = aten::cross_entropy(%rows, %target)
+  %logp : Tensor = aten::log_softmax(%rows, %one)
+  %nll : Tensor = aten::nll_loss(%logp, %target)
+  %c : Tensor = aten::contiguous(%x)
+  %big : Tensor = aten::expand(%c, %size)
+  %d : Tensor = aten::to(%big, %f64)
+  return (%loss, %nll, %d)
+)IR");
+  const std::vector<IValue> in = {Tensor::rand({5, 3}, DType::Float64, 3, -1.0, 1.0),
+                                  Tensor::fromVector({2, 4}, {0, 4, 2, 1, 3, 3, 0, 2}, DType::Int64),
+                                  Tensor::fromVector({8}, {2, 0, 1, 2, 1, 0, 0, 2}, DType::Int64),
+                                  Tensor::rand({2, 3}, DType::Float64, 4, 0.2, 1.0)};
+  expectSameResults(*g, *mine, in);
+  std::string e = errorOf([] {
+    lowered(R"IR(graph(%w : Tensor, %ids : Tensor):
+  %pad : int = prim::Constant[value=0]()
+  %no : bool = prim::Constant[value=0]()
+  %e : Tensor = aten::embedding(%w, %ids, %pad, %no, %no)
+  return (%e)
+)IR", "lower-overloads");
+  });
+  EXPECT_NE(e.find("ts.ir:4:17: aten::embedding's padding_idx must be -1, its default"), std::string::npos) << e;
+}
+
+TEST(LowerOverloads, AnInPlaceBatchNormUpdatesTheStatisticsLaterReadsSee) {
+  auto g = lowered(R"IR(graph(%x : Double(4, 2, 3), %w : Double(2), %b : Double(2), %rm : Double(2), %rv : Double(2)):
+  %none : NoneType = prim::Constant()
+  %yes : bool = prim::Constant[value=1]()
+  %momentum : float = prim::Constant[value=0.1]()
+  %eps : float = prim::Constant[value=1e-05]()
+  %before : Tensor = aten::clone(%rm, %none)
+  %y : Tensor, %m : Tensor, %s : Tensor = aten::native_batch_norm(%x, %w, %b, %rm, %rv, %yes, %momentum, %eps)
+  return (%y, %before, %rm, %rv)
+)IR", "lower-overloads");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: %y : Tensor, %m : Tensor, %s : Tensor, %[[M:.*]] : Double(2), %[[V:.*]] : Double(2) = aten::_native_batch_norm_legit_functional(%x, %w, %b, %rm, %rv,
+CHECK: return (%y, %rm, %[[M]], %[[V]])
+)");
+}
+
+TEST(LowerOverloads, DropoutDrawsFromTheGraphsRngInputInTraining) {
+  auto g = lowered(R"IR(graph(%x : Tensor):
+  %p : float = prim::Constant[value=0.5]()
+  %yes : bool = prim::Constant[value=1]()
+  %no : bool = prim::Constant[value=0]()
+  %a : Tensor = aten::dropout(%x, %p, %yes)
+  %b : Tensor = aten::dropout(%a, %p, %no)
+  %c : Tensor = aten::dropout(%b, %p, %yes)
+  return (%c)
+)IR", "lower-overloads");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: graph(%x : Tensor,
+CHECK-NEXT: %rng : Long(2)):
+CHECK: %a : Tensor = prim::philox_dropout(%x, %p, %yes, %rng, %[[S0:.*]])
+CHECK-NOT: aten::dropout
+CHECK: %c : Tensor = prim::philox_dropout(%a, %p, %yes, %rng, %[[S1:.*]])
+)");
+  const Graph& graph = *g;
+  std::vector<int64_t> streams;
+  for (const Node* n : *graph.block())
+    if (n->kind() == OpKind::PhiloxDropout) streams.push_back(*constantInt(n->input(4)));
+  EXPECT_EQ(streams, (std::vector<int64_t>{0, 1}));
+}
+
+TEST(FunctionalizeLists, AnAppendToACopyLeavesTheOriginal) {
+  auto g = lowered(R"IR(graph(%x : Tensor, %y : Tensor):
+  %zero : int = prim::Constant[value=0]()
+  %xs : Tensor[] = prim::ListConstruct(%x)
+  %copy : Tensor[] = aten::list(%xs)
+  %l : Tensor[] = aten::append(%copy, %y)
+  %a : Tensor = aten::stack(%xs, %zero)
+  %b : Tensor = aten::stack(%copy, %zero)
+  return (%a, %b)
+)IR", "functionalize-lists");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: %[[NEW:.*]] : Tensor[] = prim::ListAppend(%xs, %y)
+CHECK: %a : Tensor = aten::stack(%xs, %zero)
+CHECK: %b : Tensor = aten::stack(%[[NEW]], %zero)
+CHECK-NOT: aten::list
+)");
+}
+
+// The export writes PyTorch's forms; lower-torchscript reads them back to the same computation.
+TEST(ExportTorchScript, WritesPyTorchsFormsThatReadBackToTheSameValues) {
+  const char* mine = R"IR(graph(%xs : Tensor[], %h.1 : Double(2, 2)):
+  %true : bool = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %f32 : int = prim::Constant[value=0]()
+  %empty : Tensor[] = prim::ListConstruct()
+  %n : int = aten::len(%xs)
+  %short : bool = aten::lt(%n, %two)
+  prim::RaiseIf[message="ValueError: two steps at least"](%short)
+  %h : Tensor, %outs : Tensor[] = prim::Loop(%n, %true, %h.1, %empty)
+    block0(%i : int, %h.2 : Tensor, %acc : Tensor[]):
+      %x : Tensor = aten::__getitem__(%xs, %i)
+      %h.3 : Tensor = aten::mul(%h.2, %x)
+      %acc2 : Tensor[] = prim::ListAppend(%acc, %h.3)
+      -> (%true, %h.3, %acc2)
+  %more : Tensor[] = prim::ListAppend(%outs, %h)
+  %s : Tensor = aten::stack(%outs, %zero)
+  %t : Tensor = aten::stack(%more, %zero)
+  %total : Tensor = aten::sum(%t)
+  %p : Tensor = aten::softmax(%s, %one)
+  %g : Tensor = aten::gelu(%p)
+  %z : Tensor = aten::zeros_like(%g)
+  %r : Tensor = aten::add(%g, %z, %one)
+  %single : Tensor = aten::to(%r, %f32)
+  return (%single, %total)
+)IR";
+  auto g = parseIR(mine, "mine.ir");
+  exportTorchScript(*g);
+  verifyOrThrow(*g, "export-torchscript");
+  const std::string text = printIR(*g);
+  EXPECT_FILECHECK(text, R"(CHECK: prim::If(%short)
+CHECK-NEXT: block0():
+CHECK-NEXT: prim::Constant[value="ValueError: two steps at least"]()
+CHECK: prim::RaiseException(
+CHECK: block0(%i : int, %h.2 : Tensor, %acc : Tensor[]):
+CHECK: %acc2 : Tensor[] = aten::append(%acc, %h.3)
+CHECK: %[[COPY:.*]] : Tensor[] = aten::list(%outs)
+CHECK: %more : Tensor[] = aten::append(%[[COPY]], %h)
+CHECK: %total : Tensor = aten::sum(%t, %{{.*}})
+CHECK: %p : Tensor = aten::softmax(%s, %one, %{{.*}})
+CHECK: %g : Tensor = aten::gelu(%p, %{{.*}})
+CHECK: %z : Tensor = aten::zeros_like(%g, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}})
+CHECK: %single : Tensor = aten::to(%r, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}})
+CHECK: prim::TupleConstruct(%single, %total)
+CHECK-NOT: prim::ListAppend
+CHECK-NOT: prim::RaiseIf
+)");
+  auto back = parseIR(text, "exported.ir");
+  lowerTorchScript(*back);
+  TensorList xs;
+  for (IValue& t : randomTensors(3, {2, 2}, 41)) xs.push_back(t.toTensor());
+  const std::vector<IValue> in = {IValue(xs), Tensor::rand({2, 2}, DType::Float64, 50, 0.2, 1.0)};
+  expectSameResults(*back, *parseIR(mine, "mine.ir"), in);
+  // and the check still raises
+  TensorList one = {xs[0]};
+  std::string e = errorOf([&] { Interpreter(*back).run({IValue(one), in[1]}); });
+  EXPECT_NE(e.find("ValueError: two steps at least"), std::string::npos) << e;
+}
+
+TEST(ExportTorchScript, AGraphjitOnlyOpIsNamedWithHowToExport) {
+  auto g = parseIR(R"IR(graph(%g : Tensor, %d : Tensor):
+  %y : Tensor = prim::maximum_backward(%g, %d)
+  return (%y)
+)IR", "grad.ir");
+  std::string e = errorOf([&] { exportTorchScript(*g); });
+  EXPECT_NE(e.find("grad.ir:2:17: prim::maximum_backward has no TorchScript form"), std::string::npos) << e;
+  EXPECT_NE(e.find("before the executors' passes"), std::string::npos) << e;
 }
 
 TEST(FoldShapeChecks, AnInPlaceBranchOnAConstantIsDropped) {

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", gj::cli::versionString());
   std::string file, out, inputsDir, outDir, gradDir, modelName, passList, pipeline, fuser, target = "cpu";
-  bool types = false, printAfterAll = false, timePasses = false, listPasses = false, backward = false;
+  bool types = false, torchscript = false, printAfterAll = false, timePasses = false, listPasses = false, backward = false;
   gj::ModelConfig cfg;
   RunSettings run;
   gj::CudaLaunchOptions launch;
@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   auto* dump = app.add_subcommand("dump", "parse and verify an IR file, then print it");
   dump->add_option("file", file, "IR file")->required();
   dump->add_flag("--types", types, "complete every type by shape propagation first");
+  dump->add_flag("--torchscript", torchscript, "print it as PyTorch's TorchScript (torch._C.parse_ir reads it)");
   auto* ops = app.add_subcommand("ops", "list every op of the IR with its group and schema");
   auto* model = app.add_subcommand("model", "print the IR of a built-in model");
   model->add_option("name", modelName,
@@ -72,6 +73,8 @@ int main(int argc, char** argv) {
                     "multihead_attention, resnet18, resnet50")
       ->required();
   model->add_option("-o,--output", out, "write to FILE instead of standard output");
+  model->add_flag("--torchscript", torchscript, "print it as PyTorch's TorchScript (torch._C.parse_ir reads it)");
+  model->add_option("--inputs", inputsDir, "also write seeded random inputs, DIR/NAME.npy per graph input");
   addModelOptions(model, cfg);
   auto* passes = app.add_subcommand("passes", "run passes by name, or an executor's pipeline, and print the result");
   passes->add_option("file", file, "IR file");
@@ -121,9 +124,9 @@ int main(int argc, char** argv) {
 
   if (auto status = gj::cli::parse(app, argc, argv)) return *status;
   try {
-    if (*dump) return cmdDump(file, types);
+    if (*dump) return cmdDump(file, types, torchscript);
     if (*ops) return cmdOps();
-    if (*model) return cmdModel(modelName, cfg, out);
+    if (*model) return cmdModel(modelName, cfg, out, torchscript, inputsDir);
     if (*passes) {
       if (listPasses) {
         for (const gj::PassInfo& p : gj::allPasses()) std::cout << fmt::format("{:<28} {}\n", p.name, p.description);

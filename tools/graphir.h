@@ -14,9 +14,12 @@ struct RunSettings {
   FunctionOptions options() const;
 };
 
-int cmdDump(const std::string& file, bool types);
+/// `torchscript`: printed as PyTorch's (exportTorchScript).
+int cmdDump(const std::string& file, bool types, bool torchscript);
 int cmdOps();
-int cmdModel(const std::string& name, const ModelConfig& cfg, const std::string& out);
+/// `inputsDir`: also writes randomInputs(seed 0) there as NAME.npy.
+int cmdModel(const std::string& name, const ModelConfig& cfg, const std::string& out, bool torchscript,
+             const std::string& inputsDir);
 int cmdPasses(const std::string& file, const std::string& passList, const std::string& pipeline, bool printAfterAll,
               bool time);
 int cmdFuse(const std::string& file, const std::string& fuser, bool backward);

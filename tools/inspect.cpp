@@ -2,7 +2,9 @@
 #include "executors/pipeline.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "passes/frontend.h"
 #include "passes/shape_propagation.h"
+#include "runtime/npy.h"
 #include "passes/util.h"
 #include "tools/graphir.h"
 
@@ -35,9 +37,10 @@ void writeText(const std::string& path, const std::string& text) {
   USER_CHECK(out.good(), "error writing '{}': {} (a full disk?)", path, std::strerror(errno));
 }
 
-int cmdDump(const std::string& file, bool types) {
+int cmdDump(const std::string& file, bool types, bool torchscript) {
   auto g = loadIR(file, Form::AsWritten);
   if (types) propagateShapes(*g);
+  if (torchscript) exportTorchScript(*g);
   std::cout << printIR(*g);
   return 0;
 }
@@ -50,8 +53,16 @@ int cmdOps() {
   return 0;
 }
 
-int cmdModel(const std::string& name, const ModelConfig& cfg, const std::string& out) {
-  writeText(out, printIR(*buildModel(name, cfg).graph));
+int cmdModel(const std::string& name, const ModelConfig& cfg, const std::string& out, bool torchscript,
+             const std::string& inputsDir) {
+  Model m = buildModel(name, cfg);
+  if (torchscript) exportTorchScript(*m.graph);
+  writeText(out, printIR(*m.graph));
+  if (inputsDir.empty()) return 0;
+  makeFolder(inputsDir, "inputs");
+  const std::vector<Tensor> inputs = randomInputs(m, 0);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    writeNpy((fs::path(inputsDir) / (m.inputs[i].name + ".npy")).string(), inputs[i]);
   return 0;
 }
 

@@ -33,7 +33,17 @@ class Functionalizer {
   bool run() {
     walk(g_.block());
     for (auto it = mutations_.rbegin(); it != mutations_.rend(); ++it) g_.erase(*it);
-    return changed_;
+    // aten::list copies a list so that appends to the copy leave the original alone; with every version a
+    // value of its own, the copy is the version it read
+    std::vector<Node*> copies;
+    forEachNode(g_.block(), [&](Node* n) {
+      if (n->kind() == OpKind::ListCopy) copies.push_back(n);
+    });
+    for (Node* n : copies) {
+      g_.replaceAllUsesWith(n->output(), n->input(0));
+      g_.erase(n);
+    }
+    return changed_ || !copies.empty();
   }
 
  private:

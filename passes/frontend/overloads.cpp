@@ -1,5 +1,6 @@
 // lower-overloads: the overloads TorchScript prints with arguments graphjit's rows leave out.
 #include "passes/frontend.h"
+#include "passes/frontend/overloads.h"
 #include "passes/util.h"
 #include "support/error.h"
 
@@ -9,43 +10,47 @@ namespace gj {
 
 namespace {
 
-// Each overload and its row without the trailing dtype: aten::sum(self, dtype) -> aten::sum(self).
-constexpr std::pair<OpKind, OpKind> kWithoutDType[] = {
-    {OpKind::SumDType, OpKind::Sum},           {OpKind::SumDimDType, OpKind::SumDim},
-    {OpKind::MeanDType, OpKind::Mean},         {OpKind::MeanDimDType, OpKind::MeanDim},
-    {OpKind::SoftmaxDType, OpKind::Softmax},   {OpKind::LogSoftmaxDType, OpKind::LogSoftmax}};
+using frontend::Default;
 
 std::optional<OpKind> withoutDType(OpKind k) {
-  for (auto [overload, plain] : kWithoutDType)
+  for (auto [overload, plain] : frontend::kDTypeOverloads)
     if (overload == k) return plain;
   return std::nullopt;
 }
 
-// PyTorch's ScalarType codes (c10/core/ScalarType.h) of the dtypes graphjit has.
-std::optional<DType> fromScalarType(int64_t code) {
-  switch (code) {
-    case 4: return DType::Int64;
-    case 6: return DType::Float32;
-    case 7: return DType::Float64;
-    case 11: return DType::Bool;
-    default: return std::nullopt;
-  }
-}
-
-// The factories with options, and their rows without: aten::zeros_like(self, dtype, layout, device,
-// pin_memory, memory_format) -> aten::zeros_like(self). `options` is where the dtype is.
-struct Factory {
-  OpKind overload, plain;
-  size_t options;
-};
-constexpr Factory kFactories[] = {{OpKind::ZerosLikeOptions, OpKind::ZerosLike, 1},
-                                  {OpKind::OnesLikeOptions, OpKind::OnesLike, 1},
-                                  {OpKind::FullLikeOptions, OpKind::FullLike, 2}};
-
-const Factory* factory(OpKind k) {
-  for (const Factory& f : kFactories)
+const frontend::Factory* factory(OpKind k) {
+  for (const frontend::Factory& f : frontend::kFactories)
     if (f.overload == k) return &f;
   return nullptr;
+}
+
+const frontend::DefaultsOverload* withDefaults(OpKind k) {
+  for (const frontend::DefaultsOverload& o : frontend::kDefaultsOverloads)
+    if (o.overload == k) return &o;
+  return nullptr;
+}
+
+bool isDefault(const Value* v, const Default& d) {
+  if (d.anyValue) return true;
+  switch (d.kind) {
+    case Default::Kind::None: return v->type().kind == TypeKind::None;
+    case Default::Kind::Int: return constantInt(v) == static_cast<int64_t>(d.number);
+    case Default::Kind::Float: return constantDouble(v) == d.number;
+    case Default::Kind::Bool: return constantBool(v) == (d.number != 0);
+    case Default::Kind::Str: return constantString(v) == d.text;
+  }
+  return false;
+}
+
+std::string defaultStr(const Default& d) {
+  switch (d.kind) {
+    case Default::Kind::None: return "None";
+    case Default::Kind::Int: return fmt::format("{}", static_cast<int64_t>(d.number));
+    case Default::Kind::Float: return fmt::format("{}", d.number);
+    case Default::Kind::Bool: return d.number != 0 ? "True" : "False";
+    case Default::Kind::Str: return fmt::format("'{}'", d.text);
+  }
+  return "";
 }
 
 // A `kind` node on `inputs` before `at`, reporting at at's positions: the op it lowers.
@@ -58,7 +63,7 @@ Value* emitAt(Node* at, OpKind kind, const std::vector<Value*>& inputs) {
 // x in the dtype a ScalarType code names (a constant), for an op's `dtype` argument that is not None.
 Value* castTo(Node* n, Value* x, Value* dtype) {
   auto code = constantInt(dtype);
-  auto d = code ? fromScalarType(*code) : std::nullopt;
+  auto d = code ? frontend::fromScalarType(*code) : std::nullopt;
   if (!d)
     throw Error(fmt::format("{}'s dtype must be a constant torch.float32, float64, int64 or bool", n->info().name),
                 n->where(), "write the dtype as a constant, or cast first");
@@ -68,7 +73,7 @@ Value* castTo(Node* n, Value* x, Value* dtype) {
 // zeros_like / ones_like / full_like: a dtype casts the result; the layout must be strided (None or 0) and
 // pin_memory None or false; a device is taken as the one the graph runs on (a trace records its example's);
 // the memory format is a layout hint graphjit's contiguous results need not follow.
-Value* lowerFactory(Node* n, const Factory& f) {
+Value* lowerFactory(Node* n, const frontend::Factory& f) {
   Value* layout = n->input(f.options + 1);
   Value* pinMemory = n->input(f.options + 3);
   const bool strided = layout->type().kind == TypeKind::None || constantInt(layout) == 0;
@@ -98,10 +103,29 @@ Value* lowerGelu(Node* n) {
   return emitAt(n, OpKind::Mul, {emitAt(n, OpKind::Mul, {x, k(0.5)}), emitAt(n, OpKind::Add, {t, k(1.0), one})});
 }
 
+// A row whose trailing arguments graphjit takes at their defaults: each checked, then dropped.
+Value* lowerDefaults(Node* n, const frontend::DefaultsOverload& o) {
+  const size_t kept = n->inputs().size() - o.defaults.size();
+  for (size_t i = 0; i < o.defaults.size(); ++i)
+    if (!isDefault(n->input(kept + i), o.defaults[i]))
+      throw Error(fmt::format("{}'s {} must be {}, its default", n->info().name,
+                              opSignature(n->kind()).inputNames.at(kept + i), defaultStr(o.defaults[i])),
+                  n->where(), fmt::format("graphjit's {} takes that argument at its default only; leave it out",
+                                          opInfo(o.plain).name));
+  return emitAt(n, o.plain, std::vector<Value*>(n->inputs().begin(), n->inputs().begin() + static_cast<long>(kept)));
+}
+
+// aten::to(self, dtype, non_blocking, copy, memory_format): self in the dtype. The flags do not change the
+// values (graphjit's results are new tensors either way).
+Value* lowerTo(Node* n) { return castTo(n, n->input(0), n->input(1)); }
+
 // The overload n lowered to graphjit's rows, or nullptr when n is none of them.
 Value* lowerOverload(Node* n) {
-  if (const Factory* f = factory(n->kind())) return lowerFactory(n, *f);
+  if (const frontend::Factory* f = factory(n->kind())) return lowerFactory(n, *f);
   if (n->kind() == OpKind::GeluApproximate) return lowerGelu(n);
+  if (n->kind() == OpKind::ToDTypeOptions) return lowerTo(n);
+  if (n->kind() == OpKind::Clone) return n->input(0);  // graphjit's values are never written in place
+  if (const frontend::DefaultsOverload* o = withDefaults(n->kind())) return lowerDefaults(n, *o);
   const std::optional<OpKind> plain = withoutDType(n->kind());
   if (!plain) return nullptr;
   Value* dtype = n->inputs().back();
@@ -110,12 +134,87 @@ Value* lowerOverload(Node* n) {
   return emitAt(n, *plain, operands);
 }
 
+// aten::native_batch_norm updates its running statistics in place: it becomes the functional row, whose
+// last two results are the updated statistics, and every read of a statistic after it reads those.
+void lowerNativeBatchNorm(Graph& g, Node* n) {
+  Node* f = g.create(OpKind::NativeBatchNorm, n->inputs(), 5);
+  f->setPositionsOf(n);
+  f->insertBefore(n);
+  for (size_t i = 0; i < 3; ++i) {
+    f->output(i)->setType(n->output(i)->type());
+    g.replaceValue(n->output(i), f->output(i));
+  }
+  for (size_t s = 0; s < 2; ++s) {
+    Value* statistic = n->input(3 + s);
+    f->output(3 + s)->setType(statistic->type());
+    if (statistic->type().kind == TypeKind::None) continue;
+    for (const Use& u : std::vector<Use>(statistic->uses())) {
+      if (u.user == n || u.user == f) continue;
+      Node* reader = ancestorIn(u.user, n->owningBlock());
+      if (!reader)
+        throw Error("aten::native_batch_norm updates a running statistic that is read outside its loop or if",
+                    n->where(), "read the statistics inside the block that updates them, or after a plain "
+                                "aten::batch_norm");
+      if (n->isBefore(reader)) u.user->replaceInput(u.index, f->output(3 + s));
+    }
+  }
+}
+
+// The graph's generator state for dropout: its input %rng (int64 [2]: Philox's seed and offset), added
+// after the others when the graph has none.
+Value* rngInput(Graph& g) {
+  for (Value* in : g.inputs())
+    if (in->name() == "rng") {
+      if (in->type().isTensor() && (!in->type().dtype || *in->type().dtype == DType::Int64)) return in;
+      throw Error(fmt::format("the graph's input %rng has type {}; aten::dropout reads its generator state from "
+                              "an input so named, an int64 tensor [2]", in->type().str()),
+                  "", "rename the input, or make it the int64 [seed, offset] of the dropout masks");
+    }
+  return g.addInput(Type::tensor(DType::Int64, {2}), "rng");
+}
+
+// aten::dropout(x, p, train): x itself when train is the constant false, else prim::philox_dropout on the
+// graph's %rng, each dropout a stream of its own (its place among the graph's dropouts).
+Value* lowerDropout(Graph& g, Node* n, int64_t& streams) {
+  if (constantBool(n->input(2)) == false) return n->input(0);
+  return emitAt(n, OpKind::PhiloxDropout,
+                {n->input(0), n->input(1), n->input(2), rngInput(g), constantBefore(n, streams++)});
+}
+
 }  // namespace
+
+namespace frontend {
+
+std::optional<DType> fromScalarType(int64_t code) {
+  for (DType d : kAllDTypes)
+    if (scalarTypeOf(d) == code) return d;
+  return std::nullopt;
+}
+
+int64_t scalarTypeOf(DType d) {
+  switch (d) {
+    case DType::Int64: return 4;
+    case DType::Float32: return 6;
+    case DType::Float64: return 7;
+    case DType::Bool: return 11;
+  }
+  return -1;
+}
+
+}  // namespace frontend
 
 bool lowerOverloads(Graph& g) {
   std::vector<Node*> done;
+  // the in-place batch norms first: a clone of a statistic before one must still read the old value
   forEachNode(g.block(), [&](Node* n) {
-    Value* lowered = lowerOverload(n);
+    if (n->kind() != OpKind::NativeBatchNormInPlace) return;
+    lowerNativeBatchNorm(g, n);
+    done.push_back(n);
+  });
+  int64_t dropouts = 0;
+  forEachNode(g.block(), [&](Node* n) {
+    if (n->kind() == OpKind::NativeBatchNormInPlace) return;
+    Value* lowered = n->kind() == OpKind::Dropout ? lowerDropout(g, n, dropouts) : lowerOverload(n);
     if (!lowered) return;
     lowered->setType(n->output()->type());
     g.replaceValue(n->output(), lowered);

@@ -1,0 +1,217 @@
+// export-torchscript: graphjit's forms written as PyTorch's, so that torch._C.parse_ir reads the printed
+// graph and torch._C._create_function_from_graph runs it. The frontend passes read the result back.
+#include "passes/frontend.h"
+#include "passes/frontend/overloads.h"
+#include "passes/util.h"
+#include "support/error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gj {
+
+namespace {
+
+using frontend::Default;
+
+ConstantValue constantOf(const Default& d) {
+  switch (d.kind) {
+    case Default::Kind::None: return {};
+    case Default::Kind::Int: return static_cast<int64_t>(d.number);
+    case Default::Kind::Float: return d.number;
+    case Default::Kind::Bool: return d.number != 0;
+    case Default::Kind::Str: return std::string(d.text);
+  }
+  return {};
+}
+
+// n replaced by a `kind` node on `inputs` with n's outputs (their types and names); returns the new node.
+Node* replaceWith(Node* n, OpKind kind, const std::vector<Value*>& inputs) {
+  Graph& g = *n->graph();
+  Node* m = g.create(kind, inputs, n->outputs().size());
+  m->setPositionsOf(n);
+  m->insertBefore(n);
+  for (size_t i = 0; i < n->outputs().size(); ++i) {
+    m->output(i)->setType(n->output(i)->type());
+    g.replaceValue(n->output(i), m->output(i));
+  }
+  g.erase(n);
+  return m;
+}
+
+// n's inputs followed by constants for `tail` (one constant for equal values).
+std::vector<Value*> withTail(Node* n, std::span<const Default> tail) {
+  std::vector<Value*> inputs(n->inputs().begin(), n->inputs().end());
+  std::vector<std::pair<ConstantValue, Value*>> made;
+  for (const Default& d : tail) {
+    ConstantValue c = constantOf(d);
+    auto same = std::find_if(made.begin(), made.end(), [&](const auto& m) { return m.first == c; });
+    if (same == made.end()) same = made.insert(made.end(), {c, constantBefore(n, c)});
+    inputs.push_back(same->second);
+  }
+  return inputs;
+}
+
+// The PyTorch row a graphjit row is printed as, with the trailing arguments PyTorch's schema has at their
+// defaults; false when n's row is PyTorch's as it is.
+bool writeOverload(Node* n) {
+  for (auto [overload, plain] : frontend::kDTypeOverloads)
+    if (plain == n->kind()) return replaceWith(n, overload, withTail(n, std::span(&frontend::kNone, 1))), true;
+  for (const frontend::Factory& f : frontend::kFactories)
+    if (f.plain == n->kind()) {
+      const std::vector<Default> nones(static_cast<size_t>(opInfo(f.overload).numInputs) - n->inputs().size());
+      return replaceWith(n, f.overload, withTail(n, nones)), true;
+    }
+  for (const frontend::DefaultsOverload& o : frontend::kDefaultsOverloads)
+    if (o.plain == n->kind()) return replaceWith(n, o.overload, withTail(n, o.defaults)), true;
+  return false;
+}
+
+// Whether a node of this kind makes a new list (an appended list is its operand, which nothing else reads).
+bool makesList(OpKind k) {
+  switch (k) {
+    case OpKind::ListConstruct:
+    case OpKind::ListAppendInPlace:
+    case OpKind::ListAppend:
+    case OpKind::ListConcat:
+    case OpKind::ListCopy:
+    case OpKind::Unbind:
+    case OpKind::Chunk:
+    case OpKind::SplitWithSizes: return true;
+    default: return false;
+  }
+}
+
+// Whether nothing reads `list` once an append has changed it in place: the append is its one use, and it
+// is a list of its own, or a loop's carried list whose first value is one too (read by the loop alone) and
+// whose next value each iteration makes anew.
+bool owned(const Value* list) {
+  if (list->uses().size() != 1) return false;
+  const Node* def = list->node();
+  if (makesList(def->kind())) return true;
+  const Block* body = def->owningBlock();
+  const Node* loop = body ? body->owningNode() : nullptr;
+  if (def->kind() != OpKind::Param || !loop || loop->kind() != OpKind::Loop || list->offset() == 0) return false;
+  const Value* first = loop->input(list->offset() + 1);  // (trip count, cond, carried...)
+  const Value* next = body->outputs()[list->offset()];   // (cond, carried...)
+  return owned(first) && next->uses().size() == 1 && makesList(next->node()->kind()) &&
+         next->node()->owningBlock() == body;
+}
+
+// prim::ListAppend(list, x) is a new list; PyTorch's aten::append changes its list. The list is appended
+// to in place where nothing reads it afterwards, else to a copy (aten::list).
+void writeAppend(Node* n) {
+  Value* list = n->input(0);
+  if (!owned(list)) list = emitBefore(n, OpKind::ListCopy, {list}, list->type());
+  replaceWith(n, OpKind::ListAppendInPlace, {list, n->input(1)});
+}
+
+// prim::RaiseIf(cond) as TorchScript writes `if cond: raise Exception(message)`.
+void writeRaise(Node* n) {
+  Graph& g = *n->graph();
+  Node* branch = g.create(OpKind::If, {n->input(0)}, 0);
+  branch->setPositionsOf(n);
+  branch->insertBefore(n);
+  Block* raises = branch->addBlock();
+  branch->addBlock();
+  Node* message = raises->append(g.createConstant(std::get<std::string>(n->constant())));
+  Node* cls = raises->append(g.createConstant(ConstantValue{}));
+  Node* raise = raises->append(g.create(OpKind::RaiseException, {message->output(), cls->output()}, 0));
+  raise->setPositionsOf(n);
+  g.erase(n);
+}
+
+// aten::to(self, code): graphjit's dtype code becomes PyTorch's ScalarType, with non_blocking, copy and
+// memory_format at their defaults.
+void writeTo(Node* n) {
+  Value* dtype = n->input(1);
+  if (auto code = constantInt(dtype)) {
+    auto d = dtypeFromCode(*code);
+    USER_CHECK(d.has_value(), "aten::to with dtype code {} at {}", *code, n->where());
+    dtype = constantBefore(n, frontend::scalarTypeOf(*d));
+  }
+  replaceWith(n, OpKind::ToDTypeOptions,
+              {n->input(0), dtype, constantBefore(n, false), constantBefore(n, false), constantBefore(n, ConstantValue{})});
+}
+
+// The functional batch norm as PyTorch's in-place one on copies of the running statistics, which then
+// stand for the updated statistics.
+void writeBatchNorm(Node* n) {
+  std::vector<Value*> inputs(n->inputs().begin(), n->inputs().end());
+  Value* updated[2] = {nullptr, nullptr};
+  for (size_t s = 0; s < 2; ++s) {
+    Value*& statistic = inputs[3 + s];
+    if (statistic->type().kind == TypeKind::None) {
+      if (n->output(3 + s)->hasUses())
+        throw Error("a running statistic of aten::_native_batch_norm_legit_functional without one is read",
+                    n->where(), "read the running statistics only where the batch norm has them");
+      continue;
+    }
+    statistic = updated[s] = emitBefore(n, OpKind::Clone, {statistic, constantBefore(n, ConstantValue{})},
+                                        statistic->type());
+  }
+  Graph& g = *n->graph();
+  for (size_t s = 0; s < 2; ++s)
+    if (updated[s]) g.replaceValue(n->output(3 + s), updated[s]);
+  Node* m = g.create(OpKind::NativeBatchNormInPlace, inputs, 3);
+  m->setPositionsOf(n);
+  m->insertBefore(n);
+  for (size_t i = 0; i < 3; ++i) {
+    m->output(i)->setType(n->output(i)->type());
+    g.replaceValue(n->output(i), m->output(i));
+  }
+  g.erase(n);
+}
+
+// Whether PyTorch has n's op as graphjit writes it (after the rewrites above).
+bool pytorchHas(const Node* n) {
+  if (n->subgraph()) return false;
+  if (n->info().frontendOnly() || !n->info().name.starts_with("prim::")) return true;
+  switch (n->kind()) {
+    case OpKind::Constant:
+    case OpKind::ListConstruct:
+    case OpKind::ListUnpack:
+    case OpKind::Loop:
+    case OpKind::If:
+    case OpKind::DTypeOf: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+void exportTorchScript(Graph& g) {
+  if (g.outputs().size() != 1) {  // a function returns one value: several as a tuple
+    std::vector<Type> types;
+    for (const Value* v : g.outputs()) types.push_back(v->type());
+    Node* tuple = g.block()->append(g.create(OpKind::TupleConstruct, g.outputs(), 0));
+    tuple->addOutput(Type::tuple(std::move(types)));
+    while (!g.outputs().empty()) g.block()->eraseOutput(0);
+    g.registerOutput(tuple->output());
+  }
+  std::vector<Node*> nodes;
+  forEachNode(g.block(), [&](Node* n) { nodes.push_back(n); });
+  for (Node* n : nodes) {
+    switch (n->kind()) {
+      case OpKind::ListAppend: writeAppend(n); continue;
+      case OpKind::RaiseIf: writeRaise(n); continue;
+      case OpKind::ToDType: writeTo(n); continue;
+      case OpKind::NativeBatchNorm: writeBatchNorm(n); continue;
+      case OpKind::Gelu:
+        replaceWith(n, OpKind::GeluApproximate, {n->input(0), constantBefore(n, std::string("none"))});
+        continue;
+      case OpKind::PhiloxDropout:  // PyTorch draws its own mask
+        replaceWith(n, OpKind::Dropout, {n->input(0), n->input(1), n->input(2)});
+        continue;
+      default:
+        if (writeOverload(n)) continue;
+        if (!pytorchHas(n))
+          throw Error(fmt::format("{} has no TorchScript form", n->info().name), n->where(),
+                      "export the graph as written or built, before the executors' passes (autodiff, fusion, "
+                      "profiling) add graphjit's own ops");
+    }
+  }
+}
+
+}  // namespace gj
