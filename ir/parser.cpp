@@ -143,6 +143,10 @@ class Lexer {
         if (auto py = pySourceOf(text_.substr(start, pos_ - start))) pySources_[line] = std::move(*py);
       } else if (std::isspace(static_cast<unsigned char>(c))) {
         advance();
+      } else if (text_.compare(pos_, 8, ", scope:") == 0) {
+        // a traced module's `, scope: __module.layers/__module.layers.0` after a node's inputs: its
+        // submodule path, which the Python source comment after it says better
+        while (pos_ < text_.size() && text_[pos_] != '\n' && text_[pos_] != '#') advance();
       } else {
         return;
       }

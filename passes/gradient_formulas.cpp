@@ -11,15 +11,27 @@ namespace {
 
 Type listType() { return Type::of(TypeKind::TensorList); }
 
-// Matmul's right operand transposed: [K, N] -> [N, K].
+// aten::matmul's gradients: [..., K] x [K, N] (a GEMM on the rows), or batched.
 void matmulGrad(GradientContext& c, Node* n, Value* gy) {
   GraphBuilder& b = c.b();
   Value* a = n->input(0);
   Value* w = n->input(1);
   auto ra = a->type().sizes ? std::optional<size_t>(a->type().sizes->size()) : std::nullopt;
   auto rw = w->type().sizes ? std::optional<size_t>(w->type().sizes->size()) : std::nullopt;
+  if ((!ra || *ra >= 2) && (!rw || *rw >= 3)) {
+    // batched, [..., M, K] x [..., K, N], the batch dims broadcast: each operand's gradient is the product
+    // with the other transposed, summed back over the dims it was broadcast along (a rank-1 operand of a
+    // rank unknown here fails at run time, in the transpose)
+    auto transposed = [&](Value* x) { return b.op(OpKind::Transpose, {x, b.i(-2), b.i(-1)}); };
+    auto sa = staticSizes(a), sw = staticSizes(w);
+    const bool sameBatch = sa && sw && sa->size() == sw->size() && std::equal(sa->begin(), sa->end() - 2, sw->begin());
+    auto back = [&](Value* g, Value* x) { return sameBatch ? g : c.reduceTo(g, x, n->output()); };
+    if (GradientContext::requiresGrad(a)) c.accumulate(a, back(b.op(OpKind::Matmul, {gy, transposed(c.F(w))}), a));
+    if (GradientContext::requiresGrad(w)) c.accumulate(w, back(b.op(OpKind::Matmul, {transposed(c.F(a)), gy}), w));
+    return;
+  }
   USER_CHECK(rw && *rw == 2 && (!ra || *ra >= 1),
-             "autodiff: the aten::matmul gradient handles [..., K] x [K, N] (a right operand of known rank 2); {} "
+             "autodiff: the aten::matmul gradient handles [..., K] x [K, N] and batched [..., M, K] x [..., K, N]; {} "
              "has {} x {}",
              n->describe(), a->type().str(), w->type().str());
   if (GradientContext::requiresGrad(a)) c.accumulate(a, b.op(OpKind::Matmul, {gy, b.op(OpKind::T, {c.F(w)})}));

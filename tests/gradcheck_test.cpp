@@ -91,7 +91,7 @@ const GradCase kCases[] = {
   %lr : Tensor = aten::leaky_relu(%s, %slope)
   return (%a1, %a2, %p1, %p2, %p3, %p4, %p0, %ab, %sg, %rc, %c1, %c2, %c3, %c4, %c5, %h, %mx, %mn, %er, %sn, %cs, %ge, %si, %lr)
 )IR", {}},
-    {"MatrixProducts", R"IR(graph(%a : Double(3, 4), %b : Double(4, 5), %p : Double(2, 3, 4), %q : Double(2, 4, 5), %bias : Double(5)):
+    {"MatrixProducts", R"IR(graph(%a : Double(3, 4), %b : Double(4, 5), %p : Double(2, 3, 4), %q : Double(2, 4, 5), %bias : Double(5), %k : Double(3, 2, 4, 5)):
   %beta : float = prim::Constant[value=0.5]()
   %alpha : float = prim::Constant[value=2.]()
   %m : Tensor = aten::mm(%a, %b)
@@ -99,7 +99,10 @@ const GradCase kCases[] = {
   %mm3 : Tensor = aten::matmul(%p, %b)
   %mm2 : Tensor = aten::matmul(%a, %b)
   %am : Tensor = aten::addmm(%bias, %a, %b, %beta, %alpha)
-  return (%m, %bm, %mm3, %mm2, %am)
+  %batched : Tensor = aten::matmul(%p, %q)
+  %broadcast : Tensor = aten::matmul(%p, %k)
+  %left : Tensor = aten::matmul(%a, %q)
+  return (%m, %bm, %mm3, %mm2, %am, %batched, %broadcast, %left)
 )IR", {}},
     {"Linear", R"IR(graph(%x : Double(2, 3, 4), %w : Double(5, 4), %b : Double(5)):
   %y : Tensor = aten::linear(%x, %w, %b)

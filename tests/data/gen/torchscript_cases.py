@@ -129,6 +129,32 @@ class MLP(torch.nn.Module):
         return torch.log_softmax(self.out(torch.nn.functional.hardtanh(self.layers(x))), dim=-1)
 
 
+def attention(q, k, v, scale: float):
+    """Scaled dot-product attention as PyTorch 1.13's users write it (F.scaled_dot_product_attention is 2.0's):
+    batched matmuls on [batch, heads, length, dim]."""
+    scores = torch.matmul(q, k.transpose(-2, -1)) * scale
+    return torch.matmul(torch.softmax(scores, dim=-1), v)
+
+
+class SelfAttention(torch.nn.Module):
+    """Multi-head self-attention from Linear projections, the heads split by view and transpose (the head
+    size and scale kept as attributes: a trace records `d // heads` of sizes as tensor arithmetic)."""
+    def __init__(self, dim=8, heads=2):
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.scale = self.head_dim ** -0.5
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.proj = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        split = lambda t: t.view(b, n, self.heads, self.head_dim).transpose(1, 2)
+        q, k, v = split(q), split(k), split(v)
+        a = torch.softmax(torch.matmul(q, k.transpose(-2, -1)) * self.scale, dim=-1)
+        return self.proj(torch.matmul(a, v).transpose(1, 2).reshape(b, n, d))
+
+
 def rand(*shape):
     return torch.rand(*shape) * 2 - 1
 
@@ -163,6 +189,8 @@ def main():
     write("rnn_cells", rnn_cells, (rand(3, 4), rand(3, 5), rand(15, 4), rand(15, 5), rand(15), rand(15),
                                    rand(5, 4), rand(5, 5), rand(5), rand(5)))
     write("mlp_module", MLP(), (rand(4, 6),))
+    write("attention_script", attention, (rand(2, 3, 4, 5), rand(2, 3, 6, 5), rand(2, 3, 6, 4), 0.4472))
+    write("attention_module_trace", SelfAttention(), (rand(2, 5, 8),), trace=True)
 
 
 if __name__ == "__main__":
