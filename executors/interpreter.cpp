@@ -533,6 +533,8 @@ void Frame::runNode(const Node* n) {
     case OpKind::SumDim: set(n, cpu::sum(T(0), Ints(1), in[2].toBool("keepdim"))); return;
     case OpKind::Mean: set(n, cpu::mean(T(0))); return;
     case OpKind::MeanDim: set(n, cpu::mean(T(0), Ints(1), in[2].toBool("keepdim"))); return;
+    case OpKind::Amax: set(n, cpu::amax(T(0), Ints(1), in[2].toBool("keepdim"))); return;
+    case OpKind::Amin: set(n, cpu::amin(T(0), Ints(1), in[2].toBool("keepdim"))); return;
     case OpKind::Softmax: set(n, cpu::softmax(T(0), I(1))); return;
     case OpKind::Var: set(n, cpu::var(T(0), Ints(1), in[2].toBool("unbiased"), in[3].toBool("keepdim"))); return;
     case OpKind::Std: set(n, cpu::stdDev(T(0), Ints(1), in[2].toBool("unbiased"), in[3].toBool("keepdim"))); return;

@@ -266,6 +266,15 @@ void emitGradient(GradientContext& c, Node* n) {
       acc(in(0), b.op(n->kind() == OpKind::SumDim ? OpKind::SumBackward : OpKind::MeanBackward,
                       {gy, c.sizesOf(in(0)), F(in(1)), F(in(2))}));
       return;
+    case OpKind::Amax: case OpKind::Amin: {
+      // as PyTorch's: the gradient shared evenly among the elements equal to the extremum
+      Value* sizes = c.sizesOf(in(0));
+      auto spread = [&](Value* v) { return b.op(OpKind::SumBackward, {v, sizes, F(in(1)), F(in(2))}); };
+      Value* ties = b.op(OpKind::EqualMask, {F(in(0)), spread(F(out))});
+      Value* count = b.op(OpKind::SumDim, {ties, F(in(1)), b.b(true)});
+      acc(in(0), b.op(OpKind::Div, {b.op(OpKind::Mul, {spread(gy), ties}), count}));
+      return;
+    }
     case OpKind::PhiloxDropout:  // linear in the input: the same draws (seed, offset, stream) mask the gradient
       acc(in(0), b.op(OpKind::PhiloxDropout, {gy, F(in(1)), F(in(2)), F(in(3)), F(in(4))}));
       return;
@@ -347,7 +356,7 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::IndexSelectBackward: case OpKind::PackPaddedSequenceBackward:
     case OpKind::ZerosLike: case OpKind::OnesLike: case OpKind::FullLike: case OpKind::SigmoidBackward:
     case OpKind::TanhBackward: case OpKind::ThresholdBackward: case OpKind::ClampMinBackward:
-    case OpKind::ClampMaxBackward: case OpKind::BelowBackward: case OpKind::MaximumBackward:
+    case OpKind::ClampMaxBackward: case OpKind::BelowBackward: case OpKind::MaximumBackward: case OpKind::EqualMask:
     case OpKind::GeluBackward: case OpKind::SiluBackward: case OpKind::LeakyReluBackward:
     case OpKind::SelectBackward: case OpKind::SliceBackward:
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:

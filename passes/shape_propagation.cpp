@@ -644,7 +644,8 @@ Type outputType(const Node* n, size_t k) {
       return t;
     }
     case OpKind::Sum: case OpKind::Mean: case OpKind::NllLoss: case OpKind::CrossEntropy: return like(0, Sizes{});
-    case OpKind::SumDim: case OpKind::MeanDim: return like(0, reduceSizes(in(0), in(1), in(2)));
+    case OpKind::SumDim: case OpKind::MeanDim: case OpKind::Amax: case OpKind::Amin:
+      return like(0, reduceSizes(in(0), in(1), in(2)));
     case OpKind::Embedding: {
       auto idx = sizesOf(in(1));
       auto w = sizesOf(in(0));

@@ -104,6 +104,18 @@ const GradCase kCases[] = {
   %left : Tensor = aten::matmul(%a, %q)
   return (%m, %bm, %mm3, %mm2, %am, %batched, %broadcast, %left)
 )IR", {}},
+    {"Extrema", R"IR(graph(%x : Double(3, 4, 5)):
+  %last : int[] = prim::Constant[value=[-1]]()
+  %outer : int[] = prim::Constant[value=[0, 2]]()
+  %all : int[] = prim::Constant[value=[]]()
+  %yes : bool = prim::Constant[value=1]()
+  %no : bool = prim::Constant[value=0]()
+  %a : Tensor = aten::amax(%x, %last, %no)
+  %b : Tensor = aten::amin(%x, %outer, %yes)
+  %c : Tensor = aten::amax(%x, %all, %no)
+  %d : Tensor = aten::amin(%x, %last, %yes)
+  return (%a, %b, %c, %d)
+)IR", {}},
     {"Linear", R"IR(graph(%x : Double(2, 3, 4), %w : Double(5, 4), %b : Double(5)):
   %y : Tensor = aten::linear(%x, %w, %b)
   return (%y)

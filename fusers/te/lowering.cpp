@@ -676,6 +676,7 @@ std::optional<RowOp> rowOp(const Node* n) {
     case OpKind::BatchNorm: case OpKind::NativeBatchNorm: case OpKind::NativeBatchNormBackward:
     case OpKind::MaxPool2d: case OpKind::MaxPool2dWithIndices: case OpKind::MaxPool2dWithIndicesBackward:
     case OpKind::AdaptiveAvgPool2d: case OpKind::AdaptiveAvgPool2dBackward: case OpKind::Flatten:
+    case OpKind::Amax: case OpKind::Amin:
       return std::nullopt;
   }
   return std::nullopt;

@@ -39,6 +39,9 @@ Tensor sqrt(const Tensor& x);
 /// Sum over `dims` (all dims when empty); keepdim keeps them as size 1. Accumulates in double.
 Tensor sum(const Tensor& x, std::span<const int64_t> dims = {}, bool keepdim = false);
 Tensor mean(const Tensor& x, std::span<const int64_t> dims = {}, bool keepdim = false);
+/// The largest (smallest) element over `dims` (all when empty): NaN where any is.
+Tensor amax(const Tensor& x, std::span<const int64_t> dims, bool keepdim);
+Tensor amin(const Tensor& x, std::span<const int64_t> dims, bool keepdim);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor logSoftmax(const Tensor& x, int64_t dim);
 /// Variance over `dims` (all when empty), dividing by count - 1 when unbiased; its square root.

@@ -82,6 +82,43 @@ Tensor mean(const Tensor& x, std::span<const int64_t> dims, bool keepdim) {
   return reduceSum("mean", x, dims, keepdim, true);
 }
 
+// The largest (or smallest) element of x over the plan's dims: NaN when any is, -inf (inf) of none.
+template <typename T>
+static Tensor extremumTyped(const Tensor& x, const ReducePlan& p, bool smallest) {
+  const T none = smallest ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
+  Tensor out = Tensor::full(p.keptSizes, x.dtype(), static_cast<double>(none));
+  Tensor outView = out.expand(x.sizes());
+  T* o = out.data<T>();
+  const T* in = x.data<T>();
+  forEachOffset<2>(x.sizes(), {outView.strides().data(), x.strides().data()}, [&](const std::array<int64_t, 2>& off) {
+    const T v = in[off[1]];
+    T& m = o[off[0]];
+    if (std::isnan(v) || (smallest ? v < m : v > m)) m = std::isnan(m) ? m : v;
+  });
+  return out.view(p.outSizes);
+}
+
+static Tensor extremum(const char* op, const Tensor& x, std::span<const int64_t> dims, bool keepdim, bool smallest) {
+  USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
+  ReducePlan p = planReduce(x, dims, keepdim);
+  USER_CHECK(x.numel() > 0, "{}: the tensor {} is empty, so it has no {}", op, shapeStr(x.sizes()),
+             smallest ? "minimum" : "maximum");
+  if (onCuda(x)) {
+    if (!smallest) return cuda::amax(x, p.keptSizes, p.outSizes);
+    Tensor negated = cuda::map(PointwiseOp::Neg, x, Tensor());
+    return cuda::map(PointwiseOp::Neg, cuda::amax(negated, p.keptSizes, p.outSizes), Tensor());
+  }
+  return x.dtype() == DType::Float32 ? extremumTyped<float>(x, p, smallest) : extremumTyped<double>(x, p, smallest);
+}
+
+Tensor amax(const Tensor& x, std::span<const int64_t> dims, bool keepdim) {
+  return extremum("amax", x, dims, keepdim, false);
+}
+
+Tensor amin(const Tensor& x, std::span<const int64_t> dims, bool keepdim) {
+  return extremum("amin", x, dims, keepdim, true);
+}
+
 // softmax and log_softmax along `dim` of a contiguous copy: rows of n elements, `inner` apart.
 template <typename T>
 static Tensor softmaxTyped(const Tensor& xin, int64_t dim, bool log) {

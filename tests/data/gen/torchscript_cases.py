@@ -155,6 +155,13 @@ class SelfAttention(torch.nn.Module):
         return self.proj(torch.matmul(a, v).transpose(1, 2).reshape(b, n, d))
 
 
+def extrema(x, y):
+    """amax / amin over dims, as a max-pool over time or a log-sum-exp's shift writes them."""
+    pooled = x.amax(dim=1) * torch.amin(y, dim=(0, 2), keepdim=True).sum()
+    shift = x.amax(-1, keepdim=True)
+    return pooled, torch.log(torch.exp(x - shift).sum(-1)) + shift.squeeze(-1)
+
+
 def rand(*shape):
     return torch.rand(*shape) * 2 - 1
 
@@ -191,6 +198,7 @@ def main():
     write("mlp_module", MLP(), (rand(4, 6),))
     write("attention_script", attention, (rand(2, 3, 4, 5), rand(2, 3, 6, 5), rand(2, 3, 6, 4), 0.4472))
     write("attention_module_trace", SelfAttention(), (rand(2, 5, 8),), trace=True)
+    write("extrema_script", extrema, (rand(3, 4, 5), rand(3, 4, 5)))
 
 
 if __name__ == "__main__":
