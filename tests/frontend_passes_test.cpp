@@ -119,6 +119,16 @@ TEST(LowerModuleAttributes, AnAttributeOfAnotherValueIsAnError) {
   EXPECT_NE(e.find("prim::GetAttr reads weight of %other, which is not the module's self"), std::string::npos) << e;
 }
 
+TEST(LowerModuleAttributes, AnAttributeNameThatIsNotAnIdentifierIsAnError) {
+  std::string e = errorOf([] {
+    lowered(R"IR(graph(%self : __torch__.M):
+  %w : Tensor = prim::GetAttr[name="bad name"](%self)
+  return (%w)
+)IR", "lower-module-attributes");
+  });
+  EXPECT_NE(e.find("ts.ir:2:17: prim::GetAttr's name \"bad name\" is not a Python identifier"), std::string::npos) << e;
+}
+
 TEST(LowerTuples, InputsReturnsLoopsAndIfsCarryTheElements) {
   const char* ir = R"IR(graph(%n : int, %hidden.1 : (Tensor, Tensor), %c : bool):
   %true : bool = prim::Constant[value=1]()

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <unordered_map>
 
@@ -22,6 +24,12 @@ bool lowerModuleAttributes(Graph& g) {
   forEachNode(g.block(), [&](Node* n) {  // pre-order: a submodule's GetAttr comes before its attributes'
     if (n->kind() != OpKind::GetAttr) return;
     const std::string& name = std::get<std::string>(n->constant());
+    const bool identifier = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+    if (!identifier)  // the state_dict key names an input, which the text must be able to name
+      throw Error(fmt::format("prim::GetAttr's name \"{}\" is not a Python identifier", name), n->where(),
+                  "an attribute's name is letters, digits and underscores, as PyTorch prints it");
     auto owner = path.find(n->input(0));
     if (owner == path.end())
       throw Error(fmt::format("prim::GetAttr reads {} of %{}, which is not the module's self or one of its submodules",
