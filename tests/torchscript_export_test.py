@@ -29,7 +29,7 @@ CASES = [
     ("conv2d", []),
     ("multihead_attention", []),
     ("resnet18", ["--imageSize", "64", "--miniBatch", "4"]),
-    ("resnet50/eval", ["--imageSize", "64", "--miniBatch", "4", "--eval"]),
+    ("resnet50/eval", ["--imageSize", "32", "--miniBatch", "2", "--eval"]),
 ]
 DROPOUT = ("lstm/dropout", SMALL_LSTM + ["--numLayers", "2", "--dropout", "0.5"])
 
