@@ -763,4 +763,6 @@ std::unique_ptr<Graph> parseIRFile(const std::string& path) {
   return parseIR(ss.str(), path);
 }
 
+bool isIdentifierText(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), isIdentChar); }
+
 }  // namespace gj

@@ -13,5 +13,8 @@ namespace gj {
 std::unique_ptr<Graph> parseIR(std::string_view text, const std::string& file = "<string>");
 /// Reads and parses a file.
 std::unique_ptr<Graph> parseIRFile(const std::string& path);
+/// Whether `s` is a run of the letters, digits and underscores the text spells identifiers with (so that a
+/// name made of such runs prints and parses back).
+bool isIdentifierText(std::string_view s);
 
 }  // namespace gj

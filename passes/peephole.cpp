@@ -65,10 +65,7 @@ Value* listAccess(Node* n) {
       if (*k >= -sz && *k < sz) return src->input(*k < 0 ? *k + sz : *k);
     }
     if (src->kind() == OpKind::Unbind && n->output()->type().isTensor()) {
-      Node* sel = g->create(OpKind::Select, {src->input(0), src->input(1), n->input(1)});
-      sel->output()->setType(n->output()->type());
-      sel->insertBefore(n);
-      return sel->output();
+      return emitBefore(n, OpKind::Select, {src->input(0), src->input(1), n->input(1)}, n->output()->type());
     }
     return nullptr;
   }
@@ -83,10 +80,7 @@ Value* listAccess(Node* n) {
     if (src->kind() != OpKind::ListConstruct || n->input(0)->uses().size() != 1) return nullptr;
     std::vector<Value*> xs(src->inputs().begin(), src->inputs().end());
     xs.push_back(n->input(1));
-    Node* l = g->create(OpKind::ListConstruct, xs);
-    l->output()->setType(n->output()->type());
-    l->insertBefore(n);
-    return l->output();
+    return emitBefore(n, OpKind::ListConstruct, xs, n->output()->type());
   }
   return nullptr;
 }

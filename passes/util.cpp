@@ -1,5 +1,7 @@
 #include "passes/util.h"
 
+#include <algorithm>
+
 namespace gj {
 
 static const ConstantValue* constantOf(const Value* v) {
@@ -104,6 +106,18 @@ Value* emitBefore(Node* at, OpKind kind, const std::vector<Value*>& inputs, Type
   n->output()->setType(std::move(out));
   n->insertBefore(at);
   return n->output();
+}
+
+Node* emitReplacement(Node* n, OpKind kind, const std::vector<Value*>& inputs, size_t numOutputs) {
+  Graph& g = *n->graph();
+  Node* m = g.create(kind, inputs, numOutputs);
+  m->setPositionsOf(n);
+  m->insertBefore(n);
+  for (size_t i = 0; i < std::min(numOutputs, n->outputs().size()); ++i) {
+    m->output(i)->setType(n->output(i)->type());
+    g.replaceValue(n->output(i), m->output(i));
+  }
+  return m;
 }
 
 Value* constantBefore(Node* at, ConstantValue v) {

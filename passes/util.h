@@ -35,6 +35,10 @@ bool inLoopBelow(const Node* n, const Block* home);
 Value* emitBefore(Node* at, OpKind kind, const std::vector<Value*>& inputs, Type out = Type::tensor());
 /// A prim::Constant inserted before `at`.
 Value* constantBefore(Node* at, ConstantValue v);
+/// A `kind` node on `inputs` with `numOutputs` outputs, inserted before `n` at n's positions (text and Python
+/// source), its first outputs taking the place of n's (their types, names and uses), as many as both have.
+/// n stays, for the caller to erase once its other outputs are unused.
+Node* emitReplacement(Node* n, OpKind kind, const std::vector<Value*>& inputs, size_t numOutputs);
 
 /// Static sizes of a tensor value when every dimension is known.
 std::optional<std::vector<int64_t>> staticSizes(const Value* v);

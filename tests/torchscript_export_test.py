@@ -40,6 +40,12 @@ def graphir(*args):
         raise AssertionError(f"graphir {' '.join(args)} failed:\n{done.stderr}")
 
 
+def relative_difference(theirs, ours):
+    """The largest difference between the two, over the largest magnitude of PyTorch's."""
+    scale = max(float(np.abs(theirs).max()), np.finfo(np.float32).tiny)
+    return float(np.abs(theirs.astype(np.float64) - ours).max()) / scale
+
+
 def export_and_run(name, options):
     """(PyTorch's outputs, graphjit's outputs) of the model's export, each the return flattened."""
     model = name.split("/")[0]
@@ -69,8 +75,7 @@ def main():
             for i, (t, o) in enumerate(zip(theirs, ours)):
                 assert t.shape == o.shape, f"output {i}: PyTorch {t.shape}, graphjit {o.shape}"
                 assert t.dtype == o.dtype, f"output {i}: PyTorch {t.dtype}, graphjit {o.dtype}"
-                scale = max(float(np.abs(t).max()), np.finfo(np.float32).tiny)
-                worst = max(worst, float(np.abs(t.astype(np.float64) - o).max()) / scale)
+                worst = max(worst, relative_difference(t, o))
             assert worst <= 1e-5, f"outputs differ by {worst:.3g} of their magnitude"
             print(f"{name}: {len(theirs)} outputs, worst relative difference {worst:.2g}")
         except Exception as e:  # report every model, then fail
@@ -82,8 +87,7 @@ def main():
         for t, o in zip(theirs, ours):
             assert t.shape == o.shape, f"PyTorch {t.shape}, graphjit {o.shape}"
         for state in (1, 2):  # hy and cy [layers, batch, hidden]: layer 0 is before the dropout
-            first = theirs[state][0]
-            worst = float(np.abs(first - ours[state][0]).max()) / float(np.abs(first).max())
+            worst = relative_difference(theirs[state][0], ours[state][0])
             assert worst <= 1e-5, f"the first layer's states differ by {worst:.3g} of their magnitude"
         print(f"{name}: runs in PyTorch (its own masks); the first layer's states agree")
     except Exception as e:

@@ -26,18 +26,10 @@ ConstantValue constantOf(const Default& d) {
   return {};
 }
 
-// n replaced by a `kind` node on `inputs` with n's outputs (their types and names); returns the new node.
-Node* replaceWith(Node* n, OpKind kind, const std::vector<Value*>& inputs) {
-  Graph& g = *n->graph();
-  Node* m = g.create(kind, inputs, n->outputs().size());
-  m->setPositionsOf(n);
-  m->insertBefore(n);
-  for (size_t i = 0; i < n->outputs().size(); ++i) {
-    m->output(i)->setType(n->output(i)->type());
-    g.replaceValue(n->output(i), m->output(i));
-  }
-  g.erase(n);
-  return m;
+// n replaced by a `kind` node on `inputs` with n's outputs (their types and names).
+void replaceWith(Node* n, OpKind kind, const std::vector<Value*>& inputs) {
+  emitReplacement(n, kind, inputs, n->outputs().size());
+  n->graph()->erase(n);
 }
 
 // n's inputs followed by constants for `tail` (one constant for equal values).
@@ -128,7 +120,9 @@ void writeTo(Node* n) {
   Value* dtype = n->input(1);
   if (auto code = constantInt(dtype)) {
     auto d = dtypeFromCode(*code);
-    USER_CHECK(d.has_value(), "aten::to with dtype code {} at {}", *code, n->where());
+    if (!d)
+      throw Error(fmt::format("aten::to with dtype code {}, which names no dtype", *code), n->where(),
+                  "graphjit's codes are 0 (Float), 1 (Double), 2 (Long) and 3 (Bool)");
     dtype = constantBefore(n, frontend::scalarTypeOf(*d));
   }
   replaceWith(n, OpKind::ToDTypeOptions,
@@ -154,13 +148,7 @@ void writeBatchNorm(Node* n) {
   Graph& g = *n->graph();
   for (size_t s = 0; s < 2; ++s)
     if (updated[s]) g.replaceValue(n->output(3 + s), updated[s]);
-  Node* m = g.create(OpKind::NativeBatchNormInPlace, inputs, 3);
-  m->setPositionsOf(n);
-  m->insertBefore(n);
-  for (size_t i = 0; i < 3; ++i) {
-    m->output(i)->setType(n->output(i)->type());
-    g.replaceValue(n->output(i), m->output(i));
-  }
+  emitReplacement(n, OpKind::NativeBatchNormInPlace, inputs, 3);
   g.erase(n);
 }
 

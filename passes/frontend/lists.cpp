@@ -35,15 +35,11 @@ class Functionalizer {
     for (auto it = mutations_.rbegin(); it != mutations_.rend(); ++it) g_.erase(*it);
     // aten::list copies a list so that appends to the copy leave the original alone; with every version a
     // value of its own, the copy is the version it read
-    std::vector<Node*> copies;
-    forEachNode(g_.block(), [&](Node* n) {
-      if (n->kind() == OpKind::ListCopy) copies.push_back(n);
-    });
-    for (Node* n : copies) {
+    for (Node* n : copies_) {
       g_.replaceAllUsesWith(n->output(), n->input(0));
       g_.erase(n);
     }
-    return changed_ || !copies.empty();
+    return changed_ || !copies_.empty();
   }
 
  private:
@@ -136,6 +132,7 @@ class Functionalizer {
           for (Block* inner : n->blocks()) walk(inner);
         continue;
       } else {
+        if (n->kind() == OpKind::ListCopy) copies_.push_back(n);  // read the current version above
         continue;
       }
       mutations_.push_back(n);  // its result's readers now read the functional version
@@ -147,6 +144,7 @@ class Functionalizer {
   Graph& g_;
   std::unordered_map<Value*, Value*> current_;  // a list -> its current version
   std::vector<Node*> mutations_;                // the in-place ops, erased at the end
+  std::vector<Node*> copies_;                   // the aten::list copies, their operand's version at the end
   bool changed_ = false;
 };
 

@@ -1,13 +1,12 @@
 // lower-module-attributes: a scripted module's parameters, buffers and attributes as graph inputs named by
 // their state_dict keys.
+#include "ir/parser.h"
 #include "passes/frontend.h"
 #include "passes/util.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
 #include <map>
 #include <unordered_map>
 
@@ -24,10 +23,7 @@ bool lowerModuleAttributes(Graph& g) {
   forEachNode(g.block(), [&](Node* n) {  // pre-order: a submodule's GetAttr comes before its attributes'
     if (n->kind() != OpKind::GetAttr) return;
     const std::string& name = std::get<std::string>(n->constant());
-    const bool identifier = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-    });
-    if (!identifier)  // the state_dict key names an input, which the text must be able to name
+    if (!isIdentifierText(name))  // the state_dict key names an input, which the text must be able to name
       throw Error(fmt::format("prim::GetAttr's name \"{}\" is not a Python identifier", name), n->where(),
                   "an attribute's name is letters, digits and underscores, as PyTorch prints it");
     auto owner = path.find(n->input(0));

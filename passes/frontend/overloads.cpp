@@ -115,15 +115,12 @@ Value* lowerDefaults(Node* n, const frontend::DefaultsOverload& o) {
   return emitAt(n, o.plain, std::vector<Value*>(n->inputs().begin(), n->inputs().begin() + static_cast<long>(kept)));
 }
 
-// aten::to(self, dtype, non_blocking, copy, memory_format): self in the dtype. The flags do not change the
-// values (graphjit's results are new tensors either way).
-Value* lowerTo(Node* n) { return castTo(n, n->input(0), n->input(1)); }
-
 // The overload n lowered to graphjit's rows, or nullptr when n is none of them.
 Value* lowerOverload(Node* n) {
   if (const frontend::Factory* f = factory(n->kind())) return lowerFactory(n, *f);
   if (n->kind() == OpKind::GeluApproximate) return lowerGelu(n);
-  if (n->kind() == OpKind::ToDTypeOptions) return lowerTo(n);
+  // aten::to(self, dtype, non_blocking, copy, memory_format): the flags do not change the values
+  if (n->kind() == OpKind::ToDTypeOptions) return castTo(n, n->input(0), n->input(1));
   if (n->kind() == OpKind::Clone) return n->input(0);  // graphjit's values are never written in place
   if (const frontend::DefaultsOverload* o = withDefaults(n->kind())) return lowerDefaults(n, *o);
   const std::optional<OpKind> plain = withoutDType(n->kind());
@@ -136,14 +133,8 @@ Value* lowerOverload(Node* n) {
 
 // aten::native_batch_norm updates its running statistics in place: it becomes the functional row, whose
 // last two results are the updated statistics, and every read of a statistic after it reads those.
-void lowerNativeBatchNorm(Graph& g, Node* n) {
-  Node* f = g.create(OpKind::NativeBatchNorm, n->inputs(), 5);
-  f->setPositionsOf(n);
-  f->insertBefore(n);
-  for (size_t i = 0; i < 3; ++i) {
-    f->output(i)->setType(n->output(i)->type());
-    g.replaceValue(n->output(i), f->output(i));
-  }
+void lowerNativeBatchNorm(Node* n) {
+  Node* f = emitReplacement(n, OpKind::NativeBatchNorm, std::vector<Value*>(n->inputs().begin(), n->inputs().end()), 5);
   for (size_t s = 0; s < 2; ++s) {
     Value* statistic = n->input(3 + s);
     f->output(3 + s)->setType(statistic->type());
@@ -208,7 +199,7 @@ bool lowerOverloads(Graph& g) {
   // the in-place batch norms first: a clone of a statistic before one must still read the old value
   forEachNode(g.block(), [&](Node* n) {
     if (n->kind() != OpKind::NativeBatchNormInPlace) return;
-    lowerNativeBatchNorm(g, n);
+    lowerNativeBatchNorm(n);
     done.push_back(n);
   });
   int64_t dropouts = 0;
