@@ -58,6 +58,11 @@ Tensor pointwise(const Node* n, const std::vector<IValue>& in) {
   const std::string what(n->info().name);
   const int arity = pointwiseArity(op);
   const Tensor& a = in[0].toTensor(what.c_str());
+  if (op == PointwiseOp::Where) {  // self and other may each be a scalar, of the other's dtype (both: float)
+    const IValue& tensorOne = in[1].isTensor() ? in[1] : in[2];
+    const Tensor like = tensorOne.isTensor() ? tensorOne.toTensor(what.c_str()) : Tensor::scalar(0, DType::Float32);
+    return cpu::where(a, tensorOrScalar(in[1], like, what.c_str()), tensorOrScalar(in[2], like, what.c_str()));
+  }
   // clamp's None bound is no bound (the peephole pass makes such a clamp a clamp_min or clamp_max)
   const double inf = std::numeric_limits<double>::infinity();
   auto bound = [&](size_t i, double none) { return in[i].isNone() ? IValue(none) : in[i]; };
@@ -364,7 +369,7 @@ void Frame::runListAppend(const Node* n) {
 void Frame::runNode(const Node* n) {
   if (n->kind() == OpKind::ListAppend) return runListAppend(n);
   const std::vector<IValue> in = args(n);
-  if (tape_ && !isPlumbing(n->kind()) && !readsOnlyMetadata(n->kind()))
+  if (tape_ && !passesNoGradient(n->kind()))
     for (size_t i = 0; i < in.size(); ++i)
       USER_CHECK(!hasEdge(in[i]),
                  "input {} of {} requires grad, but the op runs outside a prim::DifferentiableGraph, so its gradient "
@@ -437,7 +442,8 @@ void Frame::runNode(const Node* n) {
     case OpKind::IntSub: set(n, IValue(I(0) - I(1))); return;
     case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt: case OpKind::IntLe: case OpKind::IntGt:
     case OpKind::IntGe:
-      set(n, IValue(*compareInts(n->kind(), I(0), I(1))));
+      if (in[0].isInt() && in[1].isInt()) set(n, IValue(*compareScalars(n->kind(), I(0), I(1))));
+      else set(n, IValue(*compareScalars(n->kind(), in[0].toDouble(), in[1].toDouble())));
       return;
     case OpKind::BoolNot: set(n, IValue(!in[0].toBool("aten::__not__"))); return;
     case OpKind::RaiseIf:
@@ -589,6 +595,15 @@ void Frame::runNode(const Node* n) {
       set(n, Tensor::zeros(sizes, T(0).dtype(), T(0).device()));
       return;
     }
+    case OpKind::MaxDim: case OpKind::MinDim: {
+      auto r = cpu::extremeAlong(T(0), I(1), in[2].toBool("keepdim"), n->kind() == OpKind::MinDim);
+      at(n->output(0)) = r.values;
+      at(n->output(1)) = r.indices;
+      return;
+    }
+    case OpKind::ValueSelectingBackward:
+      set(n, cpu::valueSelectingBackward(T(0), I(1), T(2), Ints(3), in[4].toBool("keepdim")));
+      return;
     case OpKind::Sort: {
       auto r = cpu::sort(T(0), I(1), in[2].toBool("descending"));
       at(n->output(0)) = r.values;

@@ -50,24 +50,47 @@ static std::string dropoutBlocker(const Node* n) {
   return "";
 }
 
+std::optional<DType> computeDtype(const Node* n) {
+  std::optional<DType> t = n->output()->type().dtype;
+  if (isComparison(n->kind())) {  // its operands' promotion (ir's pointwiseType, without the bool)
+    const Type &a = n->input(0)->type(), &b = n->input(1)->type();
+    t = a.dtype;
+    if (b.isTensor() && b.dtype != a.dtype)
+      t = a.dtype && b.dtype && a.sizes && b.sizes
+              ? std::optional(promoteTypes(*a.dtype, a.sizes->empty(), *b.dtype, b.sizes->empty()))
+              : std::nullopt;
+  }
+  return t && isFloating(*t) ? t : std::nullopt;
+}
+
 // A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output.
 std::string pointwiseBlocker(const Node* n, bool mixedDtypes, SizeRule rule) {
   if (!isPointwise(n)) return "not pointwise";
   if (n->kind() == OpKind::PhiloxDropout) return dropoutBlocker(n);
-  if (n->outputs().size() != 1 || !floatTensor(n->output(), rule))
+  const bool boolResult = isComparison(n->kind());
+  auto sizesOk = [&](const Value* v) { return groupSizes(v, rule).has_value(); };
+  if (n->outputs().size() != 1 || !sizesOk(n->output()) ||
+      !(boolResult ? n->output()->type().dtype == DType::Bool : floatTensor(n->output(), rule)))
     return rule == SizeRule::Static
                ? "the output has no static sizes or is not float (run shape propagation on a specialized graph)"
                : "the output is not float, or a size other than the leading one is unknown (run shape "
                  "propagation on a specialized graph)";
+  const auto compute = computeDtype(n);
+  if (!compute) return "it compares operands that are not float";
   auto out = *groupSizes(n->output(), rule);
-  for (const Value* v : n->inputs()) {
+  for (size_t i = 0; i < n->inputs().size(); ++i) {
+    const Value* v = n->input(i);
     if (!v->type().isTensor()) {
       if (!constantDouble(v)) return fmt::format("scalar operand %{} is not a constant number", v->name());
       continue;
     }
-    if (!floatTensor(v, rule)) return fmt::format("input %{} has no static sizes or is not float", v->name());
-    if (!mixedDtypes && v->type().dtype != n->output()->type().dtype)
-      return fmt::format("input %{} has another dtype", v->name());
+    if (static_cast<int>(i) == conditionOperand(n->kind())) {
+      if (v->type().dtype != DType::Bool || !sizesOk(v))
+        return fmt::format("condition %{} is not a bool tensor of static sizes", v->name());
+    } else {
+      if (!floatTensor(v, rule)) return fmt::format("input %{} has no static sizes or is not float", v->name());
+      if (!mixedDtypes && v->type().dtype != compute) return fmt::format("input %{} has another dtype", v->name());
+    }
     if (!broadcastsTo(*groupSizes(v, rule), out)) return fmt::format("input %{} does not broadcast to the output", v->name());
   }
   return "";

@@ -22,8 +22,13 @@ bool floatTensor(const Value* v, SizeRule rule = SizeRule::Static);
 /// Aligned from the right, each dim of `from` equals `to`'s or is 1 (an unknown leading dim matches only
 /// an unknown one).
 bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& to);
+/// The float dtype a pointwise node computes in: its output's, or a comparison's first tensor operand's (its
+/// result is bool); nullopt when that is not a float.
+std::optional<DType> computeDtype(const Node* n);
 /// A pointwise node over float tensors of admitted sizes, scalar operands constant, inputs broadcasting to its
-/// output; its tensor inputs in its own dtype unless `mixedDtypes` (type promotion inside the kernel).
+/// output; its tensor inputs in its compute dtype unless `mixedDtypes` (type promotion inside the kernel).
+/// Bool tensors enter only as a condition operand (where's, masked_fill's) and leave only as a comparison's
+/// result: the kernels compute them as 1 and 0 in the float dtype.
 bool fusiblePointwise(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static);
 /// Which of fusiblePointwise's conditions n fails, in words ("" when none does).
 std::string pointwiseBlocker(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static);

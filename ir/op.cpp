@@ -196,6 +196,21 @@ std::string_view argKindName(ArgKind k) {
   return "?";
 }
 
+bool isComparison(OpKind k) {
+  switch (k) {
+    case OpKind::Gt: case OpKind::Lt: case OpKind::Ge: case OpKind::Le: case OpKind::Eq: case OpKind::Ne:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int conditionOperand(OpKind k) {
+  if (k == OpKind::Where) return 0;
+  if (k == OpKind::MaskedFill) return 1;
+  return -1;
+}
+
 std::string_view opGroupName(OpGroupKind g) {
   switch (g) {
     case OpGroupKind::Pointwise: return "pointwise";

@@ -85,6 +85,12 @@ bool argAccepts(ArgKind want, const Type& got);
 /// argument kinds: aten::add of ints, of tensors, of lists); else as lookupOp(name, inputs.size()).
 const OpInfo* lookupOp(std::string_view name, std::span<const Type> inputs);
 std::string_view opGroupName(OpGroupKind g);
+/// A pointwise comparison (aten::gt, lt, ge, le, eq, ne): its result is a bool tensor, its operands promote
+/// to each other's dtype as other pointwise ops' do.
+bool isComparison(OpKind k);
+/// The operand of a pointwise op that is a bool condition, read as 1 or 0 and left out of its type
+/// promotion: aten::where's condition (0), aten::masked_fill's mask (1); -1 for every other op.
+int conditionOperand(OpKind k);
 /// The attribute a node of kind `k` carries in Node::constant(), as the text writes it in brackets: "value"
 /// for prim::Constant (a Function constant writes "name"), "name" for prim::GetAttr and prim::CallMethod,
 /// "message" for prim::RaiseIf; "" for an op without one.

@@ -105,6 +105,9 @@ std::vector<Tensor> caseInputs(const Model& m, const ReferenceCase& c) {
 
 double relativeError(const Tensor& out, const Tensor& ref) {
   USER_CHECK(out.sizes() == ref.sizes(), "shape {} vs reference {}", shapeStr(out.sizes()), shapeStr(ref.sizes()));
+  // float32 against a float64 reference is a comparison of values; a bool or an integer must be one
+  USER_CHECK(isFloating(out.dtype()) == isFloating(ref.dtype()), "dtype {} vs reference {}", dtypeName(out.dtype()),
+             dtypeName(ref.dtype()));
   double num = 0, den = 0;
   for (int64_t i = 0; i < ref.numel(); ++i) {
     double d = out.item(i) - ref.item(i);

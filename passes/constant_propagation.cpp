@@ -83,10 +83,13 @@ std::optional<ConstantValue> fold(Node* n) {
     if ((*a % *b != 0) && ((*a < 0) != (*b < 0))) --q;
     return n->kind() == OpKind::FloorDiv ? q : *a - q * *b;
   }
-  if (n->inputs().size() == 2) {  // an int comparison of constants
+  if (n->inputs().size() == 2) {  // a scalar comparison of constants: two ints exactly, else as doubles
     auto a = constantInt(n->input(0)), b = constantInt(n->input(1));
     if (a && b)
-      if (auto r = compareInts(kind, *a, *b)) return *r;
+      if (auto r = compareScalars(kind, *a, *b)) return *r;
+    auto x = constantDouble(n->input(0)), y = constantDouble(n->input(1));
+    if (x && y && n->input(0)->type().kind != TypeKind::Tensor && n->input(1)->type().kind != TypeKind::Tensor)
+      if (auto r = compareScalars(kind, *x, *y)) return *r;
   }
   if (kind == OpKind::BoolNot) {
     if (auto a = constantBool(n->input(0))) return !*a;

@@ -32,10 +32,10 @@ static bool createInBlock(Block* b) {
 
 bool createAutodiffSubgraphs(Graph& g) {
   bool changed = createInBlock(g.block());
-  // Every op left outside a DifferentiableGraph that sees a value requiring grad must only move it, or read
-  // no more than its shape.
+  // Every op left outside a DifferentiableGraph that sees a value requiring grad must only move it, read
+  // no more than its shape, or compare it (a bool result, which takes no gradient).
   forEachNode(g.block(), [](Node* n) {
-    if (isPlumbing(n->kind()) || readsOnlyMetadata(n->kind())) return;
+    if (passesNoGradient(n->kind())) return;
     for (const Value* v : n->inputs())
       if (v->type().requiresGrad.value_or(false))
         throw Error(fmt::format("autodiff: no gradient formula for {}", n->info().name), n->describe(),

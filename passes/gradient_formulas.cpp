@@ -165,6 +165,13 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::Gelu: acc(in(0), b.op(OpKind::GeluBackward, {gy, F(in(0))})); return;
     case OpKind::Silu: acc(in(0), b.op(OpKind::SiluBackward, {gy, F(in(0))})); return;
     case OpKind::LeakyRelu: acc(in(0), b.op(OpKind::LeakyReluBackward, {gy, F(in(0)), F(in(1))})); return;
+    case OpKind::Where:  // the condition (bool) takes none
+      if (needs(1)) acc(in(1), c.reduceTo(b.op(OpKind::Where, {F(in(0)), gy, b.f(0.0)}), in(1), out));
+      if (needs(2)) acc(in(2), c.reduceTo(b.op(OpKind::Where, {F(in(0)), b.f(0.0), gy}), in(2), out));
+      return;
+    case OpKind::MaskedFill:
+      acc(in(0), c.reduceTo(b.op(OpKind::MaskedFill, {gy, F(in(1)), b.f(0.0)}), in(0), out));
+      return;
     case OpKind::Mm:
       if (needs(0)) acc(in(0), b.op(OpKind::Mm, {gy, b.op(OpKind::T, {F(in(1))})}));
       if (needs(1)) acc(in(1), b.op(OpKind::Mm, {b.op(OpKind::T, {F(in(0))}), gy}));
@@ -275,6 +282,9 @@ void emitGradient(GradientContext& c, Node* n) {
       acc(in(0), b.op(OpKind::Div, {b.op(OpKind::Mul, {spread(gy), ties}), count}));
       return;
     }
+    case OpKind::MaxDim: case OpKind::MinDim:  // all of it to the index picked (the first on a tie), as PyTorch's
+      acc(in(0), b.op(OpKind::ValueSelectingBackward, {gy, F(in(1)), F(n->output(1)), c.sizesOf(in(0)), F(in(2))}));
+      return;
     case OpKind::PhiloxDropout:  // linear in the input: the same draws (seed, offset, stream) mask the gradient
       acc(in(0), b.op(OpKind::PhiloxDropout, {gy, F(in(1)), F(in(2)), F(in(3)), F(in(4))}));
       return;
@@ -352,8 +362,9 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::Remainder: case OpKind::IntSub: case OpKind::IntOfTensor: case OpKind::NewZeros: case OpKind::Sort:
     case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt:
     case OpKind::IntLe: case OpKind::IntGt: case OpKind::IntGe: case OpKind::BoolNot: case OpKind::RaiseIf:
-    case OpKind::ListConcat:
-    case OpKind::IndexSelectBackward: case OpKind::PackPaddedSequenceBackward:
+    case OpKind::ListConcat: case OpKind::Gt: case OpKind::Lt: case OpKind::Ge: case OpKind::Le: case OpKind::Eq:
+    case OpKind::Ne:
+    case OpKind::IndexSelectBackward: case OpKind::PackPaddedSequenceBackward: case OpKind::ValueSelectingBackward:
     case OpKind::ZerosLike: case OpKind::OnesLike: case OpKind::FullLike: case OpKind::SigmoidBackward:
     case OpKind::TanhBackward: case OpKind::ThresholdBackward: case OpKind::ClampMinBackward:
     case OpKind::ClampMaxBackward: case OpKind::BelowBackward: case OpKind::MaximumBackward: case OpKind::EqualMask:

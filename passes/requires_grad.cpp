@@ -78,10 +78,13 @@ class RequiresGrad {
     }
     bool any = false;
     for (Value* v : n->inputs()) any = any || rg(v);
-    if (readsOnlyMetadata(kind)) any = false;
+    if (readsOnlyMetadata(kind) || isComparison(kind)) any = false;  // a comparison's result is bool
     // Index and size queries, and the targets of a loss, carry no gradient; nor do a batch norm's updated
     // running statistics (outputs 3 and 4), as in PyTorch, which updates them outside autograd.
-    for (size_t k = 0; k < n->outputs().size(); ++k) set(n->output(k), any && !(kind == OpKind::NativeBatchNorm && k >= 3));
+    // aten::max's and aten::min's indices neither.
+    const bool maxDim = kind == OpKind::MaxDim || kind == OpKind::MinDim;
+    for (size_t k = 0; k < n->outputs().size(); ++k)
+      set(n->output(k), any && !(kind == OpKind::NativeBatchNorm && k >= 3) && !(maxDim && k == 1));
   }
 };
 

@@ -361,6 +361,12 @@ std::string staticShapeError(const Node* n) {
       return fmt::format("prim::philox_dropout's rng must be an int64 tensor [2] (seed, offset), not {}", rng.str());
     return {};
   }
+  if (int c = conditionOperand(k); c >= 0) {
+    const Type& t = n->input(c)->type();
+    if (t.isTensor() && t.dtype && *t.dtype != DType::Bool)
+      return fmt::format("{}'s {} must be a bool tensor, not {} (compare, e.g. aten::gt, to make one)", n->info().name,
+                         opSignature(k).inputNames[c], dtypeName(*t.dtype));
+  }
   if (n->info().group == OpGroupKind::Pointwise) {  // every tensor operand broadcasts with the others
     std::optional<Sizes> first;
     for (size_t i = 0; i < n->inputs().size(); ++i) {
@@ -469,17 +475,25 @@ class ShapePropagator {
 };
 
 // A pointwise op's result: its tensor operands broadcast together (a scalar operand broadcasts as 0-dim),
-// in the dtype the first promotes to with the next tensor operand.
+// in the dtype the first promotes to with the next tensor operand. A condition operand (where's,
+// masked_fill's) takes no part in the promotion; where of two scalars is float; a comparison's is bool.
 Type pointwiseType(const Node* n) {
+  const int cond = conditionOperand(n->kind());
   std::optional<Sizes> sizes = sizesOf(n->input(0));
-  const Value* other = nullptr;
-  for (size_t i = 1; i < n->inputs().size(); ++i) {
-    if (!n->input(i)->type().isTensor()) continue;
-    sizes = broadcast(sizes, sizesOf(n->input(i)));
-    if (!other) other = n->input(i);
+  const Value *first = nullptr, *other = nullptr;
+  for (size_t i = 0; i < n->inputs().size(); ++i) {
+    const Value* v = n->input(i);
+    if (!v->type().isTensor()) continue;
+    if (i > 0) sizes = broadcast(sizes, sizesOf(v));
+    if (static_cast<int>(i) == cond) continue;
+    if (!first) first = v;
+    else if (!other) other = v;
   }
-  Type t = tensorLike(n->input(0)->type(), sizes);
-  return other ? promoted(t, n->input(0), other) : t;
+  Type t = tensorLike((first ? first : n->input(0))->type(), sizes);
+  if (!first) t.dtype = DType::Float32;
+  if (first && other) t = promoted(t, first, other);
+  if (isComparison(n->kind())) t.dtype = DType::Bool;
+  return t;
 }
 
 Type outputType(const Node* n, size_t k) {
@@ -646,6 +660,19 @@ Type outputType(const Node* n, size_t k) {
     case OpKind::Sum: case OpKind::Mean: case OpKind::NllLoss: case OpKind::CrossEntropy: return like(0, Sizes{});
     case OpKind::SumDim: case OpKind::MeanDim: case OpKind::Amax: case OpKind::Amin:
       return like(0, reduceSizes(in(0), in(1), in(2)));
+    case OpKind::MaxDim: case OpKind::MinDim: {  // the values, then their int64 indices
+      auto s = sizesOf(in(0));
+      auto d = normDim(constantInt(in(1)), rankOf(in(0)));
+      auto keep = constantBool(in(2));
+      if (s && d && keep && !s->empty()) {
+        if (*keep) (*s)[*d] = 1;
+        else s->erase(s->begin() + *d);
+      }
+      Type t = like(0, s && d && keep ? s : std::nullopt);
+      if (k == 1) t.dtype = DType::Int64;
+      return t;
+    }
+    case OpKind::ValueSelectingBackward: return like(0, listedSizes(in(3)));
     case OpKind::Embedding: {
       auto idx = sizesOf(in(1));
       auto w = sizesOf(in(0));

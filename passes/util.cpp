@@ -136,16 +136,6 @@ std::optional<std::vector<int64_t>> staticSizes(const Value* v) {
 
 bool isPlumbing(OpKind k) { return opInfo(k).plumbing(); }
 
-std::optional<bool> compareInts(OpKind k, int64_t a, int64_t b) {
-  if (k == OpKind::IntEq) return a == b;
-  if (k == OpKind::IntNe) return a != b;
-  if (k == OpKind::IntLt) return a < b;
-  if (k == OpKind::IntLe) return a <= b;
-  if (k == OpKind::IntGt) return a > b;
-  if (k == OpKind::IntGe) return a >= b;
-  return std::nullopt;
-}
-
 bool hasEffects(const Node* n) {
   if (n->outputs().empty()) return true;
   for (const Block* b : n->blocks())
@@ -155,5 +145,6 @@ bool hasEffects(const Node* n) {
 }
 
 bool readsOnlyMetadata(OpKind k) { return opInfo(k).readsOnlyMetadata(); }
+bool passesNoGradient(OpKind k) { return isPlumbing(k) || readsOnlyMetadata(k) || isComparison(k); }
 
 }  // namespace gj

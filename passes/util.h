@@ -50,13 +50,28 @@ inline bool optimizesInto(const Node* n) { return n->kind() == OpKind::Different
 /// Ops that only move values around without computing on tensors: list construction and access,
 /// control flow, subgraph calls, constants, size queries.
 bool isPlumbing(OpKind k);
-/// a == b, a != b, ... for the int comparisons (aten::eq ... aten::ge of ints); nullopt for another op. The
-/// interpreter and constant propagation both compute them here.
-std::optional<bool> compareInts(OpKind k, int64_t a, int64_t b);
+/// a == b, a != b, ... for the scalar comparisons (aten::eq ... aten::ge of ints, floats or bools: two ints
+/// as int64, else as double); nullopt for another op. The interpreter and constant propagation both compute
+/// them here.
+template <typename T>
+std::optional<bool> compareScalars(OpKind k, T a, T b) {
+  switch (k) {
+    case OpKind::IntEq: return a == b;
+    case OpKind::IntNe: return a != b;
+    case OpKind::IntLt: return a < b;
+    case OpKind::IntLe: return a <= b;
+    case OpKind::IntGt: return a > b;
+    case OpKind::IntGe: return a >= b;
+    default: return std::nullopt;
+  }
+}
 /// A node without outputs (prim::RaiseIf; TorchScript's raise and warn) is there for its effect, as is a
 /// node whose blocks hold one: dead-code elimination keeps it and no pass moves it across a loop.
 bool hasEffects(const Node* n);
 /// ops.def's Meta flag: the result is made from the tensor operands' sizes, dtype and device alone.
 bool readsOnlyMetadata(OpKind k);
+/// An op that no gradient passes through, so it may read a value requiring grad outside a
+/// prim::DifferentiableGraph: plumbing, a metadata read, a comparison (its result is bool).
+bool passesNoGradient(OpKind k);
 
 }  // namespace gj

@@ -55,12 +55,18 @@ TEST(CudaOps, PointwiseOpsMatchTheCpuWithBroadcastsViewsAndScalars) {
       const std::optional<PointwiseOp> op = info.pointwiseOp();
       if (!op) continue;
       SCOPED_TRACE(std::string(info.name) + " " + std::string(dtypeName(t)));
-      auto run = [&](const Tensor& x, const Tensor& y) { return cpu::pointwise(*op, x, y, 0.7); };  // 0.7: a scalar operand
+      // 0.7: a scalar operand; a condition operand (where's, masked_fill's) is a bool: where it is above 1
+      auto run = [&](Tensor x, Tensor y) {
+        const Tensor one = Tensor::scalar(1.0, t);
+        if (conditionOperand(info.kind) == 0) x = cpu::compare(PointwiseOp::Gt, x, one);
+        if (conditionOperand(info.kind) == 1) y = cpu::compare(PointwiseOp::Gt, y, one);
+        return cpu::pointwise(*op, x, y, 0.7);
+      };
       // x and y on the device (y stays on the host when it is a scalar), where the CPU's result has no NaN
       // (log, sqrt, a fractional power below 0).
       auto check = [&](const Tensor& x, const Tensor& y) {
         const Tensor want = run(x, y);
-        if (std::isnan(cpu::sum(want).item())) return;
+        if (std::isnan(cpu::sum(want.to(t)).item())) return;
         ++tested;
         expectMatches(run(dev(x), y.defined() && y.dim() > 0 ? dev(y) : y), want, tolerance(t));
       };
@@ -164,6 +170,59 @@ TEST(CudaOps, MaximaMatchAHostLoopWithNansAndInfinities) {
   Tensor none = dev(Tensor::empty({3, 0}, DType::Float32));
   Tensor got = host(cuda::amax(none, Shape{3, 1}, Shape{3}));
   for (int64_t i = 0; i < 3; ++i) EXPECT_TRUE(std::isnan(got.item(i))) << got.item(i);
+}
+
+// aten::max / aten::min over a dim: on the CPU against a host loop (the first index on a tie, a NaN's
+// where a row has one), the gradient at exactly those indices; on the device, the same as the CPU.
+TEST(CudaOps, MaxAndMinOverADimPickTheFirstTieAndNansOnTheCpuAndTheDevice) {
+  Tensor x = Tensor::rand({3, 4, 5}, DType::Float64, 7, -1, 1);
+  auto at = [&](int64_t i, int64_t j, int64_t k) -> double& { return x.data<double>()[i * 20 + j * 5 + k]; };
+  for (int64_t k = 0; k < 5; ++k) at(0, 3, k) = at(0, 1, k);  // ties along dim 1
+  for (int64_t j = 0; j < 4; ++j) at(1, j, 4) = at(1, j, 2);  // ties along dim 2
+  at(2, 2, 1) = std::numeric_limits<double>::quiet_NaN();
+  const Shape sizes{3, 4, 5};
+  for (bool min : {false, true}) {
+    for (int64_t dim : {1, 2}) {
+      SCOPED_TRACE(fmt::format("{} over dim {}", min ? "min" : "max", dim));
+      const auto r = cpu::extremeAlong(x, dim == 2 ? -1 : dim, false, min);
+      const int64_t other = dim == 1 ? 5 : 4, n = sizes[dim];
+      ASSERT_EQ(r.values.sizes(), (Shape{3, other}));
+      int64_t nans = 0;
+      for (int64_t i = 0; i < 3; ++i) {
+        for (int64_t o = 0; o < other; ++o) {
+          auto elem = [&](int64_t e) { return dim == 1 ? at(i, e, o) : at(i, o, e); };
+          int64_t best = 0;
+          for (int64_t e = 1; e < n; ++e) {
+            if (std::isnan(elem(best))) break;
+            if (std::isnan(elem(e)) || (min ? elem(e) < elem(best) : elem(e) > elem(best))) best = e;
+          }
+          nans += std::isnan(elem(best));
+          EXPECT_EQ(r.indices.data<int64_t>()[i * other + o], best) << i << ", " << o;
+          if (!std::isnan(elem(best))) EXPECT_EQ(r.values.data<double>()[i * other + o], elem(best));
+        }
+      }
+      EXPECT_EQ(nans, 1);
+      const Tensor g = Tensor::rand({3, other}, DType::Float64, 8, 0.5, 1.5);
+      const Tensor back = cpu::valueSelectingBackward(g, dim, r.indices, sizes, false);
+      ASSERT_EQ(back.sizes(), sizes);
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t o = 0; o < other; ++o)
+          for (int64_t e = 0; e < n; ++e) {
+            const int64_t flat = dim == 1 ? i * 20 + e * 5 + o : i * 20 + o * 5 + e;
+            const bool picked = r.indices.data<int64_t>()[i * other + o] == e;
+            EXPECT_EQ(back.data<double>()[flat], picked ? g.data<double>()[i * other + o] : 0.0);
+          }
+      if (!cuda::device()) continue;
+      for (bool keep : {false, true}) {
+        const auto d = cpu::extremeAlong(dev(x), dim, keep, min);
+        const auto c = cpu::extremeAlong(x, dim, keep, min);
+        EXPECT_TRUE(cpu::sum(cpu::compare(PointwiseOp::Ne, host(d.indices), c.indices).to(DType::Float64)).item() == 0);
+        const Tensor gk = keep ? g.unsqueeze(dim) : g;
+        expectMatches(cpu::valueSelectingBackward(dev(gk), dim, d.indices, sizes, keep),
+                      cpu::valueSelectingBackward(gk, dim, c.indices, sizes, keep), 0);
+      }
+    }
+  }
 }
 
 TEST(CudaOps, CopiesConcatenationsAndConversionsMatchTheCpu) {

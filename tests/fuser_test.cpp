@@ -9,6 +9,7 @@
 #include "ir/printer.h"
 #include "models/lstm.h"
 #include "passes/util.h"
+#include "runtime/cpu/ops.h"
 #include "runtime/cuda/device.h"
 #include "runtime/nvrtc.h"
 #include "tests/support/build_config.h"
@@ -309,37 +310,56 @@ TEST_P(PointwiseOpsFuse, AsTheInterpreterComputesThem) {
       const std::string v = fmt::format("%a{}", i);
       operands += (i ? ", " : "") + v;
       const ArgKind k = sig.inputs[i];
-      if (k == ArgKind::Tensor || k == ArgKind::TensorOrScalar) {
+      if (static_cast<int>(i) == conditionOperand(op.kind)) {  // a random bool condition
+        params += fmt::format("{}{} : Bool(4, 5)", params.empty() ? "" : ", ", v);
+        inputs.emplace_back(cpu::compare(PointwiseOp::Gt, Tensor::rand({4, 5}, DType::Float32, seed++, -1, 1),
+                                         Tensor::scalar(0, DType::Float32)));
+      } else if (k == ArgKind::Tensor || k == ArgKind::TensorOrScalar) {
         params += fmt::format("{}{} : Float(4, 5)", params.empty() ? "" : ", ", v);
         inputs.emplace_back(Tensor::rand({4, 5}, DType::Float32, seed++, -1.5, 1.5));
       } else {  // a scalar: alpha, a bound (min below max), a slope, a threshold
         constants += fmt::format("  {} : float = prim::Constant[value={}]()\n", v, i == 1 ? -0.4 : 0.6);
       }
     }
-    if (inputs.size() == 2) {  // ties: every other element of the second operand equals the first's
+    if (inputs.size() == 2 && inputs[0].toTensor().dtype() == inputs[1].toTensor().dtype()) {
+      // ties: every other element of the second operand equals the first's
       Tensor first = inputs[0].toTensor(), second = inputs[1].toTensor();
       for (int64_t i = 0; i < second.numel(); i += 2) second.data<float>()[i] = first.data<float>()[i];
     }
-    const std::string text = fmt::format("graph({}):\n{}  %y : Tensor = {}({})\n  %z : Tensor = aten::mul(%y, %a0)\n"
-                                         "  return (%z)\n", params, constants, op.name, operands);
+    // A comparison's bool result leaves the group and feeds a where in it; any other result a product
+    // with a float operand.
+    const bool compare = isComparison(op.kind);
+    const std::string factor = conditionOperand(op.kind) == 0 ? "%a1" : "%a0";
+    const std::string text = fmt::format("graph({}):\n{}  %y : Tensor = {}({})\n  %z : Tensor = {}\n"
+                                         "  return ({})\n", params, constants, op.name, operands,
+                                         compare ? "aten::where(%y, %a0, %a1)" : fmt::format("aten::mul(%y, {})", factor),
+                                         compare ? "%z, %y" : "%z");
     auto g = parseIR(text);
     Function f(*g, {.fuser = fuser, .executor = ExecutorKind::Legacy, .device = device});
     auto got = f.forward(inputs);
     auto want = Interpreter(*g).run(inputs);
     EXPECT_GE(f.stats().fusionGroups, 1) << text;
-    const Tensor a = got[0].toTensor().to(DeviceKind::Cpu), b = want[0].toTensor();
-    ASSERT_EQ(a.sizes(), b.sizes());
-    int64_t finite = 0;
-    for (int64_t i = 0; i < a.numel(); ++i) {
-      const double x = a.item(i), y = b.item(i);
-      if (std::isnan(y)) {
-        EXPECT_TRUE(std::isnan(x)) << "element " << i << "\n" << text;
-        continue;
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < got.size(); ++k) {
+      const Tensor a = got[k].toTensor().to(DeviceKind::Cpu), b = want[k].toTensor();
+      ASSERT_EQ(a.sizes(), b.sizes());
+      ASSERT_EQ(a.dtype(), b.dtype()) << text;
+      int64_t finite = 0, truths = 0;
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        const double x = a.item(i), y = b.item(i);
+        truths += y != 0;
+        if (std::isnan(y)) {
+          EXPECT_TRUE(std::isnan(x)) << "element " << i << "\n" << text;
+          continue;
+        }
+        ++finite;
+        EXPECT_NEAR(x, y, 1e-5 * std::max(1.0, std::abs(y))) << "element " << i << "\n" << text;
       }
-      ++finite;
-      EXPECT_NEAR(x, y, 1e-5 * std::max(1.0, std::abs(y))) << "element " << i << "\n" << text;
+      EXPECT_GT(finite, 0) << text;
+      if (b.dtype() == DType::Bool) {
+        EXPECT_TRUE(truths > 0 && truths < b.numel()) << "a constant mask\n" << text;
+      }
     }
-    EXPECT_GT(finite, 0) << text;
     ++tested;
   }
   EXPECT_GE(tested, 30);

@@ -116,6 +116,31 @@ const GradCase kCases[] = {
   %d : Tensor = aten::amin(%x, %last, %yes)
   return (%a, %b, %c, %d)
 )IR", {}},
+    {"MaxAndMinOverADim", R"IR(graph(%x : Double(3, 4, 5)):
+  %last : int = prim::Constant[value=-1]()
+  %first : int = prim::Constant[value=0]()
+  %yes : bool = prim::Constant[value=1]()
+  %no : bool = prim::Constant[value=0]()
+  %a : Tensor, %ai : Tensor = aten::max(%x, %last, %no)
+  %b : Tensor, %bi : Tensor = aten::min(%x, %first, %yes)
+  %s : Tensor = aten::mul(%x, %x)
+  %c : Tensor, %ci : Tensor = aten::max(%s, %first, %yes)
+  return (%a, %b, %c)
+)IR", {}},
+    {"WhereAndMaskedFill", R"IR(graph(%x : Double(3, 4), %y : Double(4), %k : Double(4)):
+  %t : float = prim::Constant[value=0.7]()
+  %half : float = prim::Constant[value=0.5]()
+  %fill : float = prim::Constant[value=-2.]()
+  %c : Tensor = aten::gt(%x, %t)
+  %m : Tensor = aten::le(%k, %half)
+  %sq : Tensor = aten::mul(%x, %x)
+  %a : Tensor = aten::where(%c, %sq, %y)
+  %b : Tensor = aten::where(%c, %half, %y)
+  %d : Tensor = aten::where(%m, %x, %fill)
+  %e : Tensor = aten::masked_fill(%sq, %m, %fill)
+  %f : Tensor = aten::masked_fill(%y, %c, %half)
+  return (%a, %b, %d, %e, %f)
+)IR", {}, {"k"}},
     {"Linear", R"IR(graph(%x : Double(2, 3, 4), %w : Double(5, 4), %b : Double(5)):
   %y : Tensor = aten::linear(%x, %w, %b)
   return (%y)

@@ -6,7 +6,8 @@
                                as NAME_0.npy, NAME_1.npy, ...; a module's parameters and buffers by their
                                state_dict key (fc1.weight.npy); an int, float or bool as a 0-d array
     FOLDER/outputs/N.npy       PyTorch's outputs, the return flattened (tuples depth-first)
-    FOLDER/grad_outputs/N.npy  with backward: the gradient given to each output (random, seeded)
+    FOLDER/grad_outputs/N.npy  with backward: the gradient given to each floating-point output (random,
+                               seeded); a bool or integer output has none
     FOLDER/grads/NAME.npy      with backward: PyTorch's gradient of each floating-point input and parameter
 
 `graphir check FOLDER` runs the graph under a fuser and executor and compares; `graphir run FOLDER/graph.ir
@@ -110,10 +111,13 @@ def export(fn, inputs, folder, trace=False, backward=True, seed=0):
         os.rmdir(os.path.join(folder, "grads"))
         return compiled
     gen = torch.Generator().manual_seed(seed)
-    grad_outputs = [torch.rand(o.shape, generator=gen, dtype=o.dtype) + 0.5 for o in outputs]
+    # A bool or integer output (a comparison's) takes no gradient, and gets no grad_outputs file.
+    grad_outputs = [torch.rand(o.shape, generator=gen, dtype=o.dtype) + 0.5 if o.is_floating_point() else None
+                    for o in outputs]
     for i, g in enumerate(grad_outputs):
-        save("grad_outputs", str(i), g.numpy())
-    differentiable = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+        if g is not None:
+            save("grad_outputs", str(i), g.numpy())
+    differentiable = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and o.requires_grad]
     torch.autograd.backward([o for o, _ in differentiable], [g for _, g in differentiable])
     for name, t in grads_wanted.items():
         if t.grad is not None:

@@ -69,7 +69,13 @@ class Emitter {
     for (size_t e = 0; e < spec_.exprs.size(); ++e) values_[e] = expr(spec_.exprs[e], f, rowOffset, col, linear);
     for (size_t o = 0; o < spec_.outputs.size(); ++o) {
       llvm::Value* out = f->getArg(static_cast<unsigned>(spec_.argSizes.size() + o));
-      b_.CreateStore(values_[spec_.outputs[o]], b_.CreateGEP(t_, out, b_.CreateAdd(outBase, col)));
+      llvm::Value* v = values_[spec_.outputs[o]];
+      llvm::Type* t = t_;
+      if (spec_.outDtypes[o] == DType::Bool) {  // a comparison's 1 or 0, stored as a byte
+        t = llvm::Type::getInt8Ty(ctx_);
+        v = b_.CreateZExt(b_.CreateFCmpUNE(v, cf(0)), t);
+      }
+      b_.CreateStore(v, b_.CreateGEP(t, out, b_.CreateAdd(outBase, col)));
     }
     llvm::Value* nextCol = b_.CreateAdd(col, c64(1));
     col->addIncoming(nextCol, b_.GetInsertBlock());
@@ -110,6 +116,11 @@ class Emitter {
         const KernelSpec::Load& l = spec_.loads[e.load];
         llvm::Value* inner = rank() == 0 || l.strides.back() == 0 ? c64(0) : b_.CreateMul(col, c64(l.strides.back()));
         llvm::Value* p = f->getArg(static_cast<unsigned>(l.arg));
+        if (spec_.argDtypes[l.arg] == DType::Bool) {  // a condition, read as 1 or 0
+          llvm::Type* i8 = llvm::Type::getInt8Ty(ctx_);
+          llvm::Value* byte = b_.CreateLoad(i8, b_.CreateGEP(i8, p, b_.CreateAdd(rowOffset[e.load], inner)));
+          return b_.CreateUIToFP(b_.CreateICmpNE(byte, llvm::ConstantInt::get(i8, 0)), t_);
+        }
         return b_.CreateLoad(t_, b_.CreateGEP(t_, p, b_.CreateAdd(rowOffset[e.load], inner)));
       }
       case KernelSpec::ExprKind::Op: return op(e);
@@ -158,6 +169,10 @@ class Emitter {
     }
     llvm::Value* lt(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOLT(x, y); }
     llvm::Value* gt(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOGT(x, y); }
+    llvm::Value* le(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOLE(x, y); }
+    llvm::Value* ge(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOGE(x, y); }
+    llvm::Value* eq(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOEQ(x, y); }
+    llvm::Value* ne(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpUNE(x, y); }  // true for NaN
     llvm::Value* select(llvm::Value* cond, llvm::Value* x, llvm::Value* y) const {
       return e.b_.CreateSelect(cond, x, y);
     }

@@ -56,7 +56,7 @@ bool canJoin(const Node* n, const std::vector<Node*>& region) {
   auto shape = groupShape(region);
   if (shape && *shape != *groupSizes(n->output(), kSizes)) return false;
   if (!region.empty() && region.front()->kind() != OpKind::Chunk && isPointwise(region.front()) &&
-      region.front()->output()->type().dtype != n->output()->type().dtype)
+      computeDtype(region.front()) != computeDtype(n))
     return false;
   return externalTensors(region) + n->inputs().size() + 8 <= kMaxKernelArgs;
 }

@@ -22,6 +22,7 @@ std::string KernelSpec::key() const {
   std::string s = fmt::format("{} {}|", dtypeName(dtype), shapeStr(shape));
   for (size_t i = 0; i < argSizes.size(); ++i) s += fmt::format("{}{}", dtypeName(argDtypes[i]), shapeStr(argSizes[i]));
   s += "|";
+  for (DType t : outDtypes) s += fmt::format("{} ", dtypeName(t));
   for (const Load& l : loads) s += fmt::format("L{}@{}{};", l.arg, l.offset, shapeStr(l.strides));
   for (const Expr& e : exprs) {
     switch (e.kind) {
@@ -60,8 +61,12 @@ class SpecBuilder {
       USER_CHECK(s.has_value(), "fusion: output %{} has no static sizes", out->name());
       if (spec_.shape.empty() && !s->empty()) spec_.shape = *s;
       USER_CHECK(*s == spec_.shape || s->empty(), "fusion: outputs of different shapes");
-      spec_.dtype = *out->type().dtype;
+      spec_.outDtypes.push_back(*out->type().dtype);
     }
+    // The dtype the group computes in: its pointwise nodes' (the fuser joins nodes of one).
+    for (const Node* n : *sub_.block())
+      if (n->info().group == OpGroupKind::Pointwise)
+        if (auto t = fusion::computeDtype(n)) spec_.dtype = *t;
     for (size_t i = 0; i < sub_.inputs().size(); ++i) {
       const Value* in = sub_.inputs()[i];
       USER_CHECK(in->type().isTensor(), "fusion: input %{} is not a tensor", in->name());

@@ -9,12 +9,13 @@
 namespace gj::legacy {
 
 struct KernelSpec {
-  DType dtype = DType::Float32;
+  DType dtype = DType::Float32;  ///< what every expr computes in (a bool is 1 or 0 there)
   /// The iteration shape: every output's. Its leading size may be kUnknownDim (dynamicRows): the kernel then
   /// runs as many rows as its operands bring, the same in every input that has that dim unknown.
   std::vector<int64_t> shape;
   std::vector<std::vector<int64_t>> argSizes;  ///< static sizes of each input (the kernel reads them contiguous)
-  std::vector<DType> argDtypes;               ///< each input's: `dtype`, or Int64 for a dropout's rng
+  std::vector<DType> argDtypes;               ///< each input's: `dtype`, Bool (read as 1 or 0), or Int64 for a dropout's rng
+  std::vector<DType> outDtypes;               ///< each output's: `dtype`, or Bool (stored as value != 0)
 
   /// A read of input `arg` at the iteration index: element offset = offset + sum_d index[d] * strides[d]
   /// (strides per iteration dimension; 0 where the input broadcasts). Chunks of an input are such views.

@@ -43,7 +43,9 @@ std::vector<TensorSignature> argSignatures(const KernelSpec& spec) {
 }
 
 std::vector<TensorSignature> outputSignatures(const KernelSpec& spec) {
-  return std::vector<TensorSignature>(spec.outputs.size(), {spec.dtype, spec.shape});
+  std::vector<TensorSignature> sigs;
+  for (DType t : spec.outDtypes) sigs.push_back({t, spec.shape});
+  return sigs;
 }
 
 // Work below this many elements runs on one thread.

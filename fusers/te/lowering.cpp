@@ -541,11 +541,16 @@ class Lowerer {
     if (n->kind() == OpKind::PhiloxDropout) return dropout(v, idx);
     auto rule = n->info().pointwiseOp();
     USER_CHECK(rule.has_value(), "TE lowering: {} cannot be lowered", n->info().name);
-    ScalarKind t = scalarKindOf(*v->type().dtype);
-    // The op's scalar rule (support/pointwise.def) over TE expressions; operands past its arity are not read.
+    // The op's scalar rule (support/pointwise.def) over TE expressions in its compute type (a comparison's
+    // result, 1 or 0 there, becomes a bool); operands past its arity are not read.
+    const ScalarKind result = scalarKindOf(*v->type().dtype);
+    const auto compute = fusion::computeDtype(n);
+    USER_CHECK(compute.has_value(), "TE lowering: {} does not compute in a float dtype", n->describe());
+    const ScalarKind t = scalarKindOf(*compute);
     Expr x[3];
     for (size_t i = 0; i < 3 && i < n->inputs().size(); ++i) x[i] = operand(n->input(i), idx, t);
-    return applyPointwise(*rule, TeAlgebra{t}, x[0], x[1], x[2]);
+    Expr r = applyPointwise(*rule, TeAlgebra{t}, x[0], x[1], x[2]);
+    return result == t ? r : Cast::make(result, r);
   }
 
   // prim::philox_dropout at idx (in its own shape): support/philox.h's rule with the number of the element's
@@ -592,6 +597,10 @@ class Lowerer {
     Expr min(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Min, x, y); }
     Expr lt(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::LT, x, y); }
     Expr gt(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::GT, x, y); }
+    Expr le(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::LE, x, y); }
+    Expr ge(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::GE, x, y); }
+    Expr eq(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::EQ, x, y); }
+    Expr ne(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::NE, x, y); }
     Expr select(const Expr& cond, const Expr& x, const Expr& y) const { return Select::make(cond, x, y); }
   };
 
@@ -676,7 +685,7 @@ std::optional<RowOp> rowOp(const Node* n) {
     case OpKind::BatchNorm: case OpKind::NativeBatchNorm: case OpKind::NativeBatchNormBackward:
     case OpKind::MaxPool2d: case OpKind::MaxPool2dWithIndices: case OpKind::MaxPool2dWithIndicesBackward:
     case OpKind::AdaptiveAvgPool2d: case OpKind::AdaptiveAvgPool2dBackward: case OpKind::Flatten:
-    case OpKind::Amax: case OpKind::Amin:
+    case OpKind::Amax: case OpKind::Amin: case OpKind::MaxDim: case OpKind::MinDim: case OpKind::ValueSelectingBackward:
       return std::nullopt;
   }
   return std::nullopt;

@@ -119,6 +119,14 @@ Value* lowerDefaults(Node* n, const frontend::DefaultsOverload& o) {
 Value* lowerOverload(Node* n) {
   if (const frontend::Factory* f = factory(n->kind())) return lowerFactory(n, *f);
   if (n->kind() == OpKind::GeluApproximate) return lowerGelu(n);
+  switch (n->kind()) {
+    case OpKind::MaxAll: case OpKind::MinAll:  // over every dim, the gradient shared among ties as PyTorch's
+      return emitAt(n, n->kind() == OpKind::MaxAll ? OpKind::Amax : OpKind::Amin,
+                    {n->input(0), constantBefore(n, std::vector<int64_t>{}), constantBefore(n, false)});
+    case OpKind::MaxOther: return emitAt(n, OpKind::Maximum, {n->input(0), n->input(1)});
+    case OpKind::MinOther: return emitAt(n, OpKind::Minimum, {n->input(0), n->input(1)});
+    default: break;
+  }
   // aten::to(self, dtype, non_blocking, copy, memory_format): the flags do not change the values
   if (n->kind() == OpKind::ToDTypeOptions) return castTo(n, n->input(0), n->input(1));
   if (n->kind() == OpKind::Clone) return n->input(0);  // graphjit's values are never written in place

@@ -27,6 +27,12 @@ Tensor div(const Tensor& a, const Tensor& b);
 /// Pointwise op `op` (support/pointwise.h) on the CPU's reference kernels: `a` and, for ops of two or more
 /// operands, `b` tensors (broadcasting; b may be 0-dim), `scalar` a third operand (add's alpha).
 Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b = {}, double scalar = 0);
+/// A comparison (PointwiseOp::Gt, Lt, Ge, Le, Eq, Ne) of a and b, broadcasting: a bool tensor. The operands
+/// are compared in their common dtype (float32, float64 or int64; bool only with bool).
+Tensor compare(PointwiseOp op, const Tensor& a, const Tensor& b);
+/// aten::where: a where the bool `cond` holds, else b; the three broadcast together, a and b in their
+/// common dtype (aten::masked_fill(x, mask, v) is where(mask, v, x)).
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor neg(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
@@ -42,6 +48,15 @@ Tensor mean(const Tensor& x, std::span<const int64_t> dims = {}, bool keepdim = 
 /// The largest (smallest) element over `dims` (all when empty): NaN where any is.
 Tensor amax(const Tensor& x, std::span<const int64_t> dims, bool keepdim);
 Tensor amin(const Tensor& x, std::span<const int64_t> dims, bool keepdim);
+/// aten::max / aten::min over `dim`: the largest (smallest, with `min`) element and its int64 index, the
+/// first on a tie; NaN, at its first index, where any is.
+struct ExtremeResult {
+  Tensor values, indices;
+};
+ExtremeResult extremeAlong(const Tensor& x, int64_t dim, bool keepdim, bool min);
+/// Their gradient: zeros of `sizes` but `grad` at `indices` along dim.
+Tensor valueSelectingBackward(const Tensor& grad, int64_t dim, const Tensor& indices, std::span<const int64_t> sizes,
+                              bool keepdim);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor logSoftmax(const Tensor& x, int64_t dim);
 /// Variance over `dims` (all when empty), dividing by count - 1 when unbiased; its square root.

@@ -151,6 +151,88 @@ Tensor exp(const Tensor& x) { return unary("exp", PointwiseOp::Exp, x, [](auto v
 Tensor log(const Tensor& x) { return unary("log", PointwiseOp::Log, x, [](auto v) { return std::log(v); }); }
 Tensor sqrt(const Tensor& x) { return unary("sqrt", PointwiseOp::Sqrt, x, [](auto v) { return std::sqrt(v); }); }
 
+// The dtype two operands meet in: PyTorch's promotion over float32, float64, int64 and bool.
+static DType commonDtype(const Tensor& a, const Tensor& b) {
+  if (a.dtype() == b.dtype()) return a.dtype();
+  if (isFloating(a.dtype()) && isFloating(b.dtype()))
+    return promoteTypes(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
+  if (isFloating(a.dtype()) || isFloating(b.dtype())) return isFloating(a.dtype()) ? a.dtype() : b.dtype();
+  return DType::Int64;
+}
+
+// f(T) for the C++ type T of dtype t.
+template <typename F>
+static auto visitDtype(DType t, F f) {
+  switch (t) {
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    case DType::Int64: return f(int64_t{});
+    case DType::Bool: break;
+  }
+  return f(bool{});
+}
+
+template <typename T, typename F>
+static Tensor compareTyped(const Tensor& a, const Tensor& b, F f) {
+  const Shape shape = broadcastShapes(a.sizes(), b.sizes());
+  Tensor out = Tensor::empty(shape, DType::Bool);
+  bool* o = out.data<bool>();
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  Tensor ea = a.expand(shape), eb = b.expand(shape);
+  forEachOffset<3>(shape, {out.strides().data(), ea.strides().data(), eb.strides().data()},
+                   [&](const std::array<int64_t, 3>& off) { o[off[0]] = f(pa[off[1]], pb[off[2]]); });
+  return out;
+}
+
+Tensor compare(PointwiseOp op, const Tensor& a0, const Tensor& b0) {
+  USER_CHECK(a0.defined() && b0.defined(), "comparison: undefined tensor argument");
+  const DType t = commonDtype(a0, b0);
+  if (onCuda(a0, b0)) {  // the device's pointwise kernel gives 1 or 0 in a float dtype (int64 exact below 2^53)
+    const DType f = isFloating(t) ? t : DType::Float64;
+    return cuda::map(op, a0.to(f), b0.to(f)).to(DType::Bool);
+  }
+  const Tensor a = a0.to(t), b = b0.to(t);
+  return visitDtype(t, [&](auto zero) {
+    using T = decltype(zero);
+    switch (op) {
+      case PointwiseOp::Gt: return compareTyped<T>(a, b, [](T x, T y) { return x > y; });
+      case PointwiseOp::Lt: return compareTyped<T>(a, b, [](T x, T y) { return x < y; });
+      case PointwiseOp::Ge: return compareTyped<T>(a, b, [](T x, T y) { return x >= y; });
+      case PointwiseOp::Le: return compareTyped<T>(a, b, [](T x, T y) { return x <= y; });
+      case PointwiseOp::Eq: return compareTyped<T>(a, b, [](T x, T y) { return x == y; });
+      case PointwiseOp::Ne: return compareTyped<T>(a, b, [](T x, T y) { return x != y; });
+      default: break;
+    }
+    throw Error(fmt::format("pointwise op {} is no comparison", static_cast<int>(op)));
+  });
+}
+
+Tensor where(const Tensor& cond, const Tensor& a0, const Tensor& b0) {
+  USER_CHECK(cond.defined() && a0.defined() && b0.defined(), "where: undefined tensor argument");
+  USER_CHECK(cond.dtype() == DType::Bool, "where: the condition must be a bool tensor, got {}", dtypeName(cond.dtype()));
+  const DType t = commonDtype(a0, b0);
+  const Tensor a = a0.to(t), b = b0.to(t);
+  if (onCuda(cond, a) || onCuda(b)) {
+    USER_CHECK(isFloating(t), "where: the CUDA kernel takes float operands, got {}", dtypeName(t));
+    return cuda::map(PointwiseOp::Where, cond.to(t), a, 1.0, b);
+  }
+  const Shape shape = broadcastShapes(broadcastShapes(cond.sizes(), a.sizes()), b.sizes());
+  Tensor out = Tensor::empty(shape, t);
+  Tensor ec = cond.expand(shape), ea = a.expand(shape), eb = b.expand(shape);
+  visitDtype(t, [&](auto zero) {
+    using T = decltype(zero);
+    T* o = out.data<T>();
+    const bool* pc = cond.data<bool>();
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    forEachOffset<4>(shape, {out.strides().data(), ec.strides().data(), ea.strides().data(), eb.strides().data()},
+                     [&](const std::array<int64_t, 4>& off) { o[off[0]] = pc[off[1]] ? pa[off[2]] : pb[off[3]]; });
+    return 0;
+  });
+  return out;
+}
+
 // The reference of every pointwise op (the interpreter's; graphjit's generated code is tested against it):
 // formulas of the CPU's own, independent of support/pointwise.def's rules.
 Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar) {
@@ -219,6 +301,13 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
     case PointwiseOp::LeakyReluBackward:
       return binary("leaky_relu_backward", op, scalar, a, b,
                     [s = scalar](auto g, auto x) { return x > 0 ? g : g * static_cast<decltype(g)>(s); });
+    case PointwiseOp::Gt: case PointwiseOp::Lt: case PointwiseOp::Ge: case PointwiseOp::Le: case PointwiseOp::Eq:
+    case PointwiseOp::Ne:
+      return compare(op, a, b);
+    case PointwiseOp::Where:  // (condition, self, other as `scalar`)
+      return where(a, b, Tensor::scalar(scalar, b.dtype()));
+    case PointwiseOp::MaskedFill:  // (self, mask, value as `scalar`)
+      return where(b, Tensor::scalar(scalar, a.dtype()), a);
     case PointwiseOp::SigmoidBackward: return sigmoidBackward(a, b);
     case PointwiseOp::TanhBackward: return tanhBackward(a, b);
     case PointwiseOp::ThresholdBackward: return thresholdBackward(a, b, scalar);

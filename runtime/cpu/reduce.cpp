@@ -119,6 +119,99 @@ Tensor amin(const Tensor& x, std::span<const int64_t> dims, bool keepdim) {
   return extremum("amin", x, dims, keepdim, true);
 }
 
+// The order that moves dim d of a rank-r tensor last, the others keeping theirs; and its inverse.
+static std::vector<int64_t> lastPermutation(int64_t d, int64_t rank) {
+  std::vector<int64_t> p;
+  for (int64_t e = 0; e < rank; ++e)
+    if (e != d) p.push_back(e);
+  p.push_back(d);
+  return p;
+}
+static std::vector<int64_t> fromLastPermutation(int64_t d, int64_t rank) {
+  std::vector<int64_t> p;
+  for (int64_t e = 0; e < rank; ++e) p.push_back(e < d ? e : e == d ? rank - 1 : e - 1);
+  return p;
+}
+
+template <typename T>
+static void extremeRowsTyped(const Tensor& rows, int64_t n, bool min, Tensor& values, Tensor& indices) {
+  const T* in = rows.data<T>();
+  T* v = values.data<T>();
+  int64_t* idx = indices.data<int64_t>();
+  for (int64_t r = 0; r < values.numel(); ++r) {
+    const T* row = in + r * n;
+    int64_t best = 0;
+    for (int64_t j = 1; j < n && !std::isnan(row[best]); ++j)
+      if (std::isnan(row[j]) || (min ? row[j] < row[best] : row[j] > row[best])) best = j;
+    v[r] = row[best];
+    idx[r] = best;
+  }
+}
+
+ExtremeResult extremeAlong(const Tensor& x, int64_t dim, bool keepdim, bool min) {
+  const char* op = min ? "aten::min" : "aten::max";
+  USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
+  const int64_t rank = x.dim();
+  const int64_t d = wrapDim(dim, std::max<int64_t>(rank, 1));
+  const int64_t n = rank == 0 ? 1 : x.size(d);
+  USER_CHECK(n > 0, "{}: dim {} of {} is empty, so it has no {}", op, dim, shapeStr(x.sizes()), min ? "minimum" : "maximum");
+  Shape kept(x.sizes().begin(), x.sizes().end());
+  if (rank > 0) {
+    if (keepdim) kept[d] = 1;
+    else kept.erase(kept.begin() + d);
+  }
+  // rows of the dim's elements, in the order of the other dims: that of the result
+  const Tensor rows = rank == 0 ? x.reshape({1}) : x.permute(lastPermutation(d, rank)).contiguous();
+  const int64_t count = rows.numel() / n;
+  if (onCuda(x)) {
+    auto [values, indices] = cuda::extremeRows(rows, count, n, min);
+    return {values.view(kept), indices.view(kept)};
+  }
+  Tensor values = Tensor::empty({count}, x.dtype()), indices = Tensor::empty({count}, DType::Int64);
+  if (x.dtype() == DType::Float32) extremeRowsTyped<float>(rows, n, min, values, indices);
+  else extremeRowsTyped<double>(rows, n, min, values, indices);
+  return {values.view(kept), indices.view(kept)};
+}
+
+Tensor valueSelectingBackward(const Tensor& grad, int64_t dim, const Tensor& indices, std::span<const int64_t> sizes,
+                              bool keepdim) {
+  const char* op = "aten::value_selecting_reduction_backward";
+  USER_CHECK(grad.defined() && isFloating(grad.dtype()) && indices.defined() && indices.dtype() == DType::Int64,
+             "{}: a float gradient and int64 indices expected", op);
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  const int64_t d = wrapDim(dim, std::max<int64_t>(rank, 1));
+  const int64_t n = rank == 0 ? 1 : sizes[d];
+  const int64_t count = n ? numelOf(sizes) / n : 0;
+  USER_CHECK(grad.numel() == count && indices.numel() == count, "{}: {} gradients and {} indices for {} rows of {}", op,
+             grad.numel(), indices.numel(), count, shapeStr(sizes));
+  (void)keepdim;  // with or without the size-1 dim, the rows come in the same order
+  Shape moved;
+  for (int64_t p : lastPermutation(d, rank)) moved.push_back(sizes[p]);
+  if (rank == 0) moved = {1};
+  Tensor out;
+  if (onCuda(grad, indices)) {
+    out = Tensor::zeros({count, n}, grad.dtype(), DeviceKind::Cuda);
+    cuda::scatterAdd(out, grad.reshape({count, 1}), 1, indices.reshape({count}), 1, n, n, 1.0, op);
+  } else {
+    out = Tensor::zeros({count, n}, grad.dtype());
+    const Tensor g = grad.contiguous(), idx = indices.contiguous();
+    auto put = [&](auto zero) {
+      using T = decltype(zero);
+      T* o = out.data<T>();
+      const T* pg = g.data<T>();
+      for (int64_t r = 0; r < count; ++r) {
+        const int64_t j = idx.data<int64_t>()[r];
+        USER_CHECK(j >= 0 && j < n, "{}: index {} outside [0, {})", op, j, n);
+        o[r * n + j] = pg[r];
+      }
+    };
+    if (grad.dtype() == DType::Float32) put(float{});
+    else put(double{});
+  }
+  if (rank == 0) return out.reshape({});
+  return out.view(moved).permute(fromLastPermutation(d, rank)).contiguous();
+}
+
 // softmax and log_softmax along `dim` of a contiguous copy: rows of n elements, `inner` apart.
 template <typename T>
 static Tensor softmaxTyped(const Tensor& xin, int64_t dim, bool log) {

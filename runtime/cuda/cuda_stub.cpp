@@ -59,9 +59,10 @@ Result<Kernel> loadKernel(const std::string&, const std::string&, const std::str
 Result<Kernel> compileKernel(const std::string&, const std::string&) { return Error(kNoCuda); }
 KernelCacheStats kernelCacheStats() { return {}; }
 
-Tensor map(PointwiseOp, const Tensor&, const Tensor&, double) { fail(); }
+Tensor map(PointwiseOp, const Tensor&, const Tensor&, double, const Tensor&) { fail(); }
 Tensor sum(const Tensor&, std::span<const int64_t>, std::span<const int64_t>, double) { fail(); }
 Tensor amax(const Tensor&, std::span<const int64_t>, std::span<const int64_t>) { fail(); }
+std::pair<Tensor, Tensor> extremeRows(const Tensor&, int64_t, int64_t, bool) { fail(); }
 Tensor gather(const Tensor&, const Tensor&, int64_t, int64_t, int64_t, const char*) { fail(); }
 void scatterAdd(const Tensor&, const Tensor&, int64_t, const Tensor&, int64_t, int64_t, int64_t, double, const char*) {
   fail();

@@ -70,12 +70,18 @@ void untagPointers(GjMapArgs& p) {
   p.out = untag(p.out);
   p.a = untag(p.a);
   p.b = untag(p.b);
+  p.c = untag(p.c);
 }
 void untagPointers(GjCopyArgs& p) {
   p.out = untag(p.out);
   p.in = untag(p.in);
 }
 void untagPointers(GjFillArgs& p) { p.out = untag(p.out); }
+void untagPointers(GjRowsArgs& p) {
+  p.in = untag(p.in);
+  p.values = untag(p.values);
+  p.indices = untag(p.indices);
+}
 void untagPointers(GjDropoutArgs& p) {
   p.rng = untag(p.rng);
   p.in = untag(p.in);
@@ -116,6 +122,7 @@ const EmulatedKernel kKernels[] = {
     kernel<GjCopyArgs, gj_copy>("gj_copy"),          kernel<GjFillArgs, gj_fill>("gj_fill"),
     kernel<GjSumArgs, gj_sum_parts>("gj_sum_parts"), kernel<GjSumArgs, gj_sum_finish>("gj_sum_finish"),
     kernel<GjIndexArgs, gj_gather>("gj_gather"),     kernel<GjIndexArgs, gj_scatter_add>("gj_scatter_add"),
+    kernel<GjRowsArgs, gj_extreme_rows>("gj_extreme_rows"),
     kernel<GjConvArgs, gj_im2col>("gj_im2col"),      kernel<GjConvArgs, gj_col2im>("gj_col2im"),
     kernel<GjConvArgs, gj_max_pool2d>("gj_max_pool2d"),
     kernel<GjConvArgs, gj_max_pool2d_backward>("gj_max_pool2d_backward"),

@@ -48,7 +48,8 @@ struct GjMapArgs {
   void* out;
   const void* a;
   const void* b;
-  GjStrides sa, sb;
+  const void* c;  // a third tensor operand in place of `scalar` (where's other), or null
+  GjStrides sa, sb, sc;
 };
 
 // gj_dropout_f32 / gj_dropout_f64: out = prim::philox_dropout(in) (support/philox.h) over n contiguous
@@ -99,6 +100,16 @@ struct GjSumArgs {
   const void* in;
   double* partial;
   void* out;
+};
+
+// gj_extreme_rows: for each of `rows` contiguous rows of n elements (F32 or F64), the largest (the smallest
+// with `min`) and the index of its first occurrence; a NaN, once met, is the row's (aten::max over a dim).
+struct GjRowsArgs {
+  gj_i64 rows, n;
+  int type, min;
+  const void* in;
+  void* values;
+  gj_i64* indices;
 };
 
 // Rows by int64 index, for embedding and nll_loss (and their gradients); `type` is F32 or F64.
@@ -203,6 +214,10 @@ struct GjMath {
   GJ_METHOD T min(T x, T y) const { return x != x || x < y ? x : y; }
   GJ_METHOD bool lt(T x, T y) const { return x < y; }
   GJ_METHOD bool gt(T x, T y) const { return x > y; }
+  GJ_METHOD bool le(T x, T y) const { return x <= y; }
+  GJ_METHOD bool ge(T x, T y) const { return x >= y; }
+  GJ_METHOD bool eq(T x, T y) const { return x == y; }
+  GJ_METHOD bool ne(T x, T y) const { return x != y; }
   GJ_METHOD T select(bool cond, T x, T y) const { return cond ? x : y; }
 };
 
@@ -217,7 +232,8 @@ GJ_DEVICE void gjMap(const GjMapArgs& p) {
   GJ_GRID_STRIDE(i, p.shape.numel) {
     const T x = a[gjOffset(i, p.shape, p.sa)];
     const T y = two ? b[gjOffset(i, p.shape, p.sb)] : zero;
-    out[i] = gjPointwise(p.op, m, x, y, scalar, zero / zero);
+    const T z = p.c ? ((const T*)p.c)[gjOffset(i, p.shape, p.sc)] : scalar;
+    out[i] = gjPointwise(p.op, m, x, y, z, zero / zero);
   }
 }
 
@@ -315,6 +331,22 @@ GJ_KERNEL void gj_sum_finish(GjSumArgs p) {
     double acc = p.partial[gjPartIndex(p, o, 0)];
     for (gj_i64 q = 1; q < p.parts; ++q) acc = gjFold(p.max, acc, p.partial[gjPartIndex(p, o, q)]);
     gjStore(p.out, p.outType, o, p.max ? acc : acc * p.scale);
+  }
+}
+
+GJ_KERNEL void gj_extreme_rows(GjRowsArgs p) {
+  GJ_GRID_STRIDE(r, p.rows) {
+    gj_i64 best = 0;
+    double v = gjLoad(p.in, p.type, r * p.n);
+    for (gj_i64 j = 1; j < p.n && v == v; ++j) {
+      const double x = gjLoad(p.in, p.type, r * p.n + j);
+      if (x != x || (p.min ? x < v : x > v)) {
+        v = x;
+        best = j;
+      }
+    }
+    gjStore(p.values, p.type, r, v);
+    p.indices[r] = best;
   }
 }
 

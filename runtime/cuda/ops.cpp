@@ -106,13 +106,16 @@ Tensor onDevice(const Tensor& t, const char* what) {
 
 }  // namespace
 
-Tensor map(PointwiseOp op, const Tensor& a0, const Tensor& b0, double scalar) {
+Tensor map(PointwiseOp op, const Tensor& a0, const Tensor& b0, double scalar, const Tensor& c0) {
   const char* what = "CUDA pointwise op";
   Tensor a = onDevice(a0, what);
   Tensor b = pointwiseArity(op) >= 2 ? onDevice(b0, what) : a;
-  USER_CHECK(isFloating(a.dtype()) && a.dtype() == b.dtype(), "{}: expected float operands of one dtype, got {} and {}",
-             what, dtypeName(a.dtype()), dtypeName(b.dtype()));
-  const Shape shape = cpu::broadcastShapes(a.sizes(), b.sizes());
+  Tensor c = c0.defined() ? onDevice(c0, what) : Tensor();
+  USER_CHECK(isFloating(a.dtype()) && a.dtype() == b.dtype() && (!c.defined() || c.dtype() == a.dtype()),
+             "{}: expected float operands of one dtype, got {} and {}{}", what, dtypeName(a.dtype()),
+             dtypeName(b.dtype()), c.defined() ? fmt::format(" and {}", dtypeName(c.dtype())) : "");
+  Shape shape = cpu::broadcastShapes(a.sizes(), b.sizes());
+  if (c.defined()) shape = cpu::broadcastShapes(shape, c.sizes());
   Tensor out = Tensor::empty(shape, a.dtype(), DeviceKind::Cuda);
   GjMapArgs p{};
   p.shape = shapeOf(shape);
@@ -123,6 +126,10 @@ Tensor map(PointwiseOp op, const Tensor& a0, const Tensor& b0, double scalar) {
   p.b = b.rawData();
   p.sa = stridesOf(a.expand(shape));
   p.sb = stridesOf(b.expand(shape));
+  if (c.defined()) {
+    p.c = c.rawData();
+    p.sc = stridesOf(c.expand(shape));
+  }
   launch(a.dtype() == DType::Float32 ? "gj_map_f32" : "gj_map_f64", p.shape.numel, p);
   return out;
 }
@@ -248,6 +255,24 @@ Tensor sum(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const 
 
 Tensor amax(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes) {
   return reduce(x, keptSizes, outSizes, 1.0, true);
+}
+
+std::pair<Tensor, Tensor> extremeRows(const Tensor& x0, int64_t rows, int64_t n, bool min) {
+  Tensor x = onDevice(x0, "aten::max").contiguous();
+  USER_CHECK(isFloating(x.dtype()) && x.numel() == rows * n, "extremeRows: {} rows of {} float elements expected, got {} {}",
+             rows, n, dtypeName(x.dtype()), shapeStr(x.sizes()));
+  Tensor values = Tensor::empty({rows}, x.dtype(), DeviceKind::Cuda);
+  Tensor indices = Tensor::empty({rows}, DType::Int64, DeviceKind::Cuda);
+  GjRowsArgs a{};
+  a.rows = rows;
+  a.n = n;
+  a.type = static_cast<int>(x.dtype());
+  a.min = min;
+  a.in = x.rawData();
+  a.values = values.rawData();
+  a.indices = static_cast<gj_i64*>(indices.rawData());
+  launch("gj_extreme_rows", rows, a);
+  return {values, indices};
 }
 
 Tensor gather(const Tensor& in0, const Tensor& indices, int64_t width, int64_t perRow, int64_t limit,

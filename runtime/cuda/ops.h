@@ -21,8 +21,9 @@ namespace gj::cuda {
 
 /// op(a, b, scalar) with broadcasting, by the op's scalar rule (support/pointwise.def); `b` is undefined for
 /// one-operand ops, and `scalar` is a third operand (alpha for Add and Sub, the threshold for
-/// ThresholdBackward). Operands share a float dtype (the caller promotes).
-Tensor map(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar = 1.0);
+/// ThresholdBackward), or the tensor `c` when it is defined (where's other). Operands share a float dtype
+/// (the caller promotes).
+Tensor map(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar = 1.0, const Tensor& c = {});
 
 /// Sums x over the dimensions where `keptSizes` is 1 and x is not, times `scale` (1/count for a mean),
 /// accumulating in double; the result has `outSizes` (keptSizes with or without those dims).
@@ -30,6 +31,10 @@ Tensor sum(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const 
 
 /// The largest element over the same dimensions as sum() (NaN when any is NaN, or none is there).
 Tensor amax(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes);
+
+/// For each of the `rows` contiguous rows of n elements of x: the largest (the smallest with `min`) and its
+/// int64 index, the first on a tie; a NaN wins (runtime/cpu's extremeAlong on the device). Both [rows].
+std::pair<Tensor, Tensor> extremeRows(const Tensor& x, int64_t rows, int64_t n, bool min);
 
 /// Rows picked by int64 `indices` (n of them): out [n, width], row i = the `width` elements of `in`
 /// (contiguous, viewed as rows of `width`) at row i * perRow + indices[i]. perRow 0 is embedding; perRow =

@@ -12,7 +12,7 @@ import sys
 from typing import List, Optional, Tuple
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "torchscript", "cases")
@@ -162,6 +162,66 @@ def extrema(x, y):
     return pooled, torch.log(torch.exp(x - shift).sum(-1)) + shift.squeeze(-1)
 
 
+def masking(scores, x, mask):
+    """Comparisons giving bool tensors, where and masked_fill, as attention masks and piecewise
+    activations write them."""
+    p = torch.softmax(scores.masked_fill(mask, -1e9), dim=-1)
+    leaky = torch.where(x > 0, x, 0.1 * x)
+    capped = torch.where(x.le(0.5), leaky, torch.ones_like(x) * 0.5)
+    floor = torch.where(x < -0.5, -0.5, capped)
+    flat = torch.eq(x, x.clamp(-0.3, 0.3))
+    mixed = torch.where(flat, x * x, p)
+    return floor * p.sum(-1, keepdim=True), mixed.masked_fill(x.ne(x.clamp(max=0.7)), 2.0), x >= 0.25
+
+
+def maxima(x, y):
+    """max / min over a dim with their indices, over everything, and of two tensors."""
+    values, where = torch.max(x, dim=1)
+    low, _ = y.min(-1, keepdim=True)
+    return values * torch.max(y), low + torch.min(x, y).sum(), where
+
+
+class Gate(nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.lin = nn.Linear(n, 2 * n)
+        self.norm = nn.LayerNorm(n)
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        a, b = self.lin(x).chunk(2, -1)
+        z = torch.sigmoid(a)
+        cand = torch.tanh(self.norm(b))
+        h = (1 - z) * h + z * cand
+        return h, torch.where(h > 0.1, h, torch.zeros_like(h))
+
+
+class Encoder(nn.Module):
+    """A gated recurrent encoder over the pointwise and reduction ops of the TorchScript issue, with a
+    padding mask, max over a dim with its indices and a bool output."""
+    def __init__(self):
+        super().__init__()
+        self.gate = Gate(6)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, xs: torch.Tensor, h: torch.Tensor, pad: torch.Tensor):
+        outs: List[torch.Tensor] = []
+        for t in range(xs.size(0)):
+            h, o = self.gate(xs[t], h)
+            outs += [o]
+        y = torch.stack(outs)
+        score = self.head(y).masked_fill(pad, -1e4)
+        best, arg = score.max(dim=-1)
+        spread = y.std(dim=0, unbiased=True) + y.var(-1, keepdim=True).mean()
+        flat = torch.flatten(y, 1)
+        m = torch.clamp(flat, min=-0.5).abs().sqrt() + torch.rsqrt(flat.pow(2) + 1.0)
+        act = nn.functional
+        q = act.gelu(m) * act.silu(flat) + act.leaky_relu(flat, 0.2) + act.hardtanh(flat, -0.3, 0.3)
+        r = torch.maximum(torch.sin(flat), torch.cos(flat)) - torch.erf(flat).reciprocal().clamp(-3.0, 3.0)
+        ok = (flat >= -0.2) == (flat <= 0.2)
+        kept = nn.functional.dropout(h, 0.3, False) + torch.full_like(h, 0.5)
+        return best * torch.amax(y, dim=(0, 1)).sum(), spread, q + r.masked_fill(ok, 0.0), arg, ok, kept
+
+
 def rand(*shape):
     return torch.rand(*shape) * 2 - 1
 
@@ -199,6 +259,11 @@ def main():
     write("attention_script", attention, (rand(2, 3, 4, 5), rand(2, 3, 6, 5), rand(2, 3, 6, 4), 0.4472))
     write("attention_module_trace", SelfAttention(), (rand(2, 5, 8),), trace=True)
     write("extrema_script", extrema, (rand(3, 4, 5), rand(3, 4, 5)))
+    mask = torch.rand(4, 6) > 0.6
+    write("masking_script", masking, (rand(2, 4, 6), rand(2, 4, 6), mask))
+    write("masking_trace", masking, (rand(2, 4, 6), rand(2, 4, 6), mask), trace=True)
+    write("maxima_script", maxima, (rand(3, 4, 5), rand(3, 4, 5)))
+    write("encoder_module", Encoder(), (rand(5, 2, 6), rand(2, 6), torch.rand(5, 2, 3) > 0.7))
 
 
 if __name__ == "__main__":
