@@ -51,15 +51,7 @@ static std::string dropoutBlocker(const Node* n) {
 }
 
 std::optional<DType> computeDtype(const Node* n) {
-  std::optional<DType> t = n->output()->type().dtype;
-  if (isComparison(n->kind())) {  // its operands' promotion (ir's pointwiseType, without the bool)
-    const Type &a = n->input(0)->type(), &b = n->input(1)->type();
-    t = a.dtype;
-    if (b.isTensor() && b.dtype != a.dtype)
-      t = a.dtype && b.dtype && a.sizes && b.sizes
-              ? std::optional(promoteTypes(*a.dtype, a.sizes->empty(), *b.dtype, b.sizes->empty()))
-              : std::nullopt;
-  }
+  const std::optional<DType> t = isComparison(n->kind()) ? pointwiseOperandDtype(n) : n->output()->type().dtype;
   return t && isFloating(*t) ? t : std::nullopt;
 }
 

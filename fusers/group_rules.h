@@ -22,8 +22,8 @@ bool floatTensor(const Value* v, SizeRule rule = SizeRule::Static);
 /// Aligned from the right, each dim of `from` equals `to`'s or is 1 (an unknown leading dim matches only
 /// an unknown one).
 bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& to);
-/// The float dtype a pointwise node computes in: its output's, or a comparison's first tensor operand's (its
-/// result is bool); nullopt when that is not a float.
+/// The float dtype a pointwise node computes in: its output's, or a comparison's operands' promoted dtype
+/// (its result is bool); nullopt when that is not a float.
 std::optional<DType> computeDtype(const Node* n);
 /// A pointwise node over float tensors of admitted sizes, scalar operands constant, inputs broadcasting to its
 /// output; its tensor inputs in its compute dtype unless `mixedDtypes` (type promotion inside the kernel).

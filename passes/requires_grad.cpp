@@ -78,7 +78,7 @@ class RequiresGrad {
     }
     bool any = false;
     for (Value* v : n->inputs()) any = any || rg(v);
-    if (readsOnlyMetadata(kind) || isComparison(kind)) any = false;  // a comparison's result is bool
+    if (resultTakesNoGradient(kind)) any = false;
     // Index and size queries, and the targets of a loss, carry no gradient; nor do a batch norm's updated
     // running statistics (outputs 3 and 4), as in PyTorch, which updates them outside autograd.
     // aten::max's and aten::min's indices neither.

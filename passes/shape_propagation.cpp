@@ -474,27 +474,41 @@ class ShapePropagator {
   bool strict_;
 };
 
-// A pointwise op's result: its tensor operands broadcast together (a scalar operand broadcasts as 0-dim),
-// in the dtype the first promotes to with the next tensor operand. A condition operand (where's,
-// masked_fill's) takes no part in the promotion; where of two scalars is float; a comparison's is bool.
-Type pointwiseType(const Node* n) {
+// The tensor operands a pointwise op's dtype comes from: the first and the next, a condition operand
+// (where's, masked_fill's) left out; null where there are fewer.
+std::pair<const Value*, const Value*> promotedOperands(const Node* n) {
   const int cond = conditionOperand(n->kind());
-  std::optional<Sizes> sizes = sizesOf(n->input(0));
   const Value *first = nullptr, *other = nullptr;
   for (size_t i = 0; i < n->inputs().size(); ++i) {
     const Value* v = n->input(i);
-    if (!v->type().isTensor()) continue;
-    if (i > 0) sizes = broadcast(sizes, sizesOf(v));
-    if (static_cast<int>(i) == cond) continue;
+    if (!v->type().isTensor() || static_cast<int>(i) == cond) continue;
     if (!first) first = v;
     else if (!other) other = v;
   }
+  return {first, other};
+}
+
+// A pointwise op's result: its tensor operands broadcast together (a scalar operand broadcasts as 0-dim),
+// in the dtype of pointwiseOperandDtype (bool for a comparison).
+Type pointwiseType(const Node* n) {
+  std::optional<Sizes> sizes = sizesOf(n->input(0));
+  for (size_t i = 1; i < n->inputs().size(); ++i)
+    if (n->input(i)->type().isTensor()) sizes = broadcast(sizes, sizesOf(n->input(i)));
+  const Value* first = promotedOperands(n).first;
   Type t = tensorLike((first ? first : n->input(0))->type(), sizes);
-  if (!first) t.dtype = DType::Float32;
-  if (first && other) t = promoted(t, first, other);
-  if (isComparison(n->kind())) t.dtype = DType::Bool;
+  t.dtype = isComparison(n->kind()) ? std::optional(DType::Bool) : pointwiseOperandDtype(n);
   return t;
 }
+
+}  // namespace
+
+std::optional<DType> pointwiseOperandDtype(const Node* n) {
+  auto [first, other] = promotedOperands(n);
+  if (!first) return DType::Float32;
+  return other ? promoted(first->type(), first, other).dtype : first->type().dtype;
+}
+
+namespace {
 
 Type outputType(const Node* n, size_t k) {
   auto in = [&](size_t i) { return n->input(i); };

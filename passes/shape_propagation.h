@@ -11,6 +11,11 @@ namespace gj {
 /// Result: %y : Float(3, 5) = aten::mm(%x, %w)
 bool propagateShapes(Graph& g);
 
+/// The dtype a pointwise node's tensor operands promote to (PyTorch's type promotion; a condition operand,
+/// where's or masked_fill's, takes no part; float for where of two scalars): its result's dtype, but for a
+/// comparison's, which is bool. nullopt when a dtype or rank it depends on is unknown.
+std::optional<DType> pointwiseOperandDtype(const Node* n);
+
 /// The types a user wrote, checked by propagating them (on a copy; g is unchanged): a gj::Error at the
 /// first node, with its file:line:col, whose operands' known sizes its op cannot take (a GEMM's rank or
 /// inner sizes, linear's features or bias, a broadcast) or whose declared output type contradicts what
