@@ -77,4 +77,15 @@ std::optional<uint64_t> runQueueWaitNs() {
   return sum;
 }
 
+std::string describeMachine() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  return "Machine: " + model + ", " + std::to_string(availableCores()) + " cores available";
+}
+
 }  // namespace gj::bench

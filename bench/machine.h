@@ -3,12 +3,16 @@
 // a run, and the time this process's threads spent runnable but waiting for a CPU during one.
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace gj::bench {
 
 /// The cores that other processes kept busy over `sampleMs` (this process's own use subtracted), from
 /// /proc/stat; nullopt where /proc cannot be read.
 std::optional<double> otherProcessesBusyCores(int sampleMs = 300);
+
+/// "Machine: <CPU model name>, N cores available" (from /proc/cpuinfo), for benchmark reports.
+std::string describeMachine();
 
 /// The CPUs this process may run on.
 int availableCores();

@@ -49,8 +49,10 @@ static std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> differenti
   for (auto& [node, grad] : raw) {
     auto g = std::make_shared<Gradient>(*grad);
     for (Graph* sub : {g->forward.get(), g->backward.get()})
-      run(p, *sub, {"shape-propagation", "constant-propagation", "peephole", "cse", "batch-mm", "dce",
-                    "shape-propagation", "contiguous-operands"},
+      // Shapes again once constants are folded: a gradient's split sizes are computed from sizes until
+      // then, and batch-mm needs its pieces' sizes (a lower layer's weight gradients).
+      run(p, *sub, {"shape-propagation", "constant-propagation", "peephole", "shape-propagation", "cse", "batch-mm",
+                    "dce", "shape-propagation", "contiguous-operands"},
           o);
     out.emplace_back(node, g);
   }

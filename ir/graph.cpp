@@ -5,6 +5,10 @@
 
 namespace gj {
 
+// Note [Order keys]: the gap an appended node leaves after its predecessor, and the return node's key.
+constexpr int64_t kOrderStep = int64_t{1} << 20;
+constexpr int64_t kOrderEnd = int64_t{1} << 62;
+
 Type constantType(const ConstantValue& v) {
   switch (v.index()) {
     case 0: return Type::of(TypeKind::None);
@@ -26,24 +30,37 @@ bool opHasSubgraph(OpKind k) {
 
 Graph* Value::graph() const { return node_->graph(); }
 
+// A name's base (the text before a numeric ".N" suffix) and N (0 without one).
+static std::pair<std::string, size_t> splitSuffix(const std::string& name) {
+  size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot + 1 == name.size() || name.size() - dot > 18 ||
+      !std::all_of(name.begin() + dot + 1, name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return {name, 0};
+  return {name.substr(0, dot), std::stoull(name.substr(dot + 1))};
+}
+
 Value* Value::setName(std::string name) {
   Graph* g = graph();
-  if (!name_.empty()) g->names_.erase(name_);
+  if (!name_.empty()) {
+    g->names_.erase(name_);
+    // Keep Graph::suffixHint_ a lower bound of the free suffixes.
+    auto [base, k] = splitSuffix(name_);
+    if (auto it = g->suffixHint_.find(base); k > 0 && it != g->suffixHint_.end() && k < it->second) it->second = k;
+  }
   if (name.empty()) {
     name_.clear();
     return this;
   }
   if (g->names_.count(name)) {
-    // Keep the base (text before a numeric ".N" suffix) and find a free suffix.
-    std::string base = name;
-    size_t dot = base.rfind('.');
-    if (dot != std::string::npos && dot + 1 < base.size() &&
-        std::all_of(base.begin() + dot + 1, base.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      base.resize(dot);
-    for (size_t k = 1;; ++k) {
+    // Keep the base and take the smallest free suffix, searching from the hint: every suffix below it is
+    // taken, so copying a value N times costs N lookups, not N^2 / 2.
+    std::string base = splitSuffix(name).first;
+    size_t& hint = g->suffixHint_.try_emplace(base, 1).first->second;
+    for (size_t k = hint;; ++k) {
       std::string candidate = base + "." + std::to_string(k);
       if (!g->names_.count(candidate)) {
         name = candidate;
+        hint = k + 1;
         break;
       }
     }
@@ -153,6 +170,14 @@ void Node::insertBefore(Node* n) {
   next_ = n;
   prev_->next_ = this;
   n->prev_ = this;
+  // Note [Order keys]: after the predecessor by a step when that leaves room, else halfway.
+  const int64_t lo = prev_->order_, hi = n->order_;
+  if (hi - lo > kOrderStep)
+    order_ = lo + kOrderStep;
+  else if (hi - lo > 1)
+    order_ = lo + (hi - lo) / 2;
+  else
+    owningBlock_->orderStale_ = true;
 }
 
 void Node::insertAfter(Node* n) {
@@ -174,9 +199,8 @@ void Node::moveBefore(Node* n) {
 
 bool Node::isBefore(const Node* other) const {
   IR_CHECK(owningBlock_ == other->owningBlock_) << "isBefore across blocks";
-  for (const Node* n = next_; n; n = n->next_)
-    if (n == other) return true;
-  return false;
+  if (owningBlock_->orderStale_) owningBlock_->renumber();
+  return order_ < other->order_;
 }
 
 // ---- Block ----
@@ -189,6 +213,8 @@ Block::Block(Graph* g, Node* owner) : graph_(g), owningNode_(owner) {
   param_->owningBlock_ = return_->owningBlock_ = this;
   param_->next_ = return_;
   return_->prev_ = param_;
+  param_->order_ = 0;
+  return_->order_ = kOrderEnd;
   g->nodes_.push_back(std::move(p));
   g->nodes_.push_back(std::move(r));
 }
@@ -213,6 +239,16 @@ Value* Block::insertInput(size_t i, Type t, std::string name) {
 void Block::eraseInput(size_t i) { param_->eraseOutput(i); }
 void Block::registerOutput(Value* v) { return_->addInput(v); }
 void Block::eraseOutput(size_t i) { return_->removeInput(i); }
+
+void Block::renumber() const {
+  int64_t key = 0;
+  for (Node* n = param_; n != return_; n = n->next_) {
+    n->order_ = key;
+    key += kOrderStep;
+  }
+  IR_CHECK(key < kOrderEnd) << "a block of over 2^42 nodes";
+  orderStale_ = false;
+}
 
 Node* Block::append(Node* n) {
   n->insertBefore(return_);

@@ -120,7 +120,8 @@ class Node {
   void insertBefore(Node* n);
   void insertAfter(Node* n);
   void moveBefore(Node* n);
-  /// True when this node comes earlier than `other` in the same block.
+  /// True when this node comes earlier than `other` in the same block. Amortized O(1): nodes carry order
+  /// keys (below).
   bool isBefore(const Node* other) const;
 
  private:
@@ -138,6 +139,10 @@ class Node {
   Block* owningBlock_ = nullptr;
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
+  // Note [Order keys]: keys increase along a block, so isBefore compares two numbers. An inserted node
+  // takes a key between its neighbours' (kOrderStep after its predecessor when appended); where no key
+  // fits, the block is marked stale and renumbered on its next isBefore, in one pass.
+  mutable int64_t order_ = 0;
   ConstantValue constant_;
   std::shared_ptr<Graph> subgraph_;
   SourceLoc loc_;
@@ -185,8 +190,10 @@ class Block {
   friend class Graph;
   friend class Node;
   Block(Graph* g, Node* owner);
+  void renumber() const;  // Note [Order keys]
   Graph* graph_;
   Node* owningNode_;
+  mutable bool orderStale_ = false;
   Node* param_;
   Node* return_;
 };
@@ -243,6 +250,7 @@ class Graph {
   std::vector<std::unique_ptr<Value>> values_;
   std::vector<std::unique_ptr<Block>> blocks_;
   std::unordered_map<std::string, Value*> names_;
+  std::unordered_map<std::string, size_t> suffixHint_;  ///< base name -> every ".N" below it is taken
   Block* top_;
 };
 

@@ -10,45 +10,52 @@ namespace gj {
 
 namespace {
 
-// Dependencies inside one block: ancestors[i] holds the positions of the nodes that node i depends on.
-class Reachability {
+// Which of `members` (nodes of block b) each node from the earliest member to the latest depends on: one
+// bit per member, propagated along that span (nothing before the earliest member can depend on one), so
+// a group costs the span it covers, not the block.
+class MemberDependencies {
  public:
-  explicit Reachability(Block* b) {
-    for (Node* n : *b) {
-      pos_[n] = nodes_.size();
-      nodes_.push_back(n);
+  MemberDependencies(Block* b, const std::vector<Node*>& members) : words_((members.size() + 63) / 64) {
+    Node* first = members[0];
+    Node* last = members[0];
+    for (Node* m : members) {
+      if (m->isBefore(first)) first = m;
+      if (last->isBefore(m)) last = m;
     }
-    words_ = (nodes_.size() + 63) / 64;
-    bits_.assign(nodes_.size() * words_, 0);
-    for (size_t i = 0; i < nodes_.size(); ++i)
-      for (Value* v : allUses(nodes_[i])) {
-        Node* def = ancestorIn(v->node(), b);
-        if (!def || !pos_.count(def)) continue;
-        size_t j = pos_.at(def);
-        bits_[i * words_ + j / 64] |= uint64_t{1} << (j % 64);
-        for (size_t w = 0; w < words_; ++w) bits_[i * words_ + w] |= bits_[j * words_ + w];
-      }
+    for (size_t i = 0; i < members.size(); ++i) member_[members[i]] = i;
+    std::vector<uint64_t> bits(words_);
+    auto read = [&](Value* v) {
+      Node* def = v->node();
+      if (def->owningBlock() != b) def = ancestorIn(def, b);
+      auto it = def ? index_.find(def) : index_.end();
+      if (it == index_.end()) return;
+      for (size_t w = 0; w < words_; ++w) bits[w] |= masks_[it->second * words_ + w];
+      if (auto m = member_.find(def); m != member_.end()) bits[m->second / 64] |= uint64_t{1} << (m->second % 64);
+    };
+    for (Node* n = first;; n = n->next()) {
+      std::fill(bits.begin(), bits.end(), 0);
+      if (n->blocks().empty())
+        for (Value* v : n->inputs()) read(v);
+      else
+        for (Value* v : allUses(n)) read(v);
+      index_.emplace(n, index_.size());
+      masks_.insert(masks_.end(), bits.begin(), bits.end());
+      if (n == last) break;
+    }
   }
-  bool dependsOn(Node* a, Node* b) const {
-    size_t i = pos_.at(a), j = pos_.at(b);
-    return bits_[i * words_ + j / 64] >> (j % 64) & 1;
+  /// True when member a depends on member c.
+  bool dependsOn(Node* a, Node* c) const {
+    const size_t j = member_.at(c);
+    return masks_[index_.at(a) * words_ + j / 64] >> (j % 64) & 1;
   }
-  size_t position(Node* n) const { return pos_.at(n); }
 
  private:
-  std::vector<Node*> nodes_;
-  std::unordered_map<Node*, size_t> pos_;
-  size_t words_ = 0;
-  std::vector<uint64_t> bits_;
+  size_t words_;
+  std::unordered_map<const Node*, size_t> member_, index_;
+  std::vector<uint64_t> masks_;  // words_ per node of the span, in order
 };
 
-// The position of every node of `b`, its param node first (0). Rewrites that insert or move nodes make a
-// map stale; each takes a fresh one.
-std::unordered_map<const Node*, size_t> positionsIn(Block* b) {
-  std::unordered_map<const Node*, size_t> pos{{b->paramNode(), 0}};
-  for (Node* n : *b) pos.emplace(n, pos.size());
-  return pos;
-}
+bool programOrder(const Node* a, const Node* c) { return a->isBefore(c); }
 
 // The node of `b` that defines `v` or holds its definition; b's param node for block inputs and for values
 // from outside b.
@@ -105,13 +112,12 @@ void hoistCone(Value* v, Node* point, Block* b) {
 // Replaces the independent mm nodes `chosen`, which share operand `sharedSide` (1: the right operand), by
 // one product of their other operands concatenated, split back into pieces.
 void mergeSide(Block* b, const std::vector<Node*>& chosen, int sharedSide) {
-  auto pos = positionsIn(b);
   // Insert before the first use of any chosen output (or the last chosen node when they are unused).
-  Node* point = *std::max_element(chosen.begin(), chosen.end(), [&](Node* a, Node* c) { return pos[a] < pos[c]; });
+  Node* point = *std::max_element(chosen.begin(), chosen.end(), programOrder);
   for (Node* n : chosen)
     for (const Use& u : n->output()->uses()) {
       Node* user = ancestorIn(u.user, b);
-      if (user && user->kind() != OpKind::Return && pos[user] < pos[point]) point = user;
+      if (user && user->kind() != OpKind::Return && user->isBefore(point)) point = user;
     }
   for (Node* n : chosen) hoistCone(n->input(1 - sharedSide), point, b);
   Graph* g = b->graph();
@@ -140,7 +146,8 @@ void mergeSide(Block* b, const std::vector<Node*>& chosen, int sharedSide) {
 // Merges the mm nodes of `group`, which share operand `sharedSide`, that are independent of each other and
 // have static sizes: in program order, in chunks of at most kBatchChunkElements (a product, or the operand
 // concatenated for it), each placed before the first use of its own results.
-bool batchSide(Block* b, const std::vector<Node*>& group, int sharedSide, const Reachability& r) {
+bool batchSide(Block* b, const std::vector<Node*>& group, int sharedSide) {
+  MemberDependencies r(b, group);
   std::vector<Node*> chosen;
   for (Node* n : group) {
     bool independent = true;
@@ -150,7 +157,7 @@ bool batchSide(Block* b, const std::vector<Node*>& group, int sharedSide, const 
     if (independent && staticSizes(n->input(1 - sharedSide))) chosen.push_back(n);
   }
   if (chosen.size() < 2) return false;
-  std::sort(chosen.begin(), chosen.end(), [&](Node* a, Node* c) { return r.position(a) < r.position(c); });
+  std::sort(chosen.begin(), chosen.end(), programOrder);
   std::vector<int64_t> sizes;
   for (Node* n : chosen) sizes.push_back(std::max(numElements(n->input(1 - sharedSide)), numElements(n->output())));
   bool changed = false;
@@ -286,14 +293,16 @@ bool batchTree(Node* root) {
   std::vector<bool> taken(terms.size(), false);
   std::vector<Chunk> chunks = existingRowConcatenations(root, terms, taken);
   // The rest in the order their operands become available, in runs of bounded size.
-  auto pos = positionsIn(b);
   auto ready = [&](const Term& t) {
-    return std::max(pos.at(definitionIn(t.left, b)), pos.at(definitionIn(t.right, b)));
+    Node* l = definitionIn(t.left, b);
+    Node* r = definitionIn(t.right, b);
+    return l->isBefore(r) ? r : l;
   };
   std::vector<size_t> rest;
   for (size_t i = 0; i < terms.size(); ++i)
     if (!taken[i]) rest.push_back(i);
-  std::stable_sort(rest.begin(), rest.end(), [&](size_t x, size_t y) { return ready(terms[x]) < ready(terms[y]); });
+  std::stable_sort(rest.begin(), rest.end(),
+                   [&](size_t x, size_t y) { return ready(terms[x])->isBefore(ready(terms[y])); });
   std::vector<int64_t> elements;
   for (size_t i : rest) elements.push_back(std::max(numElements(terms[i].left), numElements(terms[i].right)));
   for (auto [begin, end] : chunkRuns(elements)) chunks.push_back({std::vector<size_t>(rest.begin() + begin, rest.begin() + end)});
@@ -309,14 +318,13 @@ bool batchTree(Node* root) {
       kept.insert(terms[c.terms[0]].mm);
       continue;
     }
-    pos = positionsIn(b);
     Node* last = c.rightRows ? c.rightRows->node() : b->paramNode();
     std::vector<Value*> lefts, rights;
     for (size_t i : c.terms) {
       lefts.push_back(terms[i].left);
       rights.push_back(terms[i].right);
       for (Value* v : {terms[i].left, terms[i].right})
-        if (Node* def = definitionIn(v, b); pos.at(def) > pos.at(last)) last = def;
+        if (Node* def = definitionIn(v, b); last->isBefore(def)) last = def;
     }
     Node* at = last->next();
     Value* lhs = emitBefore(at, OpKind::Cat, {emitBefore(at, OpKind::ListConstruct, lefts, list),
@@ -329,9 +337,7 @@ bool batchTree(Node* root) {
   }
 
   // Summed in the order the products are made.
-  pos = positionsIn(b);
-  std::sort(products.begin(), products.end(),
-            [&](Value* x, Value* y) { return pos.at(x->node()) < pos.at(y->node()); });
+  std::sort(products.begin(), products.end(), [](Value* x, Value* y) { return x->node()->isBefore(y->node()); });
   Value* sum = products[0];
   for (size_t k = 1; k < products.size(); ++k) {
     Node* at = products[k]->node()->next();
@@ -344,13 +350,72 @@ bool batchTree(Node* root) {
   return true;
 }
 
+// The terms of the sum rooted at `n`: aten::add nodes of `b` with alpha 1 (below the root, each used
+// once) down to values of the root's static sizes and dtype (a broadcasting add is not a term's sum).
+// False when an add broadcasts or a term's sizes are unknown.
+bool collectTerms(Node* n, const Type& t, bool root, std::vector<Node*>& adds, std::vector<Value*>& terms) {
+  adds.push_back(n);
+  for (Value* in : {n->input(0), n->input(1)}) {
+    Node* def = in->node();
+    if (def->kind() == OpKind::Add && def->owningBlock() == n->owningBlock() && in->uses().size() == 1 &&
+        isConstantEqual(def->input(2), 1.0)) {
+      if (!collectTerms(def, t, false, adds, terms)) return false;
+      continue;
+    }
+    if (!staticSizes(in) || in->type().sizes != t.sizes || in->type().dtype != t.dtype) return false;
+    terms.push_back(in);
+  }
+  return true;
+}
+
+// A long sum of same-sized tensors, x1 + x2 + ... + xn (a tree of adds with alpha 1, at least
+// kMinStackedTerms terms), becomes few reductions sum(stack([x1, x2, ...]), [0]): a backward accumulates a
+// bias's gradient over 100 time steps one add at a time, which fusion would make one kernel of 100 inputs
+// per bias (compiled again for every depth and length). As in batchTree, the terms are taken in the order
+// they become available, in chunks of at most kBatchChunkElements, each reduced as soon as its terms exist
+// and the chunks summed as they come.
+bool batchSum(Node* root) {
+  if (root->kind() != OpKind::Add || isSumOperand(root) || !isConstantEqual(root->input(2), 1.0)) return false;
+  const Type& t = root->output()->type();
+  if (!staticSizes(root->output()) || !t.dtype || !isFloating(*t.dtype)) return false;
+  std::vector<Node*> adds;
+  std::vector<Value*> terms;
+  if (!collectTerms(root, t, true, adds, terms) || terms.size() < kMinStackedTerms) return false;
+  Block* b = root->owningBlock();
+  std::stable_sort(terms.begin(), terms.end(),
+                   [&](Value* x, Value* y) { return definitionIn(x, b)->isBefore(definitionIn(y, b)); });
+  std::vector<int64_t> elements(terms.size(), numElements(root->output()));
+  std::vector<Value*> partials;
+  for (auto [begin, end] : chunkRuns(elements)) {
+    if (end - begin == 1) {
+      partials.push_back(terms[begin]);
+      continue;
+    }
+    std::vector<Value*> chunk(terms.begin() + begin, terms.begin() + end);
+    Node* at = definitionIn(chunk.back(), b)->next();
+    Value* stacked = emitBefore(at, OpKind::Stack, {emitBefore(at, OpKind::ListConstruct, chunk, Type::of(TypeKind::TensorList)),
+                                                    constantBefore(at, int64_t{0})});
+    partials.push_back(emitBefore(at, OpKind::SumDim, {stacked, constantBefore(at, std::vector<int64_t>{0}),
+                                                       constantBefore(at, false)}, t));
+  }
+  Value* sum = partials[0];
+  for (size_t k = 1; k < partials.size(); ++k) {
+    Node* later = definitionIn(partials[k], b);
+    if (later->isBefore(definitionIn(sum, b))) later = definitionIn(sum, b);
+    Node* at = later->next();
+    sum = emitBefore(at, OpKind::Add, {sum, partials[k], constantBefore(at, int64_t{1})}, t);
+  }
+  root->graph()->replaceValue(root->output(), sum);
+  for (Node* a : adds) root->graph()->erase(a);  // pre-order: each add's one use (its parent) is gone before it
+  return true;
+}
+
 bool batchBlock(Block* b) {
   bool changed = false;
   for (Node* n : b->nodesList())
     for (Block* inner : n->blocks()) changed |= batchBlock(inner);
   // Side: group mm by shared right operand, then by shared left operand.
   for (int side : {1, 0}) {
-    Reachability r(b);
     std::unordered_map<Value*, std::vector<Node*>> groups;
     std::vector<Value*> order;
     for (Node* n : *b)
@@ -360,12 +425,9 @@ bool batchBlock(Block* b) {
         grp.push_back(n);
       }
     for (Value* shared : order)
-      if (groups[shared].size() >= 2 && batchSide(b, groups[shared], side, r)) {
-        changed = true;
-        r = Reachability(b);
-      }
+      if (groups[shared].size() >= 2) changed |= batchSide(b, groups[shared], side);
   }
-  for (Node* n : b->nodesList()) changed |= batchTree(n);
+  for (Node* n : b->nodesList()) changed |= batchTree(n) || batchSum(n);
   return changed;
 }
 

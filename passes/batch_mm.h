@@ -6,7 +6,8 @@ namespace gj {
 /// Turns many matrix multiplies into fewer, larger ones (the idea of PyTorch's BatchMM):
 ///   side: independent mm(x_i, W) sharing W  -> mm(cat(x_i, 0), W), split by rows
 ///         (and sharing the left operand: mm(X, w_i) -> mm(X, cat(w_i, 1)), split by columns);
-///   tree: add(mm(a, b), mm(c, d))           -> mm(cat([a, c], 1), cat([b, d], 0)).
+///   tree: add(mm(a, b), mm(c, d))           -> mm(cat([a, c], 1), cat([b, d], 0));
+///   sum:  x1 + x2 + ... + xn (n >= kMinStackedTerms, same sizes) -> sum(stack([x1, ..., xn]), [0]).
 /// Needs static sizes on the operands (run shape propagation first). Returns true if g changed.
 ///
 /// Batches are made in chunks of at most kBatchChunkElements elements per product or concatenated
@@ -16,6 +17,9 @@ namespace gj {
 /// steps' gate gradients exist, which are then freed). A GEMM of 1600 rows runs at the rate of one of
 /// 6400 (bench/results/gemm-cpu.md); the memory of the whole batch does not have to exist at once.
 bool batchMatmuls(Graph& g);
+
+/// The fewest terms of a sum that batching stacks (shorter sums are left to fusion).
+inline constexpr size_t kMinStackedTerms = 16;
 
 /// The most elements (16 MiB of float32) of one batched product or of one operand concatenated for it.
 inline constexpr int64_t kBatchChunkElements = int64_t{1} << 22;

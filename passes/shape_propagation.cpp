@@ -152,9 +152,29 @@ std::optional<Type> appendedElement(const Value* list, int depth = 0) {
   return std::nullopt;
 }
 
+// The elements of a list built by a chain of prim::ListAppend onto a prim::ListConstruct (an unrolled
+// loop's), in order; nullopt for any other list.
+std::optional<std::vector<const Value*>> appendChain(const Value* list) {
+  std::vector<const Value*> appended;
+  const Node* src = list->node();
+  for (; src->kind() == OpKind::ListAppend; src = src->input(0)->node()) appended.push_back(src->input(1));
+  if (src->kind() != OpKind::ListConstruct) return std::nullopt;
+  std::vector<const Value*> out(src->inputs().begin(), src->inputs().end());
+  out.insert(out.end(), appended.rbegin(), appended.rend());
+  return out;
+}
+
 // Output types of the tensors stacked or concatenated from `list` along d.
 std::optional<Sizes> stackCat(const Value* list, std::optional<int64_t> dim, bool stack) {
   const Node* src = list->node();
+  if (stack && src->kind() == OpKind::ListAppend && dim)
+    if (auto elems = appendChain(list); elems && !elems->empty())
+      if (auto first = sizesOf(elems->front()))
+        if (auto d = normDim(dim, static_cast<int64_t>(first->size()) + 1)) {
+          Sizes out = *first;
+          out.insert(out.begin() + *d, static_cast<int64_t>(elems->size()));
+          return out;
+        }
   if (stack && src->kind() != OpKind::ListConstruct && dim) {
     // A list grown by appends: the element's sizes with an unknown count.
     auto elem = appendedElement(list);
@@ -408,6 +428,12 @@ class ShapePropagator {
 
   void block(Block* b) {
     for (Node* n : *b) node(n);
+  }
+  void range(Node* first, Node* last) {
+    for (Node* n = first;; n = n->next()) {
+      node(n);
+      if (n == last) break;
+    }
   }
 
  private:
@@ -779,6 +805,12 @@ Type outputType(const Node* n, size_t k) {
 bool propagateShapes(Graph& g) {
   ShapePropagator p;
   p.block(g.block());
+  return p.changed;
+}
+
+bool propagateShapes(Node* first, Node* last) {
+  ShapePropagator p;
+  p.range(first, last);
   return p.changed;
 }
 

@@ -10,6 +10,9 @@ namespace gj {
 /// Given:  %x : Float(3, 4), %w : Float(4, 5) ; %y : Tensor = aten::mm(%x, %w)
 /// Result: %y : Float(3, 5) = aten::mm(%x, %w)
 bool propagateShapes(Graph& g);
+/// The same over the nodes from `first` to `last` of one block, in order, reading the types around them as
+/// they are: for a pass that made those nodes and needs their types before the next whole propagation.
+bool propagateShapes(Node* first, Node* last);
 
 /// The dtype a pointwise node's tensor operands promote to (PyTorch's type promotion; a condition operand,
 /// where's or masked_fill's, takes no part; float for where of two scalars): its result's dtype, but for a

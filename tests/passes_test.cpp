@@ -336,7 +336,9 @@ TEST(UnrollLoops, UnrollsAConstantTripCountCompletely) {
   )");
 }
 
-TEST(UnrollLoops, UnrollsADynamicTripCountByAFactor) {
+// A loop over more steps than full unrolling takes (eleven, read from a size, against a limit of eight) is
+// unrolled by a factor: a main loop of eight copies, then the remainder.
+TEST(UnrollLoops, UnrollsALoopOverTheFullLimitByAFactor) {
   const char* ir = R"IR(graph(%x : Double(3), %s : Double(11, 2)):
   %zero : int = prim::Constant[value=0]()
   %t : bool = prim::Constant[value=1]()
@@ -347,7 +349,7 @@ TEST(UnrollLoops, UnrollsADynamicTripCountByAFactor) {
       -> (%t, %b)
   return (%y)
 )IR";
-  auto after = checkPass(ir, "unroll-loops", R"(
+  auto after = checkPass(ir, "unroll-loops<full=8;by=8>", R"(
     CHECK: aten::floordiv(%n
     CHECK: aten::remainder(%n
     CHECK: prim::Loop
@@ -358,6 +360,44 @@ TEST(UnrollLoops, UnrollsADynamicTripCountByAFactor) {
   size_t tanhs = 0;
   for (size_t p = text.find("aten::tanh"); p != std::string::npos; p = text.find("aten::tanh", p + 1)) ++tanhs;
   EXPECT_EQ(tanhs, 9u);  // 8 copies in the main loop, 1 in the remainder loop
+}
+
+// A stacked RNN's loops: the second runs over the unbound stack of the first's results, a trip count known
+// only once the first is unrolled and its results' types propagated. One walk of the pass unrolls both.
+TEST(UnrollLoops, UnrollsAChainOfLoopsInOneWalk) {
+  auto after = checkPass(R"IR(graph(%x : Double(4, 3)):
+  %zero : int = prim::Constant[value=0]()
+  %t : bool = prim::Constant[value=1]()
+  %xs : Tensor[] = aten::unbind(%x, %zero)
+  %n : int = aten::len(%xs)
+  %empty : Tensor[] = prim::ListConstruct()
+  %l1 : Tensor[] = prim::Loop(%n, %t, %empty)
+    block0(%i : int, %acc : Tensor[]):
+      %xi : Tensor = aten::__getitem__(%xs, %i)
+      %h : Tensor = aten::tanh(%xi)
+      %acc2 : Tensor[] = prim::ListAppend(%acc, %h)
+      -> (%t, %acc2)
+  %s1 : Tensor = aten::stack(%l1, %zero)
+  %hs : Tensor[] = aten::unbind(%s1, %zero)
+  %m : int = aten::len(%hs)
+  %l2 : Tensor[] = prim::Loop(%m, %t, %empty)
+    block0(%j : int, %acc3 : Tensor[]):
+      %hj : Tensor = aten::__getitem__(%hs, %j)
+      %y : Tensor = aten::sigmoid(%hj)
+      %acc4 : Tensor[] = prim::ListAppend(%acc3, %y)
+      -> (%t, %acc4)
+  %s2 : Tensor = aten::stack(%l2, %zero)
+  return (%s2)
+)IR",
+                         "unroll-loops", R"(
+    CHECK: %s1 : Double(4, 3) = aten::stack
+    CHECK-NOT: prim::Loop
+    CHECK: aten::sigmoid
+  )");
+  std::string text = printIR(*after);
+  size_t sigmoids = 0;
+  for (size_t p = text.find("aten::sigmoid"); p != std::string::npos; p = text.find("aten::sigmoid", p + 1)) ++sigmoids;
+  EXPECT_EQ(sigmoids, 4u);
 }
 
 TEST(LoopInvariantCodeMotion, HoistsTheTransposedWeight) {
@@ -584,6 +624,30 @@ TEST(BatchMM, ASumOfProductsReadsAConcatenationOfItsRightOperandsTheGraphHas) {
   )");
   EXPECT_EQ(countOf(*after, OpKind::Cat), 2u);
   EXPECT_TRUE(verify(*after).empty());
+}
+
+// A bias gradient accumulated over twenty steps, one add at a time (with a shorter sum beside it, which
+// stays): the terms are stacked and reduced once, after the last of them, and the result is the same.
+TEST(BatchMM, ALongSumOfSameSizedTensorsBecomesOneReductionOfTheirStack) {
+  std::string ir = "graph(%x : Double(3, 5)):\n  %one : int = prim::Constant[value=1]()\n";
+  ir += "  %g1 : Double(3, 5) = aten::tanh(%x)\n  %s1 : Double(3, 5) = aten::sigmoid(%g1)\n";
+  for (int i = 2; i <= 20; ++i)
+    ir += fmt::format("  %g{0} : Double(3, 5) = aten::tanh(%g{1})\n"
+                      "  %s{0} : Double(3, 5) = aten::add(%s{1}, %g{0}, %one)\n", i, i - 1);
+  ir += "  %short : Double(3, 5) = aten::add(%g1, %g2, %one)\n  return (%s20, %short)\n";
+  auto after = checkPass(ir, "batch-mm", "CHECK: %g20 : Double(3, 5) = aten::tanh(%g19)\n"
+                                         "CHECK: prim::ListConstruct(%s1, " + valueList("g", 2, 20) + R"()
+    CHECK: %[[ST:.*]] : Tensor = aten::stack
+    CHECK: %s20 : Double(3, 5) = aten::sum(%[[ST]]
+    CHECK: %short : Double(3, 5) = aten::add(%g1, %g2
+  )");
+  EXPECT_EQ(countOf(*after, OpKind::Add), 1u);
+  EXPECT_TRUE(verify(*after).empty());
+  auto in = randomFor(*after, 5);
+  auto ref = Interpreter(*parseIR(ir)).run(in);
+  auto got = Interpreter(*after).run(in);
+  EXPECT_LT(test::relError(got[0].toTensor(), ref[0].toTensor()), 1e-14);
+  EXPECT_EQ(test::relError(got[1].toTensor(), ref[1].toTensor()), 0.0);
 }
 
 // Every step of an unrolled RNN multiplies by the same transposed weight: one row-major copy, read by all.
