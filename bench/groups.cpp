@@ -140,6 +140,9 @@ std::string functionInfo(const Function& f) {
   std::string info = fmt::format("passes {:.0f}ms, jit {:.0f}ms, {} group{}, {} specialization{}", s.passMs,
                                  s.compileMs, s.fusionGroups, s.fusionGroups == 1 ? "" : "s", s.specializations,
                                  s.specializations == 1 ? "" : "s");
+  if (s.kernelsCompiled)
+    info += fmt::format(", {} of {} kernel{} from the disk cache", s.kernelDiskHits, s.kernelsCompiled,
+                        s.kernelsCompiled == 1 ? "" : "s");
   if (s.guardFailures) info += fmt::format(", {} guard failures", s.guardFailures);
   if (!s.warnings.empty()) info += fmt::format(", {} warnings", s.warnings.size());
   return info;

@@ -133,6 +133,8 @@ int main(int argc, char** argv) {
   app.add_option("--fuser", fuserName, "none, old or te")->check(cli::oneOf({"none", "old", "te"}));
   app.add_option("--top", top, "passes listed per table")->check(cli::positive());
   if (auto status = cli::parse(app, argc, argv)) return *status;
+  // Cold means cold: no kernel from the persistent cache either (runtime/disk_cache.h).
+  setenv("GJ_CACHE_DIR", "off", 1);
   try {
     const FuserKind fuser = fuserFromName(fuserName);
     fmt::print("# pipeline_bench: {}, fuser {}, size {}, batch {}, backward included\n\n{}\n", cli::versionString(),

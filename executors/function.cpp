@@ -31,9 +31,9 @@ ExecutorKind executorFromName(std::string_view name) {
 std::string FunctionStats::str() const {
   std::string s = fmt::format(
       "calls {}, specializations {}, profiled runs {}, guard failures {}, re-profiles {}, fallback runs {}, "
-      "fusion groups {}, kernels {}, kernel runs {}, refused {}, compile {:.1f} ms, passes {:.1f} ms",
+      "fusion groups {}, kernels {} ({} from disk), kernel runs {}, refused {}, compile {:.1f} ms, passes {:.1f} ms",
       calls, specializations, profiledRuns, guardFailures, reprofiles, fallbackRuns, fusionGroups, kernelsCompiled,
-      kernelRuns, kernelRefusals, compileMs, passMs);
+      kernelDiskHits, kernelRuns, kernelRefusals, compileMs, passMs);
   for (const std::string& w : warnings) s += "\n  warning: " + w;
   for (const auto& [reason, n] : guardFailureReasons) s += fmt::format("\n  guard failed {}x: {}", n, reason);
   return s;
@@ -70,6 +70,7 @@ void Executor::noteBuilt(const Plan& p) {
   stats_.fusionGroups += p.fusion.groups;
   stats_.kernelsCompiled += p.fusion.kernelsCompiled;
   stats_.kernelCacheHits += p.fusion.cacheHits;
+  stats_.kernelDiskHits += p.fusion.diskHits;
   stats_.compileMs += p.fusion.compileMs;
   kernelRuns_.push_back(p.fusion.runs);
   for (const std::string& w : p.fusion.warnings) {

@@ -56,6 +56,7 @@ struct FunctionStats {
   int64_t fusionGroups = 0;
   int64_t kernelsCompiled = 0;
   int64_t kernelCacheHits = 0;     ///< kernels found compiled already (the process-wide cache)
+  int64_t kernelDiskHits = 0;      ///< of kernelsCompiled, those whose code came from the persistent cache
   int64_t kernelRuns = 0;          ///< fused kernel launches that ran, forward and backward
   int64_t kernelRefusals = 0;      ///< launches a kernel refused (other input sizes): its group ran unfused
   double compileMs = 0;            ///< kernel compilation

@@ -1,6 +1,7 @@
 #include "fusers/fuser.h"
 
 #include "passes/util.h"
+#include "runtime/disk_cache.h"
 #include "runtime/cpu/ops.h"
 #include "support/error.h"
 
@@ -101,11 +102,7 @@ struct KernelCache {
 // A kernel's symbol: the prefix and a hash (FNV-1a, 64 bits) of its cache key. Unique in the process-wide
 // JIT session, since each key compiles once, and the same in every process, so that a kernel's text is
 // too (dumps compare across runs; the emulated driver's host builds are found on disk again).
-uint64_t keyHash(const std::string& key) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char ch : key) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
+uint64_t keyHash(const std::string& key) { return fnv1a64(key); }
 
 // `generation` counts earlier builds of the key in this process: a key built again after the cache
 // dropped it gets a name of its own, since a plan may still hold the first build's code under the first.
@@ -146,7 +143,9 @@ std::shared_ptr<const CompiledKernel> compileOne(const Graph& sub, const FuserOp
   auto t0 = std::chrono::steady_clock::now();
   try {
     if (opts.beforeBuild) opts.beforeBuild();
+    const int64_t diskHitsBefore = diskCacheHitsOnThisThread();
     std::shared_ptr<const CompiledKernel> k = group.build(symbolName(symbolPrefix, key, generation));
+    report.diskHits += diskCacheHitsOnThisThread() > diskHitsBefore;
     report.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     ++report.kernelsCompiled;
     building.set_value(k);

@@ -88,6 +88,7 @@ struct FusionReport {
   int64_t groups = 0;
   int64_t kernelsCompiled = 0;  ///< new compilations (cache misses)
   int64_t cacheHits = 0;
+  int64_t diskHits = 0;         ///< of kernelsCompiled, those whose code came from the persistent cache
   double compileMs = 0;
   std::vector<std::string> warnings;  ///< one per group that failed to compile (it runs unfused)
   /// Shared by every kernel compileGroups put in the table, which count their launches into it.

@@ -1,17 +1,21 @@
 #include "runtime/llvm_jit.h"
 
+#include "runtime/disk_cache.h"
+
 #include <fmt/format.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -28,6 +32,7 @@ struct Session {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::unique_ptr<llvm::TargetMachine> tm;
   std::string cpu;
+  std::string features;  // the host CPU's, as the target machine uses them (part of cache keys)
   std::string error;
   std::mutex optimizeMu;  // the pass pipeline shares the TargetMachine
 
@@ -41,6 +46,7 @@ struct Session {
     }
     jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
     cpu = jtmb->getCPU();
+    features = jtmb->getFeatures().getString();
     auto machine = jtmb->createTargetMachine();
     if (!machine) {
       error = llvm::toString(machine.takeError());
@@ -126,7 +132,16 @@ Result<JitCode> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_p
   llvm::raw_string_ostream vos(verifyLog);
   if (llvm::verifyModule(*m, &vos)) return Error("generated LLVM IR does not verify: " + verifyLog);
   if (!opts.dumpDir.empty()) dump(*m, opts.dumpDir + "/" + opts.dumpName + ".ll");
+  // The persistent cache's key: the module before optimization (its functions' names included) and what
+  // turns it into machine code.
+  std::string key = fmt::format("graphjit {} | LLVM {} | {} | cpu {} | {} | O3, object code v1\n", GJ_VERSION,
+                                LLVM_VERSION_STRING, s.tm->getTargetTriple().str(), s.cpu, s.features);
   {
+    llvm::raw_string_ostream os(key);
+    m->print(os, nullptr);
+  }
+  // Optimized and compiled here, not in the JIT, so that what runs is what the cache keeps.
+  auto compile = [&]() -> Result<std::string> {
     std::lock_guard<std::mutex> lock(s.optimizeMu);
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
@@ -143,19 +158,39 @@ Result<JitCode> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_p
     pb.crossRegisterProxies(lam, fam, cgam, mam);
     llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     mpm.run(*m, mam);
-  }
-  if (!opts.dumpDir.empty()) dump(*m, opts.dumpDir + "/" + opts.dumpName + ".opt.ll");
-  if (!errors.empty()) return Error("LLVM failed to optimize " + symbol + ": " + errors);
-  // The JIT owns the context from here on, past this call: machine-code diagnostics go nowhere.
-  ctx->setDiagnosticHandlerCallBack(onDiagnostic, nullptr);
+    if (!opts.dumpDir.empty()) dump(*m, opts.dumpDir + "/" + opts.dumpName + ".opt.ll");
+    if (!errors.empty()) return Error("LLVM failed to optimize " + symbol + ": " + errors);
+    llvm::SmallVector<char, 0> buffer;
+    llvm::raw_svector_ostream os(buffer);
+    llvm::legacy::PassManager codegen;
+    if (s.tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      return Error("LLVM cannot emit object code for " + s.tm->getTargetTriple().str());
+    codegen.run(*m);
+    if (!errors.empty()) return Error("LLVM failed to compile " + symbol + ": " + errors);
+    return std::string(buffer.data(), buffer.size());
+  };
   // A tracker of its own, so that the module can be removed alone when its kernel is no longer held.
-  llvm::orc::ResourceTrackerSP rt = s.jit->getMainJITDylib().createResourceTracker();
-  auto module = std::make_shared<const JitModule>(sessionPtr(), rt);
-  if (auto err = s.jit->addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-    return Error("adding a module to the LLVM JIT failed: " + llvm::toString(std::move(err)));
+  auto add = [&](const std::string& object) -> Result<std::shared_ptr<const JitModule>> {
+    llvm::orc::ResourceTrackerSP rt = s.jit->getMainJITDylib().createResourceTracker();
+    auto module = std::make_shared<const JitModule>(sessionPtr(), rt);
+    if (auto err = s.jit->addObjectFile(rt, llvm::MemoryBuffer::getMemBufferCopy(object, symbol)))
+      return Error("adding a module to the LLVM JIT failed: " + llvm::toString(std::move(err)));
+    return module;
+  };
+  // A kernel dump compiles afresh, so that it holds the optimized IR too.
+  std::optional<std::string> cached = opts.dumpDir.empty() ? diskCacheLoad("llvm-object", key) : std::nullopt;
+  Result<std::shared_ptr<const JitModule>> module = cached ? add(*cached) : Result<std::shared_ptr<const JitModule>>(Error(""));
+  if (!module) {  // not cached, or the JIT refused what was (compiled again, and the entry replaced)
+    Result<std::string> object = compile();
+    if (!object) return object.error();
+    module = add(object.value());
+    if (!module) return module.error();
+    diskCacheStore("llvm-object", key, object.value());
+  }
+  m.reset();  // before its context
   auto addr = s.jit->lookup(symbol);
   if (!addr) return Error(fmt::format("LLVM JIT: symbol {} not found: {}", symbol, llvm::toString(addr.takeError())));
-  return JitCode{addr->toPtr<void*>(), std::move(module)};
+  return JitCode{addr->toPtr<void*>(), std::move(module).value()};
 }
 
 Result<void*> jitLookup(const std::string& symbol) {

@@ -14,7 +14,7 @@ class Module;
 namespace gj {
 
 struct JitOptions {
-  std::string dumpDir;   ///< when set, write NAME.ll (before optimization) and NAME.opt.ll (after)
+  std::string dumpDir;   ///< when set, write NAME.ll (before optimization) and NAME.opt.ll (after; not for a kernel the persistent cache held)
   std::string dumpName;  ///< file name stem for dumps
 };
 
@@ -31,7 +31,9 @@ struct JitCode {
   std::shared_ptr<const JitModule> module;
 };
 
-/// Verifies `m`, optimizes it at O3 for the host CPU (AVX-512 where present), adds it to the shared
+/// Verifies `m`, optimizes it at O3 for the host CPU (AVX-512 where present) and compiles it to object
+/// code, or finds that object code in the persistent cache (runtime/disk_cache.h; keyed by the module's
+/// text, LLVM's version and the CPU and its features, and stored there on a miss), adds it to the shared
 /// LLJIT and returns the address of `symbol`. Calls to libm resolve against the process.
 Result<JitCode> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr<llvm::Module> m,
                            const std::string& symbol, const JitOptions& opts = {});

@@ -9,6 +9,12 @@ namespace gj {
 
 bool haveNvrtc() { return true; }
 
+std::string nvrtcVersionString() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "NVRTC (version unknown)";
+  return fmt::format("NVRTC {}.{}", major, minor);
+}
+
 std::vector<int> nvrtcSupportedArchs() {
   int n = 0;
   if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return {};
@@ -23,7 +29,7 @@ Result<NvrtcOutput> nvrtcCompile(const std::string& source, const std::string& n
   if (r != NVRTC_SUCCESS) return Error(fmt::format("nvrtcCreateProgram: {}", nvrtcGetErrorString(r)));
   std::string archOpt = "--gpu-architecture=" + arch;
   // No --use_fast_math: IEEE expf/tanhf, so results match the CPU paths.
-  std::vector<const char*> opts = {archOpt.c_str(), "--std=c++17"};
+  std::vector<const char*> opts = {archOpt.c_str(), kNvrtcOptions};
   r = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
   size_t logSize = 0;
   nvrtcGetProgramLogSize(prog, &logSize);

@@ -19,6 +19,12 @@ Result<NvrtcOutput> nvrtcCompile(const std::string& source, const std::string& n
 /// The compute capabilities NVRTC compiles for, as 10 * major + minor (75, 80, 90, ...), ascending.
 std::vector<int> nvrtcSupportedArchs();
 
+/// "NVRTC 13.0" (the library's own report), or "no NVRTC".
+std::string nvrtcVersionString();
+
+/// The options nvrtcCompile passes besides the architecture (part of the persistent cache's keys).
+inline constexpr const char* kNvrtcOptions = "--std=c++17";
+
 /// True when this build includes NVRTC (GJ_WITH_CUDA).
 bool haveNvrtc();
 

@@ -5,6 +5,8 @@ namespace gj {
 
 bool haveNvrtc() { return false; }
 
+std::string nvrtcVersionString() { return "no NVRTC"; }
+
 std::vector<int> nvrtcSupportedArchs() { return {}; }
 
 Result<NvrtcOutput> nvrtcCompile(const std::string&, const std::string& name, const std::string&) {

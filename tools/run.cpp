@@ -117,9 +117,10 @@ static std::string launched(const FunctionStats& before, const FunctionStats& af
 // The last line of run and check: what the optimized plan holds, and whether its fused code ran.
 static std::string planSummary(const FunctionOptions& o, const FunctionStats& s) {
   if (o.fuser == FuserKind::None) return "fuser none: no fusion groups";
-  return fmt::format("fuser {}: {} fusion groups, {} kernels ({} compiled, {} from the cache), {} fused kernel "
-                     "launches in all", fuserName(o.fuser), s.fusionGroups, s.kernelsCompiled + s.kernelCacheHits,
-                     s.kernelsCompiled, s.kernelCacheHits, s.kernelRuns);
+  return fmt::format("fuser {}: {} fusion groups, {} kernels ({} compiled, {} of them from the disk cache; {} "
+                     "from the cache), {} fused kernel launches in all", fuserName(o.fuser), s.fusionGroups,
+                     s.kernelsCompiled + s.kernelCacheHits, s.kernelsCompiled, s.kernelDiskHits, s.kernelCacheHits,
+                     s.kernelRuns);
 }
 
 // A fuser was named and made groups, yet none of its kernels ran in the optimized run: the results

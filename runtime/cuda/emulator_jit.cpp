@@ -1,9 +1,10 @@
 // The emulated driver's host builds of NVRTC sources (emulator_jit.h).
 #include "runtime/cuda/emulator_jit.h"
 
+#include "runtime/disk_cache.h"
+
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -120,11 +121,10 @@ Result<std::shared_ptr<const HostModule>> build(const std::string& source) {
   std::filesystem::create_directories(dir, ec);
   // The libraries are loaded into this process: only from a folder of this user's that no one else may
   // write to.
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || st.st_uid != getuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+  if (std::string why = privateFolderProblem(dir); !why.empty())
     return Error(fmt::format("the emulated driver's cache {} is not a folder of this user's that only it may "
-                             "write to; remove it or set GJ_EMULATOR_CACHE",
-                             dir.string()));
+                             "write to ({}); remove it or set GJ_EMULATOR_CACHE",
+                             dir.string(), why));
   const std::filesystem::path lib = dir / (key + ".so");
   if (!std::filesystem::exists(lib)) {
     // Built under a name of this process's own, then renamed: processes that build one source side by

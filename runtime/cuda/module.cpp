@@ -3,6 +3,7 @@
 
 #include "runtime/cuda/driver_api.h"
 #include "runtime/cuda/emulator_jit.h"
+#include "runtime/disk_cache.h"
 #include "runtime/nvrtc.h"
 #include "support/error.h"
 
@@ -85,13 +86,26 @@ Result<Kernel> compileKernel(const std::string& source, const std::string& entry
     return it->second;
   }
   auto start = std::chrono::steady_clock::now();
-  Result<NvrtcOutput> out = nvrtcCompile(source, entry, arch);
-  if (!out) return out.error();
-  const NvrtcOutput& o = out.value();
-  detail::setPendingModuleSource(&source);  // the emulated driver builds it for the host
-  Result<Kernel> k = loadKernel(o.cubin.empty() ? o.ptx : o.cubin, entry, entry);
-  detail::setPendingModuleSource(nullptr);
-  if (!k) return k.error();
+  // The persistent cache keeps NVRTC's image (cubin, else PTX) by source, entry, NVRTC and architecture.
+  const std::string diskKey = fmt::format("graphjit {} | {} | {} | {}\n{}", GJ_VERSION, nvrtcVersionString(), arch,
+                                          kNvrtcOptions, key);
+  auto load = [&](const std::string& image) {
+    detail::setPendingModuleSource(&source);  // the emulated driver builds it for the host
+    Result<Kernel> k = loadKernel(image, entry, entry);
+    detail::setPendingModuleSource(nullptr);
+    return k;
+  };
+  std::optional<std::string> cached = diskCacheLoad("cuda-image", diskKey);
+  Result<Kernel> k = cached ? load(*cached) : Result<Kernel>(Error("not cached"));
+  if (!k) {  // not cached, or the driver refused what was (compiled again, and the entry replaced)
+    Result<NvrtcOutput> out = nvrtcCompile(source, entry, arch);
+    if (!out) return out.error();
+    const NvrtcOutput& o = out.value();
+    const std::string& image = o.cubin.empty() ? o.ptx : o.cubin;
+    k = load(image);
+    if (!k) return k.error();
+    diskCacheStore("cuda-image", diskKey, image);
+  }
   ++c.stats.compiles;
   c.stats.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   c.kernels.emplace(std::move(key), k.value());
