@@ -101,6 +101,22 @@ std::vector<std::pair<size_t, size_t>> chunkRuns(const std::vector<int64_t>& siz
   return out;
 }
 
+// parts[0] + parts[1] + ..., added in the order the parts are made, each add right after the later of the
+// running sum and its part: a sum of terms that appear one after another is summed as they come, so
+// the early terms need not outlive the late ones.
+Value* sumAsTheyCome(std::vector<Value*> parts, Block* b, const Type& t) {
+  std::stable_sort(parts.begin(), parts.end(),
+                   [&](Value* x, Value* y) { return definitionIn(x, b)->isBefore(definitionIn(y, b)); });
+  Value* sum = parts[0];
+  for (size_t k = 1; k < parts.size(); ++k) {
+    Node* later = definitionIn(parts[k], b);
+    if (later->isBefore(definitionIn(sum, b))) later = definitionIn(sum, b);
+    Node* at = later->next();
+    sum = emitBefore(at, OpKind::Add, {sum, parts[k], constantBefore(at, int64_t{1})}, t);
+  }
+  return sum;
+}
+
 // Moves the nodes `v` depends on that sit at or after `point` (in b) in front of `point`.
 void hoistCone(Value* v, Node* point, Block* b) {
   Node* def = ancestorIn(v->node(), b);
@@ -336,14 +352,7 @@ bool batchTree(Node* root) {
     products.push_back(emitBefore(at, OpKind::Mm, {lhs, rhs}, root->output()->type()));
   }
 
-  // Summed in the order the products are made.
-  std::sort(products.begin(), products.end(), [](Value* x, Value* y) { return x->node()->isBefore(y->node()); });
-  Value* sum = products[0];
-  for (size_t k = 1; k < products.size(); ++k) {
-    Node* at = products[k]->node()->next();
-    sum = emitBefore(at, OpKind::Add, {sum, products[k], constantBefore(at, int64_t{1})}, root->output()->type());
-  }
-  g->replaceValue(root->output(), sum);
+  g->replaceValue(root->output(), sumAsTheyCome(products, b, root->output()->type()));
   for (Node* a : adds) g->erase(a);  // pre-order: each add's one use (its parent) is gone before it
   for (Node* m : mms)
     if (!kept.count(m)) g->erase(m);
@@ -398,14 +407,7 @@ bool batchSum(Node* root) {
     partials.push_back(emitBefore(at, OpKind::SumDim, {stacked, constantBefore(at, std::vector<int64_t>{0}),
                                                        constantBefore(at, false)}, t));
   }
-  Value* sum = partials[0];
-  for (size_t k = 1; k < partials.size(); ++k) {
-    Node* later = definitionIn(partials[k], b);
-    if (later->isBefore(definitionIn(sum, b))) later = definitionIn(sum, b);
-    Node* at = later->next();
-    sum = emitBefore(at, OpKind::Add, {sum, partials[k], constantBefore(at, int64_t{1})}, t);
-  }
-  root->graph()->replaceValue(root->output(), sum);
+  root->graph()->replaceValue(root->output(), sumAsTheyCome(partials, b, t));
   for (Node* a : adds) root->graph()->erase(a);  // pre-order: each add's one use (its parent) is gone before it
   return true;
 }

@@ -21,7 +21,7 @@ std::vector<Value*> inlineBlock(Block* b, Node* before) {
   return {b->outputs().begin(), b->outputs().end()};
 }
 
-std::optional<ConstantValue> fold(Node* n) {
+std::optional<ConstantValue> fold(const Node* n) {
   const OpKind kind = n->kind();
   if (kind == OpKind::Size) {
     auto d = constantInt(n->input(1));
@@ -42,7 +42,7 @@ std::optional<ConstantValue> fold(Node* n) {
     return std::nullopt;
   }
   if (kind == OpKind::Len) {
-    Node* src = n->input(0)->node();
+    const Node* src = n->input(0)->node();
     if (src->kind() == OpKind::ListConstruct) return static_cast<int64_t>(src->inputs().size());
     if (src->kind() == OpKind::Unbind) {
       auto d = constantInt(src->input(1));
@@ -97,6 +97,19 @@ std::optional<ConstantValue> fold(Node* n) {
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+std::optional<int64_t> knownInt(const Value* v) {
+  if (auto c = constantInt(v)) return c;
+  if (v->node()->outputs().size() != 1) return std::nullopt;
+  auto folded = fold(v->node());
+  if (!folded) return std::nullopt;
+  if (const int64_t* i = std::get_if<int64_t>(&*folded)) return *i;
+  return std::nullopt;
+}
+
+namespace {
 
 bool foldControl(Node* n) {
   Graph* g = n->graph();

@@ -12,4 +12,9 @@ namespace gj {
 /// Result: %n : int = prim::Constant[value=7]()
 bool propagateConstants(Graph& g);
 
+/// The int `v` holds before running, as far as the pass above knows it: a constant, or what folding v's
+/// node gives (aten::size of a known dimension, aten::len of a list construct or of unbind, int
+/// arithmetic on constants), without changing the graph. nullopt otherwise.
+std::optional<int64_t> knownInt(const Value* v);
+
 }  // namespace gj

@@ -1,5 +1,6 @@
 #include "passes/unroll_loops.h"
 
+#include "passes/constant_propagation.h"
 #include "passes/shape_propagation.h"
 #include "passes/util.h"
 #include "support/error.h"
@@ -102,30 +103,6 @@ void partialUnroll(Node* loop, int64_t factor) {
   g->erase(loop);
 }
 
-// Size d of x, when its type says.
-std::optional<int64_t> staticSize(const Value* x, const Value* dim) {
-  auto s = staticSizes(x);
-  auto d = constantInt(dim);
-  if (!s || !d) return std::nullopt;
-  const auto rank = static_cast<int64_t>(s->size());
-  if (*d < -rank || *d >= rank) return std::nullopt;
-  return (*s)[*d < 0 ? *d + rank : *d];
-}
-
-// A loop's trip count as the types say it, before constant propagation has folded it: a constant,
-// aten::size(x, d), or aten::len of a list construct or of unbind(x, d). A stacked LSTM's upper layer
-// loops over the unbound output of the layer below.
-std::optional<int64_t> tripCount(const Value* trips) {
-  if (auto c = constantInt(trips)) return c;
-  const Node* n = trips->node();
-  if (n->kind() == OpKind::Size && n->inputs().size() == 2) return staticSize(n->input(0), n->input(1));
-  if (n->kind() != OpKind::Len) return std::nullopt;
-  const Node* list = n->input(0)->node();
-  if (list->kind() == OpKind::ListConstruct) return static_cast<int64_t>(list->inputs().size());
-  if (list->kind() == OpKind::Unbind) return staticSize(list->input(0), list->input(1));
-  return std::nullopt;
-}
-
 bool unrollBlock(Block* b, const UnrollOptions& opts) {
   bool changed = false;
   // The first node whose types may be stale: what full unrolling made and what follows it. Before a loop
@@ -142,7 +119,9 @@ bool unrollBlock(Block* b, const UnrollOptions& opts) {
       if (stale != n) propagateShapes(stale, n->prev());
       stale = nullptr;
     }
-    auto trips = tripCount(n->input(0));
+    // The trip count as the types give it, before constant propagation has folded it (a stacked LSTM's
+    // upper layer loops over the unbound output of the layer below).
+    auto trips = knownInt(n->input(0));
     if (trips && *trips <= opts.maxFullUnroll) {
       Node* before = n->prev();
       fullUnroll(n, std::max<int64_t>(*trips, 0));
