@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace gj {
 namespace {
@@ -353,6 +354,44 @@ TEST(Kernels, SoftmaxAndLogSoftmaxAlongAnyDim) {
         EXPECT_NEAR(lsm.item(at), x.item(at) - std::log(denom), 1e-13);
       }
     }
+}
+
+// float32 softmax runs on oneDNN's primitive (where built in); the float64 loops are its reference, along
+// every dim, forward and backward.
+TEST(Kernels, Float32SoftmaxAgreesWithTheFloat64Loops) {
+  Tensor x = Tensor::rand({7, 33, 5}, DType::Float64, 11, -6, 6);
+  Tensor g = Tensor::rand({7, 33, 5}, DType::Float64, 12, -1, 1);
+  Tensor x32 = x.to(DType::Float32), g32 = g.to(DType::Float32);
+  auto expectClose = [](const Tensor& got, const Tensor& want, double tol, const char* what, int64_t dim) {
+    ASSERT_EQ(got.dtype(), DType::Float32);
+    for (int64_t i = 0; i < want.numel(); ++i)
+      ASSERT_LE(std::abs(got.item(i) - want.item(i)), tol * std::max(1.0, std::abs(want.item(i))))
+          << what << " along " << dim << " at " << i;
+  };
+  for (int64_t dim = 0; dim < 3; ++dim) {
+    Tensor sm = cpu::softmax(x, dim), lsm = cpu::logSoftmax(x, dim);
+    expectClose(cpu::softmax(x32, dim), sm, 1e-5, "softmax", dim);
+    expectClose(cpu::logSoftmax(x32, dim), lsm, 1e-5, "log_softmax", dim);
+    expectClose(cpu::softmaxBackward(g32, sm.to(DType::Float32), dim), cpu::softmaxBackward(g, sm, dim), 1e-4,
+                "softmax backward", dim);
+    expectClose(cpu::logSoftmaxBackward(g32, lsm.to(DType::Float32), dim), cpu::logSoftmaxBackward(g, lsm, dim),
+                1e-4, "log_softmax backward", dim);
+  }
+}
+
+// As in PyTorch, a row holding NaN or +inf is NaN throughout, in float32 as in float64; -inf is exp's 0.
+TEST(Kernels, SoftmaxOfARowWithNanOrInfinityIsNan) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Tensor x = Tensor::fromVector({3, 4}, {0.5, nan, 1, 2, inf, 0, 1, 2, -inf, 1, 2, 3}, dt);
+    for (bool log : {false, true}) {
+      Tensor y = log ? cpu::logSoftmax(x, 1) : cpu::softmax(x, 1);
+      for (int64_t i = 0; i < 8; ++i) EXPECT_TRUE(std::isnan(y.item(i))) << dtypeName(dt) << " log " << log << " " << i;
+      EXPECT_EQ(y.item(8), log ? -inf : 0.0);
+      double denom = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+      EXPECT_NEAR(y.item(11), log ? 3 - std::log(denom) : std::exp(3.0) / denom, 1e-6);
+    }
+  }
 }
 
 TEST(Kernels, NllLossAndCrossEntropy) {

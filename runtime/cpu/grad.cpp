@@ -3,6 +3,7 @@
 #include "runtime/cpu/loops.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/cpu/onednn_conv.h"
+#include "runtime/cpu/onednn_softmax.h"
 #include "runtime/cuda/ops.h"
 #include "runtime/gemm.h"
 #include "support/error.h"
@@ -116,13 +117,24 @@ Tensor embeddingBackward(const Tensor& g, const Tensor& indices, int64_t numWeig
   return out;
 }
 
+// oneDNN's primitive (one pass over a row, no temporaries) for float32 on the host; else from the primitives.
+static Tensor onednnSoftmaxGradient(const Tensor& g, const Tensor& y, int64_t dim, bool log) {
+  if (onCuda(y) || y.dtype() != DType::Float32 || g.dtype() != DType::Float32 || g.sizes() != y.sizes())
+    return Tensor();
+  Tensor gx = Tensor::empty(y.sizes(), y.dtype());
+  if (!onednnSoftmaxBackward(g.contiguous(), y.contiguous(), wrapDim(dim, y.dim()), log, gx)) return Tensor();
+  return gx;
+}
+
 Tensor softmaxBackward(const Tensor& g, const Tensor& y, int64_t dim) {
+  if (Tensor gx = onednnSoftmaxGradient(g, y, dim, false); gx.defined()) return gx;
   std::vector<int64_t> dims = {dim};
   Tensor dot = sum(mul(g, y), dims, true);
   return mul(y, sub(g, dot));
 }
 
 Tensor logSoftmaxBackward(const Tensor& g, const Tensor& y, int64_t dim) {
+  if (Tensor gx = onednnSoftmaxGradient(g, y, dim, true); gx.defined()) return gx;
   std::vector<int64_t> dims = {dim};
   return sub(g, mul(exp(y), sum(g, dims, true)));
 }

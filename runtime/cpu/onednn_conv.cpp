@@ -14,10 +14,8 @@ using dnnl::memory;
 using tag = memory::format_tag;
 constexpr auto f32 = memory::data_type::f32;
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
+using onednn::engine;
+using onednn::run;
 
 // The descriptors of one convolution: plain layouts, oneDNN's dilation (0 for none) and right padding.
 struct ConvDescs {
@@ -66,16 +64,6 @@ struct Output {
     if (prim.get(true) != user.get(true)) dnnl::reorder(prim, user).execute(s, prim, user);
   }
 };
-
-// A oneDNN failure is an internal error: the shapes were checked before.
-template <typename F>
-void run(const char* what, F&& f) {
-  try {
-    f();
-  } catch (const dnnl::error& e) {
-    throw Error(fmt::format("oneDNN {} failed: {}", what, e.what()));
-  }
-}
 
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "runtime/cpu/loops.h"
+#include "runtime/cpu/onednn_softmax.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/cuda/ops.h"
 #include "support/error.h"
@@ -260,7 +261,12 @@ static Tensor softmaxImpl(const char* op, const Tensor& x, int64_t dim, bool log
   USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
   dim = wrapDim(dim, x.dim());
   if (onCuda(x)) return softmaxOnCuda(x, dim, log);
-  if (x.dtype() == DType::Float32) return softmaxTyped<float>(x, dim, log);
+  if (x.dtype() == DType::Float32) {
+    Tensor xc = x.contiguous();
+    Tensor out = Tensor::empty(x.sizes(), x.dtype());
+    if (onednnSoftmax(xc, dim, log, out)) return out;
+    return softmaxTyped<float>(xc, dim, log);
+  }
   return softmaxTyped<double>(x, dim, log);
 }
 
