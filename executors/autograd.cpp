@@ -72,7 +72,7 @@ std::vector<Tensor> Tape::backward(const std::vector<IValue>& outputs, const std
       }
     }
     for (IValue& v : s.saved) in.push_back(std::move(v));
-    auto grads = Interpreter(*s.gradient->backward, nullptr, s.kernels).run(std::move(in));
+    auto grads = Interpreter(*s.gradient->backward, nullptr, s.kernels, s.plans).run(std::move(in));
     for (size_t j = 0; j < grads.size(); ++j) {
       const auto& edges = s.inputEdges[j];
       if (s.inputIsList[j]) {

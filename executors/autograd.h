@@ -18,6 +18,7 @@
 namespace gj {
 
 struct TapeStep;
+class RunPlanCache;
 
 struct GradEdge {
   std::shared_ptr<TapeStep> step;  ///< the producing step; null for a leaf (a graph input)
@@ -36,7 +37,8 @@ using GradientTable = std::unordered_map<const Node*, std::shared_ptr<const Grad
 struct TapeStep {
   std::shared_ptr<const Gradient> gradient;
   const KernelTable* kernels = nullptr;     ///< compiled fusion groups of the backward graph, if any
-  std::shared_ptr<const void> keepAlive;    ///< the plan that owns `kernels`
+  RunPlanCache* plans = nullptr;            ///< the run plans of the plan's graphs, if any
+  std::shared_ptr<const void> keepAlive;    ///< the plan that owns `kernels` and `plans`
   std::vector<IValue> saved;
   /// For each of gradient->gradInputs: the edges of that input (one for a tensor, one per list element).
   std::vector<std::vector<std::shared_ptr<const GradEdge>>> inputEdges;

@@ -108,7 +108,7 @@ std::vector<IValue> LegacyExecutor::run(std::vector<IValue> inputs, const std::v
   ro.tape = tape;
   ro.requiresGrad = requiresGrad;
   ro.keepAlive = plan;
-  return Interpreter(*plan->graph, &plan->gradients, &plan->kernels).run(std::move(inputs), ro);
+  return Interpreter(*plan->graph, &plan->gradients, &plan->kernels, plan->runPlans.get()).run(std::move(inputs), ro);
 }
 
 // ---- profiling ----
@@ -178,7 +178,7 @@ std::vector<IValue> ProfilingExecutor::profile(Mode& m, std::vector<IValue> inpu
   ro.requiresGrad = requiresGrad;
   ro.observer = &rec;
   ro.keepAlive = plan;
-  auto out = Interpreter(*plan->graph, &plan->gradients, &plan->kernels).run(std::move(inputs), ro);
+  auto out = Interpreter(*plan->graph, &plan->gradients, &plan->kernels, plan->runPlans.get()).run(std::move(inputs), ro);
   lock.lock();
   for (size_t i = 0; i < observed_.size(); ++i)
     if (rec.seen[i]) observed_[i] = observed_[i] ? mergeTypes(*observed_[i], *rec.seen[i]) : rec.seen[i];
@@ -228,7 +228,7 @@ std::vector<IValue> ProfilingExecutor::run(std::vector<IValue> inputs, const std
   ro.requiresGrad = requiresGrad;
   ro.observer = &guards;
   ro.keepAlive = plan;
-  auto out = Interpreter(*plan->graph, &plan->gradients, &plan->kernels).run(std::move(inputs), ro);
+  auto out = Interpreter(*plan->graph, &plan->gradients, &plan->kernels, plan->runPlans.get()).run(std::move(inputs), ro);
   lock.lock();
   noteGuardResult(modeFor(requiresGrad), guards.failures);
   return out;

@@ -7,7 +7,9 @@
 #include "runtime/gemm.h"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 
@@ -15,29 +17,31 @@ namespace gj {
 
 void checkInputType(const Value* input, const IValue& v) {
   const Type& t = input->type();
-  const std::string name = "%" + input->name();
+  // The input's name for a message, spelled only when a check fails: a backward graph takes hundreds of
+  // inputs on every call.
+  auto name = [input] { return "%" + input->name(); };
   switch (t.kind) {
     case TypeKind::Tensor: {
-      const Tensor& x = v.toTensor(name.c_str());
-      USER_CHECK(x.defined(), "input {}: undefined tensor", name);
-      USER_CHECK(!t.dtype || *t.dtype == x.dtype(), "input {}: expected dtype {}, got {}", name,
+      const Tensor& x = v.isTensor() ? v.toTensor() : v.toTensor(name().c_str());
+      USER_CHECK(x.defined(), "input {}: undefined tensor", name());
+      USER_CHECK(!t.dtype || *t.dtype == x.dtype(), "input {}: expected dtype {}, got {}", name(),
                  dtypeName(*t.dtype), dtypeName(x.dtype()));
       if (!t.sizes) return;
       bool ok = static_cast<int64_t>(t.sizes->size()) == x.dim();
       for (size_t d = 0; ok && d < t.sizes->size(); ++d)
         ok = (*t.sizes)[d] == kUnknownDim || (*t.sizes)[d] == x.size(static_cast<int64_t>(d));
-      USER_CHECK(ok, "input {}: expected shape {} ({}), got {}", name, t.str(), name, shapeStr(x.sizes()));
+      USER_CHECK(ok, "input {}: expected shape {} ({}), got {}", name(), t.str(), name(), shapeStr(x.sizes()));
       return;
     }
-    case TypeKind::Int: (void)v.toInt(name.c_str()); return;
-    case TypeKind::Float: (void)v.toDouble(name.c_str()); return;
-    case TypeKind::Bool: (void)v.toBool(name.c_str()); return;
-    case TypeKind::IntList: (void)v.toIntList(name.c_str()); return;
-    case TypeKind::TensorList: (void)v.toTensorList(name.c_str()); return;
-    case TypeKind::None: USER_CHECK(v.isNone(), "input {}: expected None, got {}", name, v.describe()); return;
+    case TypeKind::Int: if (!v.isInt()) (void)v.toInt(name().c_str()); return;
+    case TypeKind::Float: if (!v.isDouble()) (void)v.toDouble(name().c_str()); return;
+    case TypeKind::Bool: if (!v.isBool()) (void)v.toBool(name().c_str()); return;
+    case TypeKind::IntList: if (!v.isIntList()) (void)v.toIntList(name().c_str()); return;
+    case TypeKind::TensorList: if (!v.isTensorList()) (void)v.toTensorList(name().c_str()); return;
+    case TypeKind::None: USER_CHECK(v.isNone(), "input {}: expected None, got {}", name(), v.describe()); return;
     case TypeKind::FloatList: case TypeKind::BoolList: case TypeKind::Tuple: case TypeKind::Optional:
     case TypeKind::Str: case TypeKind::Device: case TypeKind::Function: case TypeKind::Class:
-      IR_CHECK(false) << "input " << name << " of type " << t.str() << " reached the interpreter (requireLowered)";
+      IR_CHECK(false) << "input " << name() << " of type " << t.str() << " reached the interpreter (requireLowered)";
       return;
   }
 }
@@ -100,12 +104,37 @@ bool hasEdge(const IValue& v) {
   return false;
 }
 
+// For each node of a block, the values the block defines (its params and its nodes' outputs) whose last
+// use, nested blocks included, is that node: runBlock drops them once it has run, so a long unrolled graph
+// holds only what is still to be read (a backward's per-step weight gradients) rather than every value
+// until the frame ends. The block's outputs are kept: its caller reads them.
+using DropPlan = std::vector<std::vector<const Value*>>;
+DropPlan makeDropPlan(const Block* b);
+
+}  // namespace
+
+struct RunPlanCache::Impl {
+  const DropPlan& dropPlan(const Block* b) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto [it, added] = plans.try_emplace(b);
+    if (added) it->second = std::make_unique<DropPlan>(makeDropPlan(b));
+    return *it->second;
+  }
+  std::mutex mu;
+  std::unordered_map<const Block*, std::unique_ptr<const DropPlan>> plans;  // stable addresses
+};
+
+RunPlanCache::RunPlanCache() : impl_(std::make_unique<Impl>()) {}
+RunPlanCache::~RunPlanCache() = default;
+
+namespace {
+
 class Frame {
  public:
-  Frame(const Graph& g, const GradientTable* gradients, const KernelTable* kernels, Tape* tape, RunObserver* observer,
-        std::shared_ptr<const void> keepAlive)
-      : env_(g.numValueIds()), gradients_(gradients), kernels_(kernels), tape_(tape), observer_(observer),
-        keepAlive_(std::move(keepAlive)) {}
+  Frame(const Graph& g, const GradientTable* gradients, const KernelTable* kernels, RunPlanCache* plans, Tape* tape,
+        RunObserver* observer, std::shared_ptr<const void> keepAlive)
+      : env_(g.numValueIds()), gradients_(gradients), kernels_(kernels), plans_(plans), tape_(tape),
+        observer_(observer), keepAlive_(std::move(keepAlive)) {}
 
   void runBlock(const Block* b) {
     const DropPlan& drops = dropPlan(b);
@@ -170,13 +199,13 @@ class Frame {
     if (n->kind() == OpKind::FallbackGraph) {
       // Same tape and observer: values keep their grad edges across the call.
       const Graph& sub = *n->subgraph();
-      Frame f(sub, gradients_, kernels_, tape_, observer_, keepAlive_);
+      Frame f(sub, gradients_, kernels_, plans_, tape_, observer_, keepAlive_);
       for (size_t i = 0; i < in.size(); ++i) f.at(sub.inputs()[i]) = in[i];
       f.runBlock(sub.block());
       for (size_t k = 0; k < n->outputs().size(); ++k) at(n->output(k)) = f.at(sub.outputs()[k]);
       return;
     }
-    auto outs = Interpreter(*n->subgraph(), gradients_, kernels_).run(in);
+    auto outs = Interpreter(*n->subgraph(), gradients_, kernels_, plans_).run(in);
     for (size_t k = 0; k < outs.size(); ++k) at(n->output(k)) = std::move(outs[k]);
   }
   // Runs a compiled fusion group; false (the caller runs the subgraph) when the kernel refuses.
@@ -207,20 +236,15 @@ class Frame {
   bool onlyPackedProductsRead(const Node* n, const Tensor& x);
   static bool definedIn(const Value* v, const Block* b) { return v->node()->owningBlock() == b; }
 
-  // For each node of a block, the values the block defines (its params and its nodes' outputs) whose
-  // last use, nested blocks included, is that node: runBlock drops them once it has run, so a long
-  // unrolled graph holds only what is still to be read (a backward's per-step weight gradients) rather
-  // than every value until the frame ends. The block's outputs are kept: its caller reads them.
-  using DropPlan = std::vector<std::vector<const Value*>>;
   const DropPlan& dropPlan(const Block* b) {
     auto [it, added] = dropPlans_.try_emplace(b);
-    if (added) it->second = makeDropPlan(b);
-    return it->second;
+    if (added) it->second = plans_ ? &plans_->impl().dropPlan(b) : &ownDropPlans_.emplace_back(makeDropPlan(b));
+    return *it->second;
   }
-  static DropPlan makeDropPlan(const Block* b);
 
   std::vector<IValue> env_;
-  std::unordered_map<const Block*, DropPlan> dropPlans_;
+  std::unordered_map<const Block*, const DropPlan*> dropPlans_;
+  std::deque<DropPlan> ownDropPlans_;  // without a RunPlanCache (stable addresses)
   // aten::mm's right operands packed for oneDNN's matmul primitive, by value, each with the tensor it was
   // packed from (its storage held, so the address cannot come back as another tensor's).
   struct PackedOperand {
@@ -232,6 +256,7 @@ class Frame {
   std::unordered_map<const Node*, bool> sharesB_;
   const GradientTable* gradients_;
   const KernelTable* kernels_;
+  RunPlanCache* plans_;
   Tape* tape_;
   RunObserver* observer_;
   std::shared_ptr<const void> keepAlive_;
@@ -296,11 +321,12 @@ void Frame::recordStep(const Node* n, const std::vector<IValue>& in) {
   auto step = std::make_shared<TapeStep>();
   step->gradient = gradients_->at(n);
   step->kernels = kernels_;
+  step->plans = plans_;
   step->keepAlive = keepAlive_;
   const Gradient& grad = *step->gradient;
   std::vector<IValue> detached;
   for (const IValue& v : in) detached.push_back(detach(v));
-  auto outs = Interpreter(*grad.forward, nullptr, kernels_).run(std::move(detached));
+  auto outs = Interpreter(*grad.forward, nullptr, kernels_, plans_).run(std::move(detached));
   step->saved.assign(outs.begin() + grad.numOutputs, outs.end());
   for (size_t j : grad.gradInputs) {
     const IValue& v = in[j];
@@ -334,7 +360,7 @@ void Frame::recordStep(const Node* n, const std::vector<IValue>& in) {
   tape_->record(std::move(step));
 }
 
-Frame::DropPlan Frame::makeDropPlan(const Block* b) {
+DropPlan makeDropPlan(const Block* b) {
   std::unordered_map<const Node*, size_t> position;
   for (const Node* n : *b) position.emplace(n, position.size());
   DropPlan drops(position.size());
@@ -721,7 +747,7 @@ std::vector<IValue> Interpreter::run(std::vector<IValue> inputs, const RunOption
       inputs[i] = t.withGradEdge(leafEdge(i, t.dtype()));
     }
   }
-  Frame f(g_, gradients_, kernels_, opts.tape, opts.observer, opts.keepAlive);
+  Frame f(g_, gradients_, kernels_, plans_, opts.tape, opts.observer, opts.keepAlive);
   return runFrame(g_, f, std::move(inputs));
 }
 

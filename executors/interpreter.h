@@ -5,6 +5,7 @@
 #include "ir/graph.h"
 #include "runtime/ivalue.h"
 
+#include <memory>
 #include <vector>
 
 namespace gj {
@@ -29,12 +30,32 @@ struct RunOptions {
 /// Why `v` does not match `expected` ("" when it does): dtype, rank, a size (* matches any) or device.
 std::string typeMismatch(const Type& expected, const IValue& v);
 
+/// What a run derives from a graph's structure alone (for each block, the values to drop after each of its
+/// nodes), kept between runs. An executor's plan owns one for all its graphs (top, fallback, every forward
+/// and backward), which no longer change once built: a batch-1 LSTM step is a few microseconds of work,
+/// and deriving this again on every call cost as much as running the nodes. Safe to share between
+/// threads. Pass it only with graphs that are not changed while it lives.
+class RunPlanCache {
+ public:
+  RunPlanCache();
+  ~RunPlanCache();
+  RunPlanCache(const RunPlanCache&) = delete;
+  RunPlanCache& operator=(const RunPlanCache&) = delete;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 class Interpreter {
  public:
   /// Pre: verify(g) passes. The graph (and the gradient table, for runs with a tape) must outlive the
-  /// interpreter.
-  explicit Interpreter(const Graph& g, const GradientTable* gradients = nullptr, const KernelTable* kernels = nullptr)
-      : g_(g), gradients_(gradients), kernels_(kernels) {}
+  /// interpreter; so must `plans`, which must not outlive the graph unchanged (see RunPlanCache).
+  explicit Interpreter(const Graph& g, const GradientTable* gradients = nullptr, const KernelTable* kernels = nullptr,
+                       RunPlanCache* plans = nullptr)
+      : g_(g), gradients_(gradients), kernels_(kernels), plans_(plans) {}
   /// Runs the graph on `inputs` (one per graph input, in order). Inputs whose graph type is known are
   /// checked against it (dtype, rank, sizes); a mismatch or a failing kernel is a gj::Error naming the
   /// input or node.
@@ -52,6 +73,7 @@ class Interpreter {
   const Graph& g_;
   const GradientTable* gradients_;
   const KernelTable* kernels_;
+  RunPlanCache* plans_;
 };
 
 /// Checks `v` against a graph input's declared type; throws gj::Error naming the input.

@@ -1,6 +1,7 @@
 #pragma once
 // The optimizing pipelines, one per executor flavour, as straight-line code (STYLE.md, rule 5).
 #include "executors/autograd.h"
+#include "executors/interpreter.h"
 #include "passes/pass_manager.h"
 
 #include <memory>
@@ -26,6 +27,8 @@ struct Plan {
   GradientTable gradients;
   bool withGrad = false;
   KernelTable kernels;             ///< compiled fusion groups (top graph and every forward/backward graph)
+  /// What runs derive from these graphs' structure, kept between runs (the graphs no longer change).
+  std::shared_ptr<RunPlanCache> runPlans = std::make_shared<RunPlanCache>();
   FusionReport fusion;
   std::vector<PassRecord> passes;  ///< every pass run, in order, with its time
   double passMs() const;

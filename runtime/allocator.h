@@ -11,14 +11,16 @@ constexpr size_t kCpuCacheMinBytes = size_t{1} << 20;
 /// Allocates `nbytes` aligned to kCpuAlignment; throws gj::Error with the size when memory runs out
 /// (after giving the cache's blocks back to the system and trying again).
 void* cpuAllocate(size_t nbytes);
-/// Frees what cpuAllocate(nbytes) returned: into the cache when large enough and there is room.
+/// Smaller blocks, up to 256 KiB, are cached per thread (up to 16 MiB a thread; off under
+/// AddressSanitizer): a small batch's step allocates and frees the same few sizes dozens of times.
+/// Frees what cpuAllocate(nbytes) returned: into its cache when there is room.
 void cpuFree(void* p, size_t nbytes);
-/// Gives every cached block back to the system.
+/// Gives every cached large block, and the calling thread's small ones, back to the system.
 void releaseCpuCache();
 
 /// Bytes of tensor storage held now, and the most held since the last resetCpuPeak() (process-wide,
-/// all threads; what graphbench reports as a row's peak memory); and the bytes of freed blocks the cache
-/// keeps (not counted as held).
+/// all threads; what graphbench reports as a row's peak memory); and the bytes of freed large blocks the
+/// cache keeps (not counted as held, nor are the small blocks the threads keep).
 struct CpuMemoryStats {
   size_t currentBytes = 0;
   size_t peakBytes = 0;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 
 namespace gj {
 
@@ -46,8 +47,12 @@ dnnl_status_t onednnSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_
 // this way; forward of the fastrnns LSTM 15-20 % faster). Larger M parallelizes well inside oneDNN, and
 // splitting it is slower there.
 bool gemmSplitsColumns(bool transB, int64_t m, int64_t n, int64_t k, int threads) {
-  return transB && threads > 1 && m <= 256 && n >= 256 * threads && k >= 64;
+  return transB && threads > 1 && m <= 256 && n >= 256 * threads && k >= 64 && !gemmRunsOnOneThread(m, n, k);
 }
+
+// A parallel region costs a few microseconds to start and join on these VMs (a futex call each way); a
+// product under 2^19 multiply-adds takes about as long on one thread.
+bool gemmRunsOnOneThread(int64_t m, int64_t n, int64_t k) { return m * n * k < (int64_t{1} << 19); }
 
 void sgemm(GemmBackendKind backend, bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -59,7 +64,10 @@ void sgemm(GemmBackendKind backend, bool transA, bool transB, int64_t m, int64_t
 #else
       const int threads = numThreads();
       dnnl_status_t st = dnnl_success;
-      if (!gemmSplitsColumns(transB, m, n, k, threads)) {
+      if (gemmRunsOnOneThread(m, n, k)) {
+        OneThreadScope one;
+        st = onednnSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      } else if (!gemmSplitsColumns(transB, m, n, k, threads)) {
         st = onednnSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
       } else {
         // Each thread one sequential sgemm over a block of C's columns (rows of the transposed B); oneDNN
@@ -97,6 +105,7 @@ struct PackedGemmB::Impl {
   dnnl::matmul product;
   Tensor buffer;          // B in the primitive's layout, from graphjit's allocator (peak memory counts it)
   dnnl::memory weights;  // over buffer
+  bool oneThread = false;  // gemmRunsOnOneThread: made and run on the calling thread alone
 };
 
 std::unique_ptr<PackedGemmB> PackedGemmB::pack(int64_t m, int64_t n, int64_t k, const float* b, int64_t ldb,
@@ -104,6 +113,9 @@ std::unique_ptr<PackedGemmB> PackedGemmB::pack(int64_t m, int64_t n, int64_t k, 
   using dnnl::memory;
   if (m <= 0 || n <= 0 || k <= 0) return nullptr;
   auto impl = std::make_unique<Impl>();
+  impl->oneThread = gemmRunsOnOneThread(m, n, k);
+  std::optional<OneThreadScope> one;  // the primitive picks its blocking for the threads it will have
+  if (impl->oneThread) one.emplace();
   const memory::desc src({m, k}, memory::data_type::f32, memory::format_tag::ab);
   const memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
   const memory::desc dst({m, n}, memory::data_type::f32, memory::format_tag::ab);
@@ -129,6 +141,8 @@ std::unique_ptr<PackedGemmB> PackedGemmB::pack(int64_t m, int64_t n, int64_t k, 
 void PackedGemmB::multiply(const float* a, float* c) const {
   const dnnl::memory src(impl_->pd.src_desc(), impl_->engine, const_cast<float*>(a));
   const dnnl::memory dst(impl_->pd.dst_desc(), impl_->engine, c);
+  std::optional<OneThreadScope> one;
+  if (impl_->oneThread) one.emplace();
   dnnl::stream stream(impl_->engine);
   impl_->product.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, impl_->weights}, {DNNL_ARG_DST, dst}});
   stream.wait();

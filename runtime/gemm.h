@@ -31,6 +31,10 @@ inline void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, flo
 }
 /// Whether a oneDNN sgemm is split over C's columns, one sequential sgemm per thread (see gemm.cpp).
 bool gemmSplitsColumns(bool transB, int64_t m, int64_t n, int64_t k, int threads);
+/// Whether a float32 product of m x n x k runs on the calling thread alone (oneDNN's sgemm and the packed
+/// matmul both): below about half a million multiply-adds, waking the other threads costs more than they
+/// save (a batch-1 LSTM step's h W^T).
+bool gemmRunsOnOneThread(int64_t m, int64_t n, int64_t k);
 /// A GEMM's right operand B [K, N] (float32), reordered once into the blocked layout of oneDNN's matmul
 /// primitive for products of M rows. sgemm packs B again on every call; an unrolled RNN multiplies one
 /// weight by a small M-row matrix 100 times per run, and the packed product is 14-20 % faster at its shape

@@ -15,4 +15,7 @@ void setNumThreads(int n) {
 
 int numThreads() { return omp_get_max_threads(); }
 
+OneThreadScope::OneThreadScope() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
+OneThreadScope::~OneThreadScope() { omp_set_num_threads(saved_); }
+
 }  // namespace gj

@@ -7,6 +7,7 @@
 #include "runtime/cuda/ops.h"
 #include "support/error.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -79,8 +80,7 @@ void batchNormTyped(const Tensor& x, const ChannelShape& s, const Tensor& w, con
   T* mp = r.mean.data<T>();
   T* ip = r.invstd.data<T>();
   const double count = static_cast<double>(s.n * s.inner);
-#pragma omp parallel for if (s.n * s.c * s.inner > kParallelGrain)
-  for (int64_t c = 0; c < s.c; ++c) {
+  parallelFor(s.c, s.n * s.c * s.inner, [&](int64_t c) {
     double mean, invstd;
     if (training) {
       const Moments mo = channelMoments(xp, s, c, eps);
@@ -102,7 +102,7 @@ void batchNormTyped(const Tensor& x, const ChannelShape& s, const Tensor& w, con
     const T shift = static_cast<T>((b.defined() ? b.data<T>()[c] : 0.0) - mean * scale);
     for (int64_t i = 0; i < s.n; ++i)
       for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) op[at + j] = xp[at + j] * scale + shift;
-  }
+  });
 }
 
 template <typename T>
@@ -111,8 +111,7 @@ void batchNormBackwardTyped(const Tensor& g, const Tensor& x, const ChannelShape
   const T *gp = g.data<T>(), *xp = x.data<T>(), *mp = mean.data<T>(), *ip = invstd.data<T>();
   T* gx = r.input.data<T>();
   const double count = static_cast<double>(s.n * s.inner);
-#pragma omp parallel for if (s.n * s.c * s.inner > kParallelGrain)
-  for (int64_t c = 0; c < s.c; ++c) {
+  parallelFor(s.c, s.n * s.c * s.inner, [&](int64_t c) {
     double m = mp[c], is = ip[c];
     const double wc = w.defined() ? w.data<T>()[c] : 1.0;
     if (training) {
@@ -137,7 +136,7 @@ void batchNormBackwardTyped(const Tensor& g, const Tensor& x, const ChannelShape
     for (int64_t i = 0; i < s.n; ++i)
       for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j)
         gx[at + j] = static_cast<T>(wc * is * (gp[at + j] - a - (xp[at + j] - m) * is * k));
-  }
+  });
 }
 
 }  // namespace
@@ -285,8 +284,7 @@ PoolShape poolShape(const char* op, const Tensor& x, const Pool2dParams& p) {
 
 template <typename T>
 void maxPoolTyped(const T* x, const PoolShape& s, const Pool2dParams& p, T* out, int64_t* idx) {
-#pragma omp parallel for if (s.planes * s.outH * s.outW * p.kH * p.kW > kParallelGrain)
-  for (int64_t q = 0; q < s.planes; ++q) {
+  parallelFor(s.planes, s.planes * s.outH * s.outW * p.kH * p.kW, [&](int64_t q) {
     const T* plane = x + q * s.h * s.w;
     for (int64_t y = 0; y < s.outH; ++y)
       for (int64_t xo = 0; xo < s.outW; ++xo) {
@@ -309,22 +307,22 @@ void maxPoolTyped(const T* x, const PoolShape& s, const Pool2dParams& p, T* out,
         out[o] = best;
         idx[o] = at;
       }
-  }
+  });
 }
 
 template <typename T>
 void maxPoolBackwardTyped(const T* g, const int64_t* idx, int64_t planes, int64_t inPlane, int64_t outPlane, T* gx) {
-  bool bad = false;  // an index outside its plane (USER_CHECK cannot throw out of the parallel loop)
-#pragma omp parallel for if (planes * outPlane > kParallelGrain) reduction(|| : bad)
-  for (int64_t q = 0; q < planes; ++q)
+  std::atomic<bool> bad = false;  // an index outside its plane (USER_CHECK cannot throw out of the parallel loop)
+  parallelFor(planes, planes * outPlane, [&](int64_t q) {
     for (int64_t o = 0; o < outPlane; ++o) {
       const int64_t at = idx[q * outPlane + o];
       if (at < 0 || at >= inPlane) {
-        bad = true;
+        bad.store(true, std::memory_order_relaxed);
         continue;
       }
       gx[q * inPlane + at] += g[q * outPlane + o];
     }
+  });
   USER_CHECK(!bad, "max_pool2d_with_indices_backward: an index is outside its plane of {} elements", inPlane);
 }
 
@@ -336,8 +334,7 @@ int64_t windowEnd(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + o
 // threads: `window` the input elements the cell averages (their plane offsets), `cell` the cell's index.
 template <typename F>
 void forEachAdaptiveWindow(int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow, F&& f) {
-#pragma omp parallel for if (planes * h * w > kParallelGrain)
-  for (int64_t q = 0; q < planes; ++q) {
+  parallelFor(planes, planes * h * w, [&](int64_t q) {
     std::vector<int64_t> window;
     for (int64_t i = 0; i < oh; ++i)
       for (int64_t j = 0; j < ow; ++j) {
@@ -346,7 +343,7 @@ void forEachAdaptiveWindow(int64_t planes, int64_t h, int64_t w, int64_t oh, int
           for (int64_t x = windowStart(j, w, ow); x < windowEnd(j, w, ow); ++x) window.push_back((q * h + y) * w + x);
         f(window, (q * oh + i) * ow + j);
       }
-  }
+  });
 }
 
 template <typename T>

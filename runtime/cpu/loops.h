@@ -12,6 +12,21 @@ namespace gj::cpu {
 /// Work below this many elements runs on one thread: a fork costs more than it saves.
 constexpr int64_t kParallelGrain = 1 << 15;
 
+/// Calls f(i) for every i in [0, n): split over the OpenMP threads when `work` (the elements the loop
+/// touches) is above kParallelGrain, else in a plain loop on the calling thread. Every host kernel's
+/// parallel loop goes through here rather than `#pragma omp parallel for if (...)`: libgomp starts a
+/// team even when that clause is false, and on these VMs the start costs 1.3-1.5 us (a futex call), more
+/// than a small tensor's whole kernel (bench/interpreter_bench's Pointwise rows).
+template <typename F>
+void parallelFor(int64_t n, int64_t work, F&& f) {
+  if (work <= kParallelGrain) {
+    for (int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+#pragma omp parallel for
+  for (int64_t i = 0; i < n; ++i) f(i);
+}
+
 /// True when an operand is a device tensor: the op hands its work to runtime/cuda (cuda/ops.h).
 inline bool onCuda(const Tensor& a, const Tensor& b = Tensor()) {
   return (a.defined() && a.device() == DeviceKind::Cuda) || (b.defined() && b.device() == DeviceKind::Cuda);
@@ -58,13 +73,14 @@ void forEachOffset(std::span<const int64_t> sizes, const std::array<const int64_
 template <typename F>
 void forEachInTiles(int64_t rows, int64_t cols, F&& f) {
   constexpr int64_t kTile = 64;
-#pragma omp parallel for if (rows * cols > kParallelGrain)
-  for (int64_t i0 = 0; i0 < rows; i0 += kTile)
+  parallelFor((rows + kTile - 1) / kTile, rows * cols, [&](int64_t tileRow) {
+    const int64_t i0 = tileRow * kTile, i1 = std::min(i0 + kTile, rows);
     for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
-      const int64_t i1 = std::min(i0 + kTile, rows), j1 = std::min(j0 + kTile, cols);
+      const int64_t j1 = std::min(j0 + kTile, cols);
       for (int64_t i = i0; i < i1; ++i)
         for (int64_t j = j0; j < j1; ++j) f(i, j);
     }
+  });
 }
 
 /// What a reduction over `dims` (all when empty) of x does: the input sizes with the reduced dims as 1, the

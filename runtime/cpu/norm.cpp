@@ -79,8 +79,7 @@ LayerNormResult layerNormTyped(const Tensor& xin, int64_t rows, int64_t n, const
   const T* pw = w.defined() ? w.data<T>() : nullptr;
   const T* pb = b.defined() ? b.data<T>() : nullptr;
   T *py = r.out.data<T>(), *pm = r.mean.data<T>(), *pr = r.rstd.data<T>();
-#pragma omp parallel for if (rows * n > kParallelGrain)
-  for (int64_t i = 0; i < rows; ++i) {
+  parallelFor(rows, rows * n, [&](int64_t i) {
     const T* row = px + i * n;
     const auto [mean, ss] = rowMoments(row, n);
     const double rstd = 1.0 / std::sqrt(ss / static_cast<double>(n) + eps);
@@ -92,7 +91,7 @@ LayerNormResult layerNormTyped(const Tensor& xin, int64_t rows, int64_t n, const
       if (pb) y += pb[j];
       py[i * n + j] = static_cast<T>(y);
     }
-  }
+  });
   return r;
 }
 
@@ -106,8 +105,7 @@ LayerNormGrads layerNormBackwardTyped(const Tensor& gin, const Tensor& xin, int6
   const T *pg = g.data<T>(), *px = x.data<T>(), *pm = mean.data<T>(), *pr = rstd.data<T>();
   const T* pw = w.defined() ? w.data<T>() : nullptr;
   T* pdx = r.input.data<T>();
-#pragma omp parallel for if (rows * n > kParallelGrain)
-  for (int64_t i = 0; i < rows; ++i) {
+  parallelFor(rows, rows * n, [&](int64_t i) {
     const T *gr = pg + i * n, *xr = px + i * n;
     const double m = pm[i], rs = pr[i];
     double a = 0, c = 0;  // the row's sums of g*w and g*w*xhat
@@ -121,7 +119,7 @@ LayerNormGrads layerNormBackwardTyped(const Tensor& gin, const Tensor& xin, int6
       const double gw = pw ? gr[j] * static_cast<double>(pw[j]) : gr[j];
       pdx[i * n + j] = static_cast<T>(rs * (gw - a - (xr[j] - m) * rs * c));
     }
-  }
+  });
   if (weightGrad || biasGrad) {  // column sums over the rows, in double
     std::vector<double> dw(n, 0.0), db(n, 0.0);
     for (int64_t i = 0; i < rows; ++i)
@@ -148,11 +146,10 @@ Tensor varianceRowsTyped(const Tensor& xin, int64_t rows, int64_t n, double scal
   Tensor out = Tensor::empty(std::move(sizes), x.dtype());
   const T* px = x.data<T>();
   T* po = out.data<T>();
-#pragma omp parallel for if (rows * n > kParallelGrain)
-  for (int64_t i = 0; i < rows; ++i) {
+  parallelFor(rows, rows * n, [&](int64_t i) {
     const double ss = rowMoments(px + i * n, n).second;
     po[i] = static_cast<T>(root ? std::sqrt(ss * scale) : ss * scale);
-  }
+  });
   return out;
 }
 
@@ -179,14 +176,13 @@ Tensor varBackwardRowsTyped(const Tensor& gin, const Tensor& xin, int64_t rows, 
   Tensor out = Tensor::empty(x.sizes(), x.dtype());
   const T *pg = g.data<T>(), *px = x.data<T>();
   T* po = out.data<T>();
-#pragma omp parallel for if (rows * n > kParallelGrain)
-  for (int64_t i = 0; i < rows; ++i) {
+  parallelFor(rows, rows * n, [&](int64_t i) {
     const T* row = px + i * n;
     double s = 0;
     for (int64_t j = 0; j < n; ++j) s += row[j];
     const double mean = s / static_cast<double>(n), factor = 2.0 * scale * static_cast<double>(pg[i]);
     for (int64_t j = 0; j < n; ++j) po[i * n + j] = static_cast<T>(factor * (row[j] - mean));
-  }
+  });
   return out;
 }
 

@@ -1,9 +1,12 @@
 #include "runtime/cpu/onednn_softmax.h"
 
+#include "runtime/cpu/loops.h"
 #include "runtime/cpu/onednn_memory.h"
 
 #include <dnnl.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <optional>
 
 namespace gj::cpu {
@@ -35,10 +38,14 @@ dnnl::softmax_v2_forward::primitive_desc forwardDesc(const memory::desc& d, int6
 bool anyNan(const Tensor& t) {
   const float* p = t.data<float>();
   const int64_t n = t.numel();
-  int nan = 0;  // an int and `|`, not `||`, so that the loop vectorizes
-#pragma omp parallel for simd reduction(| : nan) if (n > (1 << 16))
-  for (int64_t i = 0; i < n; ++i) nan |= p[i] != p[i];
-  return nan != 0;
+  constexpr int64_t kChunk = 1 << 14;
+  std::atomic<bool> nan = false;
+  parallelFor((n + kChunk - 1) / kChunk, n, [&](int64_t c) {
+    int any = 0;  // an int and `|`, not `||`, so that the loop vectorizes
+    for (int64_t i = c * kChunk, end = std::min(n, i + kChunk); i < end; ++i) any |= p[i] != p[i];
+    if (any) nan.store(true, std::memory_order_relaxed);
+  });
+  return nan;
 }
 
 }  // namespace

@@ -35,14 +35,12 @@ static Tensor mapBinary(const Tensor& a, const Tensor& b, F f) {
   const T* pb = b.data<T>();
   const int64_t n = out.numel();
   if (a.sizes() == shape && b.sizes() == shape && a.isContiguous() && b.isContiguous()) {
-#pragma omp parallel for if (n > kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) o[i] = f(pa[i], pb[i]);
+    parallelFor(n, n, [&](int64_t i) { o[i] = f(pa[i], pb[i]); });
     return out;
   }
   if (a.sizes() == shape && a.isContiguous() && b.numel() == 1) {
     const T s = pb[0];
-#pragma omp parallel for if (n > kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) o[i] = f(pa[i], s);
+    parallelFor(n, n, [&](int64_t i) { o[i] = f(pa[i], s); });
     return out;
   }
   Tensor ea = a.expand(shape), eb = b.expand(shape);
@@ -56,8 +54,7 @@ static void accumulate(T* acc, const Tensor& x) {
   const T* px = x.data<T>();
   const int64_t n = x.numel();
   if (x.isContiguous()) {
-#pragma omp parallel for if (n > kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) acc[i] += px[i];
+    parallelFor(n, n, [&](int64_t i) { acc[i] += px[i]; });
     return;
   }
   if (x.dim() == 2) {  // a transposed x would miss the cache on every element in acc's order
@@ -120,8 +117,7 @@ static Tensor mapUnary(const Tensor& x, F f) {
   const T* p = x.data<T>();
   const int64_t n = out.numel();
   if (x.isContiguous()) {
-#pragma omp parallel for if (n > kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) o[i] = f(p[i]);
+    parallelFor(n, n, [&](int64_t i) { o[i] = f(p[i]); });
     return out;
   }
   forEachOffset<2>(x.sizes(), {out.strides().data(), x.strides().data()},

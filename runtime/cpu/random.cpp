@@ -27,14 +27,13 @@ static void dropoutTyped(const T* x, T* out, int64_t n, T p, PhiloxState s, int6
   const T scale = T(1) / (T(1) - p);
   // One Philox block gives four elements their numbers (support/philox.h), so each thread takes whole blocks.
   const int64_t blocks = (n + 3) / 4;
-#pragma omp parallel for if (n > kParallelGrain)
-  for (int64_t blk = 0; blk < blocks; ++blk) {
+  parallelFor(blocks, n, [&](int64_t blk) {
     unsigned bits[4];
     gjPhiloxBlock(s.seed, s.offset, stream, blk, bits);
     const int64_t first = blk * 4;
     for (int64_t lane = 0; lane < 4 && first + lane < n; ++lane)
       out[first + lane] = gjPhiloxUnit<T>(bits[lane]) < p ? T(0) : x[first + lane] * scale;
-  }
+  });
 }
 
 Tensor dropout(const Tensor& x, double p, bool train, const Tensor& rng, int64_t stream) {

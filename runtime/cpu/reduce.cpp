@@ -46,12 +46,11 @@ static Tensor sumRowsTyped(const Tensor& x, const ReducePlan& p, double scale) {
   const T* in = x.data<T>();
   T* po = out.data<T>();
   const int64_t rows = out.numel(), n = p.count;
-#pragma omp parallel for if (rows * n > kParallelGrain)
-  for (int64_t i = 0; i < rows; ++i) {
+  parallelFor(rows, rows * n, [&](int64_t i) {
     double s = 0;
     for (int64_t j = 0; j < n; ++j) s += static_cast<double>(in[i * n + j]);
     po[i] = static_cast<T>(s * scale);
-  }
+  });
   return out;
 }
 
@@ -224,23 +223,21 @@ static Tensor softmaxTyped(const Tensor& xin, int64_t dim, bool log) {
   for (int64_t d = 0; d < dim; ++d) outer *= x.size(d);
   const T* in = x.data<T>();
   T* o = out.data<T>();
-#pragma omp parallel for collapse(2) if (outer * inner * n > (1 << 15))
-  for (int64_t b = 0; b < outer; ++b) {
-    for (int64_t j = 0; j < inner; ++j) {
-      const T* row = in + b * n * inner + j;
-      T* orow = o + b * n * inner + j;
-      double mx = -std::numeric_limits<double>::infinity();
-      for (int64_t i = 0; i < n; ++i) mx = std::max<double>(mx, row[i * inner]);
-      if (std::isinf(mx) && mx < 0) mx = 0;  // a row of -inf: keep exp finite
-      double s = 0;
-      for (int64_t i = 0; i < n; ++i) s += std::exp(static_cast<double>(row[i * inner]) - mx);
-      double lse = std::log(s);
-      for (int64_t i = 0; i < n; ++i) {
-        double z = static_cast<double>(row[i * inner]) - mx;
-        orow[i * inner] = static_cast<T>(log ? z - lse : std::exp(z - lse));
-      }
+  parallelFor(outer * inner, outer * inner * n, [&](int64_t r) {
+    const int64_t b = r / inner, j = r % inner;
+    const T* row = in + b * n * inner + j;
+    T* orow = o + b * n * inner + j;
+    double mx = -std::numeric_limits<double>::infinity();
+    for (int64_t i = 0; i < n; ++i) mx = std::max<double>(mx, row[i * inner]);
+    if (std::isinf(mx) && mx < 0) mx = 0;  // a row of -inf: keep exp finite
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += std::exp(static_cast<double>(row[i * inner]) - mx);
+    double lse = std::log(s);
+    for (int64_t i = 0; i < n; ++i) {
+      double z = static_cast<double>(row[i * inner]) - mx;
+      orow[i * inner] = static_cast<T>(log ? z - lse : std::exp(z - lse));
     }
-  }
+  });
   return out;
 }
 
