@@ -13,4 +13,9 @@ Result<NvrtcOutput> nvrtcCompile(const std::string&, const std::string& name, co
   return Error("NVRTC is not in this build (configured with GJ_WITH_CUDA=OFF); cannot compile " + name);
 }
 
+Result<std::vector<KernelResources>> nvrtcResourceUsage(const std::string&, const std::string& name,
+                                                        const std::string&) {
+  return Error("NVRTC is not in this build (configured with GJ_WITH_CUDA=OFF); cannot compile " + name);
+}
+
 }  // namespace gj

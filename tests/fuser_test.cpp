@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 namespace gj {
@@ -247,6 +248,40 @@ TEST(LegacyFuserCuda, EveryModelKernelCompilesWithNvrtc) {
   EXPECT_GE(sources.size(), 10u);
 }
 
+// ptxas' report (NVRTC runs it in-process) on the fastrnns LSTM's CUDA kernels, forward and backward, of
+// both fusers, for sm_90: every kernel keeps its values in registers (no spill stores or loads), and the
+// report is read (a register count for each). Needs NVRTC, not a GPU.
+TEST(CudaKernels, LstmKernelsOfBothFusersDoNotSpill) {
+  if (!haveNvrtc()) GTEST_SKIP() << "built without CUDA (GJ_WITH_CUDA=OFF)";
+  Model m = buildLstm(LstmVariantKind::Jit, {3, 64, 512, 512, 1});
+  for (FuserKind kind : {FuserKind::Legacy, FuserKind::Te}) {
+    PipelineOptions o;
+    o.fuser = kind;
+    Plan p = optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), std::vector<bool>(m.inputs.size(), true), o);
+    std::vector<const Graph*> graphs = {p.graph.get()};
+    for (const auto& [node, gr] : p.gradients) graphs.insert(graphs.end(), {gr->forward.get(), gr->backward.get()});
+    std::unique_ptr<Fuser> cuda = makeFuser(kind, {.device = DeviceKind::Cuda});
+    std::set<std::string> sources;
+    size_t entries = 0;
+    for (const Graph* g : graphs)
+      forEachNode(g->block(), [&](Node* n) {
+        if (!isFusionGroupOp(n->kind())) return;
+        const std::string src = cuda->emit(n, "k");
+        if (!sources.insert(src).second) return;
+        auto usage = nvrtcResourceUsage(src, "k", "sm_90");
+        ASSERT_TRUE(usage.ok()) << usage.error().what() << "\n" << src;
+        for (const KernelResources& r : usage.value()) {
+          ++entries;
+          EXPECT_GT(r.registers, 0) << r.entry;
+          EXPECT_EQ(r.spillStoreBytes + r.spillLoadBytes, 0) << fuserName(kind) << " " << r.entry << ": " << r.str()
+                                                            << "\n" << src;
+        }
+      });
+    EXPECT_GE(sources.size(), 2u) << fuserName(kind) << ": a forward and a backward kernel at least";
+    EXPECT_GE(entries, sources.size()) << fuserName(kind);
+  }
+}
+
 // The same kernels run on a GPU, through the fuser's compile step, and give the interpreter's outputs
 // for the group's subgraph on random inputs.
 TEST(LegacyFuserCuda, EveryModelKernelRunsOnTheDeviceLikeTheInterpreter) {
@@ -374,6 +409,29 @@ INSTANTIATE_TEST_SUITE_P(Fusers, PointwiseOpsFuse,
                            return std::string(info.param.fuser == FuserKind::Legacy ? "Legacy" : "Te") +
                                   (info.param.device == DeviceKind::Cpu ? "Cpu" : "Cuda");
                          });
+
+// nvrtcResourceUsage reads ptxas' report per entry: a kernel with a local array indexed at run time has a
+// stack frame, a plain one none; a virtual architecture has no ptxas step and is refused.
+TEST(CudaKernels, PtxasReportIsReadPerEntry) {
+  if (!haveNvrtc()) GTEST_SKIP() << "built without CUDA (GJ_WITH_CUDA=OFF)";
+  const char* src = R"(
+extern "C" __global__ void plain(const float* x, float* y) { y[threadIdx.x] = 2.0f * x[threadIdx.x]; }
+extern "C" __global__ void local(const float* x, float* y, int n) {
+  float a[256];
+  for (int i = 0; i < 256; ++i) a[(i * n) & 255] = x[i];
+  y[threadIdx.x] = a[(threadIdx.x * 7 + n) & 255];
+})";
+  auto usage = nvrtcResourceUsage(src, "two", "sm_90");
+  ASSERT_TRUE(usage.ok()) << usage.error().what();
+  ASSERT_EQ(usage.value().size(), 2u);
+  std::map<std::string, KernelResources> by;
+  for (const KernelResources& r : usage.value()) by[r.entry] = r;
+  ASSERT_TRUE(by.count("plain") && by.count("local")) << usage.value()[0].entry << " " << usage.value()[1].entry;
+  EXPECT_GT(by["plain"].registers, 0);
+  EXPECT_EQ(by["plain"].stackBytes, 0);
+  EXPECT_GE(by["local"].stackBytes, 1024) << by["local"].str();
+  EXPECT_FALSE(nvrtcResourceUsage(src, "two", "compute_90").ok());
+}
 
 TEST(LegacyFuserCuda, NvrtcReportsErrorsWithTheLog) {
   if (!haveNvrtc()) GTEST_SKIP() << "built without CUDA (GJ_WITH_CUDA=OFF)";

@@ -704,6 +704,34 @@ TEST(TeFuser, LstmBackwardKeepsBiasReductionsInTheGroup) {
   EXPECT_GE(inside, 4u) << printIR(*te);
 }
 
+// The cell's kernel in CUDA C computes each gate's sigmoid or tanh once an element (3 sigmoids, whose text
+// is expf, and 2 tanh, as the legacy kernel does): hy's store reads cy's value from a temporary instead of
+// printing cy's expression again. InterpreterLlvmAndCudaAgreeForEveryModelKernel runs such kernels.
+TEST(TeFuser, CudaTextComputesSharedSubexpressionsOnce) {
+  Model m = buildLstmCell(3, 4, 5);
+  PipelineOptions o;
+  o.fuser = FuserKind::Te;
+  Plan p = optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), std::vector<bool>(m.inputs.size(), false), o);
+  const Node* group = nullptr;
+  forEachNode(p.graph->block(), [&](Node* n) { group = n->kind() == OpKind::TensorExprGroup ? n : group; });
+  ASSERT_NE(group, nullptr) << printIR(*p.graph);
+  LoopNest gpu = lowerGroup(*group->subgraph());
+  gpu.lowerReductions();
+  gpu.scheduleGpu();
+  const std::string src = CudaPrinter().kernel("k", gpu.inputs(), gpu.outputs(), gpu.root());
+  auto count = [&](std::string_view what) {
+    size_t n = 0;
+    for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("expf("), 3u) << src;
+  EXPECT_EQ(count("tanhf("), 2u) << src;
+  EXPECT_GE(count("const float _cse"), 1u) << src;
+  if (!haveNvrtc()) return;
+  auto r = nvrtcCompile(src, "k", "sm_90");
+  ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
+}
+
 // A TE kernel's buffers are distinct allocations, and the LLVM IR says so (noalias): the LSTM cell's
 // loop vectorizes (AVX-512 or AVX2 vectors of float) without run-time overlap checks and a scalar copy
 // of the loop behind them, which once doubled the optimized module and its compile time.

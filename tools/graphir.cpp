@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", gj::cli::versionString());
   std::string file, out, inputsDir, outDir, gradDir, modelName, passList, pipeline, fuser, target = "cpu";
-  bool types = false, torchscript = false, printAfterAll = false, timePasses = false, listPasses = false, backward = false;
+  bool types = false, torchscript = false, printAfterAll = false, timePasses = false, listPasses = false, backward = false,
+       ptxasStats = false;
   gj::ModelConfig cfg;
   RunSettings run;
   gj::CudaLaunchOptions launch;
@@ -100,6 +101,9 @@ int main(int argc, char** argv) {
       ->check(gj::cli::positive());
   codegen->add_option("--cuda-pointwise-loop-level", launch.loopLevel, "cuda target: 2 or 3, as in fastrnns")
       ->check(gj::cli::between(2, 3));
+  codegen->add_flag("--stats", ptxasStats,
+                    "cuda target: compile each kernel for sm_90 and print ptxas' registers, spills, stack and shared "
+                    "memory (no GPU needed)");
   auto* explain = app.add_subcommand("explain", "why each op outside a fusion group was not fused");
   explain->add_option("file", file, "IR file with complete input types")->required();
   explain->add_option("--fuser", fuser, "old or te")->required()->check(gj::cli::oneOf({"old", "te"}));
@@ -137,7 +141,7 @@ int main(int argc, char** argv) {
       return cmdPasses(file, passList, pipeline, printAfterAll, timePasses);
     }
     if (*fuse) return cmdFuse(file, fuser, backward);
-    if (*codegen) return cmdCodegen(file, fuser, target, outDir, backward, launch);
+    if (*codegen) return cmdCodegen(file, fuser, target, outDir, backward, launch, ptxasStats);
     if (*explain) return cmdExplain(file, fuser, backward);
     if (*dot) return cmdDot(file, fuser, out);
     if (*stats) return cmdStats(file);

@@ -24,9 +24,10 @@ int cmdPasses(const std::string& file, const std::string& passList, const std::s
               bool time);
 int cmdFuse(const std::string& file, const std::string& fuser, bool backward);
 /// `launch`: fastrnns' knobs for the CUDA target (the TE fuser's schedule; the legacy fuser's CUDA C does
-/// not depend on them, only its launch does).
+/// not depend on them, only its launch does). `stats`: each CUDA kernel also compiled for sm_90, with a
+/// line of ptxas' resource report per entry (and a total of spills on standard error).
 int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
-               bool backward, const CudaLaunchOptions& launch);
+               bool backward, const CudaLaunchOptions& launch, bool stats = false);
 int cmdExplain(const std::string& file, const std::string& fuser, bool backward);
 int cmdDot(const std::string& file, const std::string& fuser, const std::string& out);
 int cmdStats(const std::string& file);

@@ -5,6 +5,7 @@
 #include "passes/frontend.h"
 #include "passes/shape_propagation.h"
 #include "runtime/npy.h"
+#include "runtime/nvrtc.h"
 #include "passes/util.h"
 #include "tools/graphir.h"
 
@@ -155,9 +156,11 @@ int cmdFuse(const std::string& file, const std::string& fuser, bool backward) {
 }
 
 int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
-               bool backward, const CudaLaunchOptions& launch) {
+               bool backward, const CudaLaunchOptions& launch, bool stats) {
   USER_CHECK(fuser == "old" || fuser == "te", "graphir codegen needs --fuser=old or te");
   USER_CHECK(target == "cpu" || target == "cuda", "unknown target '{}'; targets: cpu, cuda", target);
+  USER_CHECK(!stats || target == "cuda", "--stats reports ptxas' resources of CUDA kernels: add --target cuda");
+  USER_CHECK(!stats || haveNvrtc(), "--stats needs NVRTC, which this build lacks (configured with GJ_WITH_CUDA=OFF)");
   USER_CHECK(launch.isDefault() || target == "cuda", "--cuda-pointwise-* ({}) apply to --target cuda only",
              launch.str());
   launch.validate();
@@ -167,7 +170,7 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
   std::unique_ptr<Fuser> f = makeFuser(fuserFromName(fuser), {.device = target == "cuda" ? DeviceKind::Cuda
                                                                                          : DeviceKind::Cpu,
                                                                .cudaLaunch = launch});
-  int k = 0;
+  int k = 0, entries = 0, spilled = 0;
   for (const auto& [title, g] : planGraphs(p)) forEachNode(g->block(), [&](Node* n) {
     if (!isGroup(n)) return;
     std::string name = fmt::format("fusion_group_{}", k++);
@@ -179,8 +182,17 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
       writeText(path, code);
       std::cout << "wrote " << path << "\n";
     }
+    if (!stats) return;
+    auto usage = nvrtcResourceUsage(code, name, "sm_90");
+    USER_CHECK(usage.ok(), "{} did not compile for sm_90: {}", name, usage.ok() ? "" : usage.error().what());
+    for (const KernelResources& r : usage.value()) {
+      std::cout << fmt::format("// ptxas sm_90 {}: {}\n", r.entry, r.str());
+      spilled += r.spillStoreBytes + r.spillLoadBytes > 0;
+      ++entries;
+    }
   });
   if (k == 0) std::cerr << "no fusion groups in " << file << "\n";
+  if (stats) std::cerr << fmt::format("{} kernel(s) compiled for sm_90, {} with spills\n", entries, spilled);
   return 0;
 }
 

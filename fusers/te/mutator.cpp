@@ -1,5 +1,9 @@
 #include "fusers/te/mutator.h"
 
+#include <bit>
+#include <cstdint>
+#include <string>
+
 namespace gj::te {
 
 // ---- Visitor ----
@@ -183,6 +187,76 @@ class Substituter final : public Mutator {
   const std::unordered_map<const ExprNode*, Expr>& map_;
 };
 }  // namespace
+
+namespace {
+
+// A node's kind, fields and operands (by node: operands are shared first), as a key. Vars and Reduces are
+// keyed by identity: two Vars of one name are different variables.
+std::string shallowKey(const Expr& e) {
+  auto id = [](const Expr& x) { return std::to_string(reinterpret_cast<uintptr_t>(x.get())); };
+  auto k = [](auto v) { return std::to_string(static_cast<int>(v)); };
+  switch (e.kind()) {
+    case NodeKind::IntImm: return "i" + std::to_string(e.as<IntImm>()->value);
+    case NodeKind::FloatImm:
+      return "f" + k(e->type) + ":" + std::to_string(std::bit_cast<uint64_t>(e.as<FloatImm>()->value));
+    case NodeKind::Binary: {
+      const Binary* b = e.as<Binary>();
+      return "b" + k(b->op) + ":" + id(b->a) + ":" + id(b->b);
+    }
+    case NodeKind::Compare: {
+      const Compare* c = e.as<Compare>();
+      return "c" + k(c->op) + ":" + id(c->a) + ":" + id(c->b);
+    }
+    case NodeKind::Select: {
+      const Select* s = e.as<Select>();
+      return "s" + id(s->cond) + ":" + id(s->t) + ":" + id(s->f);
+    }
+    case NodeKind::Call: return "k" + k(e.as<Call>()->fn) + ":" + id(e.as<Call>()->arg);
+    case NodeKind::Cast: return "t" + k(e->type) + ":" + id(e.as<Cast>()->arg);
+    case NodeKind::Load: {
+      const Load* l = e.as<Load>();
+      std::string key = "l" + std::to_string(reinterpret_cast<uintptr_t>(l->buf.get()));
+      for (const Expr& i : l->indices) key += ":" + id(i);
+      return key;
+    }
+    case NodeKind::Philox: {
+      const Philox* p = e.as<Philox>();
+      return "p" + k(e->type) + ":" + id(p->seed) + ":" + id(p->offset) + ":" + std::to_string(p->stream) + ":" +
+             id(p->index);
+    }
+    default: return "v" + id(e);  // Var, Reduce
+  }
+}
+
+class Sharer final : public Mutator {
+ public:
+  using Mutator::mutate;
+
+ protected:
+#define TE_EXPR(K) \
+  Expr mutate(const K* op, const Expr& self) override { return share(op, [&] { return Mutator::mutate(op, self); }); }
+#define TE_STMT(K)
+#include "fusers/te/nodes.def"
+#undef TE_EXPR
+#undef TE_STMT
+
+ private:
+  // Each input node rebuilt once (a DAG stays one, however often a node is reached), then merged with an
+  // equal node built before.
+  template <typename F>
+  Expr share(const ExprNode* in, F rebuild) {
+    if (auto it = done_.find(in); it != done_.end()) return it->second;
+    Expr e = rebuild();
+    auto [it, added] = nodes_.try_emplace(shallowKey(e), e);
+    return done_[in] = it->second;
+  }
+  std::unordered_map<const ExprNode*, Expr> done_;
+  std::unordered_map<std::string, Expr> nodes_;
+};
+
+}  // namespace
+
+Stmt shareSubexpressions(const Stmt& s) { return Sharer().mutate(s); }
 
 Expr substitute(const Expr& e, const std::unordered_map<const ExprNode*, Expr>& map) {
   return Substituter(map).mutate(e);

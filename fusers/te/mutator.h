@@ -11,7 +11,9 @@ namespace gj::te {
 class Visitor {
  public:
   virtual ~Visitor() = default;
-  void visit(const Expr& e);
+  /// Dispatches on e's kind. Virtual so that a visitor can act on every expression before (or instead of)
+  /// its kind's visit: the CUDA printer prints a shared subexpression by the name it gave it.
+  virtual void visit(const Expr& e);
   void visit(const Stmt& s);
 #define TE_EXPR(K) virtual void visit(const K* op);
 #define TE_STMT(K) virtual void visit(const K* op);
@@ -42,6 +44,11 @@ struct BufferUse {
   std::unordered_set<const BufNode*> storedAndLoaded() const;
 };
 BufferUse bufferUse(const Stmt& s);
+
+/// s with structurally equal subexpressions as one node (same kind, fields and operands; Vars and
+/// Reduces by identity): the expression DAG the lowering meant, after schedules that rebuilt a shared node
+/// once for each of its readers. A printer that names shared nodes (CudaPrinter) then finds them all.
+Stmt shareSubexpressions(const Stmt& s);
 
 /// Replaces Vars (by node identity) with expressions.
 Expr substitute(const Expr& e, const std::unordered_map<const ExprNode*, Expr>& map);

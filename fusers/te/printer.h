@@ -71,6 +71,10 @@ class CPrinter : public Printer {
 };
 
 /// CUDA C: a __global__ kernel over the given buffers; loops bound to blocks and threads become indices.
+/// A subexpression the stores of one statement list share (one node reached twice: the LSTM cell's cy
+/// inside hy) is computed once, into a `const` temporary declared before the first store that reads it,
+/// as the LLVM backend computes it once per loop body. Expressions that load a buffer the kernel also
+/// stores are printed where they are read, since the buffer may change in between.
 class CudaPrinter final : public CPrinter {
  public:
   std::string kernel(const std::string& name, const std::vector<Buf>& inputs, const std::vector<Buf>& outputs,
@@ -78,7 +82,29 @@ class CudaPrinter final : public CPrinter {
 
  protected:
   using CPrinter::visit;
+  void visit(const Expr& e) override;
   void visit(const For* op) override;
+  void visit(const Block* op) override;
+  void visit(const Store* op) override;
+
+ private:
+  // The subexpressions of `stores` worth a temporary: reached twice or more (a node's children counted
+  // once however often the node is reached), neither a leaf nor a reader of a written buffer.
+  std::unordered_set<const ExprNode*> sharedIn(const std::vector<const Store*>& stores);
+  bool readsWritten(const Expr& e);
+  // Declares, children first, the temporaries of the current list that `e` reaches and that are not
+  // declared yet.
+  void declareShared(const Expr& e);
+  void printStore(const Store* op);  // its temporaries, then the store
+
+  struct Scope {
+    std::unordered_set<const ExprNode*> shared;
+    std::unordered_map<const ExprNode*, std::string> names;
+  };
+  std::vector<Scope> scopes_;
+  std::unordered_set<const BufNode*> written_;
+  std::unordered_map<const ExprNode*, bool> readsWritten_;
+  int temporaries_ = 0;
 };
 
 }  // namespace gj::te

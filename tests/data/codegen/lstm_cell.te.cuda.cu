@@ -21,13 +21,25 @@ extern "C" __global__ void fusion_group_0(const float* __restrict__ in0, const f
         const long long i0_flat_inner = 0 + (long long)threadIdx.x;
         if (i0_flat_inner < 512) {
           if (((i0_flat_outer * 512) + i0_flat_inner) < 8) {
-            out0[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] = (1.0f / (1.0f + expf(-((((in0[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL]) + in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL])))));
-            out1[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] = (1.0f / (1.0f + expf(-((((in0[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL]) + in3[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL])))));
-            out2[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] = tanhf((((in0[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL]) + in3[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL]));
-            out3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] = (1.0f / (1.0f + expf(-((((in0[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 12)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 12)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 12)) * 1LL]) + in3[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 12)) * 1LL])))));
-            out4[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] = (((1.0f / (1.0f + expf(-((((in0[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL]) + in3[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL]))))) * in4[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) + ((1.0f / (1.0f + expf(-((((in0[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL]) + in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL]))))) * tanhf((((in0[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL]) + in3[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL]))));
-            out5[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] = tanhf((((1.0f / (1.0f + expf(-((((in0[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL]) + in3[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL]))))) * in4[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) + ((1.0f / (1.0f + expf(-((((in0[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL]) + in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL]))))) * tanhf((((in0[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL]) + in3[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL])))));
-            out6[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] = ((1.0f / (1.0f + expf(-((((in0[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 12)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 12)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 12)) * 1LL]) + in3[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 12)) * 1LL]))))) * tanhf((((1.0f / (1.0f + expf(-((((in0[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL]) + in3[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL]))))) * in4[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) + ((1.0f / (1.0f + expf(-((((in0[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL]) + in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL]))))) * tanhf((((in0[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] + in1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL]) + in2[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL]) + in3[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL]))))));
+            const long long _cse0 = ((i0_flat_outer * 512) + i0_flat_inner);
+            const long long _cse1 = (_cse0 / 4);
+            const long long _cse2 = (_cse0 % 4);
+            const float _cse3 = (1.0f / (1.0f + expf(-((((in0[(_cse2) * 1LL + (_cse1) * 16LL] + in1[(_cse2) * 1LL + (_cse1) * 16LL]) + in2[(_cse2) * 1LL]) + in3[(_cse2) * 1LL])))));
+            out0[(_cse2) * 1LL + (_cse1) * 4LL] = _cse3;
+            const long long _cse4 = (_cse2 + 4);
+            const float _cse5 = (1.0f / (1.0f + expf(-((((in0[(_cse4) * 1LL + (_cse1) * 16LL] + in1[(_cse4) * 1LL + (_cse1) * 16LL]) + in2[(_cse4) * 1LL]) + in3[(_cse4) * 1LL])))));
+            out1[(_cse2) * 1LL + (_cse1) * 4LL] = _cse5;
+            const long long _cse6 = (_cse2 + 8);
+            const float _cse7 = tanhf((((in0[(_cse6) * 1LL + (_cse1) * 16LL] + in1[(_cse6) * 1LL + (_cse1) * 16LL]) + in2[(_cse6) * 1LL]) + in3[(_cse6) * 1LL]));
+            out2[(_cse2) * 1LL + (_cse1) * 4LL] = _cse7;
+            const long long _cse8 = (_cse2 + 12);
+            const float _cse9 = (1.0f / (1.0f + expf(-((((in0[(_cse8) * 1LL + (_cse1) * 16LL] + in1[(_cse8) * 1LL + (_cse1) * 16LL]) + in2[(_cse8) * 1LL]) + in3[(_cse8) * 1LL])))));
+            out3[(_cse2) * 1LL + (_cse1) * 4LL] = _cse9;
+            const float _cse10 = ((_cse5 * in4[(_cse2) * 1LL + (_cse1) * 4LL]) + (_cse3 * _cse7));
+            out4[(_cse2) * 1LL + (_cse1) * 4LL] = _cse10;
+            const float _cse11 = tanhf(_cse10);
+            out5[(_cse2) * 1LL + (_cse1) * 4LL] = _cse11;
+            out6[(_cse2) * 1LL + (_cse1) * 4LL] = (_cse9 * _cse11);
           }
         }
       }
@@ -80,11 +92,21 @@ extern "C" __global__ void fusion_group_1(const float* __restrict__ in0, const f
         const long long i0_flat_inner = 0 + (long long)threadIdx.x;
         if (i0_flat_inner < 512) {
           if (((i0_flat_outer * 512) + i0_flat_inner) < 8) {
-            out0[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] = ((in0[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] + ((in1[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] * in2[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) * (1.0f - (in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] * in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL])))) * in4[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]);
-            out1[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] = ((((in0[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] + ((in1[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] * in2[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) * (1.0f - (in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] * in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL])))) * in5[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) * in6[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) * (1.0f - in6[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]));
-            out1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] = ((((in0[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] + ((in1[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] * in2[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) * (1.0f - (in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] * in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL])))) * in7[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) * in4[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) * (1.0f - in4[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]));
-            out1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 8)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] = (((in0[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] + ((in1[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] * in2[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) * (1.0f - (in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] * in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL])))) * in6[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) * (1.0f - (in5[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] * in5[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL])));
-            out1[(((((i0_flat_outer * 512) + i0_flat_inner) % 4) + 12)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 16LL] = (((in1[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL] * in3[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) * in2[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]) * (1.0f - in2[((((i0_flat_outer * 512) + i0_flat_inner) % 4)) * 1LL + ((((i0_flat_outer * 512) + i0_flat_inner) / 4)) * 4LL]));
+            const long long _cse0 = ((i0_flat_outer * 512) + i0_flat_inner);
+            const long long _cse1 = (_cse0 / 4);
+            const long long _cse2 = (_cse0 % 4);
+            const float _cse3 = in1[(_cse2) * 1LL + (_cse1) * 4LL];
+            const float _cse4 = in2[(_cse2) * 1LL + (_cse1) * 4LL];
+            const float _cse5 = in3[(_cse2) * 1LL + (_cse1) * 4LL];
+            const float _cse6 = (in0[(_cse2) * 1LL + (_cse1) * 4LL] + ((_cse3 * _cse4) * (1.0f - (_cse5 * _cse5))));
+            const float _cse7 = in4[(_cse2) * 1LL + (_cse1) * 4LL];
+            out0[(_cse2) * 1LL + (_cse1) * 4LL] = (_cse6 * _cse7);
+            const float _cse8 = in5[(_cse2) * 1LL + (_cse1) * 4LL];
+            const float _cse9 = in6[(_cse2) * 1LL + (_cse1) * 4LL];
+            out1[(_cse2) * 1LL + (_cse1) * 16LL] = (((_cse6 * _cse8) * _cse9) * (1.0f - _cse9));
+            out1[((_cse2 + 4)) * 1LL + (_cse1) * 16LL] = (((_cse6 * in7[(_cse2) * 1LL + (_cse1) * 4LL]) * _cse7) * (1.0f - _cse7));
+            out1[((_cse2 + 8)) * 1LL + (_cse1) * 16LL] = ((_cse6 * _cse9) * (1.0f - (_cse8 * _cse8)));
+            out1[((_cse2 + 12)) * 1LL + (_cse1) * 16LL] = (((_cse3 * _cse5) * _cse4) * (1.0f - _cse4));
           }
         }
       }
@@ -100,7 +122,10 @@ extern "C" __global__ void fusion_group_1(const float* __restrict__ in0, const f
             float acc0[1];
             acc0[(0) * 1LL] = 0.0f;
             for (long long r0 = 0; r0 < 2; r0++) {
-              acc0[(0) * 1LL] = (acc0[(0) * 1LL] + ((((in0[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL] + ((in1[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL] * in2[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL]) * (1.0f - (in3[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL] * in3[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL])))) * in5[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL]) * in6[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL]) * (1.0f - in6[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL])));
+              const long long _cse10 = ((j0_flat_outer * 512) + j0_flat_inner);
+              const float _cse11 = in3[(_cse10) * 1LL + (r0) * 4LL];
+              const float _cse12 = in6[(_cse10) * 1LL + (r0) * 4LL];
+              acc0[(0) * 1LL] = (acc0[(0) * 1LL] + ((((in0[(_cse10) * 1LL + (r0) * 4LL] + ((in1[(_cse10) * 1LL + (r0) * 4LL] * in2[(_cse10) * 1LL + (r0) * 4LL]) * (1.0f - (_cse11 * _cse11)))) * in5[(_cse10) * 1LL + (r0) * 4LL]) * _cse12) * (1.0f - _cse12)));
             }
             out2[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL] = acc0[(0) * 1LL];
           }
@@ -118,7 +143,10 @@ extern "C" __global__ void fusion_group_1(const float* __restrict__ in0, const f
             float acc1[1];
             acc1[(0) * 1LL] = 0.0f;
             for (long long r0 = 0; r0 < 2; r0++) {
-              acc1[(0) * 1LL] = (acc1[(0) * 1LL] + ((((in0[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL] + ((in1[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL] * in2[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL]) * (1.0f - (in3[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL] * in3[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL])))) * in7[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL]) * in4[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL]) * (1.0f - in4[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL])));
+              const long long _cse13 = ((j0_flat_outer * 512) + j0_flat_inner);
+              const float _cse14 = in3[(_cse13) * 1LL + (r0) * 4LL];
+              const float _cse15 = in4[(_cse13) * 1LL + (r0) * 4LL];
+              acc1[(0) * 1LL] = (acc1[(0) * 1LL] + ((((in0[(_cse13) * 1LL + (r0) * 4LL] + ((in1[(_cse13) * 1LL + (r0) * 4LL] * in2[(_cse13) * 1LL + (r0) * 4LL]) * (1.0f - (_cse14 * _cse14)))) * in7[(_cse13) * 1LL + (r0) * 4LL]) * _cse15) * (1.0f - _cse15)));
             }
             out2[((((j0_flat_outer * 512) + j0_flat_inner) + 4)) * 1LL] = acc1[(0) * 1LL];
           }
@@ -136,7 +164,10 @@ extern "C" __global__ void fusion_group_1(const float* __restrict__ in0, const f
             float acc2[1];
             acc2[(0) * 1LL] = 0.0f;
             for (long long r0 = 0; r0 < 2; r0++) {
-              acc2[(0) * 1LL] = (acc2[(0) * 1LL] + (((in0[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL] + ((in1[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL] * in2[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL]) * (1.0f - (in3[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL] * in3[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL])))) * in6[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL]) * (1.0f - (in5[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL] * in5[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL]))));
+              const long long _cse16 = ((j0_flat_outer * 512) + j0_flat_inner);
+              const float _cse17 = in3[(_cse16) * 1LL + (r0) * 4LL];
+              const float _cse18 = in5[(_cse16) * 1LL + (r0) * 4LL];
+              acc2[(0) * 1LL] = (acc2[(0) * 1LL] + (((in0[(_cse16) * 1LL + (r0) * 4LL] + ((in1[(_cse16) * 1LL + (r0) * 4LL] * in2[(_cse16) * 1LL + (r0) * 4LL]) * (1.0f - (_cse17 * _cse17)))) * in6[(_cse16) * 1LL + (r0) * 4LL]) * (1.0f - (_cse18 * _cse18))));
             }
             out2[((((j0_flat_outer * 512) + j0_flat_inner) + 8)) * 1LL] = acc2[(0) * 1LL];
           }
@@ -154,7 +185,9 @@ extern "C" __global__ void fusion_group_1(const float* __restrict__ in0, const f
             float acc3[1];
             acc3[(0) * 1LL] = 0.0f;
             for (long long r0 = 0; r0 < 2; r0++) {
-              acc3[(0) * 1LL] = (acc3[(0) * 1LL] + (((in1[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL] * in3[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL]) * in2[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL]) * (1.0f - in2[(((j0_flat_outer * 512) + j0_flat_inner)) * 1LL + (r0) * 4LL])));
+              const long long _cse19 = ((j0_flat_outer * 512) + j0_flat_inner);
+              const float _cse20 = in2[(_cse19) * 1LL + (r0) * 4LL];
+              acc3[(0) * 1LL] = (acc3[(0) * 1LL] + (((in1[(_cse19) * 1LL + (r0) * 4LL] * in3[(_cse19) * 1LL + (r0) * 4LL]) * _cse20) * (1.0f - _cse20)));
             }
             out2[((((j0_flat_outer * 512) + j0_flat_inner) + 12)) * 1LL] = acc3[(0) * 1LL];
           }
