@@ -95,18 +95,7 @@ class Emitter {
   bool readsTemporary(const Expr& e) {
     if (written_.empty()) return false;
     if (auto it = readsWritten_.find(e.get()); it != readsWritten_.end()) return it->second;
-    struct Find : Visitor {
-      using Visitor::visit;
-      const std::unordered_set<const BufNode*>* bufs;
-      bool found = false;
-      void visit(const Load* op) override {
-        found = found || bufs->count(op->buf.get());
-        Visitor::visit(op);
-      }
-    } find;
-    find.bufs = &written_;
-    find.visit(e);
-    return readsWritten_[e.get()] = find.found;
+    return readsWritten_[e.get()] = loadsAny(e, written_);
   }
 
   llvm::Value* address(const Buf& buf, const std::vector<Expr>& idx) {

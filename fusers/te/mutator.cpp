@@ -265,6 +265,21 @@ Stmt substitute(const Stmt& s, const std::unordered_map<const ExprNode*, Expr>& 
   return Substituter(map).mutate(s);
 }
 
+bool loadsAny(const Expr& e, const std::unordered_set<const BufNode*>& bufs) {
+  struct Find : Visitor {
+    using Visitor::visit;
+    const std::unordered_set<const BufNode*>* bufs;
+    bool found = false;
+    void visit(const Load* op) override {
+      found = found || bufs->count(op->buf.get());
+      Visitor::visit(op);
+    }
+  } find;
+  find.bufs = &bufs;
+  find.visit(e);
+  return find.found;
+}
+
 BufferUse bufferUse(const Stmt& s) {
   struct Scan : Visitor {
     using Visitor::visit;

@@ -44,6 +44,9 @@ struct BufferUse {
   std::unordered_set<const BufNode*> storedAndLoaded() const;
 };
 BufferUse bufferUse(const Stmt& s);
+/// Whether e loads any of `bufs` (the backends ask it of a shared subexpression: one that reads a buffer
+/// the nest also stores may change between two uses, so it is computed again at each).
+bool loadsAny(const Expr& e, const std::unordered_set<const BufNode*>& bufs);
 
 /// s with structurally equal subexpressions as one node (same kind, fields and operands; Vars and
 /// Reduces by identity): the expression DAG the lowering meant, after schedules that rebuilt a shared node

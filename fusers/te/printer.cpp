@@ -365,18 +365,7 @@ void CudaPrinter::visit(const Expr& e) {
 
 bool CudaPrinter::readsWritten(const Expr& e) {
   if (auto it = readsWritten_.find(e.get()); it != readsWritten_.end()) return it->second;
-  struct Find : Visitor {
-    using Visitor::visit;
-    const std::unordered_set<const BufNode*>* bufs;
-    bool found = false;
-    void visit(const Load* op) override {
-      found = found || bufs->count(op->buf.get());
-      Visitor::visit(op);
-    }
-  } find;
-  find.bufs = &written_;
-  find.Visitor::visit(e);
-  return readsWritten_[e.get()] = find.found;
+  return readsWritten_[e.get()] = loadsAny(e, written_);
 }
 
 std::unordered_set<const ExprNode*> CudaPrinter::sharedIn(const std::vector<const Store*>& stores) {
