@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <optional>
 
 namespace gj {
 
@@ -64,10 +63,8 @@ void sgemm(GemmBackendKind backend, bool transA, bool transB, int64_t m, int64_t
 #else
       const int threads = numThreads();
       dnnl_status_t st = dnnl_success;
-      if (gemmRunsOnOneThread(m, n, k)) {
-        OneThreadScope one;
-        st = onednnSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      } else if (!gemmSplitsColumns(transB, m, n, k, threads)) {
+      OneThreadScope one(gemmRunsOnOneThread(m, n, k));  // such a product is never split either
+      if (!gemmSplitsColumns(transB, m, n, k, threads)) {
         st = onednnSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
       } else {
         // Each thread one sequential sgemm over a block of C's columns (rows of the transposed B); oneDNN
@@ -114,8 +111,7 @@ std::unique_ptr<PackedGemmB> PackedGemmB::pack(int64_t m, int64_t n, int64_t k, 
   if (m <= 0 || n <= 0 || k <= 0) return nullptr;
   auto impl = std::make_unique<Impl>();
   impl->oneThread = gemmRunsOnOneThread(m, n, k);
-  std::optional<OneThreadScope> one;  // the primitive picks its blocking for the threads it will have
-  if (impl->oneThread) one.emplace();
+  OneThreadScope one(impl->oneThread);  // the primitive picks its blocking for the threads it will have
   const memory::desc src({m, k}, memory::data_type::f32, memory::format_tag::ab);
   const memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
   const memory::desc dst({m, n}, memory::data_type::f32, memory::format_tag::ab);
@@ -141,8 +137,7 @@ std::unique_ptr<PackedGemmB> PackedGemmB::pack(int64_t m, int64_t n, int64_t k, 
 void PackedGemmB::multiply(const float* a, float* c) const {
   const dnnl::memory src(impl_->pd.src_desc(), impl_->engine, const_cast<float*>(a));
   const dnnl::memory dst(impl_->pd.dst_desc(), impl_->engine, c);
-  std::optional<OneThreadScope> one;
-  if (impl_->oneThread) one.emplace();
+  OneThreadScope one(impl_->oneThread);
   dnnl::stream stream(impl_->engine);
   impl_->product.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, impl_->weights}, {DNNL_ARG_DST, dst}});
   stream.wait();

@@ -15,7 +15,11 @@ void setNumThreads(int n) {
 
 int numThreads() { return omp_get_max_threads(); }
 
-OneThreadScope::OneThreadScope() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
-OneThreadScope::~OneThreadScope() { omp_set_num_threads(saved_); }
+OneThreadScope::OneThreadScope(bool engaged) : saved_(engaged ? omp_get_max_threads() : 0) {
+  if (engaged) omp_set_num_threads(1);
+}
+OneThreadScope::~OneThreadScope() {
+  if (saved_ > 0) omp_set_num_threads(saved_);
+}
 
 }  // namespace gj

@@ -6,9 +6,10 @@ int numThreads();
 
 /// While alive, OpenMP regions started on this thread (ours and oneDNN's) run on this thread alone: for
 /// work too small to pay for waking the others (runtime/gemm.cpp's small products). Costs no system call.
+/// `engaged` false leaves the thread count alone (a scope that applies to some calls only).
 class OneThreadScope {
  public:
-  OneThreadScope();
+  explicit OneThreadScope(bool engaged = true);
   ~OneThreadScope();
   OneThreadScope(const OneThreadScope&) = delete;
   OneThreadScope& operator=(const OneThreadScope&) = delete;

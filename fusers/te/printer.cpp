@@ -369,12 +369,15 @@ bool CudaPrinter::readsWritten(const Expr& e) {
 }
 
 std::unordered_set<const ExprNode*> CudaPrinter::sharedIn(const std::vector<const Store*>& stores) {
-  std::unordered_map<const ExprNode*, int> reached;
+  std::unordered_map<const ExprNode*, std::pair<int, Expr>> reached;  // times reached, the node's handle
   struct Count : Visitor {
     using Visitor::visit;
-    std::unordered_map<const ExprNode*, int>* reached;
+    std::unordered_map<const ExprNode*, std::pair<int, Expr>>* reached;
     void visit(const Expr& e) override {
-      if (++(*reached)[e.get()] == 1) Visitor::visit(e);  // a node's children once
+      auto& [times, handle] = (*reached)[e.get()];
+      if (times++ > 0) return;  // a node's children once
+      handle = e;
+      Visitor::visit(e);
     }
   } count;
   count.reached = &reached;
@@ -383,29 +386,12 @@ std::unordered_set<const ExprNode*> CudaPrinter::sharedIn(const std::vector<cons
     count.visit(st->value);
   }
   std::unordered_set<const ExprNode*> shared;
-  for (const auto& [node, times] : reached) {
+  for (const auto& [node, seen] : reached) {
     const NodeKind k = node->kind;
-    if (times < 2 || k == NodeKind::Var || k == NodeKind::IntImm || k == NodeKind::FloatImm || k == NodeKind::Reduce)
+    if (seen.first < 2 || k == NodeKind::Var || k == NodeKind::IntImm || k == NodeKind::FloatImm ||
+        k == NodeKind::Reduce || readsWritten(seen.second))
       continue;
     shared.insert(node);
-  }
-  // Whether a node loads a written buffer needs its handle: find them among the stores' expressions.
-  struct Handles : Visitor {
-    using Visitor::visit;
-    CudaPrinter* self;
-    std::unordered_set<const ExprNode*>* shared;
-    std::unordered_set<const ExprNode*> seen;
-    void visit(const Expr& e) override {
-      if (!seen.insert(e.get()).second) return;
-      if (shared->count(e.get()) && self->readsWritten(e)) shared->erase(e.get());
-      Visitor::visit(e);
-    }
-  } handles;
-  handles.self = this;
-  handles.shared = &shared;
-  for (const Store* st : stores) {
-    for (const Expr& i : st->indices) handles.visit(i);
-    handles.visit(st->value);
   }
   return shared;
 }

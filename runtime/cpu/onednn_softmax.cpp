@@ -18,10 +18,9 @@ using dnnl::memory;
 // A contiguous float32 tensor's descriptor, or none (rank 0, empty, past oneDNN's rank limit).
 std::optional<memory::desc> plainDesc(const Tensor& t) {
   if (t.dim() == 0 || t.dim() > DNNL_MAX_NDIMS || t.numel() == 0) return std::nullopt;
-  memory::dims dims(t.sizes().begin(), t.sizes().end());
-  memory::dims strides(dims.size(), 1);
-  for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
-  return memory::desc(dims, memory::data_type::f32, strides);
+  const Shape strides = contiguousStrides(t.sizes());
+  return memory::desc(memory::dims(t.sizes().begin(), t.sizes().end()), memory::data_type::f32,
+                      memory::dims(strides.begin(), strides.end()));
 }
 
 dnnl::algorithm algorithmOf(bool log) {
