@@ -70,7 +70,16 @@ static void fuseAll(Plan& p, std::vector<Graph*> graphs, const PipelineOptions& 
 // Rounds of full unrolling (each can make the next loop's trip count constant): one per loop in a chain.
 constexpr int kMaxFullUnrollRounds = 16;
 
-Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o) {
+// The options of a pipeline whose graph holds no frontend form (checked here, once, not before each pass).
+static PipelineOptions loweredOnce(const Graph& g, const PipelineOptions& o) {
+  requireLowered(g, "graphjit's pipeline");
+  PipelineOptions checked = o;
+  checked.passes.checkedLowered = true;
+  return checked;
+}
+
+Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& options) {
+  const PipelineOptions o = loweredOnce(*g, options);
   Plan p;
   p.graph = g;
   p.withGrad = anyTrue(requiresGrad);
@@ -151,7 +160,8 @@ std::shared_ptr<Graph> buildGuardedGraph(const Graph& original, const std::vecto
   return w;
 }
 
-Plan unoptimizedPlan(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& o) {
+Plan unoptimizedPlan(std::shared_ptr<Graph> g, const std::vector<bool>& requiresGrad, const PipelineOptions& options) {
+  const PipelineOptions o = loweredOnce(*g, options);
   Plan p;
   p.graph = g;
   p.withGrad = anyTrue(requiresGrad);

@@ -212,11 +212,25 @@ void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, s
                    const std::function<PreparedGroup(const Graph& sub)>& prepare) {
   // One counting view per kernel, so that groups sharing a kernel (an unrolled loop's steps) share it here too.
   std::unordered_map<const CompiledKernel*, std::shared_ptr<const CompiledKernel>> counted;
+  // The groups compiled so far by structural hash: a group structurally equal to one of them takes its
+  // kernel without being lowered again (Note [Structural equality]; an unrolled loop's thousands of
+  // identical groups are lowered once), counted as the kernel cache would count it.
+  std::unordered_map<size_t, std::vector<std::pair<const Graph*, std::shared_ptr<const CompiledKernel>>>> seen;
   forEachNode(g.block(), [&](Node* n) {
     if (n->kind() != groupKind) return;
     ++report.groups;
     try {
-      std::shared_ptr<const CompiledKernel> k = compileOne(*n->subgraph(), opts, symbolPrefix, report, prepare);
+      const Graph& sub = *n->subgraph();
+      std::shared_ptr<const CompiledKernel> k;
+      auto& alike = seen[structuralHash(sub)];
+      for (const auto& [other, kernel] : alike)
+        if (structurallyEqual(*other, sub)) k = kernel;
+      if (k) {
+        ++report.cacheHits;
+      } else {
+        k = compileOne(sub, opts, symbolPrefix, report, prepare);
+        alike.emplace_back(&sub, k);
+      }
       auto [it, added] = counted.try_emplace(k.get());
       if (added) it->second = std::make_shared<CountedKernel>(k, report.runs, opts.injectKernelError);
       kernels[n] = it->second;

@@ -8,6 +8,7 @@ namespace gj {
 // Note [Order keys]: the gap an appended node leaves after its predecessor, and the return node's key.
 constexpr int64_t kOrderStep = int64_t{1} << 20;
 constexpr int64_t kOrderEnd = int64_t{1} << 62;
+constexpr int64_t kMinOrderGap = int64_t{1} << 10;
 
 Type constantType(const ConstantValue& v) {
   switch (v.index()) {
@@ -88,20 +89,34 @@ Block* Node::block(size_t i) const {
 }
 
 void Node::addInput(Value* v) {
+  usePositions_.push_back(v->uses_.size());
   v->uses_.push_back({this, inputs_.size()});
   inputs_.push_back(v);
 }
 
+// Note [Use lists]: input i's use sits at usePositions_[i] in its value's list; removing it moves the
+// list's last use into its place, so a use goes in O(1) however many uses its value has (a constant
+// every add of a 20-layer LSTM reads). A use list is therefore in no particular order.
 void Node::dropUse(size_t i) {
   auto& uses = inputs_[i]->uses_;
-  auto it = std::find(uses.begin(), uses.end(), Use{this, i});
-  IR_CHECK(it != uses.end()) << "use list of %" << inputs_[i]->name() << " lacks input " << i << " of " << describe();
-  uses.erase(it);
+  const size_t at = usePositions_[i];
+  IR_CHECK(at < uses.size() && uses[at] == (Use{this, i}))
+      << "use list of %" << inputs_[i]->name() << " lacks input " << i << " of " << describe();
+  const Use last = uses.back();
+  uses[at] = last;
+  last.user->usePositions_[last.index] = at;
+  uses.pop_back();
+}
+
+bool Node::inputUseListed(size_t i) const {
+  const auto& uses = inputs_[i]->uses_;
+  return usePositions_[i] < uses.size() && uses[usePositions_[i]] == Use{const_cast<Node*>(this), i};
 }
 
 void Node::replaceInput(size_t i, Value* v) {
   dropUse(i);
   inputs_[i] = v;
+  usePositions_[i] = v->uses_.size();
   v->uses_.push_back({this, i});
 }
 
@@ -112,19 +127,16 @@ void Node::replaceInputWith(Value* from, Value* to) {
 
 void Node::removeInput(size_t i) {
   dropUse(i);
-  // Later inputs shift down by one: fix their use indices.
-  for (size_t j = i + 1; j < inputs_.size(); ++j)
-    for (Use& u : inputs_[j]->uses_)
-      if (u.user == this && u.index == j) {
-        --u.index;
-        break;
-      }
+  // Later inputs shift down by one: so do the indices their uses record.
+  for (size_t j = i + 1; j < inputs_.size(); ++j) --inputs_[j]->uses_[usePositions_[j]].index;
   inputs_.erase(inputs_.begin() + i);
+  usePositions_.erase(usePositions_.begin() + i);
 }
 
 void Node::removeAllInputs() {
   for (size_t i = 0; i < inputs_.size(); ++i) dropUse(i);
   inputs_.clear();
+  usePositions_.clear();
 }
 
 Value* Node::addOutput(Type t) {
@@ -170,14 +182,16 @@ void Node::insertBefore(Node* n) {
   next_ = n;
   prev_->next_ = this;
   n->prev_ = this;
-  // Note [Order keys]: after the predecessor by a step when that leaves room, else halfway.
+  ++owningBlock_->size_;
+  // Note [Order keys]: after the predecessor by a step when that leaves room, else halfway, else the
+  // keys around are spread out.
   const int64_t lo = prev_->order_, hi = n->order_;
   if (hi - lo > kOrderStep)
     order_ = lo + kOrderStep;
   else if (hi - lo > 1)
     order_ = lo + (hi - lo) / 2;
   else
-    owningBlock_->orderStale_ = true;
+    owningBlock_->spreadKeys(this);
 }
 
 void Node::insertAfter(Node* n) {
@@ -186,6 +200,7 @@ void Node::insertAfter(Node* n) {
 }
 
 void Node::unlink() {
+  if (owningBlock_) --owningBlock_->size_;
   if (prev_) prev_->next_ = next_;
   if (next_) next_->prev_ = prev_;
   prev_ = next_ = nullptr;
@@ -199,28 +214,24 @@ void Node::moveBefore(Node* n) {
 
 bool Node::isBefore(const Node* other) const {
   IR_CHECK(owningBlock_ == other->owningBlock_) << "isBefore across blocks";
-  if (owningBlock_->orderStale_) owningBlock_->renumber();
   return order_ < other->order_;
 }
 
 // ---- Block ----
 
 Block::Block(Graph* g, Node* owner) : graph_(g), owningNode_(owner) {
-  auto p = std::unique_ptr<Node>(new Node(g, OpKind::Param));
-  auto r = std::unique_ptr<Node>(new Node(g, OpKind::Return));
-  param_ = p.get();
-  return_ = r.get();
+  param_ = g->nodes_.make(g, OpKind::Param);
+  return_ = g->nodes_.make(g, OpKind::Return);
   param_->owningBlock_ = return_->owningBlock_ = this;
   param_->next_ = return_;
   return_->prev_ = param_;
   param_->order_ = 0;
   return_->order_ = kOrderEnd;
-  g->nodes_.push_back(std::move(p));
-  g->nodes_.push_back(std::move(r));
 }
 
 std::vector<Node*> Block::nodesList() const {
   std::vector<Node*> out;
+  out.reserve(size_);
   for (Node* n : *this) out.push_back(n);
   return out;
 }
@@ -240,14 +251,37 @@ void Block::eraseInput(size_t i) { param_->eraseOutput(i); }
 void Block::registerOutput(Value* v) { return_->addInput(v); }
 void Block::eraseOutput(size_t i) { return_->removeInput(i); }
 
-void Block::renumber() const {
-  int64_t key = 0;
-  for (Node* n = param_; n != return_; n = n->next_) {
-    n->order_ = key;
-    key += kOrderStep;
+// Note [Order keys]: no key fits between `at`'s neighbours. The window of nodes around it doubles until
+// the keys just outside it leave kMinOrderGap per node inside, and the window's keys are spread evenly
+// over that range: a node inserted again at the same place finds room for a while, and the cost is the
+// window, not the block (the block's ends are 0 and kOrderEnd, so a window reaching them always fits).
+void Block::spreadKeys(Node* at) {
+  Node* first = at;
+  Node* last = at;
+  int64_t count = 1;
+  for (int64_t want = 16;; want *= 2) {
+    while (count < want && (first->prev_ != param_ || last->next_ != return_)) {
+      if (first->prev_ != param_) {
+        first = first->prev_;
+        ++count;
+      }
+      if (count < want && last->next_ != return_) {
+        last = last->next_;
+        ++count;
+      }
+    }
+    const int64_t lo = first->prev_->order_, hi = last->next_->order_;
+    const int64_t gap = (hi - lo) / (count + 1);
+    if (gap >= kMinOrderGap || (first->prev_ == param_ && last->next_ == return_)) {
+      IR_CHECK(gap > 0) << "a block of over 2^62 nodes";
+      int64_t key = lo;
+      for (Node* n = first;; n = n->next_) {
+        n->order_ = key += gap;
+        if (n == last) break;
+      }
+      return;
+    }
   }
-  IR_CHECK(key < kOrderEnd) << "a block of over 2^42 nodes";
-  orderStale_ = false;
 }
 
 Node* Block::append(Node* n) {
@@ -261,8 +295,7 @@ Graph::Graph() { top_ = newBlock(nullptr); }
 Graph::~Graph() = default;
 
 Value* Graph::newValue(Node* n, size_t offset, Type t) {
-  values_.push_back(std::unique_ptr<Value>(new Value(n, offset, values_.size(), std::move(t))));
-  return values_.back().get();
+  return values_.make(n, offset, values_.size(), std::move(t));
 }
 
 Block* Graph::newBlock(Node* owner) {
@@ -271,8 +304,9 @@ Block* Graph::newBlock(Node* owner) {
 }
 
 Node* Graph::create(OpKind kind, std::span<Value* const> inputs, size_t numOutputs) {
-  nodes_.push_back(std::unique_ptr<Node>(new Node(this, kind)));
-  Node* n = nodes_.back().get();
+  Node* n = nodes_.make(this, kind);
+  n->inputs_.reserve(inputs.size());
+  n->usePositions_.reserve(inputs.size());
   for (Value* v : inputs) n->addInput(v);
   for (size_t i = 0; i < numOutputs; ++i) n->addOutput();
   return n;
@@ -300,8 +334,12 @@ void Graph::erase(Node* n) {
 
 void Graph::replaceAllUsesWith(Value* from, Value* to) {
   IR_CHECK(from != to) << "replaceAllUsesWith a value with itself";
-  std::vector<Use> uses = from->uses();
-  for (const Use& u : uses) u.user->replaceInput(u.index, to);
+  for (const Use& u : from->uses_) {
+    u.user->inputs_[u.index] = to;
+    u.user->usePositions_[u.index] = to->uses_.size();
+    to->uses_.push_back(u);
+  }
+  from->uses_.clear();
 }
 
 void Graph::replaceValue(Value* from, Value* to) {
@@ -355,6 +393,115 @@ std::unique_ptr<Graph> Graph::clone() const {
   for (const Node* n : *top_) g->top_->append(cloneNode(n, *g, env));
   for (Value* out : outputs()) g->registerOutput(env.at(out));
   return g;
+}
+
+// ---- structural equality (Note [Structural equality]) ----
+
+namespace {
+
+// Pairs each value of graph a with its counterpart in graph b as the walk defines them; a value read
+// before the walk defined it (impossible in a verified graph) pairs with nothing and fails the match.
+class StructureMatch {
+ public:
+  StructureMatch(const Graph& a, const Graph& b) : pair_(a.numValueIds(), nullptr) {}
+
+  bool block(const Block* a, const Block* b) {
+    if (!define(a->inputs(), b->inputs())) return false;
+    const Node* m = b->paramNode()->next();
+    for (const Node* n : *a) {
+      if (m == b->returnNode() || !node(n, m)) return false;
+      m = m->next();
+    }
+    return m == b->returnNode() && read(a->outputs(), b->outputs());
+  }
+
+ private:
+  bool node(const Node* a, const Node* b) {
+    if (a->kind() != b->kind() || a->blocks().size() != b->blocks().size() || a->constant() != b->constant() ||
+        !read(a->inputs(), b->inputs()) || !define(a->outputs(), b->outputs()))
+      return false;
+    if (static_cast<bool>(a->subgraph()) != static_cast<bool>(b->subgraph()) ||
+        (a->subgraph() && !structurallyEqual(*a->subgraph(), *b->subgraph())))
+      return false;
+    for (size_t i = 0; i < a->blocks().size(); ++i)
+      if (!block(a->blocks()[i], b->blocks()[i])) return false;
+    return true;
+  }
+  bool define(std::span<Value* const> a, std::span<Value* const> b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i]->type() != b[i]->type()) return false;
+      pair_[a[i]->id()] = b[i];
+    }
+    return true;
+  }
+  bool read(std::span<Value* const> a, std::span<Value* const> b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (pair_[a[i]->id()] != b[i]) return false;
+    return true;
+  }
+
+  std::vector<const Value*> pair_;  // by a's value id
+};
+
+void mix(size_t& h, size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+
+void hashType(size_t& h, const Type& t) {
+  mix(h, static_cast<size_t>(t.kind));
+  mix(h, t.dtype ? static_cast<size_t>(*t.dtype) + 1 : 0);
+  if (t.sizes)
+    for (int64_t d : *t.sizes) mix(h, static_cast<size_t>(d));
+}
+
+void hashConstant(size_t& h, const ConstantValue& c) { mix(h, constantHash(c)); }
+
+}  // namespace
+
+size_t constantHash(const ConstantValue& c) {
+  size_t h = c.index();
+  std::visit([&](const auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<double>>) {
+      for (auto x : v) mix(h, std::hash<typename T::value_type>{}(x));
+    } else if constexpr (!std::is_same_v<T, std::monostate>) {
+      mix(h, std::hash<T>{}(v));
+    }
+  }, c);
+  return h;
+}
+
+namespace {
+
+// Kinds, arities, types and the positions each node reads (numbered as the walk defines values).
+void hashBlock(size_t& h, const Block* b, std::vector<size_t>& position, size_t& next) {
+  for (const Value* v : b->inputs()) {
+    hashType(h, v->type());
+    position[v->id()] = next++;
+  }
+  for (const Node* n : *b) {
+    mix(h, static_cast<size_t>(n->kind()));
+    hashConstant(h, n->constant());
+    for (const Value* v : n->inputs()) mix(h, position[v->id()]);
+    for (const Value* v : n->outputs()) {
+      hashType(h, v->type());
+      position[v->id()] = next++;
+    }
+    if (n->subgraph()) mix(h, structuralHash(*n->subgraph()));
+    for (const Block* inner : n->blocks()) hashBlock(h, inner, position, next);
+  }
+  for (const Value* v : b->outputs()) mix(h, position[v->id()]);
+}
+
+}  // namespace
+
+bool structurallyEqual(const Graph& a, const Graph& b) { return StructureMatch(a, b).block(a.block(), b.block()); }
+
+size_t structuralHash(const Graph& g) {
+  std::vector<size_t> position(g.numValueIds(), 0);
+  size_t h = 0, next = 1;
+  hashBlock(h, g.block(), position, next);
+  return h;
 }
 
 }  // namespace gj

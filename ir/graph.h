@@ -6,6 +6,7 @@
 // the block's outputs); the nodes between them are in execution order.
 #include "ir/op.h"
 #include "ir/type.h"
+#include "support/arena.h"
 #include "support/error.h"
 
 #include <memory>
@@ -41,6 +42,7 @@ class Value {
   size_t id() const { return id_; }
   const Type& type() const { return type_; }
   void setType(Type t) { type_ = std::move(t); }
+  /// Every (user, input index) reading this value, in no particular order (Note [Use lists]).
   const std::vector<Use>& uses() const { return uses_; }
   bool hasUses() const { return !uses_.empty(); }
   /// The name given by the builder or the IR text, or "" (the printer then numbers it).
@@ -52,6 +54,8 @@ class Value {
  private:
   friend class Graph;
   friend class Node;
+  template <typename, size_t>
+  friend class Arena;
   Value(Node* node, size_t offset, size_t id, Type t) : node_(node), offset_(offset), id_(id), type_(std::move(t)) {}
   Node* node_;
   size_t offset_;
@@ -84,6 +88,8 @@ class Node {
   void replaceInputWith(Value* from, Value* to);
   void removeInput(size_t i);
   void removeAllInputs();
+  /// True when input i's value lists this node's use of it (the verifier's check, O(1)).
+  bool inputUseListed(size_t i) const;
   Value* addOutput(Type t = Type::tensor());
   /// A new output at position i (those from i on move one place up).
   Value* insertOutput(size_t i, Type t = Type::tensor());
@@ -127,6 +133,8 @@ class Node {
  private:
   friend class Graph;
   friend class Block;
+  template <typename, size_t>
+  friend class Arena;
   Node(Graph* g, OpKind k) : graph_(g), kind_(k) {}
   void unlink();
   void dropUse(size_t i);
@@ -134,6 +142,7 @@ class Node {
   Graph* graph_;
   OpKind kind_;
   std::vector<Value*> inputs_;
+  std::vector<size_t> usePositions_;  // Note [Use lists]
   std::vector<Value*> outputs_;
   std::vector<Block*> blocks_;
   Block* owningBlock_ = nullptr;
@@ -141,7 +150,7 @@ class Node {
   Node* next_ = nullptr;
   // Note [Order keys]: keys increase along a block, so isBefore compares two numbers. An inserted node
   // takes a key between its neighbours' (kOrderStep after its predecessor when appended); where no key
-  // fits, the block is marked stale and renumbered on its next isBefore, in one pass.
+  // fits, the keys of a window around it are spread out (Block::spreadKeys), at once.
   mutable int64_t order_ = 0;
   ConstantValue constant_;
   std::shared_ptr<Graph> subgraph_;
@@ -190,10 +199,10 @@ class Block {
   friend class Graph;
   friend class Node;
   Block(Graph* g, Node* owner);
-  void renumber() const;  // Note [Order keys]
+  void spreadKeys(Node* at);  // Note [Order keys]
   Graph* graph_;
   Node* owningNode_;
-  mutable bool orderStale_ = false;
+  size_t size_ = 0;  // nodes between the param and return nodes
   Node* param_;
   Node* return_;
 };
@@ -246,8 +255,9 @@ class Graph {
   Value* newValue(Node* n, size_t offset, Type t);
   Block* newBlock(Node* owner);
 
-  std::vector<std::unique_ptr<Node>> nodes_;
-  std::vector<std::unique_ptr<Value>> values_;
+  // Note [Node and value storage]: in arenas, in the order they are made (support/arena.h).
+  Arena<Node> nodes_;
+  Arena<Value> values_;
   std::vector<std::unique_ptr<Block>> blocks_;
   std::unordered_map<std::string, Value*> names_;
   std::unordered_map<std::string, size_t> suffixHint_;  ///< base name -> every ".N" below it is taken
@@ -262,6 +272,17 @@ using ValueMap = std::unordered_map<const Value*, Value*>;
 Node* cloneNode(const Node* n, Graph& g, ValueMap& env);
 /// Clones the nodes of `src` in front of `before`, mapping through env (which must map src's inputs).
 void cloneNodesBefore(const Block* src, Node* before, ValueMap& env);
+
+/// Note [Structural equality]: two graphs are structurally equal when their nodes, in block order, have
+/// the same kinds, constants and output types, read the same positions (graph and block inputs, earlier
+/// outputs) and return the same ones, their input types agree, and nested blocks and subgraphs are
+/// equal in turn. Names and source locations do not count: equal graphs compute the same thing, so
+/// anything compiled for one serves the other (the fusers compile an unrolled loop's identical groups
+/// once). structuralHash is equal for structurally equal graphs.
+bool structurallyEqual(const Graph& a, const Graph& b);
+size_t structuralHash(const Graph& g);
+/// A hash of a constant (equal for constants that compare equal).
+size_t constantHash(const ConstantValue& c);
 
 /// Type of a constant's output: int, float, bool, int[] or NoneType.
 Type constantType(const ConstantValue& v);

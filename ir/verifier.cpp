@@ -3,7 +3,6 @@
 #include "ir/printer.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 namespace gj {
 
@@ -12,6 +11,8 @@ namespace {
 class Verifier {
  public:
   std::vector<Diagnostic> run(const Graph& g) {
+    graph_ = &g;
+    visible_.assign(g.numValueIds(), false);
     block(g.block(), nullptr);
     return std::move(diags_);
   }
@@ -34,32 +35,29 @@ class Verifier {
     }
     uses(b->returnNode());
     for (const Value* v : b->outputs())
-      if (!visible_.count(v)) report(b->returnNode(), fmt::format("block output %{} is not defined here", name(v)));
-    for (size_t i = mark; i < scope_.size(); ++i) visible_.erase(scope_[i]);
+      if (!visible(v)) report(b->returnNode(), fmt::format("block output %{} is not defined here", name(v)));
+    for (size_t i = mark; i < scope_.size(); ++i)
+      if (scope_[i]->graph() == graph_) visible_[scope_[i]->id()] = false;
     scope_.resize(mark);
   }
 
   void define(const Value* v) {
-    visible_.insert(v);
+    if (v->graph() == graph_) visible_[v->id()] = true;
     scope_.push_back(v);
   }
 
   static std::string name(const Value* v) { return v->name().empty() ? std::to_string(v->id()) : v->name(); }
 
   void uses(const Node* n) {
-    for (size_t i = 0; i < n->inputs().size(); ++i) {
-      const Value* v = n->input(i);
-      const auto& us = v->uses();
-      if (std::find(us.begin(), us.end(), Use{const_cast<Node*>(n), i}) == us.end())
-        report(n, fmt::format("use list of %{} is missing input {}", name(v), i));
-    }
+    for (size_t i = 0; i < n->inputs().size(); ++i)
+      if (!n->inputUseListed(i)) report(n, fmt::format("use list of %{} is missing input {}", name(n->input(i)), i));
   }
 
   void node(const Node* n) {
     const OpInfo& info = n->info();
     uses(n);
     for (const Value* v : n->inputs())
-      if (!visible_.count(v))
+      if (!visible(v))
         report(n, fmt::format("use of %{} before its definition (or outside the block that defines it)", name(v)));
     for (const Value* v : n->outputs())
       for (const Use& u : v->uses())
@@ -190,7 +188,10 @@ class Verifier {
       report(n, fmt::format("{} must be {} but %{} is {}", what, Type::of(kind).str(), name(n->input(i)), t.str()));
   }
 
-  std::unordered_set<const Value*> visible_;
+  // Whether a value of the graph is in scope, by Value::id (a value of another graph never is).
+  bool visible(const Value* v) const { return v->graph() == graph_ && v->id() < visible_.size() && visible_[v->id()]; }
+  const Graph* graph_ = nullptr;
+  std::vector<bool> visible_;
   std::vector<const Value*> scope_;
   std::vector<Diagnostic> diags_;
 };

@@ -10,10 +10,9 @@ namespace gj {
 static bool requiresGrad(const Value* v) { return v->type().requiresGrad.value_or(false); }
 
 // A differentiable node that needs gradients; a ListUnpack joins the region of the list it unpacks.
-static bool canJoin(const Node* n, const std::vector<Node*>& region) {
+static bool canJoin(const Node* n, const Region& region) {
   if (!n->blocks().empty() || n->subgraph() || !hasGradientFormula(n->kind())) return false;
-  if (n->kind() == OpKind::ListUnpack)
-    return std::find(region.begin(), region.end(), n->input(0)->node()) != region.end();
+  if (n->kind() == OpKind::ListUnpack) return region.computes(n->input(0));
   for (const Value* v : n->outputs())
     if (requiresGrad(v)) return true;
   return false;

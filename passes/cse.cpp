@@ -2,22 +2,29 @@
 
 #include "passes/util.h"
 
-#include <map>
-#include <tuple>
+#include <algorithm>
+#include <unordered_set>
 
 namespace gj {
 
 namespace {
 
-// What makes two nodes equal: op, inputs, constant value and output types (for constants).
-struct Key {
-  OpKind kind;
-  std::vector<Value*> inputs;
-  ConstantValue constant;
-  std::vector<TypeKind> outputKinds;
-  bool operator<(const Key& o) const {
-    return std::tie(kind, inputs, outputKinds) < std::tie(o.kind, o.inputs, o.outputKinds) ||
-           (std::tie(kind, inputs, outputKinds) == std::tie(o.kind, o.inputs, o.outputKinds) && constant < o.constant);
+// What makes two nodes compute the same: op, inputs, constant value and output kinds (for constants),
+// read from the nodes themselves (no key is built per node). A node in the table keeps its inputs while
+// the walk goes on: only nodes after it are rewritten.
+struct SameComputation {
+  size_t operator()(const Node* n) const {
+    size_t h = constantHash(n->constant());
+    auto mix = [&](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    mix(static_cast<size_t>(n->kind()));
+    for (const Value* v : n->inputs()) mix(reinterpret_cast<uintptr_t>(v));  // no load: the pointer itself
+    for (const Value* v : n->outputs()) mix(static_cast<size_t>(v->type().kind));
+    return h;
+  }
+  bool operator()(const Node* a, const Node* b) const {
+    auto kind = [](const Value* x, const Value* y) { return x->type().kind == y->type().kind; };
+    return a->kind() == b->kind() && std::ranges::equal(a->inputs(), b->inputs()) &&
+           std::ranges::equal(a->outputs(), b->outputs(), kind) && a->constant() == b->constant();
   }
 };
 
@@ -28,20 +35,16 @@ class Cse {
     for (Node* n : b->nodesList()) {
       for (Block* inner : n->blocks()) run(inner);
       if (!n->blocks().empty() || n->subgraph()) continue;
-      Key k = keyOf(n);
       // A NaN constant never equals itself; leave it alone.
       if (n->kind() == OpKind::Constant && n->constant().index() == 2 &&
           std::get<double>(n->constant()) != std::get<double>(n->constant()))
         continue;
-      auto it = seen_.find(k);
-      if (it == seen_.end()) {
-        seen_.emplace(k, n);
-        undo_.push_back(k);
+      auto [it, fresh] = seen_.insert(n);
+      if (fresh) {
+        undo_.push_back(n);
         continue;
       }
-      for (size_t i = 0; i < n->outputs().size(); ++i) {
-        b->graph()->replaceValue(n->output(i), it->second->output(i));
-      }
+      for (size_t i = 0; i < n->outputs().size(); ++i) b->graph()->replaceValue(n->output(i), (*it)->output(i));
       b->graph()->erase(n);
       changed_ = true;
     }
@@ -52,13 +55,8 @@ class Cse {
   }
 
  private:
-  static Key keyOf(const Node* n) {
-    Key k{n->kind(), {n->inputs().begin(), n->inputs().end()}, n->constant(), {}};
-    for (const Value* v : n->outputs()) k.outputKinds.push_back(v->type().kind);
-    return k;
-  }
-  std::map<Key, Node*> seen_;
-  std::vector<Key> undo_;
+  std::unordered_set<Node*, SameComputation, SameComputation> seen_;
+  std::vector<Node*> undo_;  // the nodes seen_ gained in the blocks being walked, innermost last
   bool changed_ = false;
 };
 

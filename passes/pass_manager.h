@@ -36,6 +36,9 @@ struct PassOptions {
   bool verifyEach = kDebugBuild;      ///< verify the graph after every pass
   std::vector<std::string> logAfter;  ///< print the graph after these passes ("all" for every one)
   std::ostream* log = nullptr;        ///< where to print (std::cerr when null)
+  /// The caller ran requireLowered on every graph it passes: the passes skip that walk (no pass but a
+  /// frontend pass makes a frontend form, so a pipeline checks once, where its graph comes in).
+  bool checkedLowered = false;
   /// Options with logAfter from the GJ_LOG environment variable ("dce,cse" or "all").
   static PassOptions fromEnvironment();
 };

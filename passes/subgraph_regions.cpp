@@ -7,27 +7,31 @@
 
 namespace gj {
 
-void growRegions(Block* b, const std::function<bool(const Node*, const std::vector<Node*>&)>& canJoin,
+void growRegions(Block* b, const std::function<bool(const Node*, const Region&)>& canJoin,
                  const std::function<void(std::vector<Node*>&, std::vector<Node*>&)>& close) {
-  std::vector<Node*> region, dependents;
-  std::unordered_set<const Value*> produced, tainted;
+  Region region;
+  std::vector<Node*> dependents;
+  std::unordered_set<const Value*> tainted;
   auto finish = [&] {
-    if (!region.empty()) close(region, dependents);
-    region.clear();
+    if (!region.nodes.empty()) close(region.nodes, dependents);
+    region.nodes.clear();
+    region.computed.clear();
+    region.tensorsFromOutside.clear();
     dependents.clear();
-    produced.clear();
     tainted.clear();
   };
   for (Node* n : b->nodesList()) {
     bool usesRegion = false, usesTainted = false;
     for (Value* v : allUses(n)) {
-      usesRegion = usesRegion || produced.count(v) || tainted.count(v);
+      usesRegion = usesRegion || region.computes(v) || tainted.count(v);
       usesTainted = usesTainted || tainted.count(v);
     }
     if (canJoin(n, region)) {
       if (usesTainted) finish();
-      region.push_back(n);
-      for (Value* v : n->outputs()) produced.insert(v);
+      region.nodes.push_back(n);
+      for (const Value* v : n->inputs())
+        if (!region.computes(v) && v->type().isTensor()) region.tensorsFromOutside.insert(v);
+      for (Value* v : n->outputs()) region.computed.insert(v);
     } else if (usesRegion) {
       for (Value* v : n->outputs()) tainted.insert(v);
       dependents.push_back(n);

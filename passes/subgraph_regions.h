@@ -3,17 +3,28 @@
 #include "ir/graph.h"
 
 #include <functional>
+#include <unordered_set>
 #include <vector>
 
 namespace gj {
 
+/// The region growRegions is growing: its nodes in program order, the values they compute, and the
+/// distinct tensors they read from outside (the inputs a subgraph of them would take), kept as nodes
+/// join, so that asking costs no walk over the region.
+struct Region {
+  std::vector<Node*> nodes;
+  std::unordered_set<const Value*> computed;
+  std::unordered_set<const Value*> tensorsFromOutside;
+  bool computes(const Value* v) const { return computed.count(v) > 0; }
+};
+
 /// Scans `b` in order and grows one region at a time: a node joins the current region when
 /// `canJoin(node, region)` says so and it uses no value that was computed outside the region from the
 /// region's outputs (which would need the region finished first); otherwise the region is closed.
-/// `close(region, dependents)` is called with the region's nodes and the nodes between them that depend
+/// `close(nodes, dependents)` is called with the region's nodes and the nodes between them that depend
 /// on them; it may build a subgraph node from them (mergeIntoSubgraph) or leave them. Nested blocks are
 /// not entered: call again for them.
-void growRegions(Block* b, const std::function<bool(const Node*, const std::vector<Node*>&)>& canJoin,
+void growRegions(Block* b, const std::function<bool(const Node*, const Region&)>& canJoin,
                  const std::function<void(std::vector<Node*>&, std::vector<Node*>&)>& close);
 
 /// Replaces `region` (nodes of one block, in order) by one node of `kind` whose subgraph holds them,

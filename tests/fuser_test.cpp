@@ -195,6 +195,45 @@ TEST(LegacyFuser, KernelCacheIsSharedAcrossFunctions) {
   EXPECT_EQ(b.stats().kernelsCompiled, 0) << "the second Function should reuse the first one's kernels";
 }
 
+// compileGroups prepares (lowers) each structurally distinct group once: an unrolled LSTM's steps are
+// equal groups under different names. The oracle: each group printed with its names cleared (a clone
+// numbers its values in order, so equal groups print alike).
+TEST(CompileGroups, StructurallyEqualGroupsArePreparedOnce) {
+  Plan p = fusedPlan(buildLstm(LstmVariantKind::Jit, {7, 3, 4, 6, 2}), false);
+  struct Stub final : CompiledKernel {
+    std::vector<Tensor> run(const std::vector<Tensor>&) const override { return {}; }
+  };
+  std::set<std::string> distinct;
+  size_t groups = 0;
+  forEachNode(p.graph->block(), [&](Node* n) {
+    if (n->kind() != OpKind::FusionGroup) return;
+    ++groups;
+    auto anonymous = n->subgraph()->clone();
+    forEachNode(anonymous->block(), [](Node* m) {
+      for (Value* v : m->outputs()) v->setName("");
+    });
+    for (Value* v : anonymous->inputs()) v->setName("");
+    distinct.insert(printIR(*anonymous));
+  });
+  ASSERT_GE(groups, 14u) << printIR(*p.graph);
+  ASSERT_LT(distinct.size(), groups);
+  int prepared = 0;
+  KernelTable kernels;
+  FusionReport report;
+  setKernelCacheCapacity(0);  // nothing from an earlier test
+  setKernelCacheCapacity(kDefaultKernelCacheCapacity);
+  compileGroups(*p.graph, OpKind::FusionGroup, FuserOptions{}, "fusion group", "gj_structure_test", kernels, report,
+                [&](const Graph& sub) {
+                  ++prepared;
+                  return PreparedGroup{printIR(sub), [](const std::string&) { return std::make_shared<Stub>(); }};
+                });
+  EXPECT_EQ(static_cast<size_t>(prepared), distinct.size());
+  EXPECT_EQ(kernels.size(), groups);
+  EXPECT_EQ(static_cast<size_t>(report.groups), groups);
+  EXPECT_EQ(static_cast<size_t>(report.kernelsCompiled + report.cacheHits), groups);
+  EXPECT_TRUE(report.warnings.empty());
+}
+
 TEST(LegacyFuser, DumpsEveryKernel) {
   SKIP_WITHOUT_LLVM();
   size_t ll = 0, opt = 0, cu = 0;

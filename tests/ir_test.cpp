@@ -122,6 +122,67 @@ TEST(Graph, CloneIsDeepAndEqual) {
   EXPECT_TRUE(verify(*c).empty());
 }
 
+// Note [Order keys]: nodes inserted again and again at one place (before the same node, after the same
+// node) outrun the room between keys; isBefore must still follow the list, and nodesList (which sizes
+// itself from the block's count) must hold every node once.
+TEST(Graph, OrderKeysFollowTheListThroughRepeatedInsertsAtOnePlace) {
+  Graph g;
+  Value* x = g.addInput(Type::tensor(), "x");
+  Node* last = g.block()->append(g.create(OpKind::Neg, {x}));
+  Node* first = g.create(OpKind::Neg, {x});
+  first->insertBefore(last);
+  for (int i = 0; i < 3000; ++i) {
+    g.create(OpKind::Neg, {x})->insertBefore(last);  // each right before the same node
+    g.create(OpKind::Neg, {x})->insertAfter(first);  // each right after the same node
+  }
+  std::vector<Node*> order = g.block()->nodesList();
+  ASSERT_EQ(order.size(), 6002u);
+  EXPECT_EQ(order.front(), first);
+  EXPECT_EQ(order.back(), last);
+  for (size_t i = 0; i + 1 < order.size(); ++i) {
+    ASSERT_TRUE(order[i]->isBefore(order[i + 1])) << i;
+    ASSERT_FALSE(order[i + 1]->isBefore(order[i])) << i;
+  }
+  order[10]->moveBefore(order[0]);
+  g.erase(order[20]);
+  std::vector<Node*> after = g.block()->nodesList();
+  ASSERT_EQ(after.size(), 6001u);
+  EXPECT_EQ(after.front(), order[10]);
+  for (size_t i = 0; i + 1 < after.size(); ++i) ASSERT_TRUE(after[i]->isBefore(after[i + 1])) << i;
+}
+
+// Note [Structural equality]
+TEST(Graph, StructuralEqualityIgnoresNamesButNotKindsConstantsTypesOrOperands) {
+  const char* text = R"IR(graph(%x : Float(3, 4), %y : Float(3, 4)):
+  %one : int = prim::Constant[value=1]()
+  %a : Float(3, 4) = aten::sigmoid(%x)
+  %b : Float(3, 4) = aten::add(%a, %y, %one)
+  return (%b, %a)
+)IR";
+  auto base = parseIR(text);
+  std::string renamedText = text;
+  for (size_t at; (at = renamedText.find("%a")) != std::string::npos;) renamedText.replace(at, 2, "%gates");
+  auto renamed = parseIR(renamedText);
+  ASSERT_NE(printIR(*renamed), printIR(*base));
+  EXPECT_TRUE(structurallyEqual(*base, *renamed));
+  EXPECT_EQ(structuralHash(*base), structuralHash(*renamed));
+  EXPECT_TRUE(structurallyEqual(*base, *base->clone()));
+  auto differs = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    auto other = parseIR(t);
+    EXPECT_FALSE(structurallyEqual(*base, *other)) << from << " -> " << to;
+    EXPECT_FALSE(structurallyEqual(*other, *base)) << from << " -> " << to;
+  };
+  differs("value=1", "value=2");
+  differs("aten::sigmoid", "aten::tanh");
+  differs("%y : Float(3, 4)", "%y : Double(3, 4)");
+  differs("%a : Float(3, 4) =", "%a : Float(3, *) =");
+  differs("aten::add(%a, %y", "aten::add(%y, %a");
+  differs("return (%b, %a)", "return (%a, %b)");
+  differs("return (%b, %a)", "return (%b)");
+}
+
 TEST(Verifier, RejectsLoopBodyWithWrongArity) {
   Graph g;
   GraphBuilder b(g);

@@ -40,12 +40,12 @@ size_t externalTensors(const std::vector<Node*>& region) {
   return inputs.size();
 }
 
-bool canJoin(const Node* n, const std::vector<Node*>& region) {
+bool canJoin(const Node* n, const Region& r) {
   if (!(n->info().flags & kOpFusedByOld)) return false;  // ops.def's flags column says which ops are ours
-  std::unordered_set<const Node*> in(region.begin(), region.end());
-  if (n->kind() == OpKind::ListUnpack) return in.count(n->input(0)->node()) > 0;
+  const std::vector<Node*>& region = r.nodes;
+  if (n->kind() == OpKind::ListUnpack) return r.computes(n->input(0));
   if (n->kind() == OpKind::Chunk) {
-    if (!fusibleChunk(n, kSizes) || in.count(n->input(0)->node())) return false;
+    if (!fusibleChunk(n, kSizes) || r.computes(n->input(0))) return false;
     // Its pieces must feed pointwise ops (which then join too).
     for (const Value* piece : n->output()->uses()[0].user->outputs())
       for (const Use& u : piece->uses())
@@ -58,7 +58,7 @@ bool canJoin(const Node* n, const std::vector<Node*>& region) {
   if (!region.empty() && region.front()->kind() != OpKind::Chunk && isPointwise(region.front()) &&
       computeDtype(region.front()) != computeDtype(n))
     return false;
-  return externalTensors(region) + n->inputs().size() + 8 <= kMaxKernelArgs;
+  return r.tensorsFromOutside.size() + n->inputs().size() + 8 <= kMaxKernelArgs;
 }
 
 // A region becomes a group when it holds two or more pointwise ops and every value it hands out is a

@@ -109,10 +109,10 @@ bool readsRowOp(const Value* v, const std::unordered_set<const Node*>& region,
   return false;
 }
 
-bool canJoin(const Node* n, const std::vector<Node*>& region) {
+bool canJoin(const Node* n, const Region& r) {
   if (!(n->info().flags & kOpFusedByTe)) return false;  // ops.def's flags column says which ops are ours
-  std::unordered_set<const Node*> in(region.begin(), region.end());
-  auto inRegion = [&](const Value* v) { return in.count(v->node()) > 0; };
+  const std::vector<Node*>& region = r.nodes;
+  auto inRegion = [&](const Value* v) { return r.computes(v); };
   if (n->kind() == OpKind::ListUnpack) return inRegion(n->input(0));
   if (n->kind() == OpKind::Chunk) {
     if (!fusibleChunk(n)) return false;
