@@ -110,7 +110,7 @@ bool fusibleChunk(const Node* n, SizeRule rule) {
 
 namespace {
 
-bool moveOne(Node* unpack, SizeRule rule) {
+bool moveOne(Node* unpack, SizeRule rule, std::vector<Node*>& made) {
   Node* chunk = unpack->input(0)->node();
   if (chunk->kind() != OpKind::Chunk || !fusibleChunk(chunk, rule)) return false;
   Node* p = chunk->input(0)->node();
@@ -140,6 +140,7 @@ bool moveOne(Node* unpack, SizeRule rule) {
     c->insertBefore(unpack);
     Node* u = g->create(OpKind::ListUnpack, {c->output()}, n);
     u->insertBefore(unpack);
+    made.push_back(u);
     parts[i].assign(u->outputs().begin(), u->outputs().end());
   }
   for (int64_t k = 0; k < n; ++k) {
@@ -156,11 +157,20 @@ bool moveOne(Node* unpack, SizeRule rule) {
   return true;
 }
 
+// One walk: the unpacks a move makes (of the moved op's operands) are tried at once, so a chunk climbs
+// a chain of pointwise ops without a walk of the block per op.
 bool moveInBlock(Block* b, SizeRule rule) {
   bool changed = false;
+  std::vector<Node*> pending;
   for (Node* n : b->nodesList()) {
     for (Block* inner : n->blocks()) changed |= moveInBlock(inner, rule);
-    if (n->kind() == OpKind::ListUnpack && n->inputs().size() == 1 && moveOne(n, rule)) changed = true;
+    if (n->kind() != OpKind::ListUnpack || n->inputs().size() != 1) continue;
+    pending.push_back(n);
+    while (!pending.empty()) {
+      Node* u = pending.back();
+      pending.pop_back();
+      changed |= moveOne(u, rule, pending);
+    }
   }
   return changed;
 }
@@ -219,7 +229,7 @@ void trimChunks(std::vector<Node*>& region) {
 
 bool moveChunksUp(Graph& g, SizeRule rule) {
   bool changed = false;
-  while (moveInBlock(g.block(), rule)) changed = true;
+  changed = moveInBlock(g.block(), rule);
   if (changed) propagateShapes(g);
   return changed;
 }

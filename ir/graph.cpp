@@ -108,6 +108,12 @@ void Node::dropUse(size_t i) {
   uses.pop_back();
 }
 
+void Node::reserve(size_t inputs, size_t outputs) {
+  inputs_.reserve(inputs);
+  usePositions_.reserve(inputs);
+  outputs_.reserve(outputs);
+}
+
 bool Node::inputUseListed(size_t i) const {
   const auto& uses = inputs_[i]->uses_;
   return usePositions_[i] < uses.size() && uses[usePositions_[i]] == Use{const_cast<Node*>(this), i};
@@ -305,8 +311,7 @@ Block* Graph::newBlock(Node* owner) {
 
 Node* Graph::create(OpKind kind, std::span<Value* const> inputs, size_t numOutputs) {
   Node* n = nodes_.make(this, kind);
-  n->inputs_.reserve(inputs.size());
-  n->usePositions_.reserve(inputs.size());
+  n->reserve(inputs.size(), numOutputs);
   for (Value* v : inputs) n->addInput(v);
   for (size_t i = 0; i < numOutputs; ++i) n->addOutput();
   return n;
@@ -362,9 +367,9 @@ static Value* mapped(const ValueMap& env, Value* v) {
 }
 
 Node* cloneNode(const Node* n, Graph& g, ValueMap& env) {
-  std::vector<Value*> ins;
-  for (Value* v : n->inputs()) ins.push_back(mapped(env, v));
-  Node* c = g.create(n->kind(), ins, 0);
+  Node* c = g.create(n->kind(), {}, 0);
+  c->reserve(n->inputs().size(), n->outputs().size());
+  for (Value* v : n->inputs()) c->addInput(mapped(env, v));
   c->setConstant(n->constant());
   c->setPositionsOf(n);
   if (n->subgraph()) c->setSubgraph(n->subgraph()->clone());

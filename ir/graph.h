@@ -88,6 +88,8 @@ class Node {
   void replaceInputWith(Value* from, Value* to);
   void removeInput(size_t i);
   void removeAllInputs();
+  /// Room for `inputs` inputs and `outputs` outputs without growing (create and cloneNode know both).
+  void reserve(size_t inputs, size_t outputs);
   /// True when input i's value lists this node's use of it (the verifier's check, O(1)).
   bool inputUseListed(size_t i) const;
   Value* addOutput(Type t = Type::tensor());

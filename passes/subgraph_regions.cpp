@@ -59,6 +59,7 @@ Node* mergeIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std
     for (Value* v : n->outputs()) produced.insert(v);
   auto sub = std::make_shared<Graph>();
   ValueMap env;
+  env.reserve(3 * region.size());
   std::vector<Value*> inputs;
   for (Node* n : region) {
     for (Value* v : n->inputs()) {
