@@ -1,5 +1,7 @@
 #include "executors/argument_spec.h"
 
+#include "support/hash.h"
+
 #include <fmt/format.h>
 
 namespace gj {
@@ -23,11 +25,10 @@ ArgumentSpec ArgumentSpec::of(const std::vector<IValue>& inputs, const std::vect
 
 size_t ArgumentSpec::hash() const {
   size_t h = args_.size();
-  auto mix = [&](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   for (const Arg& a : args_) {
-    mix(std::hash<std::string>()(a.kind));
-    mix(static_cast<size_t>(a.dtype) * 31 + static_cast<size_t>(a.device) * 7 + a.requiresGrad);
-    for (int64_t s : a.sizes) mix(static_cast<size_t>(s));
+    hashMix(h, std::hash<std::string>()(a.kind));
+    hashMix(h, static_cast<size_t>(a.dtype) * 31 + static_cast<size_t>(a.device) * 7 + a.requiresGrad);
+    for (int64_t s : a.sizes) hashMix(h, static_cast<size_t>(s));
   }
   return h;
 }

@@ -228,8 +228,7 @@ void trimChunks(std::vector<Node*>& region) {
 }
 
 bool moveChunksUp(Graph& g, SizeRule rule) {
-  bool changed = false;
-  changed = moveInBlock(g.block(), rule);
+  const bool changed = moveInBlock(g.block(), rule);
   if (changed) propagateShapes(g);
   return changed;
 }

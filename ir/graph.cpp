@@ -1,5 +1,7 @@
 #include "ir/graph.h"
 
+#include "support/hash.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -400,6 +402,19 @@ std::unique_ptr<Graph> Graph::clone() const {
   return g;
 }
 
+size_t constantHash(const ConstantValue& c) {
+  size_t h = c.index();
+  std::visit([&](const auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<double>>) {
+      for (auto x : v) hashMix(h, std::hash<typename T::value_type>{}(x));
+    } else if constexpr (!std::is_same_v<T, std::monostate>) {
+      hashMix(h, std::hash<T>{}(v));
+    }
+  }, c);
+  return h;
+}
+
 // ---- structural equality (Note [Structural equality]) ----
 
 namespace {
@@ -408,7 +423,7 @@ namespace {
 // before the walk defined it (impossible in a verified graph) pairs with nothing and fails the match.
 class StructureMatch {
  public:
-  StructureMatch(const Graph& a, const Graph& b) : pair_(a.numValueIds(), nullptr) {}
+  explicit StructureMatch(const Graph& a) : pair_(a.numValueIds(), nullptr) {}
 
   bool block(const Block* a, const Block* b) {
     if (!define(a->inputs(), b->inputs())) return false;
@@ -450,33 +465,12 @@ class StructureMatch {
   std::vector<const Value*> pair_;  // by a's value id
 };
 
-void mix(size_t& h, size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
-
 void hashType(size_t& h, const Type& t) {
-  mix(h, static_cast<size_t>(t.kind));
-  mix(h, t.dtype ? static_cast<size_t>(*t.dtype) + 1 : 0);
+  hashMix(h, static_cast<size_t>(t.kind));
+  hashMix(h, t.dtype ? static_cast<size_t>(*t.dtype) + 1 : 0);
   if (t.sizes)
-    for (int64_t d : *t.sizes) mix(h, static_cast<size_t>(d));
+    for (int64_t d : *t.sizes) hashMix(h, static_cast<size_t>(d));
 }
-
-void hashConstant(size_t& h, const ConstantValue& c) { mix(h, constantHash(c)); }
-
-}  // namespace
-
-size_t constantHash(const ConstantValue& c) {
-  size_t h = c.index();
-  std::visit([&](const auto& v) {
-    using T = std::decay_t<decltype(v)>;
-    if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<double>>) {
-      for (auto x : v) mix(h, std::hash<typename T::value_type>{}(x));
-    } else if constexpr (!std::is_same_v<T, std::monostate>) {
-      mix(h, std::hash<T>{}(v));
-    }
-  }, c);
-  return h;
-}
-
-namespace {
 
 // Kinds, arities, types and the positions each node reads (numbered as the walk defines values).
 void hashBlock(size_t& h, const Block* b, std::vector<size_t>& position, size_t& next) {
@@ -485,22 +479,22 @@ void hashBlock(size_t& h, const Block* b, std::vector<size_t>& position, size_t&
     position[v->id()] = next++;
   }
   for (const Node* n : *b) {
-    mix(h, static_cast<size_t>(n->kind()));
-    hashConstant(h, n->constant());
-    for (const Value* v : n->inputs()) mix(h, position[v->id()]);
+    hashMix(h, static_cast<size_t>(n->kind()));
+    hashMix(h, constantHash(n->constant()));
+    for (const Value* v : n->inputs()) hashMix(h, position[v->id()]);
     for (const Value* v : n->outputs()) {
       hashType(h, v->type());
       position[v->id()] = next++;
     }
-    if (n->subgraph()) mix(h, structuralHash(*n->subgraph()));
+    if (n->subgraph()) hashMix(h, structuralHash(*n->subgraph()));
     for (const Block* inner : n->blocks()) hashBlock(h, inner, position, next);
   }
-  for (const Value* v : b->outputs()) mix(h, position[v->id()]);
+  for (const Value* v : b->outputs()) hashMix(h, position[v->id()]);
 }
 
 }  // namespace
 
-bool structurallyEqual(const Graph& a, const Graph& b) { return StructureMatch(a, b).block(a.block(), b.block()); }
+bool structurallyEqual(const Graph& a, const Graph& b) { return StructureMatch(a).block(a.block(), b.block()); }
 
 size_t structuralHash(const Graph& g) {
   std::vector<size_t> position(g.numValueIds(), 0);

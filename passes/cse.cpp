@@ -1,6 +1,7 @@
 #include "passes/cse.h"
 
 #include "passes/util.h"
+#include "support/hash.h"
 
 #include <algorithm>
 #include <unordered_set>
@@ -15,10 +16,9 @@ namespace {
 struct SameComputation {
   size_t operator()(const Node* n) const {
     size_t h = constantHash(n->constant());
-    auto mix = [&](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-    mix(static_cast<size_t>(n->kind()));
-    for (const Value* v : n->inputs()) mix(reinterpret_cast<uintptr_t>(v));  // no load: the pointer itself
-    for (const Value* v : n->outputs()) mix(static_cast<size_t>(v->type().kind));
+    hashMix(h, static_cast<size_t>(n->kind()));
+    for (const Value* v : n->inputs()) hashMix(h, reinterpret_cast<uintptr_t>(v));  // no load: the pointer itself
+    for (const Value* v : n->outputs()) hashMix(h, static_cast<size_t>(v->type().kind));
     return h;
   }
   bool operator()(const Node* a, const Node* b) const {
