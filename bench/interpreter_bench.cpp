@@ -9,11 +9,17 @@
 //   difference is the interpreter's share of a small op.
 // - LstmStep: one step of the interpreted `py` row's cell (as built, types unknown), at a small and at
 //   the fastrnns size, with and without the autodiff tape.
+// - CompiledLayerStep: graphbench's cells layer rows (jit_premul, one layer, seq 100, batch 1) through a
+//   Function (profiling executor, TE fuser), forward with gradients on and backward; per_step divides a
+//   run by its 100 steps. Beside it, the step's two pieces of real work called directly: the packed
+//   h W^T product (PackedGemm) and nothing else, to set the step's overhead against.
 #include "executors/autograd.h"
+#include "executors/function.h"
 #include "executors/interpreter.h"
 #include "ir/builder.h"
 #include "models/lstm.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/gemm.h"
 #include "runtime/threading.h"
 
 #include <benchmark/benchmark.h>
@@ -98,10 +104,57 @@ void BM_LstmStep(benchmark::State& state) {
   state.counters["forward_nodes"] = static_cast<double>(nodes);
 }
 
+// A run of the layer (100 steps) through a compiled Function: forward (range 1 == 0) or forward and
+// backward (range 1 == 1).
+void BM_CompiledLayerStep(benchmark::State& state) {
+  const int64_t hidden = state.range(0), steps = 100;
+  const bool backward = state.range(1) != 0;
+  Model m = buildLstm(LstmVariantKind::JitPremul, {steps, 1, hidden, hidden, 1});
+  FunctionOptions fo;
+  fo.fuser = FuserKind::Te;
+  Function f(*m.graph, fo);
+  std::vector<IValue> in;
+  std::vector<bool> rg;
+  for (const Tensor& t : randomInputs(m, 3)) {
+    in.push_back(t);
+    rg.push_back(isFloating(t.dtype()));
+  }
+  std::vector<Tensor> gradOutputs;
+  for (const IValue& v : f.forward(in, rg)) {
+    const Tensor& t = v.toTensor();
+    gradOutputs.push_back(Tensor::full(t.sizes(), t.dtype(), 1.0));
+  }
+  f.backward(gradOutputs);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(f.forward(in, rg));
+    if (backward) {
+      benchmark::DoNotOptimize(f.backward(gradOutputs));
+    } else {
+      state.PauseTiming();
+      f.backward(gradOutputs);  // consumes the forward
+      state.ResumeTiming();
+    }
+  }
+  state.counters["per_step"] = benchmark::Counter(
+      static_cast<double>(steps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+// The step's product alone: h [1, H] times the packed W_hh^T [H, 4H].
+void BM_PackedGemm(benchmark::State& state) {
+  const int64_t hidden = state.range(0);
+  Tensor w = Tensor::rand({hidden, 4 * hidden}, DType::Float32, 1), h = Tensor::rand({1, hidden}, DType::Float32, 2);
+  Tensor out = Tensor::empty({1, 4 * hidden}, DType::Float32);
+  auto packed = PackedGemmB::pack(1, 4 * hidden, hidden, w.data<float>(), 4 * hidden, false);
+  if (!packed) return state.SkipWithError("no packed GEMM in this build");
+  for (auto _ : state) packed->multiply(h.data<float>(), out.data<float>());
+}
+
 BENCHMARK(BM_InterpretedViews)->Arg(1000);
 BENCHMARK(BM_InterpretedPointwise)->Args({1000, 1})->Args({1000, 4096});
 BENCHMARK(BM_DirectPointwise)->Args({1000, 1})->Args({1000, 4096});
 BENCHMARK(BM_LstmStep)->Args({8, 2, 0})->Args({8, 2, 1})->Args({512, 64, 0})->Args({512, 64, 1})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CompiledLayerStep)->Args({128, 0})->Args({128, 1})->Args({512, 0})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PackedGemm)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

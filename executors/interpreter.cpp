@@ -7,6 +7,7 @@
 #include "runtime/gemm.h"
 
 #include <algorithm>
+#include <cassert>
 #include <deque>
 #include <limits>
 #include <mutex>
@@ -15,11 +16,12 @@
 
 namespace gj {
 
-void checkInputType(const Value* input, const IValue& v) {
-  const Type& t = input->type();
-  // The input's name for a message, spelled only when a check fails: a backward graph takes hundreds of
-  // inputs on every call.
-  auto name = [input] { return "%" + input->name(); };
+namespace {
+
+// checkInputType against a declared type; `name` spells the input for a message, called only when the
+// check fails (a backward graph takes hundreds of inputs on every call).
+template <typename Name>
+void checkType(const Type& t, const IValue& v, Name name) {
   switch (t.kind) {
     case TypeKind::Tensor: {
       const Tensor& x = v.isTensor() ? v.toTensor() : v.toTensor(name().c_str());
@@ -44,6 +46,12 @@ void checkInputType(const Value* input, const IValue& v) {
       IR_CHECK(false) << "input " << name() << " of type " << t.str() << " reached the interpreter (requireLowered)";
       return;
   }
+}
+
+}  // namespace
+
+void checkInputType(const Value* input, const IValue& v) {
+  checkType(input->type(), v, [input] { return "%" + input->name(); });
 }
 
 namespace {
@@ -104,24 +112,53 @@ bool hasEdge(const IValue& v) {
   return false;
 }
 
-// For each node of a block, the values the block defines (its params and its nodes' outputs) whose last
-// use, nested blocks included, is that node: runBlock drops them once it has run, so a long unrolled graph
-// holds only what is still to be read (a backward's per-step weight gradients) rather than every value
-// until the frame ends. The block's outputs are kept: its caller reads them.
-using DropPlan = std::vector<std::vector<const Value*>>;
-DropPlan makeDropPlan(const Block* b);
+// Note [Run plans]: what a run derives from a graph's structure alone, made once per graph and kept in
+// the executor's RunPlanCache. A batch-1 LSTM step is a few microseconds of work, and an interpreter that
+// finds its way through the IR on every run spends more than that on cache misses: a node's operand list,
+// each operand's Value for its id, a frame slot per id ever handed out (passes leave thousands of dead
+// ids; each frame built and destroyed all of them). So each value the graph holds gets a dense slot, and
+// each block becomes a flat array of instructions, one per node, holding the slots of the node's operands
+// and results and of the values whose last use it is (runBlock drops those once the node has run, so a
+// long unrolled graph holds only what is still to be read rather than every value until the frame ends;
+// a block's outputs are kept, its caller reads them).
+constexpr uint32_t kNoSlot = std::numeric_limits<uint32_t>::max();
+
+struct Instr {
+  const Node* node;
+  const uint32_t* ins;    // slots of node's operands
+  const uint32_t* outs;   // of its results
+  const uint32_t* drops;  // of the values to drop after it
+  uint32_t numIns, numOuts, numDrops;
+};
+
+struct BlockPlan {
+  std::vector<Instr> instrs;
+  std::vector<uint32_t> slots;  // what the instructions point into
+};
+
+struct GraphPlan {
+  std::vector<uint32_t> slotOf;  // by Value::id(); kNoSlot for ids the graph no longer holds
+  uint32_t numSlots = 0;
+  std::unordered_map<const Block*, BlockPlan> blocks;
+  // The graph's inputs (slot and declared type: a backward graph takes hundreds, each Value a cache miss
+  // away) and its outputs' slots.
+  std::vector<uint32_t> inputSlots, outputSlots;
+  std::vector<Type> inputTypes;
+};
+
+GraphPlan makeGraphPlan(const Graph& g);
 
 }  // namespace
 
 struct RunPlanCache::Impl {
-  const DropPlan& dropPlan(const Block* b) {
+  const GraphPlan& plan(const Graph& g) {
     std::lock_guard<std::mutex> lock(mu);
-    auto [it, added] = plans.try_emplace(b);
-    if (added) it->second = std::make_unique<DropPlan>(makeDropPlan(b));
+    auto [it, added] = plans.try_emplace(&g);
+    if (added) it->second = std::make_unique<GraphPlan>(makeGraphPlan(g));
     return *it->second;
   }
   std::mutex mu;
-  std::unordered_map<const Block*, std::unique_ptr<const DropPlan>> plans;  // stable addresses
+  std::unordered_map<const Graph*, std::unique_ptr<const GraphPlan>> plans;  // stable addresses
 };
 
 RunPlanCache::RunPlanCache() : impl_(std::make_unique<Impl>()) {}
@@ -133,35 +170,62 @@ class Frame {
  public:
   Frame(const Graph& g, const GradientTable* gradients, const KernelTable* kernels, RunPlanCache* plans, Tape* tape,
         RunObserver* observer, std::shared_ptr<const void> keepAlive)
-      : env_(g.numValueIds()), gradients_(gradients), kernels_(kernels), plans_(plans), tape_(tape),
-        observer_(observer), keepAlive_(std::move(keepAlive)) {}
+      : plan_(plans ? &plans->impl().plan(g) : &ownPlan_.emplace(makeGraphPlan(g))), env_(plan_->numSlots),
+        gradients_(gradients), kernels_(kernels), plans_(plans), tape_(tape), observer_(observer),
+        keepAlive_(std::move(keepAlive)) {}
 
   void runBlock(const Block* b) {
-    const DropPlan& drops = dropPlan(b);
-    size_t i = 0;
-    for (const Node* n : *b) {
+    const BlockPlan& bp = plan_->blocks.at(b);
+    const Instr* outer = cur_;  // a Loop or If running this block resumes with its own instruction
+    for (const Instr& ins : bp.instrs) {
+      cur_ = &ins;
       try {
-        runNode(n);
+        runNode(ins.node);
       } catch (const Error& e) {
         if (!e.where().empty()) throw;
-        throw Error(e.message(), n->describe(), e.hint());
+        throw Error(e.message(), ins.node->describe(), e.hint());
       }
-      for (const Value* v : drops[i++]) {
-        at(v) = IValue();
-        if (!packed_.empty()) packed_.erase(v);
+      for (uint32_t k = 0; k < ins.numDrops; ++k) {
+        env_[ins.drops[k]] = IValue();
+        if (!packed_.empty()) packed_.erase(ins.drops[k]);
       }
     }
+    cur_ = outer;
   }
-  IValue& at(const Value* v) { return env_[v->id()]; }
+  IValue& at(const Value* v) {
+    assert(v->id() < plan_->slotOf.size() && plan_->slotOf[v->id()] != kNoSlot);
+    return env_[plan_->slotOf[v->id()]];
+  }
+  IValue& slot(uint32_t s) { return env_[s]; }
+  const GraphPlan& plan() const { return *plan_; }
 
  private:
-  std::vector<IValue> args(const Node* n) {
-    std::vector<IValue> in;
-    in.reserve(n->inputs().size());
-    for (const Value* v : n->inputs()) in.push_back(at(v));
-    return in;
+  // The running node's operands, copied from their slots into a vector this frame keeps per nesting depth
+  // (a Loop's or If's node is still running while its body's nodes run), cleared when the node is done.
+  class Args {
+   public:
+    Args(Frame& f, const Instr& ins) : f_(f) {
+      if (f.scratch_.size() <= f.depth_) f.scratch_.emplace_back();
+      in_ = &f.scratch_[f.depth_++];
+      for (uint32_t k = 0; k < ins.numIns; ++k) in_->push_back(f.env_[ins.ins[k]]);
+    }
+    ~Args() {
+      in_->clear();
+      --f_.depth_;
+    }
+    Args(const Args&) = delete;
+    Args& operator=(const Args&) = delete;
+    const std::vector<IValue>& get() const { return *in_; }
+
+   private:
+    Frame& f_;
+    std::vector<IValue>* in_;
+  };
+  // The running node's single result.
+  void set(const Node* n, IValue v) {
+    assert(cur_ && cur_->node == n && cur_->numOuts == 1);
+    env_[cur_->outs[0]] = std::move(v);
   }
-  void set(const Node* n, IValue v) { at(n->output()) = std::move(v); }
 
   void runLoop(const Node* n) {
     const Block* body = n->block(0);
@@ -210,7 +274,8 @@ class Frame {
   }
   // Runs a compiled fusion group; false (the caller runs the subgraph) when the kernel refuses.
   bool runKernel(const Node* n, const CompiledKernel& k, const std::vector<IValue>& in) {
-    std::vector<Tensor> ts;
+    std::vector<Tensor>& ts = kernelInputs_;
+    ts.clear();
     for (const IValue& v : in) {
       if (!v.isTensor() || !v.toTensor().defined()) return false;
       ts.push_back(v.toTensor());
@@ -219,9 +284,12 @@ class Frame {
     try {
       outs = k.run(ts);
     } catch (const Error&) {
+      ts.clear();
       return false;
     }
-    for (size_t i = 0; i < outs.size(); ++i) at(n->output(i)) = std::move(outs[i]);
+    ts.clear();
+    assert(cur_->node == n && cur_->numOuts == outs.size());
+    for (size_t i = 0; i < outs.size(); ++i) env_[cur_->outs[i]] = std::move(outs[i]);
     return true;
   }
   void recordStep(const Node* n, const std::vector<IValue>& in);
@@ -236,15 +304,13 @@ class Frame {
   bool onlyPackedProductsRead(const Node* n, const Tensor& x);
   static bool definedIn(const Value* v, const Block* b) { return v->node()->owningBlock() == b; }
 
-  const DropPlan& dropPlan(const Block* b) {
-    auto [it, added] = dropPlans_.try_emplace(b);
-    if (added) it->second = plans_ ? &plans_->impl().dropPlan(b) : &ownDropPlans_.emplace_back(makeDropPlan(b));
-    return *it->second;
-  }
-
-  std::vector<IValue> env_;
-  std::unordered_map<const Block*, const DropPlan*> dropPlans_;
-  std::deque<DropPlan> ownDropPlans_;  // without a RunPlanCache (stable addresses)
+  std::optional<GraphPlan> ownPlan_;  // without a RunPlanCache
+  const GraphPlan* plan_;
+  std::vector<IValue> env_;  // by slot
+  const Instr* cur_ = nullptr;
+  std::deque<std::vector<IValue>> scratch_;  // Args's, by depth (stable addresses)
+  size_t depth_ = 0;
+  std::vector<Tensor> kernelInputs_;  // runKernel's
   // aten::mm's right operands packed for oneDNN's matmul primitive, by value, each with the tensor it was
   // packed from (its storage held, so the address cannot come back as another tensor's).
   struct PackedOperand {
@@ -252,7 +318,7 @@ class Frame {
     int64_t rows = 0;                  // A's, which the packing is for
     std::unique_ptr<PackedGemmB> gemm;  // null where packing does not pay: plain sgemm
   };
-  std::unordered_map<const Value*, PackedOperand> packed_;
+  std::unordered_map<uint32_t, PackedOperand> packed_;  // by the operand's slot
   std::unordered_map<const Node*, bool> sharesB_;
   const GradientTable* gradients_;
   const KernelTable* kernels_;
@@ -298,7 +364,7 @@ Tensor Frame::mm(const Node* n, const Tensor& a, const Tensor& b) {
   if (!candidate) return cpu::mm(a, b);
   if (!sharesB(n)) return cpu::mm(a, b);
   const int64_t m = a.size(0), k = a.size(1), nn = b.size(1);
-  PackedOperand& p = packed_[n->input(1)];
+  PackedOperand& p = packed_[cur_->ins[1]];
   const bool same = p.from.defined() && p.from.storage() == b.storage() && p.from.rawData() == b.rawData() &&
                     p.from.sizes() == b.sizes() && p.from.strides() == b.strides() && p.rows == m;
   if (!same) {
@@ -360,12 +426,14 @@ void Frame::recordStep(const Node* n, const std::vector<IValue>& in) {
   tape_->record(std::move(step));
 }
 
-DropPlan makeDropPlan(const Block* b) {
+// The values of `b` (its params and its nodes' results) by the index of the node after which nothing
+// reads them, nested blocks included; a result nothing reads goes right after its node.
+std::vector<std::vector<const Value*>> lastUses(const Block* b) {
   std::unordered_map<const Node*, size_t> position;
   for (const Node* n : *b) position.emplace(n, position.size());
-  DropPlan drops(position.size());
+  std::vector<std::vector<const Value*>> drops(position.size());
   auto plan = [&](const Value* v, std::optional<size_t> definedAt) {
-    std::optional<size_t> last = definedAt;  // an output nothing reads goes right after its node
+    std::optional<size_t> last = definedAt;
     for (const Use& u : v->uses()) {
       const Node* user = u.user;
       while (user->owningBlock() != b) user = user->owningBlock()->owningNode();
@@ -378,6 +446,49 @@ DropPlan makeDropPlan(const Block* b) {
   for (const Node* n : *b)
     for (const Value* v : n->outputs()) plan(v, position.at(n));
   return drops;
+}
+
+GraphPlan makeGraphPlan(const Graph& g) {
+  GraphPlan p;
+  p.slotOf.assign(g.numValueIds(), kNoSlot);
+  auto give = [&](const Value* v) { p.slotOf[v->id()] = p.numSlots++; };
+  std::vector<const Block*> blocks;
+  auto number = [&](auto&& self, const Block* b) -> void {
+    blocks.push_back(b);
+    for (const Value* v : b->inputs()) give(v);
+    for (const Node* n : *b) {
+      for (const Value* v : n->outputs()) give(v);
+      for (const Block* inner : n->blocks()) self(self, inner);
+    }
+  };
+  number(number, g.block());
+  for (const Value* v : g.inputs()) {
+    p.inputSlots.push_back(p.slotOf[v->id()]);
+    p.inputTypes.push_back(v->type());
+  }
+  for (const Value* v : g.outputs()) p.outputSlots.push_back(p.slotOf[v->id()]);
+  for (const Block* b : blocks) {
+    BlockPlan& bp = p.blocks[b];
+    const auto drops = lastUses(b);
+    struct Ranges { size_t ins, outs, drops; };
+    std::vector<Ranges> at;
+    for (size_t i = 0; const Node* n : *b) {
+      at.push_back({bp.slots.size(), 0, 0});
+      for (const Value* v : n->inputs()) bp.slots.push_back(p.slotOf[v->id()]);
+      at.back().outs = bp.slots.size();
+      for (const Value* v : n->outputs()) bp.slots.push_back(p.slotOf[v->id()]);
+      at.back().drops = bp.slots.size();
+      for (const Value* v : drops[i++]) bp.slots.push_back(p.slotOf[v->id()]);
+      bp.instrs.push_back({n, nullptr, nullptr, nullptr, static_cast<uint32_t>(n->inputs().size()),
+                           static_cast<uint32_t>(n->outputs().size()), static_cast<uint32_t>(drops[i - 1].size())});
+    }
+    for (size_t i = 0; i < bp.instrs.size(); ++i) {  // slots is complete: point into it
+      bp.instrs[i].ins = bp.slots.data() + at[i].ins;
+      bp.instrs[i].outs = bp.slots.data() + at[i].outs;
+      bp.instrs[i].drops = bp.slots.data() + at[i].drops;
+    }
+  }
+  return p;
 }
 
 // Appends in place when this node holds the only reference to the list: the list value is defined in
@@ -394,7 +505,10 @@ void Frame::runListAppend(const Node* n) {
 
 void Frame::runNode(const Node* n) {
   if (n->kind() == OpKind::ListAppend) return runListAppend(n);
-  const std::vector<IValue> in = args(n);
+  if (n->kind() == OpKind::Loop) return runLoop(n);  // reads its operands from their slots
+  if (n->kind() == OpKind::If) return runIf(n);
+  const Args args(*this, *cur_);
+  const std::vector<IValue>& in = args.get();
   if (tape_ && !passesNoGradient(n->kind()))
     for (size_t i = 0; i < in.size(); ++i)
       USER_CHECK(!hasEdge(in[i]),
@@ -441,8 +555,10 @@ void Frame::runNode(const Node* n) {
 #include "ir/frontend_cases.inc"
       IR_CHECK(false) << n->info().name << " reached the interpreter (requireLowered)";
       return;
-    case OpKind::Loop: return runLoop(n);
-    case OpKind::If: return runIf(n);
+    case OpKind::Loop:
+    case OpKind::If:
+      IR_CHECK(false) << "handled before the switch";
+      return;
     case OpKind::GetItem: {
       int64_t idx = I(1);
       if (in[0].isIntList()) {
@@ -714,15 +830,17 @@ std::string typeMismatch(const Type& t, const IValue& v) {
 }
 
 static std::vector<IValue> runFrame(const Graph& g, Frame& f, std::vector<IValue> inputs) {
-  USER_CHECK(inputs.size() == g.inputs().size(), "the graph takes {} inputs but {} were given", g.inputs().size(),
-             inputs.size());
+  const GraphPlan& p = f.plan();
+  USER_CHECK(inputs.size() == p.inputSlots.size(), "the graph takes {} inputs but {} were given",
+             p.inputSlots.size(), inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    checkInputType(g.inputs()[i], inputs[i]);
-    f.at(g.inputs()[i]) = std::move(inputs[i]);
+    checkType(p.inputTypes[i], inputs[i], [&] { return "%" + g.inputs()[i]->name(); });
+    f.slot(p.inputSlots[i]) = std::move(inputs[i]);
   }
   f.runBlock(g.block());
   std::vector<IValue> out;
-  for (const Value* v : g.outputs()) out.push_back(f.at(v));
+  out.reserve(p.outputSlots.size());
+  for (uint32_t s : p.outputSlots) out.push_back(f.slot(s));
   return out;
 }
 

@@ -63,7 +63,12 @@ static std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> differenti
 static void fuseAll(Plan& p, std::vector<Graph*> graphs, const PipelineOptions& o) {
   std::unique_ptr<Fuser> fuser = makeFuser(o.fuser, o.fuserOptions);
   if (!fuser) return;
-  for (Graph* g : graphs) step(p, *g, "fuse", [&](Graph& graph) { return fuser->fuse(graph) > 0; }, o);
+  for (Graph* g : graphs) {
+    step(p, *g, "fuse", [&](Graph& graph) { return fuser->fuse(graph) > 0; }, o);
+    // What fusion left unread (the constants the groups copied in, the chunk rewrites' operands): every
+    // run of the graph would still run it.
+    if (p.passes.back().changed) run(p, *g, {"dce"}, o);
+  }
   for (Graph* g : graphs) fuser->compile(*g, p.kernels, p.fusion);
 }
 

@@ -19,6 +19,9 @@ KernelArgs kernelArgs(std::string_view what, DeviceKind device, const std::vecto
                       const std::vector<TensorSignature>& expected, const std::vector<TensorSignature>& outputs) {
   USER_CHECK(inputs.size() == expected.size(), "{}: {} inputs for {}", what, inputs.size(), expected.size());
   KernelArgs a;
+  a.inputs.reserve(inputs.size());
+  a.outputs.reserve(outputs.size());
+  a.pointers.reserve(inputs.size() + outputs.size());
   // An unknown size (the leading one of a kernel compiled with dynamic rows) matches any, the same in every
   // input that has it.
   auto fits = [&](const Tensor& t, const Shape& e) {

@@ -52,7 +52,8 @@ class PackedGemmB {
   PackedGemmB(const PackedGemmB&) = delete;
   PackedGemmB& operator=(const PackedGemmB&) = delete;
 
-  /// C[M, N] = A[M, K] B, A and C dense and row-major.
+  /// C[M, N] = A[M, K] B, A and C dense and row-major. Not for two threads at once on one PackedGemmB
+  /// (each call repoints the same memory objects); an interpreter frame owns its own.
   void multiply(const float* a, float* c) const;
   int64_t m() const { return m_; }
 

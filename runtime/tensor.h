@@ -1,6 +1,7 @@
 #pragma once
 // Tensor: dtype, sizes, strides, device and shared storage. Views share storage; nothing is copied
 // unless contiguous() or clone() is asked for.
+#include "runtime/shape.h"
 #include "support/dtype.h"
 
 #include <cstdint>
@@ -11,8 +12,6 @@
 #include <vector>
 
 namespace gj {
-
-using Shape = std::vector<int64_t>;
 
 /// Where a tensor's gradient goes under autodiff. Defined by the executors (the runtime only carries it).
 struct GradEdge;

@@ -53,11 +53,12 @@ constexpr int64_t kParallelGrain = 1 << 15;
 
 class CpuKernel final : public CompiledKernel {
  public:
-  CpuKernel(KernelSpec spec, CpuKernelCode code) : spec_(std::move(spec)), fn_(code.fn), module_(std::move(code.module)) {}
+  CpuKernel(KernelSpec spec, CpuKernelCode code)
+      : spec_(std::move(spec)), args_(argSignatures(spec_)), outs_(outputSignatures(spec_)), fn_(code.fn),
+        module_(std::move(code.module)) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
-    auto [keep, outs, pointers, argRows] = kernelArgs("fused kernel", DeviceKind::Cpu, inputs, argSignatures(spec_),
-                                                      outputSignatures(spec_));
+    auto [keep, outs, pointers, argRows] = kernelArgs("fused kernel", DeviceKind::Cpu, inputs, args_, outs_);
     void** args = pointers.data();
     const int64_t numel = spec_.numel(argRows);
     if (numel == 0) return outs;
@@ -78,6 +79,7 @@ class CpuKernel final : public CompiledKernel {
 
  private:
   KernelSpec spec_;
+  std::vector<TensorSignature> args_, outs_;  // spec_'s, made once (a batch-1 step runs in microseconds)
   CpuKernelFn fn_;
   std::shared_ptr<const JitModule> module_;  // holds fn_'s code
 };
@@ -86,11 +88,11 @@ class CpuKernel final : public CompiledKernel {
 class CudaFusedKernel final : public CompiledKernel {
  public:
   CudaFusedKernel(KernelSpec spec, cuda::Kernel kernel, CudaLaunchOptions launch)
-      : spec_(std::move(spec)), kernel_(std::move(kernel)), launch_(launch) {}
+      : spec_(std::move(spec)), args_(argSignatures(spec_)), outs_(outputSignatures(spec_)),
+        kernel_(std::move(kernel)), launch_(launch) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
-    KernelArgs a = kernelArgs("fused CUDA kernel", DeviceKind::Cuda, inputs, argSignatures(spec_),
-                              outputSignatures(spec_));
+    KernelArgs a = kernelArgs("fused CUDA kernel", DeviceKind::Cuda, inputs, args_, outs_);
     long long n = spec_.numel(a.rows);
     if (n == 0) return a.outputs;
     std::vector<void*> params = a.launchParameters();
@@ -101,6 +103,7 @@ class CudaFusedKernel final : public CompiledKernel {
 
  private:
   KernelSpec spec_;
+  std::vector<TensorSignature> args_, outs_;
   cuda::Kernel kernel_;
   CudaLaunchOptions launch_;
 };

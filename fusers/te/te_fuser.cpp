@@ -257,11 +257,12 @@ constexpr int64_t kParallelGrain = 1 << 15;
 
 class TeCpuKernel final : public CompiledKernel {
  public:
-  TeCpuKernel(LoopNest nest, std::vector<CompiledNest> fns) : nest_(std::move(nest)), fns_(std::move(fns)) {}
+  TeCpuKernel(LoopNest nest, std::vector<CompiledNest> fns)
+      : nest_(std::move(nest)), ins_(signatures(nest_.inputs())), outs_(signatures(nest_.outputs())),
+        fns_(std::move(fns)) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
-    auto [keep, outs, pointers, rows] =
-        kernelArgs("TE kernel", DeviceKind::Cpu, inputs, signatures(nest_.inputs()), signatures(nest_.outputs()));
+    auto [keep, outs, pointers, rows] = kernelArgs("TE kernel", DeviceKind::Cpu, inputs, ins_, outs_);
     void** args = pointers.data();
     for (const CompiledNest& n : fns_) {
       if (!n.parallel || n.trips < 2) {
@@ -280,6 +281,7 @@ class TeCpuKernel final : public CompiledKernel {
 
  private:
   LoopNest nest_;
+  std::vector<TensorSignature> ins_, outs_;  // nest_'s, made once (a batch-1 step runs in microseconds)
   std::vector<CompiledNest> fns_;
 };
 
@@ -287,7 +289,8 @@ class TeCpuKernel final : public CompiledKernel {
 class TeCudaKernel final : public CompiledKernel {
  public:
   TeCudaKernel(LoopNest nest, cuda::Kernel kernel)
-      : nest_(std::move(nest)), kernel_(std::move(kernel)), launch_(nest_.gpuLaunch()) {
+      : nest_(std::move(nest)), ins_(signatures(nest_.inputs())), outs_(signatures(nest_.outputs())),
+        kernel_(std::move(kernel)), launch_(nest_.gpuLaunch()) {
     for (int64_t extent : launch_.blocks) USER_CHECK(extent <= INT32_MAX, "TE kernel: {} blocks is too many", extent);
     const int64_t threads = launch_.threads[0] * launch_.threads[1] * launch_.threads[2];
     USER_CHECK(threads <= kernel_.maxThreadsPerBlock(), "TE kernel: {} threads per block, more than the device "
@@ -295,8 +298,7 @@ class TeCudaKernel final : public CompiledKernel {
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
-    KernelArgs a = kernelArgs("TE CUDA kernel", DeviceKind::Cuda, inputs, signatures(nest_.inputs()),
-                              signatures(nest_.outputs()));
+    KernelArgs a = kernelArgs("TE CUDA kernel", DeviceKind::Cuda, inputs, ins_, outs_);
     const auto& [blocks, threads] = launch_;
     if (blocks[0] * blocks[1] * blocks[2] * threads[0] * threads[1] * threads[2] == 0) return a.outputs;
     std::vector<void*> params = a.launchParameters();
@@ -309,6 +311,7 @@ class TeCudaKernel final : public CompiledKernel {
 
  private:
   LoopNest nest_;
+  std::vector<TensorSignature> ins_, outs_;
   cuda::Kernel kernel_;
   LoopNest::GpuLaunch launch_;
 };
