@@ -5,6 +5,8 @@
 //   build/bin/interpreter_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
 // - Views: a chain of aten::t (no kernel, no allocation): dispatch, argument gathering, frame slots.
+//   The chains run with a RunPlanCache, as an executor's graphs do (without one every run makes the
+//   graph's run plan again).
 // - Pointwise, interpreted against the same cpu:: kernels called directly on the same tensor: the
 //   difference is the interpreter's share of a small op.
 // - LstmStep: one step of the interpreted `py` row's cell (as built, types unknown), at a small and at
@@ -50,7 +52,8 @@ void perNode(benchmark::State& state, int64_t nodes) {
 void BM_InterpretedViews(benchmark::State& state) {
   const int64_t n = state.range(0);
   auto g = chain(OpKind::T, n, {8, 8});
-  Interpreter interp(*g);
+  RunPlanCache plans;
+  Interpreter interp(*g, nullptr, nullptr, &plans);
   Tensor x = Tensor::rand({8, 8}, DType::Float32, 1);
   for (auto _ : state) benchmark::DoNotOptimize(interp.run({x}));
   perNode(state, n);
@@ -59,7 +62,8 @@ void BM_InterpretedViews(benchmark::State& state) {
 void BM_InterpretedPointwise(benchmark::State& state) {
   const int64_t n = state.range(0), elems = state.range(1);
   auto g = chain(OpKind::Neg, n, {elems});
-  Interpreter interp(*g);
+  RunPlanCache plans;
+  Interpreter interp(*g, nullptr, nullptr, &plans);
   Tensor x = Tensor::rand({elems}, DType::Float32, 1);
   for (auto _ : state) benchmark::DoNotOptimize(interp.run({x}));
   perNode(state, n);

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <deque>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -56,62 +55,6 @@ void checkInputType(const Value* input, const IValue& v) {
 
 namespace {
 
-// A tensor operand that may be written as a scalar (aten::add(%x, %one, %alpha)): scalars become
-// 0-dim tensors of `like`'s dtype, as PyTorch's type promotion does.
-Tensor tensorOrScalar(const IValue& v, const Tensor& like, const char* what) {
-  if (v.isTensor()) return v.toTensor(what);
-  return Tensor::scalar(v.toDouble(what), like.dtype());
-}
-
-// A pointwise op on the CPU's reference kernels: operand 0 a tensor, operand 1 (ops of two or more) a
-// tensor or a scalar, operand 2 a scalar (add's alpha).
-Tensor pointwise(const Node* n, const std::vector<IValue>& in) {
-  const PointwiseOp op = *n->info().pointwiseOp();
-  const std::string what(n->info().name);
-  const int arity = pointwiseArity(op);
-  const Tensor& a = in[0].toTensor(what.c_str());
-  if (op == PointwiseOp::Where) {  // self and other may each be a scalar, of the other's dtype (both: float)
-    const IValue& tensorOne = in[1].isTensor() ? in[1] : in[2];
-    const Tensor like = tensorOne.isTensor() ? tensorOne.toTensor(what.c_str()) : Tensor::scalar(0, DType::Float32);
-    return cpu::where(a, tensorOrScalar(in[1], like, what.c_str()), tensorOrScalar(in[2], like, what.c_str()));
-  }
-  // clamp's None bound is no bound (the peephole pass makes such a clamp a clamp_min or clamp_max)
-  const double inf = std::numeric_limits<double>::infinity();
-  auto bound = [&](size_t i, double none) { return in[i].isNone() ? IValue(none) : in[i]; };
-  const bool clamp = op == PointwiseOp::Clamp;
-  const Tensor b = arity >= 2 ? tensorOrScalar(clamp ? bound(1, -inf) : in[1], a, what.c_str()) : Tensor();
-  const double c = arity >= 3 ? (clamp ? bound(2, inf) : in[2]).toDouble(what.c_str()) : 0.0;
-  return cpu::pointwise(op, a, b, c);
-}
-
-cpu::Conv2dParams convParams(const std::vector<IValue>& in) {
-  auto pair = [](const std::vector<int64_t>& v, const char* what) {
-    USER_CHECK(v.size() == 1 || v.size() == 2, "conv2d: {} must have 1 or 2 elements, got {}", what, v.size());
-    return std::pair{v[0], v.size() == 2 ? v[1] : v[0]};
-  };
-  cpu::Conv2dParams p;
-  std::tie(p.strideH, p.strideW) = pair(in[3].toIntList("conv2d stride"), "stride");
-  std::tie(p.padH, p.padW) = pair(in[4].toIntList("conv2d padding"), "padding");
-  std::tie(p.dilationH, p.dilationW) = pair(in[5].toIntList("conv2d dilation"), "dilation");
-  p.groups = in[6].toInt("conv2d groups");
-  return p;
-}
-
-// max_pool2d's window from its arguments (self, kernel_size, stride, padding, dilation, ceil_mode).
-cpu::Pool2dParams poolParams(const Node* n, std::span<const IValue> in) {
-  const char* op = n->info().name.data();
-  return cpu::pool2dParams(op, in[1].toIntList(op), in[2].toIntList(op), in[3].toIntList(op), in[4].toIntList(op),
-                           in[5].toBool("ceil_mode"));
-}
-
-bool hasEdge(const IValue& v) {
-  if (v.isTensor()) return v.toTensor().gradEdge() != nullptr;
-  if (v.isTensorList())
-    for (const Tensor& t : v.toTensorList())
-      if (t.gradEdge()) return true;
-  return false;
-}
-
 // Note [Run plans]: what a run derives from a graph's structure alone, made once per graph and kept in
 // the executor's RunPlanCache. A batch-1 LSTM step is a few microseconds of work, and an interpreter that
 // finds its way through the IR on every run spends more than that on cache misses: a node's operand list,
@@ -125,10 +68,54 @@ constexpr uint32_t kNoSlot = std::numeric_limits<uint32_t>::max();
 
 struct Instr {
   const Node* node;
+  OpKind kind;            // node's (dispatch without a miss on the node)
+  // aten::mm: many products share its right operand, so it is packed once per run (sharesRightOperand);
+  // aten::contiguous: only such products read its result (see Frame::handsOverUncopied).
+  bool shared = false;
   const uint32_t* ins;    // slots of node's operands
   const uint32_t* outs;   // of its results
   const uint32_t* drops;  // of the values to drop after it
   uint32_t numIns, numOuts, numDrops;
+};
+
+// A running node's operands, read in place from the frame's slots (nothing copied: the node writes only
+// its own results' slots, and the frame's slots do not move while it runs).
+class Operands {
+ public:
+  Operands(const IValue* env, const Instr& ins) : env_(env), slots_(ins.ins), size_(ins.numIns) {}
+  const IValue& operator[](size_t i) const { return env_[slots_[i]]; }
+  size_t size() const { return size_; }
+  /// These operands from `from` on.
+  Operands from(size_t first) const { return Operands(env_, slots_ + first, size_ - first); }
+  std::vector<IValue> copy() const {
+    std::vector<IValue> xs;
+    xs.reserve(size_);
+    for (size_t i = 0; i < size_; ++i) xs.push_back((*this)[i]);
+    return xs;
+  }
+
+  class Iterator {
+   public:
+    Iterator(const IValue* env, const uint32_t* slot) : env_(env), slot_(slot) {}
+    const IValue& operator*() const { return env_[*slot_]; }
+    Iterator& operator++() {
+      ++slot_;
+      return *this;
+    }
+    bool operator!=(const Iterator& o) const { return slot_ != o.slot_; }
+
+   private:
+    const IValue* env_;
+    const uint32_t* slot_;
+  };
+  Iterator begin() const { return {env_, slots_}; }
+  Iterator end() const { return {env_, slots_ + size_}; }
+
+ private:
+  Operands(const IValue* env, const uint32_t* slots, size_t size) : env_(env), slots_(slots), size_(size) {}
+  const IValue* env_;
+  const uint32_t* slots_;
+  size_t size_;
 };
 
 struct BlockPlan {
@@ -166,6 +153,62 @@ RunPlanCache::~RunPlanCache() = default;
 
 namespace {
 
+// A tensor operand that may be written as a scalar (aten::add(%x, %one, %alpha)): scalars become
+// 0-dim tensors of `like`'s dtype, as PyTorch's type promotion does.
+Tensor tensorOrScalar(const IValue& v, const Tensor& like, const char* what) {
+  if (v.isTensor()) return v.toTensor(what);
+  return Tensor::scalar(v.toDouble(what), like.dtype());
+}
+
+// A pointwise op on the CPU's reference kernels: operand 0 a tensor, operand 1 (ops of two or more) a
+// tensor or a scalar, operand 2 a scalar (add's alpha).
+Tensor pointwise(const Node* n, const Operands& in) {
+  const PointwiseOp op = *n->info().pointwiseOp();
+  const std::string what(n->info().name);
+  const int arity = pointwiseArity(op);
+  const Tensor& a = in[0].toTensor(what.c_str());
+  if (op == PointwiseOp::Where) {  // self and other may each be a scalar, of the other's dtype (both: float)
+    const IValue& tensorOne = in[1].isTensor() ? in[1] : in[2];
+    const Tensor like = tensorOne.isTensor() ? tensorOne.toTensor(what.c_str()) : Tensor::scalar(0, DType::Float32);
+    return cpu::where(a, tensorOrScalar(in[1], like, what.c_str()), tensorOrScalar(in[2], like, what.c_str()));
+  }
+  // clamp's None bound is no bound (the peephole pass makes such a clamp a clamp_min or clamp_max)
+  const double inf = std::numeric_limits<double>::infinity();
+  auto bound = [&](size_t i, double none) { return in[i].isNone() ? IValue(none) : in[i]; };
+  const bool clamp = op == PointwiseOp::Clamp;
+  const Tensor b = arity >= 2 ? tensorOrScalar(clamp ? bound(1, -inf) : in[1], a, what.c_str()) : Tensor();
+  const double c = arity >= 3 ? (clamp ? bound(2, inf) : in[2]).toDouble(what.c_str()) : 0.0;
+  return cpu::pointwise(op, a, b, c);
+}
+
+cpu::Conv2dParams convParams(const Operands& in) {
+  auto pair = [](const std::vector<int64_t>& v, const char* what) {
+    USER_CHECK(v.size() == 1 || v.size() == 2, "conv2d: {} must have 1 or 2 elements, got {}", what, v.size());
+    return std::pair{v[0], v.size() == 2 ? v[1] : v[0]};
+  };
+  cpu::Conv2dParams p;
+  std::tie(p.strideH, p.strideW) = pair(in[3].toIntList("conv2d stride"), "stride");
+  std::tie(p.padH, p.padW) = pair(in[4].toIntList("conv2d padding"), "padding");
+  std::tie(p.dilationH, p.dilationW) = pair(in[5].toIntList("conv2d dilation"), "dilation");
+  p.groups = in[6].toInt("conv2d groups");
+  return p;
+}
+
+// max_pool2d's window from its arguments (self, kernel_size, stride, padding, dilation, ceil_mode).
+cpu::Pool2dParams poolParams(const Node* n, const Operands& in) {
+  const char* op = n->info().name.data();
+  return cpu::pool2dParams(op, in[1].toIntList(op), in[2].toIntList(op), in[3].toIntList(op), in[4].toIntList(op),
+                           in[5].toBool("ceil_mode"));
+}
+
+bool hasEdge(const IValue& v) {
+  if (v.isTensor()) return v.toTensor().gradEdge() != nullptr;
+  if (v.isTensorList())
+    for (const Tensor& t : v.toTensorList())
+      if (t.gradEdge()) return true;
+  return false;
+}
+
 class Frame {
  public:
   Frame(const Graph& g, const GradientTable* gradients, const KernelTable* kernels, RunPlanCache* plans, Tape* tape,
@@ -200,27 +243,6 @@ class Frame {
   const GraphPlan& plan() const { return *plan_; }
 
  private:
-  // The running node's operands, copied from their slots into a vector this frame keeps per nesting depth
-  // (a Loop's or If's node is still running while its body's nodes run), cleared when the node is done.
-  class Args {
-   public:
-    Args(Frame& f, const Instr& ins) : f_(f) {
-      if (f.scratch_.size() <= f.depth_) f.scratch_.emplace_back();
-      in_ = &f.scratch_[f.depth_++];
-      for (uint32_t k = 0; k < ins.numIns; ++k) in_->push_back(f.env_[ins.ins[k]]);
-    }
-    ~Args() {
-      in_->clear();
-      --f_.depth_;
-    }
-    Args(const Args&) = delete;
-    Args& operator=(const Args&) = delete;
-    const std::vector<IValue>& get() const { return *in_; }
-
-   private:
-    Frame& f_;
-    std::vector<IValue>* in_;
-  };
   // The running node's single result.
   void set(const Node* n, IValue v) {
     assert(cur_ && cur_->node == n && cur_->numOuts == 1);
@@ -255,9 +277,9 @@ class Frame {
 
   void runNode(const Node* n);
   void runListAppend(const Node* n);
-  void runSubgraph(const Node* n, const std::vector<IValue>& in) {
-    if (tape_ && n->kind() == OpKind::DifferentiableGraph) return recordStep(n, in);
-    if (isFusionGroupOp(n->kind()) && kernels_) {
+  void runSubgraph(const Node* n, const Operands& in) {
+    if (tape_ && cur_->kind == OpKind::DifferentiableGraph) return recordStep(n, in);
+    if (isFusionGroupOp(cur_->kind) && kernels_) {
       if (auto it = kernels_->find(n); it != kernels_->end() && runKernel(n, *it->second, in)) return;
     }
     if (n->kind() == OpKind::FallbackGraph) {
@@ -269,48 +291,42 @@ class Frame {
       for (size_t k = 0; k < n->outputs().size(); ++k) at(n->output(k)) = f.at(sub.outputs()[k]);
       return;
     }
-    auto outs = Interpreter(*n->subgraph(), gradients_, kernels_, plans_).run(in);
+    auto outs = Interpreter(*n->subgraph(), gradients_, kernels_, plans_).run(in.copy());
     for (size_t k = 0; k < outs.size(); ++k) at(n->output(k)) = std::move(outs[k]);
   }
   // Runs a compiled fusion group; false (the caller runs the subgraph) when the kernel refuses.
-  bool runKernel(const Node* n, const CompiledKernel& k, const std::vector<IValue>& in) {
-    std::vector<Tensor>& ts = kernelInputs_;
+  bool runKernel(const Node* n, const CompiledKernel& k, const Operands& in) {
+    std::vector<const Tensor*>& ts = kernelInputs_;  // into the frame's slots, which the kernel does not write
     ts.clear();
     for (const IValue& v : in) {
       if (!v.isTensor() || !v.toTensor().defined()) return false;
-      ts.push_back(v.toTensor());
+      ts.push_back(&v.toTensor());
     }
     std::vector<Tensor> outs;
     try {
-      outs = k.run(ts);
+      outs = k.run(std::span<const Tensor* const>(ts));
     } catch (const Error&) {
-      ts.clear();
       return false;
     }
-    ts.clear();
     assert(cur_->node == n && cur_->numOuts == outs.size());
     for (size_t i = 0; i < outs.size(); ++i) env_[cur_->outs[i]] = std::move(outs[i]);
     return true;
   }
-  void recordStep(const Node* n, const std::vector<IValue>& in);
+  void recordStep(const Node* n, const Operands& in);
   Tensor mm(const Node* n, const Tensor& a, const Tensor& b);
   static bool packable(const Tensor& b);
-  static bool sharesRightOperand(const Node* n);
-  bool sharesB(const Node* n) {
-    auto [known, added] = sharesB_.try_emplace(n);
-    if (added) known->second = sharesRightOperand(n);
-    return known->second;
-  }
-  bool onlyPackedProductsRead(const Node* n, const Tensor& x);
+  // Whether the running aten::contiguous may hand over its operand as it is: when every reader is a
+  // product that packs it (contiguous-operands gives a shared weight a row-major copy for sgemm; packing
+  // reads either layout, so the copy would be a pass over the weight for nothing). A product that then
+  // does not pack (its left operand too tall, say) multiplies by the view: slower, the same values.
+  bool handsOverUncopied(const Tensor& x) const { return cur_->shared && packable(x); }
   static bool definedIn(const Value* v, const Block* b) { return v->node()->owningBlock() == b; }
 
   std::optional<GraphPlan> ownPlan_;  // without a RunPlanCache
   const GraphPlan* plan_;
   std::vector<IValue> env_;  // by slot
   const Instr* cur_ = nullptr;
-  std::deque<std::vector<IValue>> scratch_;  // Args's, by depth (stable addresses)
-  size_t depth_ = 0;
-  std::vector<Tensor> kernelInputs_;  // runKernel's
+  std::vector<const Tensor*> kernelInputs_;  // runKernel's
   // aten::mm's right operands packed for oneDNN's matmul primitive, by value, each with the tensor it was
   // packed from (its storage held, so the address cannot come back as another tensor's).
   struct PackedOperand {
@@ -319,7 +335,6 @@ class Frame {
     std::unique_ptr<PackedGemmB> gemm;  // null where packing does not pay: plain sgemm
   };
   std::unordered_map<uint32_t, PackedOperand> packed_;  // by the operand's slot
-  std::unordered_map<const Node*, bool> sharesB_;
   const GradientTable* gradients_;
   const KernelTable* kernels_;
   RunPlanCache* plans_;
@@ -328,31 +343,11 @@ class Frame {
   std::shared_ptr<const void> keepAlive_;
 };
 
-// Whether n's right operand is the right operand of other products too (an unrolled RNN's weight, 100
-// steps), or comes from outside a loop whose body n is in: then packing it once pays.
-bool Frame::sharesRightOperand(const Node* n) {
-  const Value* b = n->input(1);
-  int products = 0;
-  for (const Use& u : b->uses()) products += u.user->kind() == OpKind::Mm && u.index == 1;
-  return products >= 2 || inLoopBelow(n, b->node()->owningBlock());
-}
-
 // A right operand the packed path takes: a float32 matrix on the CPU, row-major or transposed, with
 // oneDNN as the GEMM library and a packed layout on this CPU.
 bool Frame::packable(const Tensor& b) {
   return PackedGemmB::available() && b.defined() && b.dtype() == DType::Float32 &&
          b.device() == DeviceKind::Cpu && b.dim() == 2 && b.numel() > 0 && (b.stride(1) == 1 || b.stride(0) == 1);
-}
-
-// Whether an aten::contiguous may hand over its operand as it is: when every reader is a product that
-// packs it (contiguous-operands gives a shared weight a row-major copy for sgemm; packing reads either
-// layout, so the copy would be a pass over the weight for nothing). A product that then does not pack
-// (its left operand too tall, say) multiplies by the view: slower, the same values.
-bool Frame::onlyPackedProductsRead(const Node* n, const Tensor& x) {
-  if (!packable(x) || n->output()->uses().empty()) return false;
-  for (const Use& u : n->output()->uses())
-    if (u.user->kind() != OpKind::Mm || u.index != 1 || !sharesB(u.user)) return false;
-  return true;
 }
 
 // aten::mm, with B packed once per run when many small products share it (runtime/gemm.h,
@@ -362,7 +357,7 @@ Tensor Frame::mm(const Node* n, const Tensor& a, const Tensor& b) {
                          a.dim() == 2 && a.isContiguous() && a.size(0) <= kRowMajorOperandMaxRows && a.size(1) == b.size(0) &&
                          a.numel() > 0;
   if (!candidate) return cpu::mm(a, b);
-  if (!sharesB(n)) return cpu::mm(a, b);
+  if (!cur_->shared) return cpu::mm(a, b);
   const int64_t m = a.size(0), k = a.size(1), nn = b.size(1);
   PackedOperand& p = packed_[cur_->ins[1]];
   const bool same = p.from.defined() && p.from.storage() == b.storage() && p.from.rawData() == b.rawData() &&
@@ -382,7 +377,7 @@ Tensor Frame::mm(const Node* n, const Tensor& a, const Tensor& b) {
 
 // Runs the forward graph of n's Gradient on detached inputs, records a tape step, and gives the
 // outputs edges to it.
-void Frame::recordStep(const Node* n, const std::vector<IValue>& in) {
+void Frame::recordStep(const Node* n, const Operands& in) {
   IR_CHECK(gradients_ && gradients_->count(n)) << "no Gradient for " << n->describe();
   auto step = std::make_shared<TapeStep>();
   step->gradient = gradients_->at(n);
@@ -448,20 +443,49 @@ std::vector<std::vector<const Value*>> lastUses(const Block* b) {
   return drops;
 }
 
+// Whether aten::mm n's right operand is the right operand of other products too (an unrolled RNN's
+// weight, 100 steps), or comes from outside a loop whose body n is in: then packing it once pays.
+bool sharesRightOperand(const Node* n) {
+  const Value* b = n->input(1);
+  int products = 0;
+  for (const Use& u : b->uses()) products += u.user->kind() == OpKind::Mm && u.index == 1;
+  return products >= 2 || inLoopBelow(n, b->node()->owningBlock());
+}
+
 GraphPlan makeGraphPlan(const Graph& g) {
   GraphPlan p;
   p.slotOf.assign(g.numValueIds(), kNoSlot);
-  auto give = [&](const Value* v) { p.slotOf[v->id()] = p.numSlots++; };
+  // The top block's values share slots whose lifetimes do not overlap: a slot freed by a node's drops
+  // goes to a later node's results (an unrolled 100-step forward: about 700 slots, not 5000, which the
+  // frame makes and destroys on every run). The values of nested blocks, which run many times, each get a
+  // slot of their own.
+  std::vector<uint32_t> freed;
+  auto reuse = [&](const Value* v) {
+    uint32_t s = p.numSlots;
+    if (freed.empty()) ++p.numSlots;
+    else s = freed.back(), freed.pop_back();
+    p.slotOf[v->id()] = s;
+  };
+  auto own = [&](const Value* v) { p.slotOf[v->id()] = p.numSlots++; };
   std::vector<const Block*> blocks;
-  auto number = [&](auto&& self, const Block* b) -> void {
+  auto nested = [&](auto&& self, const Block* b) -> void {
     blocks.push_back(b);
-    for (const Value* v : b->inputs()) give(v);
+    for (const Value* v : b->inputs()) own(v);
     for (const Node* n : *b) {
-      for (const Value* v : n->outputs()) give(v);
+      for (const Value* v : n->outputs()) own(v);
       for (const Block* inner : n->blocks()) self(self, inner);
     }
   };
-  number(number, g.block());
+  const Block* top = g.block();
+  blocks.push_back(top);
+  std::unordered_map<const Block*, std::vector<std::vector<const Value*>>> drops;
+  const auto& topDrops = drops[top] = lastUses(top);
+  for (const Value* v : top->inputs()) reuse(v);
+  for (size_t i = 0; const Node* n : *top) {
+    for (const Value* v : n->outputs()) reuse(v);  // before the node's drops: its operands are still read
+    for (const Block* inner : n->blocks()) nested(nested, inner);
+    for (const Value* v : topDrops[i++]) freed.push_back(p.slotOf[v->id()]);
+  }
   for (const Value* v : g.inputs()) {
     p.inputSlots.push_back(p.slotOf[v->id()]);
     p.inputTypes.push_back(v->type());
@@ -469,7 +493,8 @@ GraphPlan makeGraphPlan(const Graph& g) {
   for (const Value* v : g.outputs()) p.outputSlots.push_back(p.slotOf[v->id()]);
   for (const Block* b : blocks) {
     BlockPlan& bp = p.blocks[b];
-    const auto drops = lastUses(b);
+    if (!drops.count(b)) drops[b] = lastUses(b);
+    const auto& blockDrops = drops.at(b);
     struct Ranges { size_t ins, outs, drops; };
     std::vector<Ranges> at;
     for (size_t i = 0; const Node* n : *b) {
@@ -478,9 +503,17 @@ GraphPlan makeGraphPlan(const Graph& g) {
       at.back().outs = bp.slots.size();
       for (const Value* v : n->outputs()) bp.slots.push_back(p.slotOf[v->id()]);
       at.back().drops = bp.slots.size();
-      for (const Value* v : drops[i++]) bp.slots.push_back(p.slotOf[v->id()]);
-      bp.instrs.push_back({n, nullptr, nullptr, nullptr, static_cast<uint32_t>(n->inputs().size()),
-                           static_cast<uint32_t>(n->outputs().size()), static_cast<uint32_t>(drops[i - 1].size())});
+      for (const Value* v : blockDrops[i++]) bp.slots.push_back(p.slotOf[v->id()]);
+      bool shared = false;
+      if (n->kind() == OpKind::Mm) shared = sharesRightOperand(n);
+      if (n->kind() == OpKind::Contiguous) {
+        shared = !n->output()->uses().empty();
+        for (const Use& u : n->output()->uses())
+          shared = shared && u.user->kind() == OpKind::Mm && u.index == 1 && sharesRightOperand(u.user);
+      }
+      auto count = [](size_t k) { return static_cast<uint32_t>(k); };
+      bp.instrs.push_back({n, n->kind(), shared, nullptr, nullptr, nullptr, count(n->inputs().size()),
+                           count(n->outputs().size()), count(blockDrops[i - 1].size())});
     }
     for (size_t i = 0; i < bp.instrs.size(); ++i) {  // slots is complete: point into it
       bp.instrs[i].ins = bp.slots.data() + at[i].ins;
@@ -504,22 +537,23 @@ void Frame::runListAppend(const Node* n) {
 }
 
 void Frame::runNode(const Node* n) {
-  if (n->kind() == OpKind::ListAppend) return runListAppend(n);
-  if (n->kind() == OpKind::Loop) return runLoop(n);  // reads its operands from their slots
-  if (n->kind() == OpKind::If) return runIf(n);
-  const Args args(*this, *cur_);
-  const std::vector<IValue>& in = args.get();
-  if (tape_ && !passesNoGradient(n->kind()))
+  const OpKind kind = cur_->kind;
+  if (kind == OpKind::ListAppend) return runListAppend(n);
+  if (kind == OpKind::Loop) return runLoop(n);  // reads its operands from their slots
+  if (kind == OpKind::If) return runIf(n);
+  const Operands in(env_.data(), *cur_);
+  const char* const name = opInfo(kind).name.data();  // for the operand accessors' messages
+  if (tape_ && !passesNoGradient(kind))
     for (size_t i = 0; i < in.size(); ++i)
       USER_CHECK(!hasEdge(in[i]),
                  "input {} of {} requires grad, but the op runs outside a prim::DifferentiableGraph, so its gradient "
                  "would be lost (run create-autodiff-subgraphs after requires-grad)",
-                 i, n->info().name);
-  auto T = [&](size_t i) -> const Tensor& { return in[i].toTensor(n->info().name.data()); };
-  auto I = [&](size_t i) { return in[i].toInt(n->info().name.data()); };
-  auto Ints = [&](size_t i) -> const std::vector<int64_t>& { return in[i].toIntList(n->info().name.data()); };
+                 i, name);
+  auto T = [&](size_t i) -> const Tensor& { return in[i].toTensor(name); };
+  auto I = [&](size_t i) { return in[i].toInt(name); };
+  auto Ints = [&](size_t i) -> const std::vector<int64_t>& { return in[i].toIntList(name); };
   auto OptT = [&](size_t i) { return in[i].isNone() ? Tensor() : T(i); };  // a Tensor? operand (None: undefined)
-  switch (n->kind()) {
+  switch (kind) {
     case OpKind::Param:
     case OpKind::Return:
       IR_CHECK(false) << "param/return node in a block's node list";
@@ -668,7 +702,7 @@ void Frame::runNode(const Node* n) {
     case OpKind::Expand: set(n, T(0).expand(Ints(1))); return;
     case OpKind::Chunk: set(n, IValue(T(0).chunk(I(1), I(2)))); return;
     case OpKind::Unbind: set(n, IValue(T(0).unbind(I(1)))); return;
-    case OpKind::Contiguous: set(n, onlyPackedProductsRead(n, T(0)) ? T(0) : T(0).contiguous()); return;
+    case OpKind::Contiguous: set(n, handsOverUncopied(T(0)) ? T(0) : T(0).contiguous()); return;
     case OpKind::TypeAs: set(n, T(0).to(T(1).dtype())); return;
     case OpKind::DTypeOf: set(n, IValue(static_cast<int64_t>(T(0).dtype()))); return;
     case OpKind::ToDType: {
@@ -776,7 +810,7 @@ void Frame::runNode(const Node* n) {
       return;
     }
     case OpKind::MaxPool2dWithIndicesBackward:
-      set(n, cpu::maxPool2dBackward(T(0), T(1), T(7), poolParams(n, std::span(in).subspan(1))));
+      set(n, cpu::maxPool2dBackward(T(0), T(1), T(7), poolParams(n, in.from(1))));
       return;
     case OpKind::AdaptiveAvgPool2dBackward: set(n, cpu::adaptiveAvgPool2dBackward(T(0), T(1))); return;
     case OpKind::ConvolutionBackward: {

@@ -15,11 +15,18 @@
 namespace gj {
 CompiledKernel::~CompiledKernel() = default;
 
-KernelArgs kernelArgs(std::string_view what, DeviceKind device, const std::vector<Tensor>& inputs,
+std::vector<Tensor> CompiledKernel::run(const std::vector<Tensor>& inputs) const {
+  std::vector<const Tensor*> pointers;
+  pointers.reserve(inputs.size());
+  for (const Tensor& t : inputs) pointers.push_back(&t);
+  return run(std::span<const Tensor* const>(pointers));
+}
+
+KernelArgs kernelArgs(std::string_view what, DeviceKind device, std::span<const Tensor* const> inputs,
                       const std::vector<TensorSignature>& expected, const std::vector<TensorSignature>& outputs) {
   USER_CHECK(inputs.size() == expected.size(), "{}: {} inputs for {}", what, inputs.size(), expected.size());
   KernelArgs a;
-  a.inputs.reserve(inputs.size());
+  a.copies.reserve(inputs.size());
   a.outputs.reserve(outputs.size());
   a.pointers.reserve(inputs.size() + outputs.size());
   // An unknown size (the leading one of a kernel compiled with dynamic rows) matches any, the same in every
@@ -34,7 +41,7 @@ KernelArgs kernelArgs(std::string_view what, DeviceKind device, const std::vecto
     return true;
   };
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor& t = inputs[i];
+    const Tensor& t = *inputs[i];
     const TensorSignature& e = expected[i];
     USER_CHECK(t.defined() && t.device() == device && t.dtype() == e.dtype && fits(t, e.sizes),
                "{}: input {} is {} but the kernel was compiled for {} {} {}{}", what, i,
@@ -42,8 +49,12 @@ KernelArgs kernelArgs(std::string_view what, DeviceKind device, const std::vecto
                            : "undefined",
                deviceName(device), dtypeName(e.dtype), shapeStr(e.sizes),
                a.rows != kUnknownDim ? fmt::format(" with {} rows", a.rows) : "");
-    a.inputs.push_back(t.contiguous());
-    a.pointers.push_back(a.inputs.back().rawData());
+    if (t.isContiguous()) {
+      a.pointers.push_back(t.rawData());
+    } else {
+      a.copies.push_back(t.contiguous());
+      a.pointers.push_back(a.copies.back().rawData());
+    }
   }
   for (const TensorSignature& o : outputs) {
     Shape sizes = o.sizes;
@@ -170,7 +181,7 @@ class CountedKernel final : public CompiledKernel {
  public:
   CountedKernel(std::shared_ptr<const CompiledKernel> k, std::shared_ptr<KernelRunCounts> runs, bool plantError)
       : k_(std::move(k)), runs_(std::move(runs)), plantError_(plantError) {}
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
+  std::vector<Tensor> run(std::span<const Tensor* const> inputs) const override {
     std::vector<Tensor> outs;
     try {
       outs = k_->run(inputs);

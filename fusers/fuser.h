@@ -20,7 +20,10 @@ class CompiledKernel {
   virtual ~CompiledKernel();
   /// Runs on the fusion node's inputs (tensors, in order) and returns its outputs. Throws gj::Error
   /// when the inputs do not fit what the kernel was compiled for; the caller then runs the subgraph.
-  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) const = 0;
+  /// The inputs are pointers so that the interpreter hands over its frame's tensors without copying.
+  virtual std::vector<Tensor> run(std::span<const Tensor* const> inputs) const = 0;
+  /// The same on a vector of tensors.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 };
 
 /// A kernel parameter's tensor: what a compiled kernel reads or writes, contiguous.
@@ -31,10 +34,11 @@ struct TensorSignature {
 
 /// A launch's tensors: the inputs checked against what the kernel was compiled for (defined, on `device`,
 /// of the signature's dtype and sizes, an unknown size matching any but the same in every input; else a
-/// gj::Error naming `what` and the input, after which the caller runs the subgraph) and made contiguous, new
-/// outputs, and the data pointers of both, inputs first.
+/// gj::Error naming `what` and the input, after which the caller runs the subgraph), contiguous copies of
+/// those that were not, new outputs, and the data pointers of inputs (or their copies) and outputs, inputs
+/// first. The inputs themselves must outlive the launch.
 struct KernelArgs {
-  std::vector<Tensor> inputs, outputs;
+  std::vector<Tensor> copies, outputs;
   std::vector<void*> pointers;
   /// The run-time size of the signatures' unknown (kUnknownDim) dims; kUnknownDim when they have none.
   int64_t rows = kUnknownDim;
@@ -45,7 +49,7 @@ struct KernelArgs {
     return params;
   }
 };
-KernelArgs kernelArgs(std::string_view what, DeviceKind device, const std::vector<Tensor>& inputs,
+KernelArgs kernelArgs(std::string_view what, DeviceKind device, std::span<const Tensor* const> inputs,
                       const std::vector<TensorSignature>& expected, const std::vector<TensorSignature>& outputs);
 
 /// The compiled kernel of each fusion node of a plan (nodes of nested blocks and subgraphs included).

@@ -53,7 +53,7 @@ class Shape {
   Shape(Shape&& o) noexcept { take(o); }
   Shape& operator=(const Shape& o) {
     if (this == &o) return *this;
-    if (o.size_ <= capacity_ && o.size_ <= kInlineDims && isLocal()) {
+    if (o.size_ <= kInlineDims && isLocal()) {
       std::memcpy(local_, o.data_, sizeof local_);
       size_ = o.size_;
     } else {
@@ -105,9 +105,11 @@ class Shape {
     if (n > max_size()) throw std::length_error("gj::Shape: too many dims");
     auto* grown = new int64_t[n];
     std::copy(begin(), end(), grown);
+    const uint32_t kept = size_;
     release();
     data_ = grown;
     capacity_ = static_cast<uint32_t>(n);
+    size_ = kept;
   }
   void clear() { size_ = 0; }
   void resize(size_t n, int64_t value = 0) {

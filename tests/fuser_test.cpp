@@ -201,7 +201,7 @@ TEST(LegacyFuser, KernelCacheIsSharedAcrossFunctions) {
 TEST(CompileGroups, StructurallyEqualGroupsArePreparedOnce) {
   Plan p = fusedPlan(buildLstm(LstmVariantKind::Jit, {7, 3, 4, 6, 2}), false);
   struct Stub final : CompiledKernel {
-    std::vector<Tensor> run(const std::vector<Tensor>&) const override { return {}; }
+    std::vector<Tensor> run(std::span<const Tensor* const>) const override { return {}; }
   };
   std::set<std::string> distinct;
   size_t groups = 0;

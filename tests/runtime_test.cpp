@@ -29,6 +29,64 @@ Tensor naiveMm(const Tensor& a, const Tensor& b) {
   return c;
 }
 
+// Shape against std::vector doing the same edits, inline (up to five dims) and past it on the heap.
+TEST(Shape, EditsMatchStdVectorInlineAndOnTheHeap) {
+  Shape s;
+  std::vector<int64_t> v;
+  auto same = [&](const char* step) {
+    SCOPED_TRACE(step);
+    ASSERT_EQ(s.size(), v.size());
+    EXPECT_TRUE(std::equal(s.begin(), s.end(), v.begin()));
+    EXPECT_EQ(s, v);
+    EXPECT_EQ(std::vector<int64_t>(s), v);
+  };
+  for (int64_t i = 1; i <= 4; ++i) s.push_back(7 * i), v.push_back(7 * i);
+  same("push_back inline");
+  s.insert(s.begin() + 1, 99), v.insert(v.begin() + 1, 99);
+  same("insert to five");
+  s.insert(s.begin(), {-1, -2}), v.insert(v.begin(), {-1, -2});
+  same("insert past five: to the heap");
+  EXPECT_GT(s.capacity(), Shape::kInlineDims);
+  const std::vector<int64_t> head(v.begin(), v.begin() + 3);
+  s.insert(s.begin() + 3, s.begin(), s.begin() + 3), v.insert(v.begin() + 3, head.begin(), head.end());
+  same("insert a range of itself");
+  s.erase(s.begin() + 2, s.begin() + 6), v.erase(v.begin() + 2, v.begin() + 6);
+  same("erase a range");
+  s.erase(s.end() - 1), v.erase(v.end() - 1);
+  same("erase one");
+  s.resize(9, 3), v.resize(9, 3);
+  same("resize up");
+  s.resize(2), v.resize(2);
+  same("resize down");
+
+  Shape heap(8, 5), copy = heap, moved = std::move(heap);
+  EXPECT_EQ(copy, std::vector<int64_t>(8, 5));
+  EXPECT_EQ(moved, copy);
+  EXPECT_TRUE(heap.empty());  // NOLINT: a moved-from Shape is empty, and usable
+  heap.push_back(4);
+  EXPECT_EQ(heap, std::vector<int64_t>{4});
+  Shape small{2, 3}, smallMoved = std::move(small);
+  EXPECT_EQ(smallMoved, (std::vector<int64_t>{2, 3}));
+  smallMoved = copy;  // inline <- heap
+  EXPECT_EQ(smallMoved, copy);
+  copy = Shape{1};  // heap <- inline
+  EXPECT_EQ(copy, std::vector<int64_t>{1});
+  EXPECT_LT((Shape{1, 2}), (Shape{1, 3}));
+  EXPECT_NE((Shape{1, 2}), (Shape{1, 2, 0}));
+}
+
+// A tensor of more dims than Shape holds inline: sizes and strides on the heap, indexing unchanged.
+TEST(Tensor, SixDimsIndexLikeTheirFlatCopy) {
+  Tensor t = Tensor::rand({2, 1, 3, 1, 2, 2}, DType::Float32, 4);
+  Tensor p = t.permute(std::vector<int64_t>{5, 4, 3, 2, 1, 0}).contiguous();
+  ASSERT_EQ(p.sizes(), (std::vector<int64_t>{2, 2, 1, 3, 1, 2}));
+  for (int64_t a = 0; a < 2; ++a)
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t e = 0; e < 2; ++e)
+        for (int64_t f = 0; f < 2; ++f)
+          EXPECT_EQ(p.item(((f * 2 + e) * 3 + c) * 2 + a), t.item(((a * 3 + c) * 2 + e) * 2 + f));
+}
+
 TEST(Tensor, ViewsShareStorageAndIndexCorrectly) {
   Tensor x = Tensor::rand({4, 6}, DType::Float32, 1);
   Tensor t = x.t();

@@ -57,16 +57,16 @@ class CpuKernel final : public CompiledKernel {
       : spec_(std::move(spec)), args_(argSignatures(spec_)), outs_(outputSignatures(spec_)), fn_(code.fn),
         module_(std::move(code.module)) {}
 
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
-    auto [keep, outs, pointers, argRows] = kernelArgs("fused kernel", DeviceKind::Cpu, inputs, args_, outs_);
-    void** args = pointers.data();
-    const int64_t numel = spec_.numel(argRows);
-    if (numel == 0) return outs;
+  std::vector<Tensor> run(std::span<const Tensor* const> inputs) const override {
+    KernelArgs a = kernelArgs("fused kernel", DeviceKind::Cpu, inputs, args_, outs_);
+    void** args = a.pointers.data();
+    const int64_t numel = spec_.numel(a.rows);
+    if (numel == 0) return std::move(a.outputs);
     const int64_t rowLength = spec_.shape.empty() ? 1 : spec_.shape.back();
     const int64_t rows = numel / rowLength;
     if (numel < kParallelGrain || rows < 2) {
       fn_(args, 0, rows);
-      return outs;
+      return std::move(a.outputs);
     }
 #pragma omp parallel
     {
@@ -74,7 +74,7 @@ class CpuKernel final : public CompiledKernel {
       int64_t begin = rows * t / nt, end = rows * (t + 1) / nt;
       if (begin < end) fn_(args, begin, end);
     }
-    return outs;
+    return std::move(a.outputs);
   }
 
  private:
@@ -91,14 +91,14 @@ class CudaFusedKernel final : public CompiledKernel {
       : spec_(std::move(spec)), args_(argSignatures(spec_)), outs_(outputSignatures(spec_)),
         kernel_(std::move(kernel)), launch_(launch) {}
 
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
+  std::vector<Tensor> run(std::span<const Tensor* const> inputs) const override {
     KernelArgs a = kernelArgs("fused CUDA kernel", DeviceKind::Cuda, inputs, args_, outs_);
     long long n = spec_.numel(a.rows);
-    if (n == 0) return a.outputs;
+    if (n == 0) return std::move(a.outputs);
     std::vector<void*> params = a.launchParameters();
     params.push_back(&n);
     kernel_.launch(cudaLaunchShape(n, launch_), params.data());
-    return a.outputs;
+    return std::move(a.outputs);
   }
 
  private:

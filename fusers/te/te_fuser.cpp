@@ -261,9 +261,9 @@ class TeCpuKernel final : public CompiledKernel {
       : nest_(std::move(nest)), ins_(signatures(nest_.inputs())), outs_(signatures(nest_.outputs())),
         fns_(std::move(fns)) {}
 
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
-    auto [keep, outs, pointers, rows] = kernelArgs("TE kernel", DeviceKind::Cpu, inputs, ins_, outs_);
-    void** args = pointers.data();
+  std::vector<Tensor> run(std::span<const Tensor* const> inputs) const override {
+    KernelArgs a = kernelArgs("TE kernel", DeviceKind::Cpu, inputs, ins_, outs_);
+    void** args = a.pointers.data();
     for (const CompiledNest& n : fns_) {
       if (!n.parallel || n.trips < 2) {
         n.fn(args, 0, n.trips);
@@ -276,7 +276,7 @@ class TeCpuKernel final : public CompiledKernel {
         if (begin < end) n.fn(args, begin, end);
       }
     }
-    return outs;
+    return std::move(a.outputs);
   }
 
  private:
@@ -297,16 +297,16 @@ class TeCudaKernel final : public CompiledKernel {
                "allows ({})", threads, kernel_.maxThreadsPerBlock());
   }
 
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
+  std::vector<Tensor> run(std::span<const Tensor* const> inputs) const override {
     KernelArgs a = kernelArgs("TE CUDA kernel", DeviceKind::Cuda, inputs, ins_, outs_);
     const auto& [blocks, threads] = launch_;
-    if (blocks[0] * blocks[1] * blocks[2] * threads[0] * threads[1] * threads[2] == 0) return a.outputs;
+    if (blocks[0] * blocks[1] * blocks[2] * threads[0] * threads[1] * threads[2] == 0) return std::move(a.outputs);
     std::vector<void*> params = a.launchParameters();
     auto u = [](int64_t v) { return static_cast<unsigned>(v); };
     kernel_.launch({.grid = {u(blocks[0]), u(blocks[1]), u(blocks[2])},
                     .block = {u(threads[0]), u(threads[1]), u(threads[2])}},
                    params.data());
-    return a.outputs;
+    return std::move(a.outputs);
   }
 
  private:
