@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gj {
 
@@ -131,6 +132,7 @@ struct GraphPlan {
   // away) and its outputs' slots.
   std::vector<uint32_t> inputSlots, outputSlots;
   std::vector<Type> inputTypes;
+  std::vector<bool> outputMoves;  // the last output reading its slot takes the value (a frame ends there)
 };
 
 GraphPlan makeGraphPlan(const Graph& g);
@@ -491,6 +493,9 @@ GraphPlan makeGraphPlan(const Graph& g) {
     p.inputTypes.push_back(v->type());
   }
   for (const Value* v : g.outputs()) p.outputSlots.push_back(p.slotOf[v->id()]);
+  std::unordered_set<uint32_t> later;
+  p.outputMoves.resize(p.outputSlots.size());
+  for (size_t i = p.outputSlots.size(); i-- > 0;) p.outputMoves[i] = later.insert(p.outputSlots[i]).second;
   for (const Block* b : blocks) {
     BlockPlan& bp = p.blocks[b];
     if (!drops.count(b)) drops[b] = lastUses(b);
@@ -874,7 +879,11 @@ static std::vector<IValue> runFrame(const Graph& g, Frame& f, std::vector<IValue
   f.runBlock(g.block());
   std::vector<IValue> out;
   out.reserve(p.outputSlots.size());
-  for (uint32_t s : p.outputSlots) out.push_back(f.slot(s));
+  for (size_t i = 0; i < p.outputSlots.size(); ++i) {
+    IValue& v = f.slot(p.outputSlots[i]);
+    if (p.outputMoves[i]) out.push_back(std::move(v));
+    else out.push_back(v);
+  }
   return out;
 }
 
