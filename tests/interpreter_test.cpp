@@ -205,6 +205,41 @@ TEST(Interpreter, DropsEveryValueAfterItsLastUse) {
   }
 }
 
+// Note [Run plans]: the top block's slots are reused once their values are dropped. A chain whose
+// early values die while a value from before them (%keep) is still to be read, after them, by an If's
+// branch; a value returned twice, and an input returned as it is. Each result against the same ops
+// called directly. Run twice through one RunPlanCache: the second run reuses the plan.
+TEST(Interpreter, ReusedSlotsKeepLiveValuesAndOutputsMayRepeat) {
+  auto g = parseIR(R"IR(graph(%x : Double(3, 4), %c : bool):
+  %one : int = prim::Constant[value=1]()
+  %keep : Tensor = aten::tanh(%x)
+  %a : Tensor = aten::sigmoid(%x)
+  %b : Tensor = aten::neg(%a)
+  %d : Tensor = aten::exp(%b)
+  %e : Tensor = aten::add(%d, %d, %one)
+  %r : Tensor = prim::If(%c)
+    block0():
+      %s : Tensor = aten::mul(%keep, %e)
+      -> (%s)
+    block1():
+      %t : Tensor = aten::sub(%e, %keep, %one)
+      -> (%t)
+  return (%r, %e, %r, %x)
+)IR");
+  Tensor x = Tensor::rand({3, 4}, DType::Float64, 9);
+  const Tensor e = cpu::mul(cpu::exp(cpu::neg(cpu::sigmoid(x))), Tensor::scalar(2.0, DType::Float64));
+  RunPlanCache plans;
+  for (bool c : {true, false, true}) {
+    auto out = Interpreter(*g, nullptr, nullptr, &plans).run({x, c});
+    ASSERT_EQ(out.size(), 4u);
+    const Tensor want = c ? cpu::mul(cpu::tanh(x), e) : cpu::sub(e, cpu::tanh(x));
+    EXPECT_LE(test::relError(out[0].toTensor(), want), 1e-15) << c;
+    EXPECT_LE(test::relError(out[2].toTensor(), want), 1e-15) << c;
+    EXPECT_LE(test::relError(out[1].toTensor(), e), 1e-15) << c;
+    EXPECT_EQ(out[3].toTensor().rawData(), x.rawData()) << "an input returned as it is";
+  }
+}
+
 // A weight shared by many small products is packed once per run (runtime/gemm.h, PackedGemmB): an unrolled
 // chain of three products by one %w; a loop whose body multiplies by an outer %wt (a transposed view);
 // a loop whose body makes its own weight each trip (it must be packed again, not reused stale). Every
