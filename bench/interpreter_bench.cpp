@@ -13,8 +13,8 @@
 //   the fastrnns size, with and without the autodiff tape.
 // - CompiledLayerStep: graphbench's cells layer rows (jit_premul, one layer, seq 100, batch 1) through a
 //   Function (profiling executor, TE fuser), forward with gradients on and backward; per_step divides a
-//   run by its 100 steps. Beside it, the step's two pieces of real work called directly: the packed
-//   h W^T product (PackedGemm) and nothing else, to set the step's overhead against.
+//   run by its 100 steps. Beside it, the step's product alone (PackedGemm: h W^T on the packed weight),
+//   to set the rest of the step against.
 #include "executors/autograd.h"
 #include "executors/function.h"
 #include "executors/interpreter.h"
@@ -80,18 +80,27 @@ void BM_DirectPointwise(benchmark::State& state) {
   perNode(state, n);
 }
 
+// A model's seeded inputs, every float one requiring grad.
+struct TrainingInputs {
+  std::vector<IValue> values;
+  std::vector<bool> requiresGrad;
+};
+TrainingInputs trainingInputs(const Model& m) {
+  TrainingInputs in;
+  for (const Tensor& t : randomInputs(m, 3)) {
+    in.values.push_back(t);
+    in.requiresGrad.push_back(isFloating(t.dtype()));
+  }
+  return in;
+}
+
 // One step of the py row: the LSTM graph at seqLength 1, as built, prepared for autodiff.
 void BM_LstmStep(benchmark::State& state) {
   const int64_t hidden = state.range(0), batch = state.range(1);
   const bool tape = state.range(2) != 0;
   setNumThreads(1);
   Model m = buildLstm(LstmVariantKind::Jit, {1, batch, hidden, hidden, 1});
-  std::vector<IValue> in;
-  std::vector<bool> rg;
-  for (const Tensor& t : randomInputs(m, 3)) {
-    in.push_back(t);
-    rg.push_back(isFloating(t.dtype()));
-  }
+  const auto [in, rg] = trainingInputs(m);
   AutodiffGraph ag = prepareAutodiff(std::shared_ptr<Graph>(m.graph->clone()), rg);
   Interpreter interp(*ag.graph, &ag.gradients);
   size_t nodes = 0;
@@ -117,12 +126,7 @@ void BM_CompiledLayerStep(benchmark::State& state) {
   FunctionOptions fo;
   fo.fuser = FuserKind::Te;
   Function f(*m.graph, fo);
-  std::vector<IValue> in;
-  std::vector<bool> rg;
-  for (const Tensor& t : randomInputs(m, 3)) {
-    in.push_back(t);
-    rg.push_back(isFloating(t.dtype()));
-  }
+  const auto [in, rg] = trainingInputs(m);
   std::vector<Tensor> gradOutputs;
   for (const IValue& v : f.forward(in, rg)) {
     const Tensor& t = v.toTensor();

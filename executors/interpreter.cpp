@@ -284,7 +284,7 @@ class Frame {
     if (isFusionGroupOp(cur_->kind) && kernels_) {
       if (auto it = kernels_->find(n); it != kernels_->end() && runKernel(n, *it->second, in)) return;
     }
-    if (n->kind() == OpKind::FallbackGraph) {
+    if (cur_->kind == OpKind::FallbackGraph) {
       // Same tape and observer: values keep their grad edges across the call.
       const Graph& sub = *n->subgraph();
       Frame f(sub, gradients_, kernels_, plans_, tape_, observer_, keepAlive_);
@@ -315,7 +315,7 @@ class Frame {
     return true;
   }
   void recordStep(const Node* n, const Operands& in);
-  Tensor mm(const Node* n, const Tensor& a, const Tensor& b);
+  Tensor mm(const Tensor& a, const Tensor& b);
   static bool packable(const Tensor& b);
   // Whether the running aten::contiguous may hand over its operand as it is: when every reader is a
   // product that packs it (contiguous-operands gives a shared weight a row-major copy for sgemm; packing
@@ -354,7 +354,7 @@ bool Frame::packable(const Tensor& b) {
 
 // aten::mm, with B packed once per run when many small products share it (runtime/gemm.h,
 // PackedGemmB): A dense, with at most as many rows as the products contiguous-operands lays out for.
-Tensor Frame::mm(const Node* n, const Tensor& a, const Tensor& b) {
+Tensor Frame::mm(const Tensor& a, const Tensor& b) {
   const bool candidate = packable(b) && a.defined() && a.dtype() == DType::Float32 && a.device() == DeviceKind::Cpu &&
                          a.dim() == 2 && a.isContiguous() && a.size(0) <= kRowMajorOperandMaxRows && a.size(1) == b.size(0) &&
                          a.numel() > 0;
@@ -480,8 +480,7 @@ GraphPlan makeGraphPlan(const Graph& g) {
   };
   const Block* top = g.block();
   blocks.push_back(top);
-  std::unordered_map<const Block*, std::vector<std::vector<const Value*>>> drops;
-  const auto& topDrops = drops[top] = lastUses(top);
+  const auto topDrops = lastUses(top);
   for (const Value* v : top->inputs()) reuse(v);
   for (size_t i = 0; const Node* n : *top) {
     for (const Value* v : n->outputs()) reuse(v);  // before the node's drops: its operands are still read
@@ -498,8 +497,8 @@ GraphPlan makeGraphPlan(const Graph& g) {
   for (size_t i = p.outputSlots.size(); i-- > 0;) p.outputMoves[i] = later.insert(p.outputSlots[i]).second;
   for (const Block* b : blocks) {
     BlockPlan& bp = p.blocks[b];
-    if (!drops.count(b)) drops[b] = lastUses(b);
-    const auto& blockDrops = drops.at(b);
+    std::vector<std::vector<const Value*>> nestedDrops;
+    const auto& blockDrops = b == top ? topDrops : (nestedDrops = lastUses(b));
     struct Ranges { size_t ins, outs, drops; };
     std::vector<Ranges> at;
     for (size_t i = 0; const Node* n : *b) {
@@ -688,7 +687,7 @@ void Frame::runNode(const Node* n) {
       at(n->outputs().back()) = IValue(ok);
       return;
     }
-    case OpKind::Mm: set(n, mm(n, T(0), T(1))); return;
+    case OpKind::Mm: set(n, mm(T(0), T(1))); return;
     case OpKind::Bmm: set(n, cpu::bmm(T(0), T(1))); return;
     case OpKind::Matmul: set(n, cpu::matmul(T(0), T(1))); return;
     case OpKind::Addmm:

@@ -30,8 +30,9 @@ struct RunOptions {
 /// Why `v` does not match `expected` ("" when it does): dtype, rank, a size (* matches any) or device.
 std::string typeMismatch(const Type& expected, const IValue& v);
 
-/// What a run derives from a graph's structure alone (for each block, the values to drop after each of its
-/// nodes), kept between runs. An executor's plan owns one for all its graphs (top, fallback, every forward
+/// What a run derives from a graph's structure alone (each graph's run plan: its values' frame slots, and
+/// for each block the instructions its nodes become, with the values to drop after each), kept between
+/// runs. An executor's plan owns one for all its graphs (top, fallback, every forward
 /// and backward), which no longer change once built: a batch-1 LSTM step is a few microseconds of work,
 /// and deriving this again on every call cost as much as running the nodes. Safe to share between
 /// threads. Pass it only with graphs that are not changed while it lives.
