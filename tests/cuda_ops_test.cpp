@@ -424,6 +424,57 @@ TEST(CudaOps, Conv2dMatchesTheCpuForwardAndBackward) {
   expectMatches(got.bias, want.bias, 1e-5);
 }
 
+// With deterministicConvolutions(), conv2d run again on the same operands gives the same output and
+// gradients bit for bit, by both paths, at ResNet's shapes on a 64 x 64 image (the stem, a 3 x 3 and a
+// 1 x 1 of a bottleneck, a strided downsample): cuDNN's fastest weight-gradient algorithms sum with atomics
+// in a different order each run.
+TEST(CudaOps, Conv2dIsReproducible) {
+  SKIP_WITHOUT_DEVICE();
+  const bool was = cuda::deterministicConvolutions();
+  cuda::setDeterministicConvolutions(true);
+  struct Restore {
+    bool was;
+    ~Restore() { cuda::setDeterministicConvolutions(was); }
+  } restore{was};
+  struct Case {
+    int64_t n, cin, hw, cout, k;
+    cpu::Conv2dParams p;
+  };
+  const Case cases[] = {
+      {4, 3, 64, 64, 7, {.strideH = 2, .strideW = 2, .padH = 3, .padW = 3}},
+      {4, 64, 16, 64, 3, {.padH = 1, .padW = 1}},
+      {4, 256, 16, 64, 1, {}},
+      {4, 256, 16, 512, 1, {.strideH = 2, .strideW = 2}},
+  };
+  std::vector<cuda::ConvPath> paths = {cuda::ConvPath::Gemm};
+  if (cuda::cudnnUnavailable().empty()) paths.push_back(cuda::ConvPath::Cudnn);
+  auto bits = [](const Tensor& t) {
+    Tensor h = t.to(DeviceKind::Cpu).contiguous();
+    const float* p = h.data<float>();
+    return std::vector<float>(p, p + h.numel());
+  };
+  for (const Case& c : cases)
+    for (cuda::ConvPath path : paths) {
+      SCOPED_TRACE(fmt::format("{}x{}x{}x{} * {}x{}x{}, {}", c.n, c.cin, c.hw, c.hw, c.cout, c.k, c.k,
+                               path == cuda::ConvPath::Cudnn ? "cuDNN" : "im2col + GEMM"));
+      const uint64_t seed = c.cin + c.k;
+      Tensor x = dev(cpu::sub(Tensor::rand({c.n, c.cin, c.hw, c.hw}, DType::Float32, seed), Tensor::scalar(0.5, DType::Float32)));
+      Tensor w = dev(cpu::sub(Tensor::rand({c.cout, c.cin, c.k, c.k}, DType::Float32, seed + 1),
+                              Tensor::scalar(0.5, DType::Float32)));
+      Tensor y = cuda::conv2d(x, w, c.p, path);
+      Tensor g = dev(cpu::sub(Tensor::rand(y.sizes(), DType::Float32, seed + 2), Tensor::scalar(0.5, DType::Float32)));
+      auto [gx, gw] = cuda::conv2dBackward(g, x, w, c.p, path);
+      const std::vector<float> first = bits(gw);
+      ASSERT_GT(*std::ranges::max_element(first, {}, [](float v) { return std::abs(v); }), 1.f);  // not zeros
+      for (int again = 0; again < 3; ++again) {
+        EXPECT_EQ(bits(cuda::conv2d(x, w, c.p, path)), bits(y));
+        auto [gx2, gw2] = cuda::conv2dBackward(g, x, w, c.p, path);
+        EXPECT_EQ(bits(gx2), bits(gx));
+        EXPECT_EQ(bits(gw2), first);
+      }
+    }
+}
+
 TEST(CudaOps, Conv2dErrorsNameTheProblem) {
   SKIP_WITHOUT_DEVICE();
   Tensor x = Tensor::rand({1, 2, 5, 5}, DType::Float32, 1), w = Tensor::rand({3, 2, 3, 3}, DType::Float32, 2);

@@ -9,6 +9,10 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <string_view>
+
 namespace gj::cuda {
 namespace {
 
@@ -129,16 +133,35 @@ struct ConvDescriptors {
   static constexpr double kOne = 1.0, kZero = 0.0;
 };
 
-// The algorithm that cuDNN's heuristics rank first among those that run with FMA math.
+std::atomic<bool>& deterministicSetting() {
+  static std::atomic<bool> on = [] {
+    const char* e = std::getenv("GJ_CUDNN_DETERMINISTIC");
+    return e && std::string_view(e) == "1";
+  }();
+  return on;
+}
+
+// The algorithm that cuDNN's heuristics rank first among those that run with FMA math; with
+// deterministicConvolutions(), the first of those that is deterministic (the weight gradient's fastest
+// algorithms often sum with atomics: on an H100, ResNet-50's eager run and its graph's, the same kernels,
+// differed by up to 6.8e-3 in a weight gradient whose largest value was 838). Should no deterministic one run, the
+// first is taken.
 template <typename Perf, typename Query>
 auto pickAlgorithm(const char* what, Query query) {
+  const bool deterministic = deterministicConvolutions();
   Perf perf[16];
   int count = 0;
   check(query(16, &count, perf), what);
-  for (int k = 0; k < count; ++k)
-    if (perf[k].status == CUDNN_STATUS_SUCCESS && perf[k].mathType != CUDNN_TENSOR_OP_MATH &&
-        perf[k].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-      return perf[k].algo;
+  const Perf* first = nullptr;
+  for (int k = 0; k < count; ++k) {
+    const Perf& a = perf[k];
+    if (a.status != CUDNN_STATUS_SUCCESS || a.mathType == CUDNN_TENSOR_OP_MATH ||
+        a.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+      continue;
+    if (!deterministic || a.determinism == CUDNN_DETERMINISTIC) return a.algo;
+    if (!first) first = &a;
+  }
+  if (first) return first->algo;
   throw Error(fmt::format("cuDNN conv2d: {} found no algorithm without tensor-op math for this shape", what));
 }
 
@@ -209,6 +232,9 @@ bool useCudnn(ConvPath path) {
 }
 
 }  // namespace
+
+void setDeterministicConvolutions(bool on) { deterministicSetting() = on; }
+bool deterministicConvolutions() { return deterministicSetting(); }
 
 Tensor conv2d(const Tensor& x0, const Tensor& w0, const cpu::Conv2dParams& p, ConvPath path) {
   Tensor x = x0.contiguous(), w = w0.contiguous();

@@ -87,6 +87,12 @@ std::pair<Tensor, Tensor> conv2dBackward(const Tensor&, const Tensor&, const Ten
                                          ConvPath) {
   fail();
 }
+// No convolution runs here, so the setting only needs to read back.
+namespace {
+bool deterministic = false;
+}
+void setDeterministicConvolutions(bool on) { deterministic = on; }
+bool deterministicConvolutions() { return deterministic; }
 std::pair<Tensor, Tensor> maxPool2d(const Tensor&, const cpu::Pool2dParams&, int64_t, int64_t) { fail(); }
 Tensor maxPool2dBackward(const Tensor&, std::span<const int64_t>, const Tensor&, const cpu::Pool2dParams&) { fail(); }
 Tensor adaptiveAvgPool2d(const Tensor&, int64_t, int64_t) { fail(); }
