@@ -113,7 +113,7 @@ status=0
   echo "## graphbench --device=cuda, fastrnns' cnns group (ResNet-18 and -50 on cuDNN's convolutions) and its --check"
   echo
   echo '```'
-  "$carry/bin/graphbench" --device cuda --fuser old,te --executor profiling --group cnns --miniBatch 32 \
+  "$carry/bin/graphbench" --device cuda --cuda-graphs --fuser old,te --executor profiling --group cnns --miniBatch 32 \
     2>&1 | tail -10
   "$carry/bin/graphbench" --device cuda --check --fuser none,old,te --executor legacy,profiling --group cnns \
     --miniBatch 4 --imageSize 64 2>&1 | tail -20 || status=1
@@ -141,6 +141,8 @@ status=0
       2>&1 | grep -v Warning | tail -6
     python3 bench/torch_compare.py --device cuda --group rnns --numLayers 2 --rnns cudnn,jit,cudnn_dropout,jit_dropout \
       2>&1 | grep -v Warning | tail -7
+    python3 bench/torch_compare.py --device cuda --group cnns --miniBatch 32 2>&1 | grep -v Warning | tail -5
+    python3 bench/torch_compare.py --device cuda --group vl_lstm 2>&1 | grep -v Warning | tail -6
   else
     echo "no python3 with a CUDA torch on this machine"
   fi
