@@ -6,7 +6,8 @@
 # machine's own CUDA toolkit provides NVRTC and the driver provides libcuda.
 #
 #   bench/gpu_pack.sh            then, with the device tool: carry ["gpu-carry"] and run
-#                                bench/gpu_run.sh gpu-carry "$OUT"
+#                                bench/gpu_run.sh gpu-carry "$OUT" (or in two calls, with PART 1
+#                                then 2 as the third argument, where one call's 10 minutes are short)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build --cuda-only

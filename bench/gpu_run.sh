@@ -3,7 +3,11 @@
 # and writes one dated results file, gpu-DATE-DEVICE.md, into OUTDIR (then committed to bench/results/);
 # where the machine's python3 has a CUDA torch, the same rows on PyTorch go beside them.
 #
-#   bench/gpu_run.sh [CARRY=gpu-carry] [OUTDIR=bench/results]
+#   bench/gpu_run.sh [CARRY=gpu-carry] [OUTDIR=bench/results] [PART=all|1|2]
+#
+# The whole run took 8.5 minutes on an H100 (2026-11-24), near the device tool's 10 minutes a command:
+# PART 1 runs the tests and the rnns timings, PART 2 the other sections and PyTorch's rows, each into a
+# file of its own (gpu-DATE-DEVICE-1.md, -2.md), for two calls.
 #
 # Every test binary runs whole: the CUDA cases (runtime/cuda, every kernel either fuser generates for the
 # models of tests/data, launched and compared with the interpreter; the unfused ops and Function on the
@@ -13,6 +17,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=${1:-gpu-carry}
 outdir=${2:-bench/results}
+part=${3:-all}
+case $part in
+  all | 1 | 2) ;;
+  *) echo "gpu_run.sh: PART must be all, 1 or 2, not '$part'" >&2; exit 2 ;;
+esac
 mkdir -p "$outdir"
 built=$(cat "$carry/commit" 2>/dev/null || echo "? (no $carry/commit)")
 # gpu_pack.sh packs the build (carry.tar.gz); an unpacked carry (bin/, lib/) is taken as it is.
@@ -40,7 +49,7 @@ fi
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
 slug=$(echo "${device:-unknown}" | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
-report="$outdir/gpu-$(date -u +%F)-$slug.md"
+report="$outdir/gpu-$(date -u +%F)-$slug$([ "$part" = all ] || echo "-$part").md"
 status=0
 {
   echo "# GPU run $(date -u '+%F %H:%M UTC')"
@@ -48,7 +57,9 @@ status=0
   echo "- device: ${device:-none found} (driver ${driver:-?})"
   echo "- build: CUDA-only (scripts/build --cuda-only) of commit $built, carried from the build machine"
   echo "- cuBLAS: ${GJ_CUBLAS:-from the library path}; cuDNN: ${GJ_CUDNN:-from the library path}"
+  [ "$part" = all ] || echo "- part $part of 2 (bench/gpu_run.sh's PART)"
   echo
+  if [ "$part" != 2 ]; then
   echo "## Tests"
   echo
   for t in cuda_test cuda_ops_test fuser_test te_test runtime_test; do
@@ -85,6 +96,8 @@ status=0
     --cuda-pointwise-loop-level 3 --cuda-pointwise-block-size 128 --cuda-pointwise-block-count 264 2>&1 | tail -12
   echo '```'
   echo
+  fi
+  if [ "$part" != 1 ]; then
   echo "## graphbench --device=cuda, fastrnns' layer-norm and dropout rows and --check"
   echo
   echo '```'
@@ -147,6 +160,7 @@ status=0
     echo "no python3 with a CUDA torch on this machine"
   fi
   echo '```'
+  fi
 } > "$report"
 cat "$report"
 exit $status
