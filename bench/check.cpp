@@ -195,6 +195,7 @@ bool check(const Subject& s, const Options& o) {
       }
   double worst = 0;
   std::string worstWhat, missing;
+  const Tensor* worstTwin = nullptr;  // the twin's tensor of the worst difference, whose size the line names
   auto compare = [&](const char* kind, const std::map<std::string, Tensor>& x, const std::map<std::string, Tensor>& y) {
     size_t n = 0;
     for (const auto& [name, t] : x) {
@@ -205,12 +206,13 @@ bool check(const Subject& s, const Options& o) {
       }
       ++n;
       const double d = maxAbsDiff(t, other->second);
-      if (d >= worst) worst = d, worstWhat = fmt::format("{} {}, largest |value| {:.3g}", kind, name, maxAbs(other->second));
+      if (d >= worst) worst = d, worstWhat = fmt::format("{} {}", kind, name), worstTwin = &other->second;
     }
     return n;
   };
   const size_t outputs = compare("output", a.outputs, b.outputs);
   const size_t grads = compare("gradient", a.grads, b.grads);
+  if (worstTwin) worstWhat += fmt::format(", largest |value| {:.3g}", maxAbs(*worstTwin));
   const bool ok = missing.empty() && worst <= kTolerance && outputs == m.outputs.size() && grads > 0;
   std::cout << fmt::format("check {} vs {}: {} outputs, {} gradients, max |diff| {:.2e} ({}){}: {}\n", s.row,
                            s.twinName, outputs, grads, worst, worstWhat,

@@ -144,8 +144,8 @@ std::atomic<bool>& deterministicSetting() {
 // The algorithm that cuDNN's heuristics rank first among those that run with FMA math; with
 // deterministicConvolutions(), the first of those that is deterministic (the weight gradient's fastest
 // algorithms often sum with atomics: on an H100, ResNet-50's eager run and its graph's, the same kernels,
-// differed by up to 6.8e-3 in a weight gradient whose largest value was 838). Should no deterministic one run, the
-// first is taken.
+// differed by up to 6.8e-3 in a weight gradient whose largest value was 838). Should no deterministic one
+// run, the first is taken.
 template <typename Perf, typename Query>
 auto pickAlgorithm(const char* what, Query query) {
   const bool deterministic = deterministicConvolutions();
