@@ -335,6 +335,39 @@ TEST(CudaOps, VarianceAndLayerNormMatchTheCpuForwardAndBackward) {
   }
 }
 
+// The device's batch norm (per-channel sums in double and maps) against the host's loops (two passes in
+// double), in training and eval, with and without the affine parameters; the input sits far from zero
+// (mean 20, spread 1), where (x - mean) loses digits if either side cancels carelessly.
+TEST(CudaOps, BatchNormMatchesTheCpuForwardAndBackward) {
+  SKIP_WITHOUT_DEVICE();
+  for (DType t : {DType::Float32, DType::Float64}) {
+    Tensor x = cpu::add(Tensor::rand({4, 3, 5, 6}, t, 101, -1, 1), Tensor::scalar(20.0, t));
+    Tensor g = Tensor::rand(x.sizes(), t, 102, -1, 1);
+    Tensor rm = Tensor::rand({3}, t, 103, 19, 21), rv = Tensor::rand({3}, t, 104, 0.5, 1.5);
+    for (bool training : {true, false})
+      for (bool affine : {true, false}) {
+        SCOPED_TRACE(fmt::format("{} training {} affine {}", dtypeName(t), training, affine));
+        Tensor w = affine ? Tensor::rand({3}, t, 105, 0.5, 1.5) : Tensor();
+        Tensor b = affine ? Tensor::rand({3}, t, 106, -1, 1) : Tensor();
+        auto onDev = [](const Tensor& v) { return v.defined() ? dev(v) : v; };
+        auto h = cpu::batchNorm(x, w, b, rm, rv, training, 0.1, 1e-5);
+        auto d = cpu::batchNorm(dev(x), onDev(w), onDev(b), dev(rm), dev(rv), training, 0.1, 1e-5);
+        ASSERT_GT(cpu::amax(cpu::pointwise(PointwiseOp::Abs, h.out), {}, false).item(0), 0.5);  // not zeros
+        expectMatches(d.out, h.out, tolerance(t) * 5);
+        expectMatches(d.mean, h.mean, tolerance(t));
+        expectMatches(d.invstd, h.invstd, tolerance(t) * 5);
+        expectMatches(d.runningMean, h.runningMean, tolerance(t));
+        expectMatches(d.runningVar, h.runningVar, tolerance(t) * 5);
+        auto gh = cpu::batchNormBackward(g, x, w, h.mean, h.invstd, training, 1e-5);
+        auto gd = cpu::batchNormBackward(dev(g), dev(x), onDev(w), dev(h.mean), dev(h.invstd), training, 1e-5);
+        expectMatches(gd.input, gh.input, tolerance(t) * 50);
+        if (!affine) continue;
+        expectMatches(gd.weight, gh.weight, tolerance(t) * 50);
+        expectMatches(gd.bias, gh.bias, tolerance(t) * 5);
+      }
+  }
+}
+
 TEST(CudaOps, NllLossCrossEntropyAndEmbeddingMatchTheCpuForwardAndBackward) {
   SKIP_WITHOUT_DEVICE();
   Tensor target = Tensor::empty({7}, DType::Int64);

@@ -1,7 +1,7 @@
 // The CNN ops: batch norm (training and eval, with running statistics) and 2-d pooling, with their
 // gradients. On the host, each is a loop over channels or planes (statistics accumulated in double); a
-// device tensor's batch norm runs as a composition of this directory's ops, and its pooling as kernels.cuh's
-// window kernels (cuda/ops.h).
+// device tensor's batch norm runs as per-channel sums in double (cuda::sumInDouble) and a few maps, and its
+// pooling as kernels.cuh's window kernels (cuda/ops.h).
 #include "runtime/cpu/loops.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/cuda/ops.h"
@@ -38,20 +38,17 @@ void checkChannelVector(const char* op, const char* what, const Tensor& v, const
              dtypeName(v.dtype()), shapeStr(v.sizes()), dtypeName(x.dtype()), x.size(1), shapeStr(x.sizes()));
 }
 
-// [C] viewed as [1, C, 1, ...] against x.
-Tensor perChannel(const Tensor& v, const Tensor& x) {
+// x's sizes with every dimension but the channels' 1: what a per-channel sum keeps.
+Shape channelKept(const Tensor& x) {
   Shape s(static_cast<size_t>(x.dim()), 1);
   s[1] = x.size(1);
-  return v.view(s);
+  return s;
 }
+
+// [C] viewed as [1, C, 1, ...] against x.
+Tensor perChannel(const Tensor& v, const Tensor& x) { return v.view(channelKept(x)); }
 
 Tensor scalarLike(double v, const Tensor& x) { return Tensor::scalar(v, x.dtype()); }
-
-std::vector<int64_t> reducedDims(const Tensor& x) {
-  std::vector<int64_t> dims = {0};
-  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
-  return dims;
-}
 
 // Channel c's mean and 1 / sqrt(biased variance + eps) over x [N, C, inner], in double (two passes: no
 // cancellation); its sum of squared deviations too, for the unbiased running variance.
@@ -163,23 +160,25 @@ BatchNormResult batchNorm(const Tensor& xin, const Tensor& w, const Tensor& b, c
     r.runningVar = runningVar;
   }
   if (onCuda(xin)) {
+    // Two sums over the input (its mean, then its centred squares, each a channel's in double) and one map
+    // for the output, (x - mean) * (invstd * weight) + bias: the input read four times, written twice.
+    const Shape kept = channelKept(xin), channels = {s.c};
     if (training) {
-      auto dims = reducedDims(xin);
-      Tensor mean = cpu::mean(xin, dims, true);
-      Tensor centered = sub(xin, mean);
-      Tensor var = cpu::mean(mul(centered, centered), dims, true);
-      r.mean = mean.view({s.c});
-      r.invstd = pointwise(PointwiseOp::Rsqrt, add(var, scalarLike(eps, xin))).view({s.c});
+      r.mean = cuda::sumInDouble(xin, {}, kept, channels, 1.0 / static_cast<double>(count)).to(xin.dtype());
+    }
+    Tensor centred = sub(xin, perChannel(r.mean, xin));
+    if (training) {
+      Tensor var = cuda::sumInDouble(centred, centred, kept, channels, 1.0 / static_cast<double>(count));
+      r.invstd = pointwise(PointwiseOp::Rsqrt, add(var, Tensor::scalar(eps, DType::Float64))).to(xin.dtype());
       if (runningMean.defined()) {
         const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
         r.runningMean = add(mul(runningMean, scalarLike(1 - momentum, xin)), mul(r.mean, scalarLike(momentum, xin)));
         r.runningVar = add(mul(runningVar, scalarLike(1 - momentum, xin)),
-                           mul(var.view({s.c}), scalarLike(momentum * unbias, xin)));
+                           mul(var.to(xin.dtype()), scalarLike(momentum * unbias, xin)));
       }
     }
-    r.out = mul(sub(xin, perChannel(r.mean, xin)), perChannel(r.invstd, xin));
-    if (w.defined()) r.out = mul(r.out, perChannel(w, xin));
-    if (b.defined()) r.out = add(r.out, perChannel(b, xin));
+    Tensor scale = perChannel(w.defined() ? mul(r.invstd, w) : r.invstd, xin);
+    r.out = b.defined() ? cuda::map(PointwiseOp::Add, perChannel(b, xin), centred, 1.0, scale) : mul(centred, scale);
     return r;
   }
   Tensor x = xin.contiguous();
@@ -214,18 +213,28 @@ BatchNormGrads batchNormBackward(const Tensor& gin, const Tensor& xin, const Ten
   checkChannelVector(op, "invstd", invstd, xin);
   BatchNormGrads r;
   if (onCuda(xin, gin)) {
-    auto dims = reducedDims(xin);
-    Tensor xhat = mul(sub(xin, perChannel(mean, xin)), perChannel(invstd, xin));
-    Tensor gw = w.defined() ? mul(gin, perChannel(w, xin)) : gin;
-    Tensor dx = gw;
+    // dx = a g + c + b (x - mean) a channel, from two sums over the gradient (of g, and of g (x - mean), in
+    // double): with a = weight * invstd, in training c = -a mean(g) and b = -a invstd^2 mean(g (x - mean)),
+    // and c = b = 0 in eval. Two maps make it; the inputs are read six times and three tensors written.
+    const Shape kept = channelKept(xin), channels = {s.c};
+    const DType dt = xin.dtype(), f64 = DType::Float64;
+    const double count = static_cast<double>(s.n * s.inner);
+    Tensor centred = sub(xin, perChannel(mean, xin));
+    Tensor sumG = cuda::sumInDouble(gin, {}, kept, channels, 1.0);
+    Tensor sumGC = cuda::sumInDouble(gin, centred, kept, channels, 1.0);
+    Tensor is = invstd.to(f64);
+    Tensor a = w.defined() ? mul(is, w.to(f64)) : is;
     if (training) {
-      Tensor a = cpu::mean(gw, dims, true), c = cpu::mean(mul(gw, xhat), dims, true);
-      dx = sub(sub(gw, a), mul(xhat, c));
+      Tensor c = mul(a, mul(sumG, Tensor::scalar(-1.0 / count, f64)));
+      Tensor b = mul(mul(a, mul(is, is)), mul(sumGC, Tensor::scalar(-1.0 / count, f64)));
+      Tensor t = cuda::map(PointwiseOp::Add, perChannel(c.to(dt), xin), gin, 1.0, perChannel(a.to(dt), xin));
+      r.input = cuda::map(PointwiseOp::Add, t, centred, 1.0, perChannel(b.to(dt), xin));
+    } else {
+      r.input = mul(gin, perChannel(a.to(dt), xin));
     }
-    r.input = mul(dx, perChannel(invstd, xin));
     if (w.defined()) {
-      r.weight = sum(mul(gin, xhat), dims, false);
-      r.bias = sum(gin, dims, false);
+      r.weight = mul(sumGC, is).to(dt);
+      r.bias = sumG.to(dt);
     }
     return r;
   }

@@ -100,6 +100,7 @@ void untagPointers(GjConvArgs& p) {
 }
 void untagPointers(GjSumArgs& p) {
   p.in = untag(p.in);
+  p.in2 = untag(p.in2);
   p.partial = untag(p.partial);
   p.out = untag(p.out);
 }

@@ -87,8 +87,10 @@ struct GjFillArgs {
 // part i / outputs: whichever puts neighbouring threads on neighbouring elements (the reduced elements
 // contiguous, as in a row's softmax, or the kept ones, as in a bias gradient summed over the batch). The
 // host folds more parts than one thread should in further gj_sum_parts stages first. With `max` set they
-// take the largest element instead (NaN when any is, and for no elements). The order is fixed: every run
-// gives the same bits.
+// take the largest element instead (NaN when any is, and for no elements). With `in2` (a second input of
+// in's type, laid out as in is) gj_sum_parts folds the products in * in2, each formed in double: a batch
+// norm's sums of squares and of gradient times input without a tensor of them. The order is fixed: every
+// run gives the same bits.
 struct GjSumArgs {
   GjShape kept, reduced;
   GjStrides skept, sreduced;
@@ -98,6 +100,7 @@ struct GjSumArgs {
   gj_i64 parts;
   double scale;
   const void* in;
+  const void* in2;
   double* partial;
   void* out;
 };
@@ -161,9 +164,22 @@ struct GjConvArgs {
   for (gj_i64 i = (gj_i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                     \
        i += (gj_i64)blockDim.x * gridDim.x)
 
+// Index arithmetic in 32 bits where the iteration space allows it (nearly always): a 64-bit division is
+// a long software sequence on a GPU, and these run once a dimension an element.
+GJ_DEVICE bool gjNarrow(const GjShape& shape) { return shape.numel <= 0xffffffffLL; }
+
 GJ_DEVICE gj_i64 gjOffset(gj_i64 i, const GjShape& shape, const GjStrides& s) {
   if (shape.rank == 1) return i * s.strides[0];  // the common case once the host has merged dimensions
   gj_i64 off = 0;
+  if (gjNarrow(shape)) {
+    unsigned u = (unsigned)i;
+    for (int d = shape.rank - 1; d >= 0; --d) {
+      const unsigned size = (unsigned)shape.sizes[d], q = u / size;
+      off += (gj_i64)(u - q * size) * s.strides[d];
+      u = q;
+    }
+    return off;
+  }
   for (int d = shape.rank - 1; d >= 0; --d) {
     const gj_i64 size = shape.sizes[d];
     const gj_i64 q = i / size;
@@ -171,6 +187,36 @@ GJ_DEVICE gj_i64 gjOffset(gj_i64 i, const GjShape& shape, const GjStrides& s) {
     i = q;
   }
   return off;
+}
+
+// Element i's offsets into three operands of one iteration space, its index split into coordinates once.
+struct GjOffsets3 {
+  gj_i64 a, b, c;
+};
+
+GJ_DEVICE GjOffsets3 gjOffsets3(gj_i64 i, const GjShape& shape, const GjStrides& sa, const GjStrides& sb,
+                                const GjStrides& sc) {
+  GjOffsets3 o = {0, 0, 0};
+  if (gjNarrow(shape)) {
+    unsigned u = (unsigned)i;
+    for (int d = shape.rank - 1; d >= 0; --d) {
+      const unsigned size = (unsigned)shape.sizes[d], q = u / size;
+      const gj_i64 at = (gj_i64)(u - q * size);
+      o.a += at * sa.strides[d];
+      o.b += at * sb.strides[d];
+      o.c += at * sc.strides[d];
+      u = q;
+    }
+    return o;
+  }
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    const gj_i64 size = shape.sizes[d], q = i / size, at = i - q * size;
+    o.a += at * sa.strides[d];
+    o.b += at * sb.strides[d];
+    o.c += at * sc.strides[d];
+    i = q;
+  }
+  return o;
 }
 
 // exp, log, sqrt, tanh, erf, sin, cos and pow of T (float or double): each resolves to T's own overload.
@@ -230,9 +276,10 @@ GJ_DEVICE void gjMap(const GjMapArgs& p) {
   const T scalar = (T)p.scalar, zero = 0;
   const GjMath<T> m;
   GJ_GRID_STRIDE(i, p.shape.numel) {
-    const T x = a[gjOffset(i, p.shape, p.sa)];
-    const T y = two ? b[gjOffset(i, p.shape, p.sb)] : zero;
-    const T z = p.c ? ((const T*)p.c)[gjOffset(i, p.shape, p.sc)] : scalar;
+    const GjOffsets3 at = gjOffsets3(i, p.shape, p.sa, p.sb, p.sc);
+    const T x = a[at.a];
+    const T y = two ? b[at.b] : zero;
+    const T z = p.c ? ((const T*)p.c)[at.c] : scalar;
     out[i] = gjPointwise(p.op, m, x, y, z, zero / zero);
   }
 }
@@ -302,6 +349,12 @@ GJ_DEVICE gj_i64 gjPartIndex(const GjSumArgs& p, gj_i64 o, gj_i64 q) {
   return p.partMajor ? q * p.kept.numel + o : o * p.parts + q;
 }
 
+// The element gj_sum_parts folds at offset `at`: in's, or the product of in's and in2's.
+GJ_DEVICE double gjSumLoad(const GjSumArgs& p, gj_i64 at) {
+  const double v = gjLoad(p.in, p.type, at);
+  return p.in2 ? v * gjLoad(p.in2, p.type, at) : v;
+}
+
 GJ_KERNEL void gj_sum_parts(GjSumArgs p) {
   const double zero = 0.0, init = p.max ? -1.0 / zero : 0.0;
   const gj_i64 n = p.reduced.numel, step = p.parts;
@@ -309,7 +362,7 @@ GJ_KERNEL void gj_sum_parts(GjSumArgs p) {
     const gj_i64 o = p.partMajor ? i % p.kept.numel : i / p.parts;
     const gj_i64 q = p.partMajor ? i / p.kept.numel : i % p.parts;
     const gj_i64 base = gjOffset(o, p.kept, p.skept);
-#define GJ_SUM_AT(r) gjLoad(p.in, p.type, base + gjOffset((r), p.reduced, p.sreduced))
+#define GJ_SUM_AT(r) gjSumLoad(p, base + gjOffset((r), p.reduced, p.sreduced))
     // Four folds side by side keep four loads in flight.
     double a0 = init, a1 = init, a2 = init, a3 = init;
     gj_i64 r = q;

@@ -160,11 +160,19 @@ int64_t smallestStride(const Shape& strides) {
   return least;
 }
 
-// sum() and amax(): gj_sum_parts stages, then gj_sum_finish, adding or taking the maximum (kernels.cuh).
-Tensor reduce(const Tensor& x0, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes, double scale,
-              bool max) {
+// sum(), sumInDouble() and amax(): gj_sum_parts stages, then gj_sum_finish, adding or taking the maximum
+// (kernels.cuh); with y, the products x * y are summed.
+Tensor reduce(const Tensor& x0, const Tensor& y0, std::span<const int64_t> keptSizes,
+              std::span<const int64_t> outSizes, double scale, bool max, DType outType) {
   const char* what = max ? "CUDA amax" : "CUDA sum";
-  Tensor x = onDevice(x0, what);
+  Tensor x = onDevice(x0, what), y;
+  if (y0.defined()) {  // gj_sum_parts reads both at one offset: both row-major
+    y = onDevice(y0, what).contiguous();
+    USER_CHECK(y.sizes() == x.sizes() && y.dtype() == x.dtype(),
+               "{}: the factors of a sum of products must match, got {} {} and {} {}", what, dtypeName(x.dtype()),
+               shapeStr(x.sizes()), dtypeName(y.dtype()), shapeStr(y.sizes()));
+    x = x.contiguous();
+  }
   USER_CHECK(static_cast<int64_t>(keptSizes.size()) == x.dim(), "{}: kept sizes {} for a tensor {}", what,
              shapeStr(keptSizes), shapeStr(x.sizes()));
   // Split x's dimensions into the kept ones (walked per output) and the reduced ones (summed).
@@ -176,7 +184,7 @@ Tensor reduce(const Tensor& x0, std::span<const int64_t> keptSizes, std::span<co
   }
   mergeDims(kept, keptStrides);
   mergeDims(reduced, reducedStrides);
-  Tensor out = Tensor::empty(Shape(outSizes.begin(), outSizes.end()), x.dtype(), DeviceKind::Cuda);
+  Tensor out = Tensor::empty(Shape(outSizes.begin(), outSizes.end()), outType, DeviceKind::Cuda);
   GjSumArgs p{};
   p.kept = shapeOf(kept);
   p.reduced = shapeOf(reduced);
@@ -184,10 +192,11 @@ Tensor reduce(const Tensor& x0, std::span<const int64_t> keptSizes, std::span<co
   std::copy(reducedStrides.begin(), reducedStrides.end(), p.sreduced.strides);
   if (p.kept.numel == 0) return out;
   p.type = static_cast<int>(x.dtype());
-  p.outType = p.type;
+  p.outType = static_cast<int>(outType);
   p.max = max;
   p.partMajor = smallestStride(keptStrides) < smallestStride(reducedStrides);
   p.in = x.rawData();
+  p.in2 = y.defined() ? y.rawData() : nullptr;
   // Enough threads to fill the device (launch() caps the grid near this), each folding at least
   // kPerPart elements; kFinishParts parts at most for gj_sum_finish's one thread an output, more folded
   // in another stage, whose input is the partial sums as a kept x parts tensor.
@@ -203,6 +212,7 @@ Tensor reduce(const Tensor& x0, std::span<const int64_t> keptSizes, std::span<co
     partial = stage;  // the last stage's input goes back to the allocator, which reuses it in stream order
     if (p.parts <= kFinishParts) break;
     p.in = partial.rawData();
+    p.in2 = nullptr;
     p.type = GJ_F64;
     p.reduced = shapeOf(Shape{p.parts});
     p.sreduced.strides[0] = p.partMajor ? outputs : 1;
@@ -250,11 +260,16 @@ void checkIndices(const Indexed& x, const char* what) {
 }  // namespace
 
 Tensor sum(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes, double scale) {
-  return reduce(x, keptSizes, outSizes, scale, false);
+  return reduce(x, {}, keptSizes, outSizes, scale, false, x.dtype());
+}
+
+Tensor sumInDouble(const Tensor& x, const Tensor& y, std::span<const int64_t> keptSizes,
+                   std::span<const int64_t> outSizes, double scale) {
+  return reduce(x, y, keptSizes, outSizes, scale, false, DType::Float64);
 }
 
 Tensor amax(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes) {
-  return reduce(x, keptSizes, outSizes, 1.0, true);
+  return reduce(x, {}, keptSizes, outSizes, 1.0, true, x.dtype());
 }
 
 std::pair<Tensor, Tensor> extremeRows(const Tensor& x0, int64_t rows, int64_t n, bool min) {

@@ -29,6 +29,12 @@ Tensor map(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar = 1.0
 /// accumulating in double; the result has `outSizes` (keptSizes with or without those dims).
 Tensor sum(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes, double scale);
 
+/// sum() written as float64, the statistics kept at full precision; with y (x's sizes and dtype), the sum
+/// of the products x * y, each formed in double, with no tensor of the products (a batch norm's sums of
+/// squares, and of gradient times centred input).
+Tensor sumInDouble(const Tensor& x, const Tensor& y, std::span<const int64_t> keptSizes,
+                   std::span<const int64_t> outSizes, double scale);
+
 /// The largest element over the same dimensions as sum() (NaN when any is NaN, or none is there).
 Tensor amax(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes);
 
