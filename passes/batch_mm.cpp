@@ -412,6 +412,16 @@ bool batchSum(Node* root) {
   return true;
 }
 
+// Whether products sharing the left operand `x` [M, K] are worth one product of their right operands
+// concatenated: the concatenation copies each K x N right operand on every run, against M K N multiply-adds
+// in the products, so it pays only where M is large. A kept loop's step, run once a step by the tape,
+// would otherwise copy its weights every step (a batch-1 backward: 8 MB a step for mm(g, W_hh) and
+// mm(g, W_ih) at hidden 512, for a product of 2 M multiply-adds).
+bool worthConcatenatingRightOperands(const Value* x) {
+  const auto sizes = staticSizes(x);
+  return sizes && sizes->size() == 2 && (*sizes)[0] >= kMinRowsToConcatenateRightOperands;
+}
+
 bool batchBlock(Block* b) {
   bool changed = false;
   for (Node* n : b->nodesList())
@@ -427,7 +437,8 @@ bool batchBlock(Block* b) {
         grp.push_back(n);
       }
     for (Value* shared : order)
-      if (groups[shared].size() >= 2) changed |= batchSide(b, groups[shared], side);
+      if (groups[shared].size() >= 2 && (side == 1 || worthConcatenatingRightOperands(shared)))
+        changed |= batchSide(b, groups[shared], side);
   }
   for (Node* n : b->nodesList()) changed |= batchTree(n) || batchSum(n);
   return changed;

@@ -5,7 +5,8 @@ namespace gj {
 
 /// Turns many matrix multiplies into fewer, larger ones (the idea of PyTorch's BatchMM):
 ///   side: independent mm(x_i, W) sharing W  -> mm(cat(x_i, 0), W), split by rows
-///         (and sharing the left operand: mm(X, w_i) -> mm(X, cat(w_i, 1)), split by columns);
+///         (and sharing the left operand: mm(X, w_i) -> mm(X, cat(w_i, 1)), split by columns, where X
+///         has at least kMinRowsToConcatenateRightOperands rows);
 ///   tree: add(mm(a, b), mm(c, d))           -> mm(cat([a, c], 1), cat([b, d], 0));
 ///   sum:  x1 + x2 + ... + xn (n >= kMinStackedTerms, same sizes) -> sum(stack([x1, ..., xn]), [0]).
 /// Needs static sizes on the operands (run shape propagation first). Returns true if g changed.
@@ -17,6 +18,10 @@ namespace gj {
 /// steps' gate gradients exist, which are then freed). A GEMM of 1600 rows runs at the rate of one of
 /// 6400 (bench/results/gemm-cpu.md); the memory of the whole batch does not have to exist at once.
 bool batchMatmuls(Graph& g);
+
+/// The fewest rows of a shared left operand for which mm(X, w_i) are merged into mm(X, cat(w_i, 1)): the
+/// concatenation copies every w_i on each run, which fewer rows of products do not pay for.
+inline constexpr int64_t kMinRowsToConcatenateRightOperands = 32;
 
 /// The fewest terms of a sum that batching stacks (shorter sums are left to fusion).
 inline constexpr size_t kMinStackedTerms = 16;

@@ -435,6 +435,33 @@ TEST(BatchMM, MergesIndependentMatmulsSharingTheRightOperand) {
   )");
 }
 
+// Products sharing their left operand merge into one product of the right operands concatenated only
+// where that operand has rows enough to pay for copying them on every run: not at batch 1, where the copy
+// of the weights costs as much as the products (a kept loop's step ran it every step).
+TEST(BatchMM, MatmulsSharingTheLeftOperandMergeOnlyWithEnoughRows) {
+  const std::string ir = R"IR(graph(%g : Double(ROWS, 4), %w : Double(4, 5), %v : Double(4, 3)):
+  %a : Double(ROWS, 5) = aten::mm(%g, %w)
+  %b : Double(ROWS, 3) = aten::mm(%g, %v)
+  return (%a, %b)
+)IR";
+  auto withRows = [&](int64_t rows) {
+    std::string text = ir;
+    for (size_t at; (at = text.find("ROWS")) != std::string::npos;) text.replace(at, 4, std::to_string(rows));
+    return text;
+  };
+  checkPass(withRows(kMinRowsToConcatenateRightOperands), "batch-mm", R"(
+    CHECK: aten::cat
+    CHECK: %[[P:.*]] : Tensor = aten::mm(%g, {{.*}})
+    CHECK: aten::split_with_sizes(%[[P]]
+    CHECK-NOT: aten::mm
+  )");
+  checkPass(withRows(1), "batch-mm", R"(
+    CHECK-NOT: aten::cat
+    CHECK: %a : Double(1, 5) = aten::mm(%g, %w)
+    CHECK: %b : Double(1, 3) = aten::mm(%g, %v)
+  )", /*expectChange=*/false);
+}
+
 // Merging %a with %e hoists %d above %t, so %c (after the merge) depends on %d although it came first
 // in the block: the second merge must see that and leave %c and %d apart (found by tests/difftest).
 TEST(BatchMM, AMergeThatMovesNodesDoesNotLeadToAMergeOfDependentMatmuls) {
