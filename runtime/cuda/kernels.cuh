@@ -164,59 +164,38 @@ struct GjConvArgs {
   for (gj_i64 i = (gj_i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                     \
        i += (gj_i64)blockDim.x * gridDim.x)
 
-// Index arithmetic in 32 bits where the iteration space allows it (nearly always): a 64-bit division is
-// a long software sequence on a GPU, and these run once a dimension an element.
-GJ_DEVICE bool gjNarrow(const GjShape& shape) { return shape.numel <= 0xffffffffLL; }
-
-GJ_DEVICE gj_i64 gjOffset(gj_i64 i, const GjShape& shape, const GjStrides& s) {
-  if (shape.rank == 1) return i * s.strides[0];  // the common case once the host has merged dimensions
-  gj_i64 off = 0;
-  if (gjNarrow(shape)) {
-    unsigned u = (unsigned)i;
-    for (int d = shape.rank - 1; d >= 0; --d) {
-      const unsigned size = (unsigned)shape.sizes[d], q = u / size;
-      off += (gj_i64)(u - q * size) * s.strides[d];
-      u = q;
-    }
-    return off;
-  }
-  for (int d = shape.rank - 1; d >= 0; --d) {
-    const gj_i64 size = shape.sizes[d];
-    const gj_i64 q = i / size;
-    off += (i - q * size) * s.strides[d];
-    i = q;
-  }
-  return off;
-}
-
 // Element i's offsets into three operands of one iteration space, its index split into coordinates once.
 struct GjOffsets3 {
   gj_i64 a, b, c;
 };
 
-GJ_DEVICE GjOffsets3 gjOffsets3(gj_i64 i, const GjShape& shape, const GjStrides& sa, const GjStrides& sb,
-                                const GjStrides& sc) {
+// The split, with the index and sizes in I.
+template <typename I>
+GJ_DEVICE GjOffsets3 gjSplit(I i, const GjShape& shape, const GjStrides& sa, const GjStrides& sb,
+                             const GjStrides& sc) {
   GjOffsets3 o = {0, 0, 0};
-  if (gjNarrow(shape)) {
-    unsigned u = (unsigned)i;
-    for (int d = shape.rank - 1; d >= 0; --d) {
-      const unsigned size = (unsigned)shape.sizes[d], q = u / size;
-      const gj_i64 at = (gj_i64)(u - q * size);
-      o.a += at * sa.strides[d];
-      o.b += at * sb.strides[d];
-      o.c += at * sc.strides[d];
-      u = q;
-    }
-    return o;
-  }
   for (int d = shape.rank - 1; d >= 0; --d) {
-    const gj_i64 size = shape.sizes[d], q = i / size, at = i - q * size;
+    const I size = (I)shape.sizes[d], q = i / size;
+    const gj_i64 at = (gj_i64)(i - q * size);
     o.a += at * sa.strides[d];
     o.b += at * sb.strides[d];
     o.c += at * sc.strides[d];
     i = q;
   }
   return o;
+}
+
+// In 32 bits where the iteration space allows it (nearly always): a 64-bit division is a long software
+// sequence on a GPU, and this runs once a dimension an element.
+GJ_DEVICE GjOffsets3 gjOffsets3(gj_i64 i, const GjShape& shape, const GjStrides& sa, const GjStrides& sb,
+                                const GjStrides& sc) {
+  if (shape.numel <= 0xffffffffLL) return gjSplit<unsigned>((unsigned)i, shape, sa, sb, sc);
+  return gjSplit<gj_i64>(i, shape, sa, sb, sc);
+}
+
+GJ_DEVICE gj_i64 gjOffset(gj_i64 i, const GjShape& shape, const GjStrides& s) {
+  if (shape.rank == 1) return i * s.strides[0];  // the common case once the host has merged dimensions
+  return gjOffsets3(i, shape, s, s, s).a;
 }
 
 // exp, log, sqrt, tanh, erf, sin, cos and pow of T (float or double): each resolves to T's own overload.
