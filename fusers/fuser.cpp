@@ -22,28 +22,31 @@ std::vector<Tensor> CompiledKernel::run(const std::vector<Tensor>& inputs) const
   return run(std::span<const Tensor* const>(pointers));
 }
 
+// A CPU launch's outputs share one allocation (Tensor::emptyInOneBlock) up to this many bytes in all: a
+// batch-1 LSTM step's kernel makes seven outputs of 512 bytes, and making them one by one was about half
+// of its launch (two heap blocks each). Larger outputs are made one by one, so that a saved output does
+// not keep the memory of the others alive.
+constexpr int64_t kOneBlockOutputBytes = 64 << 10;
+
 KernelArgs kernelArgs(std::string_view what, DeviceKind device, std::span<const Tensor* const> inputs,
                       const std::vector<TensorSignature>& expected, const std::vector<TensorSignature>& outputs) {
   USER_CHECK(inputs.size() == expected.size(), "{}: {} inputs for {}", what, inputs.size(), expected.size());
   KernelArgs a;
-  a.copies.reserve(inputs.size());
-  a.outputs.reserve(outputs.size());
   a.pointers.reserve(inputs.size() + outputs.size());
   // An unknown size (the leading one of a kernel compiled with dynamic rows) matches any, the same in every
   // input that has it.
-  auto fits = [&](const Tensor& t, const Shape& e) {
-    if (t.dim() != static_cast<int64_t>(e.size())) return false;
+  auto fits = [&](const Shape& have, const Shape& e) {
+    if (have.size() != e.size()) return false;
     for (size_t d = 0; d < e.size(); ++d) {
-      const int64_t have = t.size(static_cast<int64_t>(d));
-      if (e[d] != kUnknownDim ? have != e[d] : (a.rows != kUnknownDim && have != a.rows)) return false;
-      if (e[d] == kUnknownDim) a.rows = have;
+      if (e[d] != kUnknownDim ? have[d] != e[d] : (a.rows != kUnknownDim && have[d] != a.rows)) return false;
+      if (e[d] == kUnknownDim) a.rows = have[d];
     }
     return true;
   };
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = *inputs[i];
     const TensorSignature& e = expected[i];
-    USER_CHECK(t.defined() && t.device() == device && t.dtype() == e.dtype && fits(t, e.sizes),
+    USER_CHECK(t.defined() && t.dtype() == e.dtype && t.device() == device && fits(t.sizes(), e.sizes),
                "{}: input {} is {} but the kernel was compiled for {} {} {}{}", what, i,
                t.defined() ? fmt::format("{} {} {}", deviceName(t.device()), dtypeName(t.dtype()), shapeStr(t.sizes()))
                            : "undefined",
@@ -56,16 +59,28 @@ KernelArgs kernelArgs(std::string_view what, DeviceKind device, std::span<const 
       a.pointers.push_back(a.copies.back().rawData());
     }
   }
+  std::vector<Shape> sizes;
+  std::vector<DType> dtypes;
+  sizes.reserve(outputs.size());
+  dtypes.reserve(outputs.size());
+  int64_t bytes = 0;
   for (const TensorSignature& o : outputs) {
-    Shape sizes = o.sizes;
-    for (int64_t& d : sizes)
+    Shape& s = sizes.emplace_back(o.sizes);
+    for (int64_t& d : s)
       if (d == kUnknownDim) {
         USER_CHECK(a.rows != kUnknownDim, "{}: no input gives the rows of an output {}", what, shapeStr(o.sizes));
         d = a.rows;
       }
-    a.outputs.push_back(Tensor::empty(sizes, o.dtype, device));
-    a.pointers.push_back(a.outputs.back().rawData());
+    dtypes.push_back(o.dtype);
+    bytes += numelOf(s) * static_cast<int64_t>(dtypeSize(o.dtype));
   }
+  if (device == DeviceKind::Cpu && outputs.size() > 1 && bytes <= kOneBlockOutputBytes) {
+    a.outputs = Tensor::emptyInOneBlock(sizes, dtypes, device);
+  } else {
+    a.outputs.reserve(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) a.outputs.push_back(Tensor::empty(std::move(sizes[i]), dtypes[i], device));
+  }
+  for (const Tensor& t : a.outputs) a.pointers.push_back(t.rawData());
   return a;
 }
 Fuser::~Fuser() = default;

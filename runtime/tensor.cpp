@@ -54,20 +54,46 @@ int64_t wrapDim(int64_t d, int64_t rank) {
   return d < 0 ? d + r : d;
 }
 
-Tensor Tensor::empty(Shape sizes, DType dtype, DeviceKind device) {
-  // Strides treat a zero-size dimension as 1, so even an empty shape must have a representable span.
+// The bytes a contiguous tensor of `sizes` spans, checked. Strides treat a zero-size dimension as 1, so
+// even an empty shape must have a representable span.
+static int64_t checkedSpan(const Shape& sizes, DType dtype) {
   int64_t span = static_cast<int64_t>(dtypeSize(dtype));
   for (int64_t s : sizes) {
     USER_CHECK(s >= 0, "negative size in shape {}", shapeStr(sizes));
     USER_CHECK(!__builtin_mul_overflow(span, std::max<int64_t>(s, 1), &span),
                "shape {} is too large: its byte count does not fit in 64 bits", shapeStr(sizes));
   }
+  return span;
+}
+
+Tensor Tensor::empty(Shape sizes, DType dtype, DeviceKind device) {
+  checkedSpan(sizes, dtype);
   Tensor t;
   t.storage_ = std::make_shared<Storage>(numelOf(sizes) * dtypeSize(dtype), device);
   t.strides_ = contiguousStrides(sizes);
   t.sizes_ = std::move(sizes);
   t.dtype_ = dtype;
   return t;
+}
+
+std::vector<Tensor> Tensor::emptyInOneBlock(std::span<const Shape> sizes, std::span<const DType> dtypes,
+                                           DeviceKind device) {
+  USER_CHECK(sizes.size() == dtypes.size(), "emptyInOneBlock: {} shapes for {} dtypes", sizes.size(), dtypes.size());
+  constexpr int64_t kAlign = 64;
+  std::vector<Tensor> ts(sizes.size());
+  int64_t bytes = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const int64_t span = checkedSpan(sizes[i], dtypes[i]);
+    ts[i].sizes_ = sizes[i];
+    ts[i].strides_ = contiguousStrides(sizes[i]);
+    ts[i].dtype_ = dtypes[i];
+    ts[i].offset_ = bytes / static_cast<int64_t>(dtypeSize(dtypes[i]));  // bytes is a multiple of kAlign
+    USER_CHECK(!__builtin_add_overflow(bytes, (span + kAlign - 1) / kAlign * kAlign, &bytes),
+               "emptyInOneBlock: {} tensors do not fit in 64 bits of bytes", sizes.size());
+  }
+  auto storage = std::make_shared<Storage>(bytes, device);
+  for (Tensor& t : ts) t.storage_ = storage;
+  return ts;
 }
 
 Tensor Tensor::zeros(Shape sizes, DType dtype, DeviceKind device) {

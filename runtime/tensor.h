@@ -46,6 +46,11 @@ class Tensor {
   Tensor() = default;
   /// A new contiguous tensor with uninitialized contents.
   static Tensor empty(Shape sizes, DType dtype, DeviceKind device = DeviceKind::Cpu);
+  /// New contiguous tensors, the i-th of sizes[i] and dtypes[i], laid out one after another (each
+  /// 64-byte aligned) in one block of memory: one allocation where empty() makes one per tensor. Each
+  /// keeps the whole block alive, so this is for small tensors made together (a fused kernel's outputs).
+  static std::vector<Tensor> emptyInOneBlock(std::span<const Shape> sizes, std::span<const DType> dtypes,
+                                             DeviceKind device = DeviceKind::Cpu);
   static Tensor zeros(Shape sizes, DType dtype, DeviceKind device = DeviceKind::Cpu);
   /// Every element `value`; on CUDA filled on the current stream (no host copy, so it can be captured).
   static Tensor full(Shape sizes, DType dtype, double value, DeviceKind device = DeviceKind::Cpu);

@@ -123,6 +123,39 @@ TEST(Tensor, ViewAndReshape) {
   EXPECT_THROW(x.view({-1, -1}), Error);
 }
 
+// A fused kernel's small outputs come from one allocation: each its own shape, dtype and aligned span,
+// none overlapping another, and the block lives while any of them does.
+TEST(Tensor, TensorsMadeInOneBlockDoNotOverlap) {
+  const std::vector<Shape> sizes = {{1, 3}, {5}, {2, 2, 3}, {}, {0, 4}, {7}};
+  const std::vector<DType> dtypes = {DType::Float32, DType::Float64, DType::Int64, DType::Float32, DType::Float32,
+                                     DType::Bool};
+  std::vector<Tensor> ts = Tensor::emptyInOneBlock(sizes, dtypes);
+  ASSERT_EQ(ts.size(), sizes.size());
+  std::vector<std::pair<const char*, const char*>> spans;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    EXPECT_EQ(ts[i].sizes(), sizes[i]);
+    EXPECT_EQ(ts[i].dtype(), dtypes[i]);
+    EXPECT_TRUE(ts[i].isContiguous());
+    EXPECT_EQ(ts[i].storage(), ts[0].storage());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(ts[i].rawData()) % 64, 0u) << i;
+    const char* begin = static_cast<const char*>(ts[i].rawData());
+    spans.emplace_back(begin, begin + ts[i].numel() * dtypeSize(dtypes[i]));
+    EXPECT_LE(spans.back().second, static_cast<const char*>(ts[0].storage()->data()) + ts[0].storage()->nbytes());
+  }
+  for (size_t i = 0; i < spans.size(); ++i)
+    for (size_t j = i + 1; j < spans.size(); ++j)
+      EXPECT_TRUE(spans[i].second <= spans[j].first || spans[j].second <= spans[i].first) << i << " and " << j;
+  // Written one after another, each keeps its own values.
+  for (size_t i = 0; i < ts.size(); ++i) ts[i].copyFrom(Tensor::full(sizes[i], dtypes[i], i % 2 ? 1.0 : i + 2.0));
+  for (size_t i = 0; i < ts.size(); ++i)
+    for (int64_t k = 0; k < ts[i].numel(); ++k) EXPECT_EQ(ts[i].item(k), i % 2 ? 1.0 : i + 2.0) << i;
+  Tensor last = ts[2];
+  ts.clear();
+  EXPECT_EQ(last.item(11), 4.0);  // the block outlives the others
+  EXPECT_THROW(Tensor::emptyInOneBlock(std::vector<Shape>{{-1}}, std::vector<DType>{DType::Float32}), Error);
+  EXPECT_THROW(Tensor::emptyInOneBlock(sizes, std::span<const DType>(dtypes).first(2)), Error);
+}
+
 TEST(Tensor, BadIndicesAreErrors) {
   Tensor x = Tensor::rand({2, 3}, DType::Float32, 4);
   EXPECT_THROW(x.select(0, 2), Error);
