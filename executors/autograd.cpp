@@ -6,6 +6,8 @@
 #include "passes/util.h"
 #include "runtime/cpu/ops.h"
 
+#include <algorithm>
+
 namespace gj {
 
 std::shared_ptr<const GradEdge> leafEdge(size_t index, DType dtype) {
@@ -25,20 +27,62 @@ IValue detach(const IValue& v) {
   return v;
 }
 
+Tensor& Tape::sumOf(const GradEdge& e) {
+  return e.step ? e.step->grads[e.slot][std::max<int64_t>(e.element, 0)] : leafGrads_[e.slot];
+}
+
+// In place once the sum is a tensor of the tape's own: a weight's gradient takes one term per step of a
+// kept loop, and a new tensor per term cost an allocation and a pass over memory each. A sum whose storage
+// anything else still holds (a saved value, a view of another gradient, the caller's gradient) is never
+// written: it is added out of place into a tensor of the tape's own.
+static bool ownSum(const Tensor& sum, const Shape& sizes, DType dtype, DeviceKind device) {
+  return sum.defined() && sum.storage().use_count() == 1 && sum.isContiguous() && sum.sizes() == sizes &&
+         sum.dtype() == dtype && sum.device() == device;
+}
+
 void Tape::accumulate(const GradEdge& e, const Tensor& g) {
   if (!g.defined()) return;
-  Tensor& slot = e.step ? e.step->grads[e.slot][std::max<int64_t>(e.element, 0)] : leafGrads_[e.slot];
+  Tensor& sum = sumOf(e);
   Tensor x = g.to(e.dtype);
-  // In place once the sum is a tensor of the tape's own: a weight's gradient takes one term per step of
-  // a kept loop, and a new tensor per term cost an allocation and a pass over memory each. A sum whose
-  // storage anything else still holds (a saved value, a view of another gradient, the caller's
-  // gradient) is never written: it is added out of place into a tensor of the tape's own.
-  if (slot.defined() && slot.storage().use_count() == 1 && slot.isContiguous() && slot.sizes() == x.sizes() &&
-      slot.dtype() == x.dtype() && slot.device() == DeviceKind::Cpu && x.device() == DeviceKind::Cpu) {
-    cpu::addInPlace(slot, x);
+  if (x.device() == DeviceKind::Cpu && ownSum(sum, x.sizes(), x.dtype(), DeviceKind::Cpu)) {
+    cpu::addInPlace(sum, x);
     return;
   }
-  slot = cpu::autogradAdd(slot, x);
+  sum = cpu::autogradAdd(sum, x);
+}
+
+// The factors a sum holds back at most, in rows of the concatenated product: what they keep alive (a
+// batch-64 step's gate gradients are half a megabyte, and its outer products' sum once concatenated as
+// much again) stays bounded, while one GEMM still covers dozens of steps.
+constexpr int64_t kMaxPendingProductRows = 4096;
+
+void Tape::accumulateProduct(const GradEdge& e, const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined()) return;
+  const bool collectable = a.dim() == 2 && b.dim() == 2 && a.dtype() == e.dtype && b.dtype() == e.dtype &&
+                           a.device() == b.device();
+  if (!collectable) return accumulate(e, cpu::mm(a, b));
+  Tensor& sum = sumOf(e);
+  Products& p = pending_[&sum];
+  p.left.push_back(a);
+  p.right.push_back(b);
+  p.dtype = e.dtype;
+  p.rows += a.size(1);
+  if (p.rows >= kMaxPendingProductRows) addProducts(sum);
+}
+
+// The pending products' factors side by side: their sum is one product, [M, sum K] times [sum K, N].
+void Tape::addProducts(Tensor& sum) {
+  auto it = pending_.find(&sum);
+  if (it == pending_.end()) return;
+  Products p = std::move(it->second);
+  pending_.erase(it);
+  const Tensor a = p.left.size() == 1 ? p.left[0] : cpu::cat(p.left, 1);
+  const Tensor b = p.right.size() == 1 ? p.right[0] : cpu::cat(p.right, 0);
+  if (ownSum(sum, Shape{a.size(0), b.size(1)}, p.dtype, a.device())) {
+    cpu::addmmInPlace(sum, a, b);
+    return;
+  }
+  sum = cpu::autogradAdd(sum, cpu::mm(a, b));
 }
 
 static Tensor orZeros(const Tensor& g, const Tensor& like) {
@@ -58,8 +102,11 @@ std::vector<Tensor> Tape::backward(const std::vector<IValue>& outputs, const std
   for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
     TapeStep& s = **it;
     bool any = false;
-    for (const auto& gs : s.grads)
-      for (const Tensor& g : gs) any = any || g.defined();
+    for (auto& gs : s.grads)
+      for (Tensor& g : gs) {
+        if (!pending_.empty()) addProducts(g);
+        any = any || g.defined();
+      }
     if (!any) continue;
     std::vector<IValue> in;
     for (size_t k = 0; k < s.grads.size(); ++k) {
@@ -73,19 +120,26 @@ std::vector<Tensor> Tape::backward(const std::vector<IValue>& outputs, const std
     }
     for (IValue& v : s.saved) in.push_back(std::move(v));
     auto grads = Interpreter(*s.gradient->backward, nullptr, s.kernels, s.plans).run(std::move(in));
-    for (size_t j = 0; j < grads.size(); ++j) {
+    const std::vector<Gradient::Product>& products = s.gradient->products;
+    for (size_t j = 0; j < s.inputEdges.size(); ++j) {
       const auto& edges = s.inputEdges[j];
       if (s.inputIsList[j]) {
         const TensorList& gl = grads[j].toTensorList("backward list gradient");
         for (size_t e = 0; e < edges.size() && e < gl.size(); ++e)
           if (edges[e]) accumulate(*edges[e], gl[e]);
       } else if (!edges.empty() && edges[0]) {
-        accumulate(*edges[0], grads[j].toTensor("backward gradient"));
+        auto p = std::find_if(products.begin(), products.end(), [&](const auto& q) { return q.output == j; });
+        if (p != products.end())
+          accumulateProduct(*edges[0], grads[j].toTensor("backward gradient"), grads[p->right].toTensor("backward gradient"));
+        else
+          accumulate(*edges[0], grads[j].toTensor("backward gradient"));
       }
     }
     it->reset();  // frees saved values and gradients as soon as the step is done
   }
   steps_.clear();
+  for (Tensor& g : leafGrads_)
+    if (!pending_.empty()) addProducts(g);
   return std::move(leafGrads_);
 }
 

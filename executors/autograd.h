@@ -61,9 +61,21 @@ class Tape {
   std::vector<Tensor> backward(const std::vector<IValue>& outputs, const std::vector<Tensor>& gradOutputs);
 
  private:
+  Tensor& sumOf(const GradEdge& e);
   void accumulate(const GradEdge& e, const Tensor& g);
+  /// Adds a b into e's sum later (Note [Products left to the tape], passes/autodiff.h).
+  void accumulateProduct(const GradEdge& e, const Tensor& a, const Tensor& b);
+  /// Adds the products pending for `sum` into it.
+  void addProducts(Tensor& sum);
   std::vector<std::shared_ptr<TapeStep>> steps_;
   std::vector<Tensor> leafGrads_;
+  /// Per sum (a step's gradient slot or a leaf's), the factors of the products still to be added.
+  struct Products {
+    std::vector<Tensor> left, right;
+    DType dtype;
+    int64_t rows = 0;  ///< the left factors' columns, all told
+  };
+  std::unordered_map<Tensor*, Products> pending_;
 };
 
 /// A graph ready for autodiff: its differentiable regions wrapped in DifferentiableGraph nodes, each

@@ -2,6 +2,7 @@
 
 #include "ir/verifier.h"
 #include "passes/shape_propagation.h"
+#include "passes/util.h"
 #include "support/error.h"
 
 #include <algorithm>
@@ -48,12 +49,16 @@ static std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> differenti
   std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> out;
   for (auto& [node, grad] : raw) {
     auto g = std::make_shared<Gradient>(*grad);
+    // Shapes again once constants are folded: a gradient's split sizes are computed from sizes until
+    // then, and batch-mm needs its pieces' sizes (a lower layer's weight gradients).
+    run(p, *g->forward, {"shape-propagation", "constant-propagation", "peephole", "shape-propagation", "cse"}, o);
+    run(p, *g->backward, {"shape-propagation", "constant-propagation", "peephole", "shape-propagation", "cse"}, o);
+    // A kept loop's step runs once an iteration: its weight gradients go to the tape as factors (before
+    // batch-mm, which would merge those products).
+    if (inLoopBelow(node, nullptr))
+      step(p, *g->backward, "leave-products-to-tape", [&](Graph&) { return leaveProductsToTape(*g) > 0; }, o);
     for (Graph* sub : {g->forward.get(), g->backward.get()})
-      // Shapes again once constants are folded: a gradient's split sizes are computed from sizes until
-      // then, and batch-mm needs its pieces' sizes (a lower layer's weight gradients).
-      run(p, *sub, {"shape-propagation", "constant-propagation", "peephole", "shape-propagation", "cse", "batch-mm",
-                    "dce", "shape-propagation", "contiguous-operands"},
-          o);
+      run(p, *sub, {"batch-mm", "dce", "shape-propagation", "contiguous-operands"}, o);
     out.emplace_back(node, g);
   }
   return out;

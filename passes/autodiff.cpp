@@ -229,4 +229,21 @@ Gradient differentiate(const Graph& original) {
   return grad;
 }
 
+int64_t leaveProductsToTape(Gradient& g) {
+  Graph& bw = *g.backward;
+  const size_t gradients = g.gradInputs.size();
+  int64_t changed = 0;
+  for (size_t j = 0; j < gradients; ++j) {
+    Value* v = bw.outputs()[j];
+    Node* mm = v->node();
+    if (mm->kind() != OpKind::Mm || v->uses().size() != 1 || !v->type().isTensor()) continue;
+    bw.block()->returnNode()->replaceInput(j, mm->input(0));
+    bw.registerOutput(mm->input(1));
+    g.products.push_back({j, bw.outputs().size() - 1});
+    bw.erase(mm);
+    ++changed;
+  }
+  return changed;
+}
+
 }  // namespace gj

@@ -22,11 +22,27 @@ struct Gradient {
   std::shared_ptr<Graph> backward;
   size_t numOutputs = 0;           ///< forward's outputs before the saved values
   std::vector<size_t> gradInputs;  ///< indices of the inputs whose gradients backward returns, in order
+  /// Gradients left to the tape as matrix products (Note [Products left to the tape]): backward's output
+  /// `output` (one of the gradients) holds A and its output `right` (past the gradients) B; the gradient
+  /// is A B.
+  struct Product {
+    size_t output, right;
+  };
+  std::vector<Product> products;
 };
 
 /// Pre: g has no blocks (loops are unrolled or stay outside, in the enclosing graph); the requiresGrad
 /// flags of g's inputs say which gradients are wanted. g is not changed.
 Gradient differentiate(const Graph& g);
+
+/// Note [Products left to the tape]: a kept loop's step differentiates once and runs once an iteration,
+/// and a weight's gradient in it is a product of the step's rows (x_t^T g_t, rank 1 at batch 1) that the
+/// tape then adds into the weight's sum: a pass over the whole weight-sized product twice a step (vl_jit:
+/// 8 MB a step, three quarters of its backward). Where a gradient output of g's backward is an aten::mm
+/// read nowhere else, the backward returns the two factors instead, and the tape collects them across
+/// the steps and multiplies once, when the sum is read: all steps' factors concatenated, one GEMM, added
+/// into the sum by the GEMM itself. Returns how many outputs it changed.
+int64_t leaveProductsToTape(Gradient& g);
 
 /// True for ops in the formula table.
 bool hasGradientFormula(OpKind k);

@@ -36,7 +36,7 @@ static constexpr PassInfo kPasses[] = {
 #undef PASS
 };
 
-static constexpr std::string_view kPipelineSteps[] = {"differentiate", "fuse"};
+static constexpr std::string_view kPipelineSteps[] = {"differentiate", "leave-products-to-tape", "fuse"};
 
 std::span<const std::string_view> pipelineSteps() { return kPipelineSteps; }
 

@@ -285,6 +285,38 @@ TEST(Function, KeptAndUnrolledLoopsAgree) {
   for (size_t i = 0; i < grads[0].size(); ++i) EXPECT_LE(test::relError(grads[0][i], grads[1][i]), 1e-5) << i;
 }
 
+// A kept loop's step returns its weight gradients as factors (Note [Products left to the tape]); the tape
+// multiplies every step's at once. Its gradients are those of the unrolled loop, whose backward sums the
+// steps' products inside one graph.
+TEST(Function, KeptLoopWeightGradientsAreProductsTheTapeAdds) {
+  Model m = buildLstm(LstmVariantKind::Jit, {7, 1, 6, 5, 2});
+  PipelineOptions o;
+  o.unrollLoops = false;
+  o.passes.verifyEach = true;
+  Plan p = optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), std::vector<bool>(m.inputs.size(), true), o);
+  size_t products = 0;
+  for (const auto& [node, grad] : p.gradients) {
+    products += grad->products.size();
+    for (const Gradient::Product& q : grad->products) {
+      EXPECT_LT(q.output, grad->gradInputs.size());
+      EXPECT_GE(q.right, grad->gradInputs.size());
+      EXPECT_LT(q.right, grad->backward->outputs().size());
+    }
+  }
+  EXPECT_GE(products, 4u) << "two weights a layer, two layers: no gradient was left to the tape";
+  // The second model's steps hold back 7 x 700 rows of factors, more than a sum may (4096): the tape adds
+  // them in two products.
+  for (const Model& model : {m, buildLstm(LstmVariantKind::Jit, {7, 700, 3, 4, 1})})
+    for (FuserKind fuser : {FuserKind::None, FuserKind::Te}) {
+      auto [outs, grads, unrolledGraph] =
+          runUnrolledAndKept(model, {.fuser = fuser, .executor = ExecutorKind::Legacy}, 4, 8);
+      for (size_t i = 0; i < outs[0].size(); ++i)
+        EXPECT_LE(test::relError(outs[0][i].toTensor(), outs[1][i].toTensor()), 1e-5) << "output " << i;
+      for (size_t i = 0; i < grads[0].size(); ++i)
+        EXPECT_LE(test::relError(grads[0][i], grads[1][i]), 1e-5) << fuserName(fuser) << " " << model.inputs[i].name;
+    }
+}
+
 // 40 steps of 64 x 2048 gates are more than one batched GEMM may hold (passes/batch_mm.h): unrolled, the
 // input GEMM is made in two chunks of 20 steps (1280 rows) and the backward's weight and input gradients
 // likewise; with the loop kept nothing is batched across steps. Both agree, forward and backward.

@@ -74,6 +74,15 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, double beta, 
   return out;
 }
 
+void addmmInPlace(const Tensor& c, const Tensor& a, const Tensor& b) {
+  checkMatmulOperands("addmmInPlace", a, b);
+  USER_CHECK(a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0) && c.defined() && c.isContiguous() &&
+                 c.dim() == 2 && c.size(0) == a.size(0) && c.size(1) == b.size(1) && c.dtype() == a.dtype(),
+             "addmmInPlace: cannot add {} x {} into {}", shapeStr(a.sizes()), shapeStr(b.sizes()),
+             c.defined() ? shapeStr(c.sizes()) : "an undefined tensor");
+  if (a.size(1) > 0) gemmInto(c, a, b, 1.0, 1.0);
+}
+
 Tensor bmm(const Tensor& a, const Tensor& b) {
   checkMatmulOperands("bmm", a, b);
   USER_CHECK(a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0) && a.size(2) == b.size(1),

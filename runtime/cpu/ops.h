@@ -16,6 +16,8 @@ Tensor mm(const Tensor& a, const Tensor& b);                      ///< [M,K] x [
 Tensor bmm(const Tensor& a, const Tensor& b);                     ///< [B,M,K] x [B,K,N]
 Tensor matmul(const Tensor& a, const Tensor& b);                  ///< numpy matmul semantics, ranks 1..4
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, double beta = 1.0, double alpha = 1.0);
+/// c += a b, in place: c contiguous, [M, N], of a's and b's dtype and device.
+void addmmInPlace(const Tensor& c, const Tensor& a, const Tensor& b);
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias);  ///< x W^T + b; bias may be undefined
 
 // ---- pointwise (broadcasting) ----
