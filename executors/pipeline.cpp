@@ -51,8 +51,8 @@ static std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> differenti
     auto g = std::make_shared<Gradient>(*grad);
     // Shapes again once constants are folded: a gradient's split sizes are computed from sizes until
     // then, and batch-mm needs its pieces' sizes (a lower layer's weight gradients).
-    run(p, *g->forward, {"shape-propagation", "constant-propagation", "peephole", "shape-propagation", "cse"}, o);
-    run(p, *g->backward, {"shape-propagation", "constant-propagation", "peephole", "shape-propagation", "cse"}, o);
+    for (Graph* sub : {g->forward.get(), g->backward.get()})
+      run(p, *sub, {"shape-propagation", "constant-propagation", "peephole", "shape-propagation", "cse"}, o);
     // A kept loop's step runs once an iteration: its weight gradients go to the tape as factors (before
     // batch-mm, which would merge those products).
     if (inLoopBelow(node, nullptr))
