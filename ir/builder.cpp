@@ -1,7 +1,5 @@
 #include "ir/builder.h"
 
-#include <cmath>
-
 namespace gj {
 
 Node* GraphBuilder::node(OpKind kind, const std::vector<Value*>& inputs, size_t numOutputs, Type out) {
@@ -20,7 +18,7 @@ Value* GraphBuilder::op(OpKind kind, std::initializer_list<Value*> inputs, Type 
 
 Value* GraphBuilder::constant(ConstantValue v) {
   for (const auto& [value, out] : pool_)
-    if (value == v && !(v.index() == 2 && std::isnan(std::get<double>(v)))) return out;
+    if (sameConstant(value, v)) return out;
   Node* c = g_.createConstant(v);
   c->insertAfter(lastConstant_ ? lastConstant_ : g_.block()->paramNode());
   lastConstant_ = c;

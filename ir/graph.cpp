@@ -3,6 +3,7 @@
 #include "support/hash.h"
 
 #include <algorithm>
+#include <bit>
 #include <unordered_map>
 
 namespace gj {
@@ -402,6 +403,17 @@ std::unique_ptr<Graph> Graph::clone() const {
   return g;
 }
 
+bool sameConstant(const ConstantValue& a, const ConstantValue& b) {
+  auto bits = [](double d) { return std::bit_cast<uint64_t>(d); };
+  if (a.index() != b.index()) return false;
+  if (const auto* x = std::get_if<double>(&a)) return bits(*x) == bits(std::get<double>(b));
+  if (const auto* xs = std::get_if<std::vector<double>>(&a)) {
+    const auto& ys = std::get<std::vector<double>>(b);
+    return std::ranges::equal(*xs, ys, [&](double x, double y) { return bits(x) == bits(y); });
+  }
+  return a == b;
+}
+
 size_t constantHash(const ConstantValue& c) {
   size_t h = c.index();
   std::visit([&](const auto& v) {
@@ -437,7 +449,7 @@ class StructureMatch {
 
  private:
   bool node(const Node* a, const Node* b) {
-    if (a->kind() != b->kind() || a->blocks().size() != b->blocks().size() || a->constant() != b->constant() ||
+    if (a->kind() != b->kind() || a->blocks().size() != b->blocks().size() || !sameConstant(a->constant(), b->constant()) ||
         !read(a->inputs(), b->inputs()) || !define(a->outputs(), b->outputs()))
       return false;
     if (static_cast<bool>(a->subgraph()) != static_cast<bool>(b->subgraph()) ||

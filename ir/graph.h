@@ -283,7 +283,11 @@ void cloneNodesBefore(const Block* src, Node* before, ValueMap& env);
 /// once). structuralHash is equal for structurally equal graphs.
 bool structurallyEqual(const Graph& a, const Graph& b);
 size_t structuralHash(const Graph& g);
-/// A hash of a constant (equal for constants that compare equal).
+/// Whether two constants are the same value: floats compare by their bits, so 0.0 and -0.0 differ (1 / x
+/// tells them apart) and a NaN is the same as itself. Every pass that merges or matches constants asks this,
+/// never operator==.
+bool sameConstant(const ConstantValue& a, const ConstantValue& b);
+/// A hash of a constant (equal for constants sameConstant calls the same).
 size_t constantHash(const ConstantValue& c);
 
 /// Type of a constant's output: int, float, bool, int[] or NoneType.

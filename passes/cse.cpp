@@ -24,7 +24,7 @@ struct SameComputation {
   bool operator()(const Node* a, const Node* b) const {
     auto kind = [](const Value* x, const Value* y) { return x->type().kind == y->type().kind; };
     return a->kind() == b->kind() && std::ranges::equal(a->inputs(), b->inputs()) &&
-           std::ranges::equal(a->outputs(), b->outputs(), kind) && a->constant() == b->constant();
+           std::ranges::equal(a->outputs(), b->outputs(), kind) && sameConstant(a->constant(), b->constant());
   }
 };
 
@@ -35,10 +35,6 @@ class Cse {
     for (Node* n : b->nodesList()) {
       for (Block* inner : n->blocks()) run(inner);
       if (!n->blocks().empty() || n->subgraph()) continue;
-      // A NaN constant never equals itself; leave it alone.
-      if (n->kind() == OpKind::Constant && n->constant().index() == 2 &&
-          std::get<double>(n->constant()) != std::get<double>(n->constant()))
-        continue;
       auto [it, fresh] = seen_.insert(n);
       if (fresh) {
         undo_.push_back(n);

@@ -9,17 +9,28 @@ namespace {
 // Each rewrite returns the value that replaces n's single output, or nullptr when it does not apply.
 // Rewrites that replace several outputs (ListUnpack) do it themselves and return n's first output.
 
+// x * 1, x / 1, x + 0 and x - 0 are x only where the op keeps x's dtype: a float tensor, or a long one
+// with an int constant (a bool tensor becomes long, a long one divided or met with a float becomes float).
+// Like PyTorch's peephole, x + 0 is x even where x holds -0.0.
+bool keepsDType(const Node* n) {
+  const std::optional<DType> dt = n->input(0)->type().dtype;
+  if (!dt) return false;
+  if (isFloating(*dt)) return true;
+  return *dt == DType::Int64 && n->kind() != OpKind::Div && n->input(1)->type().kind == TypeKind::Int;
+}
+
 Value* identityArithmetic(Node* n) {
   const OpKind kind = n->kind();
+  double identity;
   if (kind == OpKind::Mul || kind == OpKind::Div) {
-    if (!n->input(1)->type().isTensor() && isConstantEqual(n->input(1), 1.0)) return n->input(0);
+    identity = 1.0;
+  } else if (kind == OpKind::Add || kind == OpKind::Sub) {
+    identity = 0.0;
+  } else {
     return nullptr;
   }
-  if (kind == OpKind::Add || kind == OpKind::Sub) {
-    if (!n->input(1)->type().isTensor() && isConstantEqual(n->input(1), 0.0)) return n->input(0);
-    return nullptr;
-  }
-  return nullptr;
+  if (n->input(1)->type().isTensor() || !isConstantEqual(n->input(1), identity) || !keepsDType(n)) return nullptr;
+  return n->input(0);
 }
 
 // clamp with a None bound: clamp_min or clamp_max (a fuser's rule needs both bounds as numbers), or

@@ -113,6 +113,35 @@ TEST(CommonSubexpressionElimination, MergesIdenticalNodes) {
   )");
 }
 
+// 0.0 and -0.0 compare equal but are different constants: x / 0.0 is +inf where x / -0.0 is -inf.
+TEST(CommonSubexpressionElimination, KeepsZeroAndNegativeZeroApart) {
+  checkPass(R"IR(graph(%x : Double(3)):
+  %z : float = prim::Constant[value=0.]()
+  %m : float = prim::Constant[value=-0.]()
+  %p : Tensor = aten::div(%x, %z)
+  %q : Tensor = aten::div(%x, %m)
+  %a : Tensor = aten::tanh(%p)
+  %b : Tensor = aten::tanh(%q)
+  %one : int = prim::Constant[value=1]()
+  %c : Tensor = aten::sub(%a, %b, %one)
+  return (%c)
+)IR",
+            "cse", R"(
+    CHECK: prim::Constant[value=0.]
+    CHECK: prim::Constant[value=-0.]
+    CHECK: aten::div(%x, %z)
+    CHECK: aten::div(%x, %m)
+  )",
+            /*expectChange=*/false);
+  // The same graphs, one with the constants swapped, are not one graph to the kernel caches either.
+  auto g = parseIR("graph(%x : Double(3)):\n  %z : float = prim::Constant[value=0.]()\n"
+                   "  %p : Tensor = aten::div(%x, %z)\n  return (%p)\n");
+  auto h = parseIR("graph(%x : Double(3)):\n  %z : float = prim::Constant[value=-0.]()\n"
+                   "  %p : Tensor = aten::div(%x, %z)\n  return (%p)\n");
+  EXPECT_FALSE(structurallyEqual(*g, *h));
+  EXPECT_TRUE(structurallyEqual(*g, *g->clone()));
+}
+
 TEST(CommonSubexpressionElimination, LoopBodyReusesAnOuterValue) {
   checkPass(R"IR(graph(%x : Double(3), %w : Double(3)):
   %n : int = prim::Constant[value=2]()
@@ -228,6 +257,32 @@ TEST(Peephole, RemovesIdentityArithmeticAndDoubleTranspose) {
   return (%e)
 )IR",
             "peephole", "CHECK-NOT: aten::mul\nCHECK-NOT: aten::add\nCHECK: aten::tanh(%x)");
+}
+
+// x * 1.0, x / 1 and x + 0 change a long or bool tensor's dtype: they stay (the host kernels reject such
+// tensors with an error; without the node the graph would return x as it is).
+TEST(Peephole, KeepsIdentityArithmeticThatPromotesTheDType) {
+  auto g = parseIR(R"IR(graph(%x : Long(3), %y : Bool(3), %f : Float(3)):
+  %one : int = prim::Constant[value=1]()
+  %onef : float = prim::Constant[value=1.]()
+  %zero : int = prim::Constant[value=0]()
+  %a : Tensor = aten::mul(%x, %onef)
+  %b : Tensor = aten::div(%x, %one)
+  %c : Tensor = aten::add(%y, %zero, %one)
+  %d : Tensor = aten::mul(%x, %one)
+  %e : Tensor = aten::div(%f, %one)
+  return (%a, %b, %c, %d, %e)
+)IR");
+  auto rec = runPasses(*g, std::vector<std::string>{"peephole"}, PassOptions{});
+  EXPECT_TRUE(rec[0].changed);
+  EXPECT_FILECHECK(printIR(*g), R"(
+    CHECK: aten::mul(%x, %onef)
+    CHECK: aten::div(%x, %one)
+    CHECK: aten::add(%y, %zero, %one)
+    CHECK-NOT: aten::mul
+    CHECK-NOT: aten::div
+    CHECK: return (%a, %b, %c, %x, %f)
+  )");
 }
 
 // A clamp with a None bound (torch.clamp(x, max=...)) has one bound, or none.

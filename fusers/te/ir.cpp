@@ -2,6 +2,8 @@
 
 #include "support/error.h"
 
+#include <bit>
+
 namespace gj::te {
 
 NodeBase::~NodeBase() = default;
@@ -56,7 +58,8 @@ bool equal(const Expr& a, const Expr& b) {
   };
   switch (a.kind()) {
     case NodeKind::IntImm: return a.as<IntImm>()->value == b.as<IntImm>()->value;
-    case NodeKind::FloatImm: return a.as<FloatImm>()->value == b.as<FloatImm>()->value;
+    case NodeKind::FloatImm:  // by the bits: 0.0 and -0.0 differ
+      return std::bit_cast<uint64_t>(a.as<FloatImm>()->value) == std::bit_cast<uint64_t>(b.as<FloatImm>()->value);
     case NodeKind::Var: return false;  // one Var is only equal to itself (a.same(b) above)
     case NodeKind::Binary: {
       auto x = a.as<Binary>(), y = b.as<Binary>();

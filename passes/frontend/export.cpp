@@ -38,7 +38,7 @@ std::vector<Value*> withTail(Node* n, std::span<const Default> tail) {
   std::vector<std::pair<ConstantValue, Value*>> made;
   for (const Default& d : tail) {
     ConstantValue c = constantOf(d);
-    auto same = std::find_if(made.begin(), made.end(), [&](const auto& m) { return m.first == c; });
+    auto same = std::find_if(made.begin(), made.end(), [&](const auto& m) { return sameConstant(m.first, c); });
     if (same == made.end()) same = made.insert(made.end(), {c, constantBefore(n, c)});
     inputs.push_back(same->second);
   }
