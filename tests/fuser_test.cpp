@@ -169,6 +169,36 @@ TEST(LegacyFuser, NanAndInfPropagateAsUnfused) {
     }
 }
 
+// amax's gradient, fused or not: a tie shares it, and a row holding NaN (whose amax is NaN) gets NaN in
+// every element, as PyTorch's (its mask `self == amax` is false everywhere there and the count 0).
+TEST(Fusers, AmaxGradientSharesTiesAndIsNanInARowHoldingNan) {
+  const char* ir = R"IR(graph(%x : Float(3, 4)):
+  %last : int[] = prim::Constant[value=[-1]]()
+  %no : bool = prim::Constant[value=0]()
+  %e : Tensor = aten::tanh(%x)
+  %a : Tensor = aten::amax(%e, %last, %no)
+  return (%a)
+)IR";
+  const double nan = std::nan("");
+  Tensor x = Tensor::fromVector({3, 4}, {0.1, 0.5, 0.5, -0.2, nan, 0.1, 0.2, 0.3, -0.1, -0.3, 0.05, -0.7});
+  Tensor gy = Tensor::fromVector({3}, {2.0, 3.0, 4.0});
+  auto dtanh = [](double v) { return 1 - std::tanh(v) * std::tanh(v); };
+  const std::vector<double> want = {0, 1 * dtanh(0.5), 1 * dtanh(0.5), 0, nan, nan, nan, nan, 0, 0, 4 * dtanh(0.05), 0};
+  for (FuserKind fuser : {FuserKind::None, FuserKind::Legacy, FuserKind::Te}) {
+    Function f(*parseIR(ir), {.fuser = fuser, .executor = ExecutorKind::Legacy});
+    f.forward({x}, {true});
+    Tensor g = f.backward({gy})[0];
+    for (int64_t i = 0; i < 12; ++i) {
+      const double got = g.item(i), w = want[static_cast<size_t>(i)];
+      if (std::isnan(w)) {
+        EXPECT_TRUE(std::isnan(got)) << fuserName(fuser) << " element " << i << ": " << got;
+      } else {
+        EXPECT_NEAR(got, w, 1e-6) << fuserName(fuser) << " element " << i;
+      }
+    }
+  }
+}
+
 TEST(LegacyFuser, InjectedCompileFailureFallsBackWithCorrectResults) {
   auto c = test::loadCase("lstm_1layer");
   Model m = buildModel(c.model, c.config);

@@ -278,8 +278,8 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
       return binary("clamp_max_backward", op, scalar, a, b, [s = scalar](auto g, auto x) { return x > s ? decltype(g)(0) : g; });
     case PointwiseOp::BelowBackward:
       return binary("below_backward", op, scalar, a, b, [s = scalar](auto g, auto x) { return x < s ? g : decltype(g)(0); });
-    case PointwiseOp::EqualMask:  // as the rule: unordered (NaN) operands count as equal
-      return binary("equal_mask", op, 0.0, a, b, [](auto x, auto y) { return decltype(x)(!(x < y) && !(x > y)); });
+    case PointwiseOp::EqualMask:  // NaN equals nothing: a row holding one gets a NaN gradient, as in PyTorch
+      return binary("equal_mask", op, 0.0, a, b, [](auto x, auto y) { return decltype(x)(x == y); });
     case PointwiseOp::MaximumBackward:
       return binary("maximum_backward", op, 0.0, a, b, [](auto g, auto d) { return d > 0 ? g : d < 0 ? decltype(g)(0) : g / 2; });
     case PointwiseOp::GeluBackward:
