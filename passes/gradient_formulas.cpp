@@ -52,7 +52,7 @@ Value* scaled(GraphBuilder& b, Value* g, Value* factor) {
   return b.op(OpKind::Mul, {g, factor});
 }
 
-// pow(x, e)'s gradient of x, e a tensor or a scalar: g e x^(e - 1), and zero for a constant exponent 0
+// pow(x, e)'s gradient of x, e a tensor or a scalar: g e x^(e - 1), and zero where the exponent is 0
 // (where x^-1 would give 0 * inf at x = 0), as PyTorch's.
 Value* powGrad(GradientContext& c, Node* n, Value* gy) {
   GraphBuilder& b = c.b();
@@ -67,7 +67,18 @@ Value* powGrad(GradientContext& c, Node* n, Value* gy) {
   }
   Value* ef = c.F(e);
   Value* lower = b.op(OpKind::Sub, {ef, b.f(1.0), b.i(1)});
-  return b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Pow, {x, lower}), ef})});
+  Value* g = b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Pow, {x, lower}), ef})});
+  return b.op(OpKind::MaskedFill, {g, b.op(OpKind::Eq, {ef, b.f(0.0)}), b.f(0.0)});
+}
+
+// pow(x, e)'s gradient of a tensor exponent: g x^e log x, and zero where x is 0 and e is not negative (where
+// log x would give 0 * -inf), as PyTorch's.
+Value* powExponentGrad(GradientContext& c, Node* n, Value* gy) {
+  GraphBuilder& b = c.b();
+  Value* x = c.F(n->input(0));
+  Value* g = b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {c.F(n->output()), b.op(OpKind::Log, {x})})});
+  Value* atZero = b.op(OpKind::Where, {b.op(OpKind::Ge, {c.F(n->input(1)), b.f(0.0)}), b.f(0.0), g});
+  return b.op(OpKind::Where, {b.op(OpKind::Eq, {x, b.f(0.0)}), atZero, g});
 }
 
 }  // namespace
@@ -123,9 +134,7 @@ void emitGradient(GradientContext& c, Node* n) {
       return;
     case OpKind::Pow:
       if (needs(0)) acc(in(0), c.reduceTo(powGrad(c, n, gy), in(0), out));
-      if (in(1)->type().isTensor() && needs(1))  // d x^e / de = x^e log x
-        acc(in(1), c.reduceTo(b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {F(out), b.op(OpKind::Log, {F(in(0))})})}),
-                              in(1), out));
+      if (in(1)->type().isTensor() && needs(1)) acc(in(1), c.reduceTo(powExponentGrad(c, n, gy), in(1), out));
       return;
     case OpKind::Abs: acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Sign, {F(in(0))})})); return;
     case OpKind::Sign: acc(in(0), b.op(OpKind::ZerosLike, {gy})); return;

@@ -199,6 +199,38 @@ TEST(Fusers, AmaxGradientSharesTiesAndIsNanInARowHoldingNan) {
   }
 }
 
+// pow(x, e)'s gradients where x or e is 0, fused or not, as PyTorch 1.13 gives them (torch.pow on these
+// values): zero for x where e is 0, zero for e where x is 0 and e is not negative, inf and NaN elsewhere
+// as the formulas give.
+TEST(Fusers, PowGradientsAtAZeroBaseOrExponentAreTorchs) {
+  const char* ir = R"IR(graph(%x : Float(6), %e : Float(6)):
+  %y : Tensor = aten::pow(%x, %e)
+  return (%y)
+)IR";
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  Tensor x = Tensor::fromVector({6}, {0.0, 0.0, 0.5, 2.0, 0.0, -0.5});
+  Tensor e = Tensor::fromVector({6}, {0.0, 2.0, 0.0, 1.5, -1.0, 0.0});
+  Tensor gy = Tensor::fromVector({6}, {2.0, 3.0, 4.0, 5.0, 2.0, 3.0});
+  const std::vector<double> wantX = {0, 0, 0, 10.606601717798213, -inf, 0};
+  const std::vector<double> wantE = {0, 0, -2.772588722239781, 9.802581434685472, -inf, nan};
+  for (FuserKind fuser : {FuserKind::None, FuserKind::Legacy, FuserKind::Te}) {
+    Function f(*parseIR(ir), {.fuser = fuser, .executor = ExecutorKind::Legacy});
+    f.forward({x, e}, {true, true});
+    std::vector<Tensor> g = f.backward({gy});
+    for (size_t k = 0; k < 2; ++k)
+      for (int64_t i = 0; i < 6; ++i) {
+        const double got = g[k].item(i), w = (k == 0 ? wantX : wantE)[static_cast<size_t>(i)];
+        if (std::isnan(w)) {
+          EXPECT_TRUE(std::isnan(got)) << fuserName(fuser) << " input " << k << " element " << i << ": " << got;
+        } else if (std::isinf(w)) {
+          EXPECT_EQ(got, w) << fuserName(fuser) << " input " << k << " element " << i;
+        } else {
+          EXPECT_NEAR(got, w, 1e-5 * std::max(1.0, std::abs(w))) << fuserName(fuser) << " input " << k << " element " << i;
+        }
+      }
+  }
+}
+
 TEST(LegacyFuser, InjectedCompileFailureFallsBackWithCorrectResults) {
   auto c = test::loadCase("lstm_1layer");
   Model m = buildModel(c.model, c.config);
