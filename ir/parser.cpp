@@ -352,9 +352,19 @@ class Parser {
   // ---- types ----
   // Ours and TorchScript's: Float(3, 4), Tensor, int, float[], (Tensor, int), Tensor?, Optional[T],
   // List[T], str, Device, NoneType, Function, __torch__.M.
+  // A type nests at most kMaxTypeDepth deep (each `?`, `[]`, Optional[...] and tuple a level): types are
+  // printed, compared and copied recursively, and a few kilobytes of `?` must not overflow the stack.
+  static constexpr int kMaxTypeDepth = 32;
   Type parseType() {
+    const Token& start = peek();
+    auto tooDeep = [&] {
+      fail(start, fmt::format("type nested more than {} levels deep", kMaxTypeDepth),
+           "write the type without so many Optionals, lists or tuples inside each other");
+    };
+    if (++typeDepth_ > kMaxTypeDepth) tooDeep();
     Type ty = parseTypeAtom();
-    while (true) {
+    for (int level = typeDepth_;; ++level) {
+      if (level > kMaxTypeDepth) tooDeep();
       if (accept("?")) {
         ty = Type::optional(std::move(ty));
       } else if (peekIs("[") && peek(1).kind == TokKind::Punct && peek(1).text == "]") {
@@ -362,6 +372,7 @@ class Parser {
         pos_ += 2;
         ty = listOf(ty, at);
       } else {
+        --typeDepth_;
         return ty;
       }
     }
@@ -624,10 +635,14 @@ class Parser {
     while (peek().kind == TokKind::Ident && peek().text.rfind("block", 0) == 0 && peek().text.size() > 5) parseBlock(n);
   }
 
+  static constexpr size_t kMaxBlockDepth = 256;
   void parseBlock(Node* n) {
     const Token& t = next();
     if (t.text != fmt::format("block{}", n->blocks().size()))
       fail(t, fmt::format("expected block{} but found {}", n->blocks().size(), t.text), "blocks are numbered from 0");
+    if (scopes_.size() > kMaxBlockDepth)
+      fail(t, fmt::format("blocks nested more than {} deep", kMaxBlockDepth),
+           "passes walk nested blocks recursively; split the graph or unnest its loops and ifs");
     Block* b = n->addBlock();
     scopes_.emplace_back();
     expect("(");
@@ -739,6 +754,7 @@ class Parser {
   std::unordered_map<int, SourceLoc> pySources_;
   const std::string& file_;
   size_t pos_ = 0;
+  int typeDepth_ = 0;  // parseType calls under way
   std::unique_ptr<Graph> g_;
   std::vector<std::unordered_map<std::string, Value*>> scopes_;
   std::unordered_map<std::string, SourceLoc> defined_;

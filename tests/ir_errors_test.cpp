@@ -121,6 +121,32 @@ TEST_P(MalformedIR, ReportsWhereAndWhat) {
 INSTANTIATE_TEST_SUITE_P(Cases, MalformedIR, testing::ValuesIn(kCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// Types and blocks nested thousands deep (what the fuzzer wrote: a type with 7000 `?`) are errors at the
+// first level past the bound, not a stack overflow in the parser or in printing the type.
+TEST(MalformedIRHints, DeepNestingIsAnErrorNotAStackOverflow) {
+  auto errorOf = [](const std::string& text) -> std::string {
+    try {
+      parseIR(text, "deep.ir");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "parsed";
+  };
+  const std::string optionals = "graph(%x : Float(3)" + std::string(7000, '?') + "):\n  return (%x)\n";
+  EXPECT_NE(errorOf(optionals).find("deep.ir:1:12: type nested more than 32 levels deep"), std::string::npos)
+      << errorOf(optionals);
+  const std::string tuples = "graph(%x : " + std::string(5000, '(') + "int" + std::string(5000, ')') + "):\n  return (%x)\n";
+  EXPECT_NE(errorOf(tuples).find("type nested more than 32 levels deep"), std::string::npos) << errorOf(tuples);
+  EXPECT_EQ(errorOf("graph(%x : Float(3)" + std::string(20, '?') + "):\n  return (%x)\n"), "parsed");
+  // 300 ifs, each inside the one before
+  std::string ifs = "graph(%c : bool):\n";
+  for (int i = 0; i < 300; ++i) ifs += "  prim::If(%c)\n    block0():\n";
+  ifs += "      -> ()\n";
+  for (int i = 0; i < 300; ++i) ifs += "    block1():\n      -> ()\n";
+  ifs += "  return (%c)\n";
+  EXPECT_NE(errorOf(ifs).find("blocks nested more than 256 deep"), std::string::npos) << errorOf(ifs).substr(0, 300);
+}
+
 TEST(MalformedIRHints, UnknownOpSuggestsTheClosestName) {
   try {
     parseIR("graph(%x : Tensor):\n  %y : Tensor = aten::sigmod(%x)\n  return (%y)\n");
