@@ -818,7 +818,8 @@ void Frame::runNode(const Node* n) {
       return;
     case OpKind::AdaptiveAvgPool2dBackward: set(n, cpu::adaptiveAvgPool2dBackward(T(0), T(1))); return;
     case OpKind::ConvolutionBackward: {
-      auto g = cpu::conv2dBackward(T(0), T(1), T(2), convParams(in));  // stride..groups at 3..6, as in conv2d
+      // stride..groups at 3..6, as in conv2d; the bias gradient only where the graph reads it
+      auto g = cpu::conv2dBackward(T(0), T(1), T(2), convParams(in), n->output(2)->hasUses());
       at(n->output(0)) = g.input;
       at(n->output(1)) = g.weight;
       at(n->output(2)) = g.bias;

@@ -152,7 +152,7 @@ Var Tape::layerNorm(const Var& x, const std::vector<int64_t>& shape, const Var& 
 Var Tape::conv2d(const Var& x, const Var& w, const Conv2dParams& p) {
   return record(cpu::conv2d(x.value, w.value, Tensor(), p), {x.slot, w.slot},
                 [xv = x.value, wv = w.value, p](const Tensor& g) {
-                  cpu::Conv2dGrads d = cpu::conv2dBackward(g, xv, wv, p);
+                  cpu::Conv2dGrads d = cpu::conv2dBackward(g, xv, wv, p, /*withBias=*/false);
                   return std::vector<Tensor>{d.input, d.weight};
                 });
 }

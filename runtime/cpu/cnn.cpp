@@ -56,15 +56,46 @@ struct Moments {
   double mean, invstd, squares;
 };
 
+// The sums over j in [0, n) of f(j) and g(j), in double, as eight running partial sums each: the compiler
+// keeps them in vector registers, where a single running sum would wait out every add's latency (a
+// channel's statistics were a quarter of a ResNet's step on one such chain).
+template <typename F, typename G>
+std::pair<double, double> sumsInLanes(int64_t n, F&& f, G&& g) {
+  constexpr int kLanes = 8;
+  double lf[kLanes] = {}, lg[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      lf[l] += f(j + l);
+      lg[l] += g(j + l);
+    }
+  double sf = 0, sg = 0;
+  for (; j < n; ++j) sf += f(j), sg += g(j);
+  for (int l = 0; l < kLanes; ++l) sf += lf[l], sg += lg[l];
+  return {sf, sg};
+}
+
+template <typename F>
+double sumInLanes(int64_t n, F&& f) {
+  return sumsInLanes(n, f, [](int64_t) { return 0.0; }).first;
+}
+
 template <typename T>
 Moments channelMoments(const T* xp, const ChannelShape& s, int64_t c, double eps) {
   const double count = static_cast<double>(s.n * s.inner);
   double sum = 0, ss = 0;
-  for (int64_t i = 0; i < s.n; ++i)
-    for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) sum += xp[at + j];
+  for (int64_t i = 0; i < s.n; ++i) {
+    const T* row = xp + (i * s.c + c) * s.inner;
+    sum += sumInLanes(s.inner, [row](int64_t j) { return static_cast<double>(row[j]); });
+  }
   const double mean = sum / count;
-  for (int64_t i = 0; i < s.n; ++i)
-    for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) ss += (xp[at + j] - mean) * (xp[at + j] - mean);
+  for (int64_t i = 0; i < s.n; ++i) {
+    const T* row = xp + (i * s.c + c) * s.inner;
+    ss += sumInLanes(s.inner, [row, mean](int64_t j) {
+      const double d = static_cast<double>(row[j]) - mean;
+      return d * d;
+    });
+  }
   return {mean, 1.0 / std::sqrt(ss / count + eps), ss};
 }
 
@@ -119,11 +150,13 @@ void batchNormBackwardTyped(const Tensor& g, const Tensor& x, const ChannelShape
       m = mo.mean, is = mo.invstd;
     }
     double sumG = 0, sumGX = 0;  // sum(g) and sum(g * xhat)
-    for (int64_t i = 0; i < s.n; ++i)
-      for (int64_t j = 0, at = (i * s.c + c) * s.inner; j < s.inner; ++j) {
-        sumG += gp[at + j];
-        sumGX += gp[at + j] * (xp[at + j] - m) * is;
-      }
+    for (int64_t i = 0; i < s.n; ++i) {
+      const T *gr = gp + (i * s.c + c) * s.inner, *xr = xp + (i * s.c + c) * s.inner;
+      auto [a, b] = sumsInLanes(
+          s.inner, [gr](int64_t j) { return static_cast<double>(gr[j]); },
+          [gr, xr, m, is](int64_t j) { return static_cast<double>(gr[j]) * (static_cast<double>(xr[j]) - m) * is; });
+      sumG += a, sumGX += b;
+    }
     if (w.defined()) {
       r.weight.data<T>()[c] = static_cast<T>(sumGX);
       r.bias.data<T>()[c] = static_cast<T>(sumG);

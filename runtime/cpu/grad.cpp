@@ -198,22 +198,31 @@ static void conv2dBackwardTyped(const Tensor& g, const Tensor& x, const Tensor& 
     }
 }
 
-Conv2dGrads conv2dBackward(const Tensor& gin, const Tensor& xin, const Tensor& win, const Conv2dParams& p) {
+Conv2dGrads conv2dBackward(const Tensor& gin, const Tensor& xin, const Tensor& win, const Conv2dParams& p,
+                           bool withBias) {
   USER_CHECK(gin.dim() == 4 && xin.dim() == 4 && win.dim() == 4, "convolution_backward: expected 4-d tensors");
   Conv2dGrads out;
   if (onCuda(gin) || onCuda(xin) || onCuda(win)) {
     std::tie(out.input, out.weight) = cuda::conv2dBackward(gin, xin, win, p);
   } else {
     Tensor g = gin.contiguous(), x = xin.contiguous(), w = win.contiguous();
-    out.input = Tensor::zeros(x.sizes(), x.dtype());
-    out.weight = Tensor::zeros(w.sizes(), w.dtype());
-    if (x.dtype() == DType::Float64)
-      conv2dBackwardTyped<double>(g, x, w, p, out);
-    else if (!onednnConv2dBackward(g, x, w, p, out.input, out.weight))
-      conv2dBackwardTyped<float>(g, x, w, p, out);
+    // oneDNN writes every element; the loops below accumulate into zeros.
+    out.input = Tensor::empty(x.sizes(), x.dtype());
+    out.weight = Tensor::empty(w.sizes(), w.dtype());
+    const bool onednn = x.dtype() == DType::Float32 && onednnConv2dBackward(g, x, w, p, out.input, out.weight);
+    if (!onednn) {
+      out.input = Tensor::zeros(x.sizes(), x.dtype());
+      out.weight = Tensor::zeros(w.sizes(), w.dtype());
+      if (x.dtype() == DType::Float64)
+        conv2dBackwardTyped<double>(g, x, w, p, out);
+      else
+        conv2dBackwardTyped<float>(g, x, w, p, out);
+    }
   }
-  std::vector<int64_t> dims = {0, 2, 3};
-  out.bias = sum(gin, dims, false);
+  if (withBias) {
+    std::vector<int64_t> dims = {0, 2, 3};
+    out.bias = sum(gin, dims, false);
+  }
   return out;
 }
 

@@ -180,9 +180,12 @@ Tensor softmaxBackward(const Tensor& g, const Tensor& y, int64_t dim);     ///< 
 Tensor logSoftmaxBackward(const Tensor& g, const Tensor& y, int64_t dim);  ///< g - exp(y) * sum(g)
 Tensor nllLossBackward(const Tensor& g, const Tensor& logp, const Tensor& target);
 struct Conv2dGrads {
-  Tensor input, weight, bias;
+  Tensor input, weight, bias;  ///< bias undefined unless asked for
 };
-Conv2dGrads conv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const Conv2dParams& p);
+/// The gradients of a convolution's input and weight, and of its bias (g summed over all but the channels)
+/// where `withBias`: a convolution without one (every ResNet's) need not read g once more.
+Conv2dGrads conv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const Conv2dParams& p,
+                           bool withBias = true);
 std::vector<Tensor> splitWithSizes(const Tensor& x, std::span<const int64_t> sizes, int64_t dim);
 /// Broadcasts g back over the reduced `dims` (all when empty) of an input of `sizes`; mean divides by the count.
 Tensor sumBackward(const Tensor& g, std::span<const int64_t> sizes, std::span<const int64_t> dims, bool keepdim);
