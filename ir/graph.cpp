@@ -449,8 +449,9 @@ class StructureMatch {
 
  private:
   bool node(const Node* a, const Node* b) {
-    if (a->kind() != b->kind() || a->blocks().size() != b->blocks().size() || !sameConstant(a->constant(), b->constant()) ||
-        !read(a->inputs(), b->inputs()) || !define(a->outputs(), b->outputs()))
+    if (a->kind() != b->kind() || a->blocks().size() != b->blocks().size() ||
+        !sameConstant(a->constant(), b->constant()) || !read(a->inputs(), b->inputs()) ||
+        !define(a->outputs(), b->outputs()))
       return false;
     if (static_cast<bool>(a->subgraph()) != static_cast<bool>(b->subgraph()) ||
         (a->subgraph() && !structurallyEqual(*a->subgraph(), *b->subgraph())))

@@ -53,8 +53,8 @@ memory wrap(const memory::desc& d, const Tensor& t) { return onednn::wrap(d, eng
 
 // The blocked copies a convolution reads and writes, on blocks of graphjit's allocator, which keeps large
 // freed blocks for the next request of their size: oneDNN's own allocation maps fresh pages for each, and
-// the kernel zeroing them was a sixth of a batch-16 ResNet's time. `held` keeps them until the stream is
-// waited on.
+// the kernel zeroing them was a tenth of a batch-16 ResNet profile (bench/results/cnns-2026-11-25.md). They
+// live as long as the Scratch, which outlives the stream's wait.
 class Scratch {
  public:
   memory make(const memory::desc& d) {
