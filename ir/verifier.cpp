@@ -131,7 +131,42 @@ class Verifier {
       return subgraph(n, nin, nout);
     if (k == OpKind::TypeCheck && (nout != nin + 1 || nout == 0 || n->outputs().back()->type().kind != TypeKind::Bool))
       report(n, "prim::TypeCheck returns its inputs (with the expected types) and then a bool");
+    if (k == OpKind::TupleConstruct && nout == 1) tupleElements(n, n->output(), n->inputs(), true);
+    if (k == OpKind::TupleUnpack && nin == 1) tupleElements(n, n->input(0), n->outputs(), false);
     if (!n->blocks().empty()) report(n, fmt::format("{} cannot have blocks", n->info().name));
+  }
+
+  // A value of type `value` where `declared` is written: the same kind (tensors whatever either knows of
+  // their sizes, tuples element by element), or None or the element where an Optional is declared.
+  static bool fits(const Type& value, const Type& declared) {
+    if (value.kind == declared.kind) {
+      if (value.kind != TypeKind::Tuple) return true;
+      if (value.elements.size() != declared.elements.size()) return false;
+      for (size_t i = 0; i < value.elements.size(); ++i)
+        if (!fits(value.elements[i], declared.elements[i])) return false;
+      return true;
+    }
+    if (declared.kind == TypeKind::Optional && declared.elements.size() == 1)
+      return value.kind == TypeKind::None || fits(value, declared.elements[0]);
+    return false;
+  }
+
+  // A tuple built from (or unpacked into) `parts`: the tuple's type lists one element per part, and each
+  // part fits its element (an unpacked element its output's declared type).
+  void tupleElements(const Node* n, const Value* tuple, std::span<Value* const> parts, bool built) {
+    const Type& t = tuple->type();
+    if (t.kind != TypeKind::Tuple || t.elements.size() != parts.size()) {
+      report(n, fmt::format("%{} is {}, but {} {} {} value{}", name(tuple), t.str(), n->info().name,
+                            built ? "builds it of" : "unpacks it into", parts.size(), parts.size() == 1 ? "" : "s"));
+      return;
+    }
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const Type& element = t.elements[i];
+      const Type& part = parts[i]->type();
+      if (built ? !fits(part, element) : !fits(element, part))
+        report(n, fmt::format("element {} of %{} is {}, but %{} is {}", i, name(tuple), element.str(), name(parts[i]),
+                              part.str()));
+    }
   }
 
   void loop(const Node* n, int nin, int nout) {

@@ -101,6 +101,14 @@ const BadIR kCases[] = {
      "bad.ir:2:17 (Python source model.py:12:4)", "unknown op 'aten::frobnicate'"},
     {"StridesNotNumbers", "graph(%x : Float(2, strides=[a])):\n  return (%x)\n", "bad.ir:1:30",
      "a stride is an integer or '*'"},
+    {"TupleElementOfAnotherType",
+     "graph(%x : Tensor):\n  %n : NoneType = prim::Constant()\n  %t : (Tensor, Tensor) = prim::TupleConstruct(%n, %x)\n"
+     "  %a : Tensor, %b : Tensor = prim::TupleUnpack(%t)\n  return (%a)\n",
+     "bad.ir:3:27", "element 0 of %t is Tensor, but %n is NoneType"},
+    {"TupleUnpackedIntoTooFew",
+     "graph(%x : Tensor):\n  %t : (Tensor, Tensor) = prim::TupleConstruct(%x, %x)\n"
+     "  %a : Tensor = prim::TupleUnpack(%t)\n  return (%a)\n",
+     "bad.ir:3:17", "%t is (Tensor, Tensor), but prim::TupleUnpack unpacks it into 1 value"},
     {"ParamNodeWritten", "graph(%x : Tensor):\n  %y : Tensor = prim::Param()\n  return (%y)\n", "bad.ir:2:17",
      "prim::Param cannot be written as a node"},
 };
