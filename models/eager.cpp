@@ -169,9 +169,12 @@ Var Tape::batchNorm(const Var& x, const Var& w, const Var& b, Tensor* runningMea
   });
 }
 
+// Saves its output, not its input (out > 0 exactly where a > 0), as PyTorch's relu does: in a ResNet the
+// output is the next convolution's input, saved there anyway, and the input (a batch norm's output) is freed.
 Var Tape::relu(const Var& a) {
-  return record(cpu::relu(a.value), {a.slot}, [av = a.value](const Tensor& g) {
-    return std::vector<Tensor>{cpu::thresholdBackward(g, av, 0.0)};
+  Tensor out = cpu::relu(a.value);
+  return record(out, {a.slot}, [out](const Tensor& g) {
+    return std::vector<Tensor>{cpu::thresholdBackward(g, out, 0.0)};
   });
 }
 
