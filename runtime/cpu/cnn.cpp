@@ -56,30 +56,6 @@ struct Moments {
   double mean, invstd, squares;
 };
 
-// The sums over j in [0, n) of f(j) and g(j), in double, as eight running partial sums each: the compiler
-// keeps them in vector registers, where a single running sum waits out every add's latency (batch norm's
-// statistics on one such chain were 7.5 % of a ResNet profile, bench/results/cnns-2026-11-25.md).
-template <typename F, typename G>
-std::pair<double, double> sumsInLanes(int64_t n, F&& f, G&& g) {
-  constexpr int kLanes = 8;
-  double lf[kLanes] = {}, lg[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      lf[l] += f(j + l);
-      lg[l] += g(j + l);
-    }
-  double sf = 0, sg = 0;
-  for (; j < n; ++j) sf += f(j), sg += g(j);
-  for (int l = 0; l < kLanes; ++l) sf += lf[l], sg += lg[l];
-  return {sf, sg};
-}
-
-template <typename F>
-double sumInLanes(int64_t n, F&& f) {
-  return sumsInLanes(n, f, [](int64_t) { return 0.0; }).first;
-}
-
 template <typename T>
 Moments channelMoments(const T* xp, const ChannelShape& s, int64_t c, double eps) {
   const double count = static_cast<double>(s.n * s.inner);

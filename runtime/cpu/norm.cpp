@@ -61,10 +61,11 @@ std::vector<int64_t> trailingDims(const Tensor& x, size_t k) {
 // A row's mean and its sum of squared deviations from it, in double (two passes: no cancellation).
 template <typename T>
 std::pair<double, double> rowMoments(const T* row, int64_t n) {
-  double s = 0, ss = 0;
-  for (int64_t j = 0; j < n; ++j) s += row[j];
-  const double mean = s / static_cast<double>(n);
-  for (int64_t j = 0; j < n; ++j) ss += (row[j] - mean) * (row[j] - mean);
+  const double mean = sumInLanes(n, [row](int64_t j) { return static_cast<double>(row[j]); }) / static_cast<double>(n);
+  const double ss = sumInLanes(n, [row, mean](int64_t j) {
+    const double d = static_cast<double>(row[j]) - mean;
+    return d * d;
+  });
   return {mean, ss};
 }
 
@@ -178,8 +179,7 @@ Tensor varBackwardRowsTyped(const Tensor& gin, const Tensor& xin, int64_t rows, 
   T* po = out.data<T>();
   parallelFor(rows, rows * n, [&](int64_t i) {
     const T* row = px + i * n;
-    double s = 0;
-    for (int64_t j = 0; j < n; ++j) s += row[j];
+    const double s = sumInLanes(n, [row](int64_t j) { return static_cast<double>(row[j]); });
     const double mean = s / static_cast<double>(n), factor = 2.0 * scale * static_cast<double>(pg[i]);
     for (int64_t j = 0; j < n; ++j) po[i * n + j] = static_cast<T>(factor * (row[j] - mean));
   });

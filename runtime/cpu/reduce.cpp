@@ -47,9 +47,8 @@ static Tensor sumRowsTyped(const Tensor& x, const ReducePlan& p, double scale) {
   T* po = out.data<T>();
   const int64_t rows = out.numel(), n = p.count;
   parallelFor(rows, rows * n, [&](int64_t i) {
-    double s = 0;
-    for (int64_t j = 0; j < n; ++j) s += static_cast<double>(in[i * n + j]);
-    po[i] = static_cast<T>(s * scale);
+    const T* row = in + i * n;
+    po[i] = static_cast<T>(sumInLanes(n, [row](int64_t j) { return static_cast<double>(row[j]); }) * scale);
   });
   return out;
 }
