@@ -128,11 +128,12 @@ std::vector<Tensor> Tape::backward(const std::vector<IValue>& outputs, const std
         for (size_t e = 0; e < edges.size() && e < gl.size(); ++e)
           if (edges[e]) accumulate(*edges[e], gl[e]);
       } else if (!edges.empty() && edges[0]) {
+        const Tensor& g = grads[j].toTensor("backward gradient");
         auto p = std::find_if(products.begin(), products.end(), [&](const auto& q) { return q.output == j; });
         if (p != products.end())
-          accumulateProduct(*edges[0], grads[j].toTensor("backward gradient"), grads[p->right].toTensor("backward gradient"));
+          accumulateProduct(*edges[0], g, grads[p->right].toTensor("backward gradient"));
         else
-          accumulate(*edges[0], grads[j].toTensor("backward gradient"));
+          accumulate(*edges[0], g);
       }
     }
     it->reset();  // frees saved values and gradients as soon as the step is done

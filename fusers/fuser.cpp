@@ -78,7 +78,8 @@ KernelArgs kernelArgs(std::string_view what, DeviceKind device, std::span<const 
     a.outputs = Tensor::emptyInOneBlock(sizes, dtypes, device);
   } else {
     a.outputs.reserve(outputs.size());
-    for (size_t i = 0; i < outputs.size(); ++i) a.outputs.push_back(Tensor::empty(std::move(sizes[i]), dtypes[i], device));
+    for (size_t i = 0; i < outputs.size(); ++i)
+      a.outputs.push_back(Tensor::empty(std::move(sizes[i]), dtypes[i], device));
   }
   for (const Tensor& t : a.outputs) a.pointers.push_back(t.rawData());
   return a;

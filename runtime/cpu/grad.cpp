@@ -207,9 +207,12 @@ Conv2dGrads conv2dBackward(const Tensor& gin, const Tensor& xin, const Tensor& w
   } else {
     Tensor g = gin.contiguous(), x = xin.contiguous(), w = win.contiguous();
     // oneDNN writes every element; the loops below accumulate into zeros.
-    out.input = Tensor::empty(x.sizes(), x.dtype());
-    out.weight = Tensor::empty(w.sizes(), w.dtype());
-    const bool onednn = x.dtype() == DType::Float32 && onednnConv2dBackward(g, x, w, p, out.input, out.weight);
+    bool onednn = false;
+    if (x.dtype() == DType::Float32) {
+      out.input = Tensor::empty(x.sizes(), x.dtype());
+      out.weight = Tensor::empty(w.sizes(), w.dtype());
+      onednn = onednnConv2dBackward(g, x, w, p, out.input, out.weight);
+    }
     if (!onednn) {
       out.input = Tensor::zeros(x.sizes(), x.dtype());
       out.weight = Tensor::zeros(w.sizes(), w.dtype());

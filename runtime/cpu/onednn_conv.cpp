@@ -16,6 +16,7 @@ constexpr auto f32 = memory::data_type::f32;
 
 using onednn::engine;
 using onednn::run;
+using onednn::Scratch;
 
 // The descriptors of one convolution: plain layouts, oneDNN's dilation (0 for none) and right padding.
 struct ConvDescs {
@@ -51,29 +52,6 @@ struct ConvDescs {
 
 memory wrap(const memory::desc& d, const Tensor& t) { return onednn::wrap(d, engine(), t); }
 
-// The blocked copies a convolution reads and writes, on blocks of graphjit's allocator, which keeps large
-// freed blocks for the next request of their size: oneDNN's own allocation maps fresh pages for each, and
-// the kernel zeroing them was a tenth of a batch-16 ResNet profile (bench/results/cnns-2026-11-25.md). They
-// live as long as the Scratch, which outlives the stream's wait.
-class Scratch {
- public:
-  memory make(const memory::desc& d) {
-    held_.push_back(Tensor::empty({static_cast<int64_t>((d.get_size() + sizeof(float) - 1) / sizeof(float))},
-                                  DType::Float32));
-    return memory(d, engine(), held_.back().rawData());
-  }
-  // A tensor in the layout a primitive wants (a reordered copy where it differs).
-  memory toLayout(memory user, const memory::desc& want, dnnl::stream& s) {
-    if (user.get_desc() == want) return user;
-    memory copy = make(want);
-    dnnl::reorder(user, copy).execute(s, user, copy);
-    return copy;
-  }
-
- private:
-  std::vector<Tensor> held_;
-};
-
 // A result in the primitive's layout, and its copy back into the user's tensor.
 struct Output {
   memory user, prim;
@@ -91,11 +69,12 @@ bool onednnConv2d(const Tensor& x, const Tensor& w, const Tensor& out, const Con
     ConvDescs c(x, w, out.sizes(), p);
     auto pd = c.forward();
     dnnl::stream s(engine());
-    Scratch scratch;
+    Scratch scratch(engine());
     Output dst(wrap(c.dst, out), pd.dst_desc(), scratch);
-    dnnl::convolution_forward(pd).execute(s, {{DNNL_ARG_SRC, scratch.toLayout(wrap(c.src, x), pd.src_desc(), s)},
-                                              {DNNL_ARG_WEIGHTS, scratch.toLayout(wrap(c.weights, w), pd.weights_desc(), s)},
-                                              {DNNL_ARG_DST, dst.prim}});
+    const memory src = scratch.inLayout(wrap(c.src, x), pd.src_desc(), s);
+    const memory weights = scratch.inLayout(wrap(c.weights, w), pd.weights_desc(), s);
+    dnnl::convolution_forward(pd).execute(s,
+                                          {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst.prim}});
     dst.finish(s);
     s.wait();
   });
@@ -111,12 +90,12 @@ bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, con
     dnnl::convolution_backward_data::desc dd(dnnl::algorithm::convolution_direct, c.any(c.src), c.any(c.weights),
                                              c.any(c.dst), c.strides, c.dilates, c.padL, c.padR);
     dnnl::convolution_backward_data::primitive_desc dpd(dd, engine(), fwd);
-    Scratch scratch;
+    Scratch scratch(engine());
     Output diffSrc(wrap(c.src, gx), dpd.diff_src_desc(), scratch);
-    const memory gData = scratch.toLayout(wrap(c.dst, g), dpd.diff_dst_desc(), s);
+    const memory gData = scratch.inLayout(wrap(c.dst, g), dpd.diff_dst_desc(), s);
     dnnl::convolution_backward_data(dpd).execute(
         s, {{DNNL_ARG_DIFF_DST, gData},
-            {DNNL_ARG_WEIGHTS, scratch.toLayout(wrap(c.weights, w), dpd.weights_desc(), s)},
+            {DNNL_ARG_WEIGHTS, scratch.inLayout(wrap(c.weights, w), dpd.weights_desc(), s)},
             {DNNL_ARG_DIFF_SRC, diffSrc.prim}});
     diffSrc.finish(s);
     dnnl::convolution_backward_weights::desc wd(dnnl::algorithm::convolution_direct, c.any(c.src), c.any(c.weights),
@@ -124,8 +103,8 @@ bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, con
     dnnl::convolution_backward_weights::primitive_desc wpd(wd, engine(), fwd);
     Output diffWeights(wrap(c.weights, gw), wpd.diff_weights_desc(), scratch);
     dnnl::convolution_backward_weights(wpd).execute(
-        s, {{DNNL_ARG_SRC, scratch.toLayout(wrap(c.src, x), wpd.src_desc(), s)},
-            {DNNL_ARG_DIFF_DST, scratch.toLayout(gData, wpd.diff_dst_desc(), s)},  // reordered once when they agree
+        s, {{DNNL_ARG_SRC, scratch.inLayout(wrap(c.src, x), wpd.src_desc(), s)},
+            {DNNL_ARG_DIFF_DST, scratch.inLayout(gData, wpd.diff_dst_desc(), s)},  // reordered once when they agree
             {DNNL_ARG_DIFF_WEIGHTS, diffWeights.prim}});
     diffWeights.finish(s);
     s.wait();

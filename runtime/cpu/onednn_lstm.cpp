@@ -14,7 +14,7 @@ namespace gj::cpu {
 namespace {
 
 using dnnl::memory;
-using onednn::inLayout;
+using onednn::Scratch;
 using onednn::wrap;
 using tag = memory::format_tag;
 constexpr auto f32 = memory::data_type::f32;
@@ -96,8 +96,9 @@ std::vector<Tensor> OnednnLstm::forward(const Tensor& input, const Tensor& hx, c
     ly.dst = Tensor::empty({m.T, m.N, m.H}, DType::Float32);
     ly.hy = Tensor::empty({m.N, m.H}, DType::Float32);
     ly.cy = Tensor::empty({m.N, m.H}, DType::Float32);
-    memory wl = inLayout(wrap(ly.wLayerUser, m.eng, ly.wih), ly.fwd.weights_layer_desc(), m.eng, m.strm);
-    memory wi = inLayout(wrap(ly.wIterUser, m.eng, ly.whh), ly.fwd.weights_iter_desc(), m.eng, m.strm);
+    Scratch scratch(m.eng);
+    memory wl = scratch.inLayout(wrap(ly.wLayerUser, m.eng, ly.wih), ly.fwd.weights_layer_desc(), m.strm);
+    memory wi = scratch.inLayout(wrap(ly.wIterUser, m.eng, ly.whh), ly.fwd.weights_iter_desc(), m.strm);
     ly.workspace = memory(ly.fwd.workspace_desc(), m.eng);
     dnnl::lstm_forward(ly.fwd).execute(
         m.strm, {{DNNL_ARG_SRC_LAYER, wrap(ly.srcLayer, m.eng, ly.src)},
@@ -135,10 +136,11 @@ std::vector<Tensor> OnednnLstm::backward(const Tensor& gradOutput, const Tensor&
     Tensor dhy = gradHy.select(0, k).contiguous(), dcy = gradCy.select(0, k).contiguous();
     Tensor dwih = Tensor::zeros({4 * m.H, ly.C}, DType::Float32), dwhh = Tensor::zeros({4 * m.H, m.H}, DType::Float32);
     Tensor dbias = Tensor::zeros({4 * m.H}, DType::Float32);
-    memory wl = inLayout(wrap(ly.wLayerUser, m.eng, ly.wih), ly.bwd.weights_layer_desc(), m.eng, m.strm);
-    memory wi = inLayout(wrap(ly.wIterUser, m.eng, ly.whh), ly.bwd.weights_iter_desc(), m.eng, m.strm);
+    Scratch scratch(m.eng);
+    memory wl = scratch.inLayout(wrap(ly.wLayerUser, m.eng, ly.wih), ly.bwd.weights_layer_desc(), m.strm);
+    memory wi = scratch.inLayout(wrap(ly.wIterUser, m.eng, ly.whh), ly.bwd.weights_iter_desc(), m.strm);
     // The gradients of the weights accumulate into zeroed memories of the primitive's layout.
-    memory dwl(ly.bwd.diff_weights_layer_desc(), m.eng), dwi(ly.bwd.diff_weights_iter_desc(), m.eng);
+    memory dwl = scratch.make(ly.bwd.diff_weights_layer_desc()), dwi = scratch.make(ly.bwd.diff_weights_iter_desc());
     std::memset(dwl.get_data_handle(), 0, ly.bwd.diff_weights_layer_desc().get_size());
     std::memset(dwi.get_data_handle(), 0, ly.bwd.diff_weights_iter_desc().get_size());
     dnnl::lstm_backward(ly.bwd).execute(

@@ -6,6 +6,8 @@
 
 #include <dnnl.hpp>
 
+#include <vector>
+
 namespace gj::cpu::onednn {
 
 /// The process's CPU engine.
@@ -29,13 +31,31 @@ inline dnnl::memory wrap(const dnnl::memory::desc& d, const dnnl::engine& e, con
   return dnnl::memory(d, e, t.rawData());
 }
 
-/// `src` in `want`'s layout: src itself when the layouts agree, else a reordered copy.
-inline dnnl::memory inLayout(dnnl::memory src, const dnnl::memory::desc& want, const dnnl::engine& e,
-                             dnnl::stream& s) {
-  if (src.get_desc() == want) return src;
-  dnnl::memory dst(want, e);
-  dnnl::reorder(src, dst).execute(s, src, dst);
-  return dst;
-}
+/// The memories a primitive reads or writes in layouts of its own (blocked copies of its operands, its
+/// results before they are copied back), on blocks of graphjit's allocator, which keeps large freed blocks
+/// for the next request of their size: oneDNN's own allocation maps fresh pages for each, and the kernel
+/// zeroing them was a tenth of a batch-16 ResNet profile (bench/results/cnns-2026-11-25.md). They live as
+/// long as the Scratch: keep it until the stream has been waited on.
+class Scratch {
+ public:
+  explicit Scratch(const dnnl::engine& e) : engine_(e) {}
+  /// Uninitialized memory of descriptor d.
+  dnnl::memory make(const dnnl::memory::desc& d) {
+    held_.push_back(Tensor::empty({static_cast<int64_t>((d.get_size() + sizeof(float) - 1) / sizeof(float))},
+                                  DType::Float32));
+    return dnnl::memory(d, engine_, held_.back().rawData());
+  }
+  /// `src` in `want`'s layout: src itself when the layouts agree, else a reordered copy.
+  dnnl::memory inLayout(dnnl::memory src, const dnnl::memory::desc& want, dnnl::stream& s) {
+    if (src.get_desc() == want) return src;
+    dnnl::memory copy = make(want);
+    dnnl::reorder(src, copy).execute(s, src, copy);
+    return copy;
+  }
+
+ private:
+  dnnl::engine engine_;
+  std::vector<Tensor> held_;
+};
 
 }  // namespace gj::cpu::onednn
