@@ -8,7 +8,8 @@
 namespace gj {
 
 void growRegions(Block* b, const std::function<bool(const Node*, const Region&)>& canJoin,
-                 const std::function<void(std::vector<Node*>&, std::vector<Node*>&)>& close) {
+                 const std::function<void(std::vector<Node*>&, std::vector<Node*>&)>& close,
+                 const std::function<bool(const Node*)>& beginsRegion) {
   Region region;
   std::vector<Node*> dependents;
   std::unordered_set<const Value*> tainted;
@@ -26,7 +27,11 @@ void growRegions(Block* b, const std::function<bool(const Node*, const Region&)>
       usesRegion = usesRegion || region.computes(v) || tainted.count(v);
       usesTainted = usesTainted || tainted.count(v);
     }
-    if (canJoin(n, region)) {
+    bool joins = canJoin(n, region);
+    if (!joins && usesRegion && beginsRegion && beginsRegion(n)) {
+      usesTainted = joins = true;  // closes the region below
+    }
+    if (joins) {
       if (usesTainted) finish();
       region.nodes.push_back(n);
       for (const Value* v : n->inputs())

@@ -23,9 +23,12 @@ struct Region {
 /// region's outputs (which would need the region finished first); otherwise the region is closed.
 /// `close(nodes, dependents)` is called with the region's nodes and the nodes between them that depend
 /// on them; it may build a subgraph node from them (mergeIntoSubgraph) or leave them. Nested blocks are
-/// not entered: call again for them.
+/// not entered: call again for them. A node that cannot join but uses the region, and that
+/// `beginsRegion` (when given) accepts, closes the region and begins the next one (a step's product,
+/// which reads the step before it, heads the group of its own step).
 void growRegions(Block* b, const std::function<bool(const Node*, const Region&)>& canJoin,
-                 const std::function<void(std::vector<Node*>&, std::vector<Node*>&)>& close);
+                 const std::function<void(std::vector<Node*>&, std::vector<Node*>&)>& close,
+                 const std::function<bool(const Node*)>& beginsRegion = {});
 
 /// Replaces `region` (nodes of one block, in order) by one node of `kind` whose subgraph holds them,
 /// placed after the last of them: values they use become its inputs (constants are copied in instead),

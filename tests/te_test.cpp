@@ -1,6 +1,7 @@
 // The TE fuser: LoopNest transforms (golden loop nests before/after, equal results), and every TE kernel
 // the models produce run by the interpreter and by LLVM code (agreeing), printed as CUDA C and compiled
 // by NVRTC; the LSTM backward's group structure.
+#include "executors/function.h"
 #include "executors/interpreter.h"
 #include "executors/pipeline.h"
 #include "fusers/te/interpreter.h"
@@ -69,6 +70,7 @@ std::vector<Tensor> runNestWithLlvm(const LoopNest& cpu, const std::string& name
     args.push_back(outs.back().rawData());
   }
   for (const CompiledNest& f : fns.value()) f.fn(args.data(), 0, f.trips);
+  outs.resize(outs.size() - cpu.scratch());  // as a launch hands back
   return outs;
 }
 
@@ -331,6 +333,7 @@ std::vector<Tensor> runNestOnGpu(const LoopNest& gpu, const std::vector<Tensor>&
 TEST(TeKernels, InterpreterLlvmAndCudaAgreeForEveryModelKernel) {
   std::vector<Model> models;
   for (LstmVariantKind v : allLstmVariants()) models.push_back(buildLstm(v, {3, 2, 4, 5, 2}));
+  models.push_back(buildLstm(LstmVariantKind::Jit, {3, 1, 4, 5, 2}));  // batch 1: products in the groups
   for (bool decompose : {false, true}) {  // layer norms: row groups, forward and backward
     ModelConfig ln{.seqLength = 2, .miniBatch = 3, .inputSize = 4, .hiddenSize = 5, .numLayers = 2};
     ln.decomposeLayerNorm = decompose;
@@ -342,7 +345,7 @@ TEST(TeKernels, InterpreterLlvmAndCudaAgreeForEveryModelKernel) {
     models.push_back(buildModel(c.model, c.config));
   }
   std::set<std::string> seen;
-  size_t kernels = 0;
+  size_t kernels = 0, products = 0;
   for (const Model& m : models)
     for (bool grad : {false, true}) {
       auto g = std::shared_ptr<Graph>(m.graph->clone());
@@ -370,7 +373,8 @@ TEST(TeKernels, InterpreterLlvmAndCudaAgreeForEveryModelKernel) {
           std::vector<Tensor> outs = runNestWithLlvm(cpu, fmt::format("te_test_{}", kernels), in);
           for (size_t k = 0; k < outs.size(); ++k)
             EXPECT_LE(test::relError(outs[k], ref[k]), 1e-6) << m.name << " kernel:\n" << text;
-          if (!haveNvrtc()) return;
+          products += nest.scratch() > 0;
+          if (!haveNvrtc() || nest.scratch() > 0) return;  // a group with a product is the CPU's only
           LoopNest gpu = lowered;
           gpu.scheduleGpu();
           std::string src = CudaPrinter().kernel("k", gpu.inputs(), gpu.outputs(), gpu.root());
@@ -385,6 +389,7 @@ TEST(TeKernels, InterpreterLlvmAndCudaAgreeForEveryModelKernel) {
         });
     }
   EXPECT_GE(kernels, 8u);
+  EXPECT_GE(products, 2u);  // the batch-1 LSTM's steps: h W^T (forward), dgates W (backward) in the cell's kernel
 }
 
 // A graph through the pipeline with the TE fuser: every group's loop nest run by the interpreter and by
@@ -789,6 +794,77 @@ TEST(TeFuser, LayerNormLstmFusesEveryLayerNormForwardAndBackward) {
         EXPECT_EQ(fused.count(forward ? OpKind::Std : OpKind::VarBackward), 3u * c.seqLength);
       }
     }
+  }
+}
+
+// On the CPU the TE fuser computes a small batch's step product in the step's kernel: h W^T forward,
+// dgates W backward (each in the group of the step that reads it), as one nest ahead of the pointwise
+// one. A batch-1 layer, trained through the profiling executor: the groups hold the products, and the
+// outputs and gradients are the unfused run's (1e-5, 1e-4); the fused run launched one kernel a step.
+// For CUDA the fuser leaves the products to cuBLAS.
+TEST(TeFuser, SmallProductsJoinTheStepsKernelOnTheCpu) {
+  SKIP_WITHOUT_LLVM();
+  const int64_t steps = 6;
+  Model m = buildLstm(LstmVariantKind::JitPremul, {steps, 1, 8, 16, 1});
+  std::vector<bool> rg;
+  std::vector<IValue> in;
+  for (const Tensor& t : randomInputs(m, 5)) {
+    in.emplace_back(t);
+    rg.push_back(isFloating(t.dtype()));
+  }
+  // The groups, forward and backward.
+  PipelineOptions o;
+  o.fuser = FuserKind::Te;
+  Plan p = optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), rg, o);
+  ASSERT_EQ(p.gradients.size(), 1u);
+  const Gradient& grad = *p.gradients.begin()->second;
+  for (const Graph* g : {grad.forward.get(), grad.backward.get()}) {
+    size_t products = 0, unfused = 0;
+    forEachNode(g->block(), [&](Node* n) {
+      if (n->kind() == OpKind::TensorExprGroup)
+        for (const Node* inner : *n->subgraph()->block()) products += inner->kind() == OpKind::Mm;
+      const auto a = n->kind() == OpKind::Mm ? staticSizes(n->input(0)) : std::nullopt;
+      unfused += a && (*a)[0] == 1;
+    });
+    const bool forward = g == grad.forward.get();
+    EXPECT_EQ(products, forward ? steps : steps - 1) << printIR(*g);
+    EXPECT_EQ(unfused, forward ? 0u : 1u) << printIR(*g);  // hx's gradient, which no step reads
+  }
+  // The values, against the unfused run.
+  std::vector<IValue> outs[2];
+  std::vector<Tensor> grads[2];
+  FunctionStats stats;
+  for (int k = 0; k < 2; ++k) {
+    Function f(*m.graph, {.fuser = k == 0 ? FuserKind::None : FuserKind::Te, .executor = ExecutorKind::Profiling});
+    for (int run = 0; run < 2; ++run) {  // the profiling run, then the optimized one
+      outs[k] = f.forward(in, rg);
+      std::vector<Tensor> gy;
+      for (size_t i = 0; i < outs[k].size(); ++i)
+        gy.push_back(Tensor::rand(outs[k][i].toTensor().sizes(), DType::Float32, 70 + i, -1, 1));
+      grads[k] = f.backward(gy);
+    }
+    stats = f.stats();
+  }
+  ASSERT_EQ(outs[0].size(), outs[1].size());
+  for (size_t i = 0; i < outs[0].size(); ++i)
+    EXPECT_LE(test::relError(outs[1][i].toTensor(), outs[0][i].toTensor()), 1e-5) << "output " << i;
+  ASSERT_EQ(grads[0].size(), grads[1].size());
+  for (size_t i = 0; i < grads[0].size(); ++i)
+    EXPECT_LE(test::relError(grads[1][i], grads[0][i]), 1e-4) << "gradient " << i;
+  EXPECT_EQ(stats.kernelRefusals, 0);
+  EXPECT_GE(stats.kernelRuns, 2 * steps);  // the optimized run's steps, forward and backward
+  // The same graph grouped for CUDA: no product joins.
+  PipelineOptions none;
+  Plan unfused = optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), std::vector<bool>(rg.size(), false), none);
+  for (DeviceKind device : {DeviceKind::Cpu, DeviceKind::Cuda}) {
+    auto g = std::shared_ptr<Graph>(unfused.graph->clone());
+    ASSERT_GT(fuseTensorExprGroups(*g, device), 0);
+    size_t products = 0;
+    forEachNode(g->block(), [&](Node* n) {
+      if (n->kind() == OpKind::TensorExprGroup)
+        for (const Node* inner : *n->subgraph()->block()) products += inner->kind() == OpKind::Mm;
+    });
+    EXPECT_EQ(products, device == DeviceKind::Cpu ? steps : 0) << deviceName(device) << ":\n" << printIR(*g);
   }
 }
 

@@ -4,6 +4,7 @@
 #include "support/philox.h"
 
 #include <cmath>
+#include <span>
 #include <unordered_map>
 
 namespace gj::te {
@@ -192,7 +193,7 @@ std::vector<Tensor> interpret(const LoopNest& nest, const std::vector<Tensor>& i
   }
   ev.stmt(nest.root());
   std::vector<Tensor> outs;
-  for (const Buf& b : nest.outputs()) {
+  for (const Buf& b : std::span(nest.outputs()).first(nest.outputs().size() - nest.scratch())) {
     DType dt = b->type == ScalarKind::Float64 ? DType::Float64 : DType::Float32;
     outs.push_back(Tensor::fromVector(b->dims, ev.bufs.at(b.get()).data, dt));
   }

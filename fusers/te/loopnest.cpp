@@ -54,8 +54,10 @@ Stmt withVar(const Stmt& body, const Expr& var, const Expr& value) {
 }  // namespace
 
 
-LoopNest::LoopNest(Stmt root, std::vector<Buf> inputs, std::vector<Buf> outputs)
-    : root_(std::move(root)), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+LoopNest::LoopNest(Stmt root, std::vector<Buf> inputs, std::vector<Buf> outputs, size_t scratch)
+    : root_(std::move(root)), inputs_(std::move(inputs)), outputs_(std::move(outputs)), scratch_(scratch) {
+  IR_CHECK(scratch_ <= outputs_.size()) << "LoopNest: " << scratch_ << " scratch buffers of " << outputs_.size();
+}
 
 std::vector<std::string> LoopNest::loopNames() const {
   struct Collect : Visitor {
@@ -285,8 +287,9 @@ bool readsAlongOuterDimension(const Expr& e, const ExprNode* var) {
 }
 
 // for v1..vk { allocate acc; acc[0] = sum(body, r1..rm); out[i] = acc[0]; free acc }, whose body reads
-// along some r in an outer dimension and along none in the last (a sum over the batch of [batch, n]):
-// the reduction, or null when the nest is not of that form.
+// along some r in an outer dimension, and along r in the last only what does not move with vk (a sum over
+// the batch of [batch, n]; a product's a[i, r] * b[r, j]): the reduction, or null when the nest is not of
+// that form.
 struct StridedSum {
   std::vector<const For*> loops;
   const Reduce* reduce = nullptr;
@@ -309,10 +312,16 @@ std::optional<StridedSum> stridedSum(const Stmt& nest) {
   m.reduce = acc->value.as<Reduce>();
   const Load* result = m.out->value.as<Load>();
   if (!m.reduce || m.reduce->op != ReduceOpKind::Sum || !result || result->buf != acc->buf) return std::nullopt;
+  // A load contiguous along r keeps the nest as it is, unless it is one value for the whole innermost
+  // output loop (a product's a[i, r] beside b[r, j]), which the turned-around loop reads once an r.
+  const ExprNode* inner = m.loops.back()->var.get();
   bool strided = false;
   for (const Expr& r : m.reduce->vars) {
-    for (const Load* l : loadsOf(m.reduce->body))
-      if (!l->indices.empty() && mentions(l->indices.back(), r.get())) return std::nullopt;  // contiguous along r
+    for (const Load* l : loadsOf(m.reduce->body)) {
+      if (l->indices.empty() || !mentions(l->indices.back(), r.get())) continue;
+      for (const Expr& i : l->indices)
+        if (mentions(i, inner)) return std::nullopt;  // contiguous along r, and along the output
+    }
     strided = strided || readsAlongOuterDimension(m.reduce->body, r.get());
   }
   if (!strided) return std::nullopt;

@@ -17,10 +17,14 @@ namespace gj::te {
 
 class LoopNest {
  public:
-  LoopNest(Stmt root, std::vector<Buf> inputs, std::vector<Buf> outputs);
+  LoopNest(Stmt root, std::vector<Buf> inputs, std::vector<Buf> outputs, size_t scratch = 0);
   const Stmt& root() const { return root_; }
   const std::vector<Buf>& inputs() const { return inputs_; }
+  /// The group's outputs, then scratch() buffers of the kernel's own: values one top-level nest stores
+  /// and a later one reads (a product the pointwise nest after it reads). A launch allocates them with
+  /// the outputs and hands back only the outputs.
   const std::vector<Buf>& outputs() const { return outputs_; }
+  size_t scratch() const { return scratch_; }
   /// Every loop variable's name, outermost first (pre-order).
   std::vector<std::string> loopNames() const;
 
@@ -46,7 +50,8 @@ class LoopNest {
   /// Store(b, i, Reduce(op, body, vars)) -> Store(b, i, identity); for vars: b[i] = b[i] op body.
   void lowerReductions();
   /// CPU, before lowerReductions: a top-level nest that sums along outer dimensions of what it reads
-  /// (a bias gradient: out[j] = sum over r of x[r, j]) becomes out[j] = 0 for all j, then for every r,
+  /// (a bias gradient: out[j] = sum over r of x[r, j]; a product: out[i, j] = sum over r of a[i, r] *
+  /// b[r, j], a[i, r] the same for every j) becomes out[j] = 0 for all j, then for every r,
   /// for all j: out[j] += x[r, j]: the inner loop reads contiguously and vectorizes, and every element
   /// is summed in the same order as before; consecutive such sums over the same ranges share the two
   /// nests. Not for the GPU, whose threads split the outer loops.
@@ -78,6 +83,7 @@ class LoopNest {
  private:
   Stmt root_;
   std::vector<Buf> inputs_, outputs_;
+  size_t scratch_ = 0;
 };
 
 

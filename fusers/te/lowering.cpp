@@ -66,10 +66,13 @@ class Lowerer {
     std::vector<PointwiseStore> pointwise;
     std::vector<std::pair<const Value*, Slice>> reductions;  // built after every pointwise store is known
     std::vector<Buf> outputs(sub_.outputs().size());
-    for (size_t k = 0; k < sub_.outputs().size(); ++k) {
+    for (size_t k = 0; k < sub_.outputs().size(); ++k) outputs[k] = outputBuf(k);
+    const size_t groupOutputs = outputs.size();
+    std::vector<Stmt> products = productNests(outputs);
+    for (size_t k = 0; k < groupOutputs; ++k) {
       const Value* out = sub_.outputs()[k];
-      outputs[k] = outputBuf(k);
       const Node* n = out->node();
+      if (n->kind() == OpKind::Mm) continue;  // its product nest stores it
       if (isReduction(n)) {
         reductions.push_back({out, {outputs[k], -1, 0}});
       } else if (n->kind() == OpKind::Softmax || n->kind() == OpKind::LogSoftmax) {
@@ -103,7 +106,8 @@ class Lowerer {
       pointwiseNests.push_back(loops(idx, shape, Block::make(stores)));
     }
     nests.insert(nests.begin(), pointwiseNests.begin(), pointwiseNests.end());
-    return LoopNest(Block::make(nests), inputs_, outputs);
+    nests.insert(nests.begin(), products.begin(), products.end());
+    return LoopNest(Block::make(nests), inputs_, outputs, outputs.size() - groupOutputs);
   }
 
  private:
@@ -162,6 +166,43 @@ class Lowerer {
   }
 
   Buf temporary(const char* what, ScalarKind t) { return makeBuf(fmt::format("{}{}", what, temps_++), {1}, t); }
+
+  // The nests of the group's products (aten::mm of two group inputs, te_fuser.cpp's fusibleProduct),
+  // ahead of every other: each stores into its output's buffer when the group hands it out, else into a
+  // scratch buffer appended to `outputs`; the nests after it read it there, as they read an input.
+  //   for i, j: acc = sum over r of a[i, r] * b[r, j]; out[i, j] = acc
+  // The CPU schedule turns it around (LoopNest::interchangeStridedReductions): for each r, a row of b
+  // times a[i, r] added to out[i, :], a contiguous loop that vectorizes.
+  std::vector<Stmt> productNests(std::vector<Buf>& outputs) {
+    std::vector<Stmt> nests;
+    for (const Node* n : *sub_.block()) {
+      if (n->kind() != OpKind::Mm) continue;
+      const Value* out = n->output();
+      auto os = staticSizes(out);
+      auto as = staticSizes(n->input(0));
+      USER_CHECK(os && as && os->size() == 2 && as->size() == 2 && bufOf_.count(n->input(0)) &&
+                     bufOf_.count(n->input(1)),
+                 "TE lowering: aten::mm needs two static 2-d group inputs");
+      Buf to;
+      for (size_t k = 0; k < sub_.outputs().size(); ++k)
+        if (sub_.outputs()[k] == out) to = outputs[k];
+      if (!to) {
+        to = makeBuf(fmt::format("product{}", temps_++), *os, scalarKindOf(*out->type().dtype));
+        outputs.push_back(to);
+      }
+      const ScalarKind t = to->type;
+      Indices idx = {Var::make(fmt::format("i{}", temps_++)), Var::make(fmt::format("j{}", temps_++))};
+      Expr r = Var::make(fmt::format("r{}", temps_++));
+      Expr summand = operand(n->input(0), {idx[0], r}, t) * operand(n->input(1), {r, idx[1]}, t);
+      Buf acc = temporary("acc", t);
+      Stmt body = Block::make({Allocate::make(acc),
+                               Store::make(acc, {imm(0)}, Reduce::make(ReduceOpKind::Sum, summand, {r}, {(*as)[1]})),
+                               Store::make(to, idx, Load::make(acc, {imm(0)})), Free::make(acc)});
+      nests.push_back(loops(idx, *os, body));
+      bufOf_[out] = to;
+    }
+    return nests;
+  }
 
   // sum_to_size(x, sizes) / sum or mean(x, dims, keepdim) / mean(x): over the output's indices, a Reduce
   // over the rest into a one-element temporary, then stored (divided by the count for a mean).

@@ -58,6 +58,48 @@ bool fusibleCat(const Node* n) {
   return true;
 }
 
+// A product the TE fuser computes inside a group (lowering.cpp's productNests): on the CPU, one row by
+// a weight that stays in this machine's L2 (1 MB of float32), the right operand row-major
+// (contiguous-operands' copy of a shared weight, or a graph input, which a launch copies only when it is
+// not contiguous). A batch-1 LSTM step is then one kernel, h W^T and the cell together, instead of a
+// library call, a [1, 4H] tensor and a kernel launch. Measured (bench/results/small-batch-2026-11-25.md):
+// faster at hidden 128 and 256; slower from two rows on, and at hidden 512 (4 MB of weight, which
+// oneDNN's product reads on both threads).
+constexpr int64_t kProductMaxRows = 1;
+constexpr int64_t kProductMaxWeights = 1 << 18;
+
+bool fusibleProduct(const Node* n) {
+  if (n->kind() != OpKind::Mm || !floatTensor(n->output())) return false;
+  auto a = staticSizes(n->input(0)), b = staticSizes(n->input(1));
+  if (!a || !b || a->size() != 2 || b->size() != 2 || (*a)[0] > kProductMaxRows ||
+      (*b)[0] * (*b)[1] > kProductMaxWeights)
+    return false;
+  for (const Value* v : n->inputs())
+    if (v->type().dtype != n->output()->type().dtype) return false;
+  const OpKind right = n->input(1)->node()->kind();
+  if (right != OpKind::Contiguous && right != OpKind::Param) return false;
+  // Read by pointwise ops (through a chunk, or not): a row op's group (a layer-norm LSTM's gates) keeps
+  // its loop over rows, which the product would have to run inside.
+  for (const Use& u : n->output()->uses()) {
+    const Node* user = u.user;
+    if (user->kind() == OpKind::Chunk ? !fusibleChunk(user) : !fusiblePointwise(user, /*mixedDtypes=*/true))
+      return false;
+  }
+  return true;
+}
+
+// Drops from the region every product whose result is also read outside it: a group hands out only
+// pointwise results (worthFusing), and the product stays a library call then.
+void trimProducts(std::vector<Node*>& region) {
+  const std::unordered_set<const Node*> in(region.begin(), region.end());
+  std::erase_if(region, [&](const Node* n) {
+    if (n->kind() != OpKind::Mm) return false;
+    for (const Use& u : n->output()->uses())
+      if (!in.count(u.user)) return true;
+    return false;
+  });
+}
+
 // Nodes whose result is a group output only: a group computes them from its values but reads nothing
 // back from them (a reduction or softmax needs all of its operand first; a cat is stored in slices).
 // A row op (lowering.h) is not terminal: the group reads its result.
@@ -109,15 +151,25 @@ bool readsRowOp(const Value* v, const std::unordered_set<const Node*>& region,
   return false;
 }
 
-bool canJoin(const Node* n, const Region& r) {
-  if (!(n->info().flags & kOpFusedByTe)) return false;  // ops.def's flags column says which ops are ours
+bool hasProduct(const std::vector<Node*>& region) {
+  return std::any_of(region.begin(), region.end(), [](const Node* m) { return m->kind() == OpKind::Mm; });
+}
+
+// `products`: the group runs on the CPU, where it may take products (fusibleProduct).
+bool canJoin(const Node* n, const Region& r, bool products) {
   const std::vector<Node*>& region = r.nodes;
   auto inRegion = [&](const Value* v) { return r.computes(v); };
+  // A product reads group inputs only (it heads its group: growRegions' beginsRegion), and not beside
+  // row ops, whose loop over rows it would have to run inside.
+  if (n->kind() == OpKind::Mm)
+    return products && fusibleProduct(n) && !inRegion(n->input(0)) && !inRegion(n->input(1)) && !firstRowOp(region);
+  if (!(n->info().flags & kOpFusedByTe)) return false;  // ops.def's flags column says which ops are ours
   if (n->kind() == OpKind::ListUnpack) return inRegion(n->input(0));
   if (n->kind() == OpKind::Chunk) {
     if (!fusibleChunk(n)) return false;
-    // A chunk of a value the group computes splits a row (a row group's pieces are read at an offset).
-    if (inRegion(n->input(0))) {
+    // A chunk of a value the group computes splits a row (a row group's pieces are read at an offset),
+    // or a product (read at an offset like an input).
+    if (inRegion(n->input(0)) && n->input(0)->node()->kind() != OpKind::Mm) {
       const int64_t rank = static_cast<int64_t>(staticSizes(n->input(0))->size());
       int64_t d = *constantInt(n->input(2));
       if (d < 0) d += rank;
@@ -133,7 +185,7 @@ bool canJoin(const Node* n, const Region& r) {
   if (auto r = rowOp(n)) {
     for (const Value* v : n->inputs())
       if (inRegion(v) && terminal(v->node())) return false;
-    if (!fitsRegion(region, *staticSizes(r->input))) return false;
+    if (!fitsRegion(region, *staticSizes(r->input)) || hasProduct(region)) return false;
     for (const Node* m : region) {
       if (auto other = rowOp(m); other && other->dims != r->dims) return false;
       if (loopsOnItsOwn(m)) return false;
@@ -168,8 +220,14 @@ bool canJoin(const Node* n, const Region& r) {
 }
 
 // Why the TE fuser leaves n outside its groups, by its rules (canJoin, worthFusing).
-std::string fusionBlocker(const Node* n) {
+std::string fusionBlocker(const Node* n, bool products) {
   const OpKind k = n->kind();
+  if (k == OpKind::Mm && !products) return "a product joins TE groups on the CPU only (on CUDA it is cuBLAS's)";
+  if (k == OpKind::Mm && !fusibleProduct(n))
+    return fmt::format("a product joins a TE group from {} row by a weight of at most {} elements, of one float "
+                       "dtype, the weight row-major (a graph input or contiguous-operands' copy)",
+                       kProductMaxRows, kProductMaxWeights);
+  if (k == OpKind::Mm) return "a product joins the group that reads it, when that group has no row op and two ops";
   if (!(n->info().flags & kOpFusedByTe))
     return fmt::format("not fused by the TE fuser (a {} op; it fuses pointwise ops, sums and means, softmax, cat and "
                        "chunks)", opGroupName(n->info().group));
@@ -224,22 +282,27 @@ bool worthFusing(const std::vector<Node*>& region) {
   return true;
 }
 
-int64_t fuseInBlock(gj::Block* b) {
+int64_t fuseInBlock(gj::Block* b, bool products) {
   int64_t groups = 0;
   for (Node* n : b->nodesList())
-    for (gj::Block* inner : n->blocks()) groups += fuseInBlock(inner);
+    for (gj::Block* inner : n->blocks()) groups += fuseInBlock(inner, products);
   sinkChunks(b);
   // Scans until one makes no group: a region closes only when a node it could take uses its results
   // through a node it could not, so the nodes after a region of another shape (a layer norm's [B, 4H]
   // gates, then their [B, H] chunks) are left for the next scan.
   for (int64_t made = 1; made > 0;) {
     made = 0;
-    growRegions(b, canJoin, [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
-      trimChunks(region);
-      if (!worthFusing(region)) return;
-      canonicalizeSubgraph(mergeIntoSubgraph(region, OpKind::TensorExprGroup, dependents));
-      ++made;
-    });
+    auto joins = [products](const Node* n, const Region& r) { return canJoin(n, r, products); };
+    growRegions(
+        b, joins,
+        [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
+          trimChunks(region);
+          trimProducts(region);
+          if (!worthFusing(region)) return;
+          canonicalizeSubgraph(mergeIntoSubgraph(region, OpKind::TensorExprGroup, dependents));
+          ++made;
+        },
+        [&](const Node* n) { return n->kind() == OpKind::Mm && joins(n, Region{}); });
     groups += made;
   }
   return groups;
@@ -276,6 +339,7 @@ class TeCpuKernel final : public CompiledKernel {
         if (begin < end) n.fn(args, begin, end);
       }
     }
+    a.outputs.resize(a.outputs.size() - nest_.scratch());
     return std::move(a.outputs);
   }
 
@@ -319,6 +383,8 @@ class TeCudaKernel final : public CompiledKernel {
 }  // namespace
 
 std::shared_ptr<const CompiledKernel> compileGpuNest(LoopNest gpu, const std::string& name) {
+  // A scratch buffer is written by one nest and read by the next, which one launch cannot order.
+  USER_CHECK(gpu.scratch() == 0, "TE kernel {}: a group with a product runs on the CPU only", name);
   auto kernel = cuda::compileKernel(CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root()), name);
   if (!kernel) throw kernel.error();
   return std::make_shared<TeCudaKernel>(std::move(gpu), kernel.value());
@@ -353,8 +419,8 @@ class TeFuser final : public Fuser {
     if (!ir) throw ir.error();
     return "/* loop nest: as scheduled for the CPU\n" + toString(nest.root()) + "*/\n" + ir.value();
   }
-  int64_t fuse(Graph& g) override { return fuseTensorExprGroups(g); }
-  std::string whyNotFused(const Node* n) const override { return fusionBlocker(n); }
+  int64_t fuse(Graph& g) override { return fuseTensorExprGroups(g, opts_.device); }
+  std::string whyNotFused(const Node* n) const override { return fusionBlocker(n, opts_.device == DeviceKind::Cpu); }
 
   void compile(const Graph& g, KernelTable& kernels, FusionReport& report) override {
     compileGroups(g, OpKind::TensorExprGroup, opts_, "TE group", "gj_te", kernels, report,
@@ -368,9 +434,11 @@ class TeFuser final : public Fuser {
     // `build` runs only on a cache miss, inside compileGroups, while `sub` is alive.
     return {std::move(key), [this, nest = std::move(nest), &sub](const std::string& name) -> std::shared_ptr<const CompiledKernel> {
       if (!opts_.dumpDir.empty()) {
-        LoopNest gpu = gpuLoopNest(sub, opts_.cudaLaunch);
         std::ofstream(opts_.dumpDir + "/" + name + ".te.txt") << toString(nest.root());
-        std::ofstream(opts_.dumpDir + "/" + name + ".cu") << CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root());
+        if (nest.scratch() == 0) {  // a group with a product has no CUDA form (compileGpuNest)
+          LoopNest gpu = gpuLoopNest(sub, opts_.cudaLaunch);
+          std::ofstream(opts_.dumpDir + "/" + name + ".cu") << CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root());
+        }
       }
       switch (opts_.device) {
         case DeviceKind::Cpu: {
@@ -443,10 +511,10 @@ bool pushSumsThroughCat(gj::Block* b) {
 
 }  // namespace
 
-int64_t fuseTensorExprGroups(Graph& g) {
+int64_t fuseTensorExprGroups(Graph& g, DeviceKind device) {
   moveChunksUp(g);
   pushSumsThroughCat(g.block());
-  return fuseInBlock(g.block());
+  return fuseInBlock(g.block(), device == DeviceKind::Cpu);
 }
 
 }  // namespace gj::te

@@ -11,9 +11,10 @@
 namespace gj::te {
 
 /// Groups, in every block, pointwise ops over one static shape (inputs broadcasting, chunks of outside
-/// tensors read as partitions) with sum_to_size / sum reductions of their values at the group's edge.
+/// tensors read as partitions) with sum_to_size / sum reductions of their values at the group's edge,
+/// and, for the CPU, the small products (a batch-1 step's h W^T) whose results only the group reads.
 /// Pre: complete types. Returns the number of groups.
-int64_t fuseTensorExprGroups(Graph& g);
+int64_t fuseTensorExprGroups(Graph& g, DeviceKind device = DeviceKind::Cpu);
 
 /// A GPU-scheduled nest (gpuLoopNest, or any scheduleGpu) as CUDA C, compiled by NVRTC for this device,
 /// as the kernel the TE fuser runs on CUDA: one launch shaped by gpu.gpuLaunch(). Throws gj::Error ("no
