@@ -754,6 +754,13 @@ TEST(TeFuser, CpuKernelsVectorizeWithoutOverlapChecks) {
   EXPECT_EQ(modules, 1u);
 }
 
+// m's plan through the pipeline with the TE fuser, `rg` its inputs' requires-grad flags.
+Plan teTrainingPlan(const Model& m, const std::vector<bool>& rg) {
+  PipelineOptions o;
+  o.fuser = FuserKind::Te;
+  return optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), rg, o);
+}
+
 // The layer-norm LSTM under the TE fuser, unrolled: every row op of the forward and of the backward
 // (layer norm and its backward; the decomposed form's mean, std and var's gradient) runs inside a group.
 // A step is one group forward (the gates' two layer norms over [B, 4H] rows, their chunks read at offsets,
@@ -764,10 +771,7 @@ TEST(TeFuser, LayerNormLstmFusesEveryLayerNormForwardAndBackward) {
     ModelConfig c{.seqLength = 3, .miniBatch = 2, .inputSize = 4, .hiddenSize = 5, .numLayers = 1};
     c.decomposeLayerNorm = decompose;
     Model m = buildModel("lnlstm", c);
-    std::vector<bool> rg(m.inputs.size(), true);
-    PipelineOptions o;
-    o.fuser = FuserKind::Te;
-    Plan p = optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), rg, o);
+    Plan p = teTrainingPlan(m, std::vector<bool>(m.inputs.size(), true));
     ASSERT_EQ(p.gradients.size(), 1u);
     const Gradient& grad = *p.gradients.begin()->second;
     for (const Graph* g : {grad.forward.get(), grad.backward.get()}) {
@@ -813,9 +817,7 @@ TEST(TeFuser, SmallProductsJoinTheStepsKernelOnTheCpu) {
     rg.push_back(isFloating(t.dtype()));
   }
   // The groups, forward and backward.
-  PipelineOptions o;
-  o.fuser = FuserKind::Te;
-  Plan p = optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), rg, o);
+  Plan p = teTrainingPlan(m, rg);
   ASSERT_EQ(p.gradients.size(), 1u);
   const Gradient& grad = *p.gradients.begin()->second;
   for (const Graph* g : {grad.forward.get(), grad.backward.get()}) {
