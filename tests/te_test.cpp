@@ -857,7 +857,8 @@ TEST(TeFuser, SmallProductsJoinTheStepsKernelOnTheCpu) {
   EXPECT_GE(stats.kernelRuns, 2 * steps);  // the optimized run's steps, forward and backward
   // The same graph grouped for CUDA: no product joins.
   PipelineOptions none;
-  Plan unfused = optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), std::vector<bool>(rg.size(), false), none);
+  Plan unfused =
+      optimizeSpecialized(std::shared_ptr<Graph>(m.graph->clone()), std::vector<bool>(rg.size(), false), none);
   for (DeviceKind device : {DeviceKind::Cpu, DeviceKind::Cuda}) {
     auto g = std::shared_ptr<Graph>(unfused.graph->clone());
     ASSERT_GT(fuseTensorExprGroups(*g, device), 0);

@@ -437,7 +437,8 @@ class TeFuser final : public Fuser {
         std::ofstream(opts_.dumpDir + "/" + name + ".te.txt") << toString(nest.root());
         if (nest.scratch() == 0) {  // a group with a product has no CUDA form (compileGpuNest)
           LoopNest gpu = gpuLoopNest(sub, opts_.cudaLaunch);
-          std::ofstream(opts_.dumpDir + "/" + name + ".cu") << CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root());
+          std::ofstream(opts_.dumpDir + "/" + name + ".cu")
+              << CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root());
         }
       }
       switch (opts_.device) {
