@@ -27,12 +27,10 @@ void growRegions(Block* b, const std::function<bool(const Node*, const Region&)>
       usesRegion = usesRegion || region.computes(v) || tainted.count(v);
       usesTainted = usesTainted || tainted.count(v);
     }
-    bool joins = canJoin(n, region);
-    if (!joins && usesRegion && beginsRegion && beginsRegion(n)) {
-      usesTainted = joins = true;  // closes the region below
-    }
-    if (joins) {
-      if (usesTainted) finish();
+    const bool joins = canJoin(n, region);
+    const bool begins = !joins && usesRegion && beginsRegion && beginsRegion(n);
+    if (joins || begins) {
+      if (usesTainted || begins) finish();
       region.nodes.push_back(n);
       for (const Value* v : n->inputs())
         if (!region.computes(v) && v->type().isTensor()) region.tensorsFromOutside.insert(v);

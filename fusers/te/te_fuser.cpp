@@ -91,13 +91,10 @@ bool fusibleProduct(const Node* n) {
 // Drops from the region every product whose result is also read outside it: a group hands out only
 // pointwise results (worthFusing), and the product stays a library call then.
 void trimProducts(std::vector<Node*>& region) {
-  const std::unordered_set<const Node*> in(region.begin(), region.end());
-  std::erase_if(region, [&](const Node* n) {
-    if (n->kind() != OpKind::Mm) return false;
-    for (const Use& u : n->output()->uses())
-      if (!in.count(u.user)) return true;
-    return false;
-  });
+  std::unordered_set<const Node*> drop;
+  for (const Value* v : regionOutputs(region))
+    if (v->node()->kind() == OpKind::Mm) drop.insert(v->node());
+  std::erase_if(region, [&](const Node* n) { return drop.count(n) > 0; });
 }
 
 // Nodes whose result is a group output only: a group computes them from its values but reads nothing
