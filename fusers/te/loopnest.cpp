@@ -328,6 +328,10 @@ std::optional<StridedSum> stridedSum(const Stmt& nest) {
   return m;
 }
 
+// interchangeStridedReductions halves an output loop whose halves are this many elements each, times a
+// whole number: one AVX-512 vector of float32.
+constexpr int64_t kHalfMultiple = 16;
+
 }  // namespace
 
 void LoopNest::interchangeStridedReductions() {
@@ -345,16 +349,36 @@ void LoopNest::interchangeStridedReductions() {
   std::vector<Stmt> out;
   auto flush = [&] {
     if (!pending) return;
+    // The innermost output loop in two halves, under a loop of two iterations that holds both nests of
+    // each: the halves write disjoint outputs, so the schedule may give each to a thread (a batch-1 step's
+    // product then reads half its weight on each core, from that core's L2). A half is a whole number of
+    // vectors.
+    const For* last = pending->loops.back();
+    const auto lastStart = intValue(last->start), lastStop = intValue(last->stop);
+    const int64_t half = lastStart && lastStop ? (*lastStop - *lastStart) / 2 : 0;
+    const bool halve = half > 0 && half % kHalfMultiple == 0 && *lastStop - *lastStart == 2 * half;
+    const std::string lastName = last->var.as<Var>()->name;
+    const Expr whichHalf = Var::make(lastName + "_half"), inHalf = Var::make(lastName + "_in");
     auto overOutput = [&](Stmt body) {
-      for (auto it = pending->loops.rbegin(); it != pending->loops.rend(); ++it)
+      if (halve)
+        body = For::make(inHalf, imm(0), imm(half),
+                         withVar(body, last->var, imm(*lastStart) + whichHalf * imm(half) + inHalf), last->options);
+      else
+        body = For::make(last->var, last->start, last->stop, body, last->options);
+      for (auto it = pending->loops.rbegin() + 1; it != pending->loops.rend(); ++it)
         body = For::make((*it)->var, (*it)->start, (*it)->stop, body, (*it)->options);
       return body;
     };
     Stmt add = overOutput(Block::make(pending->adds));
     for (int64_t k = static_cast<int64_t>(pending->rvars.size()) - 1; k >= 0; --k)
       add = For::make(pending->rvars[k], imm(0), imm(pending->extents[k]), add);
-    out.push_back(overOutput(Block::make(pending->inits)));
-    out.push_back(add);
+    Stmt init = overOutput(Block::make(pending->inits));
+    if (halve) {
+      out.push_back(For::make(whichHalf, imm(0), imm(2), Block::make({init, add})));
+    } else {
+      out.push_back(init);
+      out.push_back(add);
+    }
     pending.reset();
   };
   auto sameRanges = [](const Pending& p, const StridedSum& m) {
