@@ -317,9 +317,10 @@ TEST(Kernels, UnaryFunctionsMatchLibm) {
   EXPECT_TRUE(std::isnan(cpu::relu(nan).item(0)));
 }
 
-// A transposed view made contiguous goes through square tiles (runtime/cpu/loops.h): every element lands
-// where an index walk puts it, for ragged tiles (130 x 70), a matrix past the parallel grain (300 x 200),
-// a transposed slice with a row stride of its own, a dtype conversion, and a strided destination.
+// A transposed view made contiguous goes through square tiles (runtime/cpu/loops.h), float32 by 4 x 4
+// register transposes: every element lands where an index walk puts it, for ragged tiles and blocks
+// (130 x 70: neither a multiple of 4), a matrix past the parallel grain (300 x 200), a transposed slice
+// with a row stride of its own, a dtype conversion, and a strided destination.
 TEST(Tensor, TransposedCopiesMatchAnIndexWalk) {
   Tensor small = Tensor::rand({70, 130}, DType::Float32, 1, -1, 1);
   Tensor big = Tensor::rand({200, 300}, DType::Float32, 2, -1, 1);

@@ -92,6 +92,17 @@ void forEachOffset(std::span<const int64_t> sizes, const std::array<const int64_
   }
 }
 
+/// Calls tile(i0, i1, j0, j1) for forEachInTiles' tiles: rows [i0, i1) by columns [j0, j1), for a walk
+/// that does more per tile than an element at a time (a float transpose by register blocks).
+template <typename F>
+void forEachTile(int64_t rows, int64_t cols, F&& tile) {
+  constexpr int64_t kTile = 64;
+  parallelFor((rows + kTile - 1) / kTile, rows * cols, [&](int64_t tileRow) {
+    const int64_t i0 = tileRow * kTile, i1 = std::min(i0 + kTile, rows);
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) tile(i0, i1, j0, std::min(j0 + kTile, cols));
+  });
+}
+
 /// Calls f(i, j) for every element of a rows x cols matrix, in square tiles of 64 x 64 and over the
 /// threads by rows of tiles (when the matrix is large enough to pay for the fork). For a walk that reads
 /// one operand along its rows and another down its columns (a transposed view): in row-major order every
@@ -99,14 +110,9 @@ void forEachOffset(std::span<const int64_t> sizes, const std::array<const int64_
 /// a tile, each cache line of both is fetched once.
 template <typename F>
 void forEachInTiles(int64_t rows, int64_t cols, F&& f) {
-  constexpr int64_t kTile = 64;
-  parallelFor((rows + kTile - 1) / kTile, rows * cols, [&](int64_t tileRow) {
-    const int64_t i0 = tileRow * kTile, i1 = std::min(i0 + kTile, rows);
-    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
-      const int64_t j1 = std::min(j0 + kTile, cols);
-      for (int64_t i = i0; i < i1; ++i)
-        for (int64_t j = j0; j < j1; ++j) f(i, j);
-    }
+  forEachTile(rows, cols, [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = j0; j < j1; ++j) f(i, j);
   });
 }
 
