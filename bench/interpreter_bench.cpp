@@ -14,10 +14,13 @@
 // - CompiledLayerStep: graphbench's cells layer rows (jit_premul, one layer, seq 100, batch 1) through a
 //   Function (profiling executor, TE fuser), forward with gradients on and backward; per_step divides a
 //   run by its 100 steps. Beside it, the step's product alone (PackedGemm: h W^T on the packed weight),
-//   to set the rest of the step against.
+//   to set the rest of the step against, and two pieces of the rest: a step kernel's launch arguments
+//   (KernelArgs: six inputs checked, eight outputs made in one block) and the transposed copy of W_hh
+//   that contiguous-operands asks for once a forward (TransposedCopy: [4H, H] viewed as [H, 4H]).
 #include "executors/autograd.h"
 #include "executors/function.h"
 #include "executors/interpreter.h"
+#include "fusers/fuser.h"
 #include "ir/builder.h"
 #include "models/lstm.h"
 #include "runtime/cpu/ops.h"
@@ -157,12 +160,38 @@ void BM_PackedGemm(benchmark::State& state) {
   for (auto _ : state) packed->multiply(h.data<float>(), out.data<float>());
 }
 
+// contiguous(t(W)), W [4H, H].
+void BM_TransposedCopy(benchmark::State& state) {
+  Tensor w = Tensor::rand({4 * state.range(0), state.range(0)}, DType::Float32, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(w.t().contiguous());
+}
+
+// The launch arguments of the batch-1 h128 step's forward kernel: its inputs (x W_ih^T's row, h, W_hh^T,
+// two biases, c) and outputs (seven [1, 128] and the product's [1, 512] scratch, which a launch drops).
+void BM_KernelArgs(benchmark::State& state) {
+  std::vector<Tensor> in{Tensor::rand({1, 512}, DType::Float32, 1), Tensor::rand({1, 128}, DType::Float32, 1),
+                         Tensor::rand({128, 512}, DType::Float32, 1), Tensor::rand({512}, DType::Float32, 1),
+                         Tensor::rand({512}, DType::Float32, 1), Tensor::rand({1, 128}, DType::Float32, 1)};
+  std::vector<TensorSignature> ins, outs;
+  for (const Tensor& t : in) ins.push_back({t.dtype(), t.sizes()});
+  for (int i = 0; i < 7; ++i) outs.push_back({DType::Float32, Shape{1, 128}});
+  outs.push_back({DType::Float32, Shape{1, 512}});
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : in) ptrs.push_back(&t);
+  for (auto _ : state) {
+    KernelArgs a = kernelArgs("k", DeviceKind::Cpu, ptrs, ins, outs);
+    a.outputs.resize(7);
+    benchmark::DoNotOptimize(a.outputs);
+  }
+}
 BENCHMARK(BM_InterpretedViews)->Arg(1000);
 BENCHMARK(BM_InterpretedPointwise)->Args({1000, 1})->Args({1000, 4096});
 BENCHMARK(BM_DirectPointwise)->Args({1000, 1})->Args({1000, 4096});
 BENCHMARK(BM_LstmStep)->Args({8, 2, 0})->Args({8, 2, 1})->Args({512, 64, 0})->Args({512, 64, 1})->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_CompiledLayerStep)->Args({128, 0})->Args({128, 1})->Args({512, 0})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CompiledLayerStep)->Args({128, 0})->Args({128, 1})->Args({256, 0})->Args({512, 0})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PackedGemm)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_KernelArgs);
+BENCHMARK(BM_TransposedCopy)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

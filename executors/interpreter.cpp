@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -390,7 +391,8 @@ void Frame::recordStep(const Node* n, const Operands& in) {
   std::vector<IValue> detached;
   for (const IValue& v : in) detached.push_back(detach(v));
   auto outs = Interpreter(*grad.forward, nullptr, kernels_, plans_).run(std::move(detached));
-  step->saved.assign(outs.begin() + grad.numOutputs, outs.end());
+  // Moved, not copied: an unrolled 100-step layer saves about 700 tensors a run.
+  step->saved.assign(std::make_move_iterator(outs.begin() + grad.numOutputs), std::make_move_iterator(outs.end()));
   for (size_t j : grad.gradInputs) {
     const IValue& v = in[j];
     std::vector<std::shared_ptr<const GradEdge>> edges;

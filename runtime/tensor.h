@@ -42,8 +42,10 @@ std::string shapeStr(std::span<const int64_t> sizes);
 
 class Tensor {
  public:
-  /// An undefined tensor (defined() is false).
-  Tensor() = default;
+  /// An undefined tensor (defined() is false). Written out rather than defaulted: a defaulted one makes
+  /// `Tensor{}` and `std::vector<Tensor>(n)` zero the whole object before the members' initializers run,
+  /// a string store that was a third of a batch-1 step kernel's launch (Tensor::emptyInOneBlock).
+  Tensor() noexcept {}  // NOLINT(modernize-use-equals-default)
   /// A new contiguous tensor with uninitialized contents.
   static Tensor empty(Shape sizes, DType dtype, DeviceKind device = DeviceKind::Cpu);
   /// New contiguous tensors, the i-th of sizes[i] and dtypes[i], laid out one after another (each
