@@ -258,31 +258,41 @@ TEST(LoopNest, InterchangeStridedReductionsMakesTheInnerLoopContiguous) {
   EXPECT_LE(test::relError(outs[0], expect[0]), 1e-6);
 }
 
-// An interchanged sum whose output loop halves into whole vectors (64 columns: two of 32) becomes one loop
-// over the two halves, each zeroing and summing its own columns: the halves write disjoint outputs, so
-// the schedule makes that loop parallel, and each half run alone, in either order, gives its columns.
-TEST(LoopNest, InterchangedSumsSplitTheirOutputsInHalves) {
+// An interchanged sum whose output loop halves into whole vectors (512 columns: two of 256) and that reads
+// 2^18 elements becomes one loop over the two halves, each zeroing and summing its own columns: the halves
+// write disjoint outputs, so the schedule makes that loop parallel, and each half run alone, in either
+// order, gives its columns. The same sum over half the rows reads too little to pay for a thread team,
+// and keeps its two nests.
+TEST(LoopNest, LargeInterchangedSumsSplitTheirOutputsInHalves) {
   SKIP_WITHOUT_LLVM();
-  Buf in = makeBuf("in0", {48, 64}, ScalarKind::Float32), out = makeBuf("out0", {64}, ScalarKind::Float32);
-  Buf acc = makeBuf("acc", {1}, ScalarKind::Float32);
-  Expr j = Var::make("j"), r = Var::make("r");
-  Stmt body = te::Block::make({Allocate::make(acc),
-                               Store::make(acc, {imm(0)}, Reduce::make(ReduceOpKind::Sum, Load::make(in, {r, j}), {r}, {48})),
-                               Store::make(out, {j}, Load::make(acc, {imm(0)})), Free::make(acc)});
-  LoopNest n(For::make(j, imm(0), imm(64), body), {in}, {out});
-  LoopNest t = n;
-  t.interchangeStridedReductions();
-  t.lowerReductions();
-  t.scheduleCpu(/*parallelGrain=*/16);
+  auto columnSums = [](int64_t rows) {
+    Buf in = makeBuf("in0", {rows, 512}, ScalarKind::Float32), out = makeBuf("out0", {512}, ScalarKind::Float32);
+    Buf acc = makeBuf("acc", {1}, ScalarKind::Float32);
+    Expr j = Var::make("j"), r = Var::make("r");
+    Stmt body = te::Block::make(
+        {Allocate::make(acc), Store::make(acc, {imm(0)}, Reduce::make(ReduceOpKind::Sum, Load::make(in, {r, j}), {r}, {rows})),
+         Store::make(out, {j}, Load::make(acc, {imm(0)})), Free::make(acc)});
+    return LoopNest(For::make(j, imm(0), imm(512), body), {in}, {out});
+  };
+  auto scheduled = [](LoopNest n) {
+    n.interchangeStridedReductions();
+    n.lowerReductions();
+    n.scheduleCpu(/*parallelGrain=*/16);
+    return n;
+  };
+  EXPECT_EQ(toString(scheduled(columnSums(256)).root()).find("_half"), std::string::npos)
+      << "2^17 elements read: not halved";
+  LoopNest n = columnSums(512);
+  LoopNest t = scheduled(n);
   EXPECT_FILECHECK(toString(t.root()), R"(
     CHECK: for (int64_t j_half = 0; j_half < 2; j_half++) { // parallel
-    CHECK-NEXT: for (int64_t j_in = 0; j_in < 32; j_in++) { // vectorize
-    CHECK-NEXT: out0[((j_half * 32) + j_in)] = 0.0f;
-    CHECK: for (int64_t r = 0; r < 48; r++) {
-    CHECK-NEXT: for (int64_t j_in = 0; j_in < 32; j_in++) { // vectorize
-    CHECK-NEXT: out0[((j_half * 32) + j_in)] = (out0[((j_half * 32) + j_in)] + in0[r, ((j_half * 32) + j_in)]);
+    CHECK-NEXT: for (int64_t j_in = 0; j_in < 256; j_in++) { // vectorize
+    CHECK-NEXT: out0[((j_half * 256) + j_in)] = 0.0f;
+    CHECK: for (int64_t r = 0; r < 512; r++) {
+    CHECK-NEXT: for (int64_t j_in = 0; j_in < 256; j_in++) { // vectorize
+    CHECK-NEXT: out0[((j_half * 256) + j_in)] = (out0[((j_half * 256) + j_in)] + in0[r, ((j_half * 256) + j_in)]);
   )");
-  Tensor a = Tensor::rand({48, 64}, DType::Float32, 9);
+  Tensor a = Tensor::rand({512, 512}, DType::Float32, 9);
   LoopNest ref = n;
   ref.lowerReductions();
   const Tensor expect = interpret(ref, {a})[0];
@@ -293,10 +303,10 @@ TEST(LoopNest, InterchangedSumsSplitTheirOutputsInHalves) {
   const CompiledNest& f = fns.value()[0];
   EXPECT_TRUE(f.parallel);
   EXPECT_EQ(f.trips, 2);
-  Tensor o = Tensor::full({64}, DType::Float32, 7.0);  // not zero: each half zeroes its own columns
+  Tensor o = Tensor::full({512}, DType::Float32, 7.0);  // not zero: each half zeroes its own columns
   std::vector<void*> args{a.rawData(), o.rawData()};
   f.fn(args.data(), 1, 2);  // the second half alone first, as another thread may run it
-  EXPECT_LE(test::relError(o.slice(0, 32, 64), expect.slice(0, 32, 64)), 1e-6);
+  EXPECT_LE(test::relError(o.slice(0, 256, 512), expect.slice(0, 256, 512)), 1e-6);
   EXPECT_EQ(o.item(0), 7.0) << "the second half wrote the first's columns";
   f.fn(args.data(), 0, 1);
   EXPECT_LE(test::relError(o, expect), 1e-6);

@@ -329,8 +329,13 @@ std::optional<StridedSum> stridedSum(const Stmt& nest) {
 }
 
 // interchangeStridedReductions halves an output loop whose halves are this many elements each, times a
-// whole number: one AVX-512 vector of float32.
+// whole number (one AVX-512 vector of float32), when the sum reads at least kHalveMinReads elements: a
+// batch-1 step's product by a weight of 1 MB of float32 (hidden 256), which one core's L2 (1 MB here) does
+// not hold and two hold. Below that a thread team costs what the halves save, and at hidden 128 in
+// graphbench's cells group the halved product was slower (0.82-0.97 ms forward against 0.74-0.76, four
+// runs each, bench/results/small-batch-2026-11-25.md).
 constexpr int64_t kHalfMultiple = 16;
+constexpr int64_t kHalveMinReads = 1 << 18;
 
 }  // namespace
 
@@ -352,11 +357,18 @@ void LoopNest::interchangeStridedReductions() {
     // The innermost output loop in two halves, under a loop of two iterations that holds both nests of
     // each: the halves write disjoint outputs, so the schedule may give each to a thread (a batch-1 step's
     // product then reads half its weight on each core, from that core's L2). A half is a whole number of
-    // vectors.
+    // vectors, and the sum large (kHalveMinReads).
     const For* last = pending->loops.back();
     const auto lastStart = intValue(last->start), lastStop = intValue(last->stop);
     const int64_t half = lastStart && lastStop ? (*lastStop - *lastStart) / 2 : 0;
-    const bool halve = half > 0 && half % kHalfMultiple == 0 && *lastStop - *lastStart == 2 * half;
+    int64_t reads = 2 * half;
+    for (int64_t e : pending->extents) reads *= e;
+    for (size_t k = 0; k + 1 < pending->loops.size(); ++k) {
+      auto a = intValue(pending->loops[k]->start), b = intValue(pending->loops[k]->stop);
+      reads *= a && b ? *b - *a : 1;
+    }
+    const bool halve = half > 0 && half % kHalfMultiple == 0 && *lastStop - *lastStart == 2 * half &&
+                       reads >= kHalveMinReads;
     const std::string lastName = last->var.as<Var>()->name;
     const Expr whichHalf = Var::make(lastName + "_half"), inHalf = Var::make(lastName + "_in");
     auto overOutput = [&](Stmt body) {

@@ -54,7 +54,8 @@ class LoopNest {
   /// b[r, j], a[i, r] the same for every j) becomes out[j] = 0 for all j, then for every r,
   /// for all j: out[j] += x[r, j]: the inner loop reads contiguously and vectorizes, and every element
   /// is summed in the same order as before; consecutive such sums over the same ranges share the two
-  /// nests. When the innermost output loop halves into whole vectors (16 floats), both nests go under
+  /// nests. When the innermost output loop halves into whole vectors (16 floats) and the sum reads at
+  /// least 2^18 elements (a batch-1 step's product at hidden 256 and up), both nests go under
   /// one loop over the halves (j_half: 2 trips, j = j_half * half + j_in), whose iterations write disjoint
   /// outputs: scheduleCpu may run them on two threads. Not for the GPU, whose threads split the outer loops.
   void interchangeStridedReductions();
