@@ -23,6 +23,7 @@
 #include "fusers/fuser.h"
 #include "ir/builder.h"
 #include "models/lstm.h"
+#include "runtime/cpu/onednn_lstm.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/gemm.h"
 #include "runtime/threading.h"
@@ -122,9 +123,41 @@ void BM_LstmStep(benchmark::State& state) {
 
 // A run of the layer (100 steps) through a compiled Function: forward (range 1 == 0) or forward and
 // backward (range 1 == 1).
+// Writes 64 MB, leaving nothing of a run in the caches (as graphbench's interleaved rounds do).
+void evictCaches() {
+  static std::vector<char> junk(64 << 20);
+  static char v = 0;
+  std::fill(junk.begin(), junk.end(), ++v);
+  benchmark::ClobberMemory();
+}
+
+void BM_OnednnLayer(benchmark::State& state) {
+  const int64_t hidden = state.range(0), steps = 100;
+  const bool flush = state.range(1) != 0;
+  cpu::OnednnLstm lstm(steps, 1, hidden, hidden, 1);
+  Tensor x = Tensor::rand({steps, 1, hidden}, DType::Float32, 1), hx = Tensor::rand({1, 1, hidden}, DType::Float32, 2),
+         cx = Tensor::rand({1, 1, hidden}, DType::Float32, 3);
+  std::vector<Tensor> w{Tensor::rand({4 * hidden, hidden}, DType::Float32, 4), Tensor::rand({4 * hidden, hidden}, DType::Float32, 5),
+                        Tensor::rand({4 * hidden}, DType::Float32, 6), Tensor::rand({4 * hidden}, DType::Float32, 7)};
+  Tensor gy = Tensor::rand({steps, 1, hidden}, DType::Float32, 8), gh = Tensor::rand({1, 1, hidden}, DType::Float32, 9);
+  for (auto _ : state) {
+    if (flush) {
+      state.PauseTiming();
+      evictCaches();
+      state.ResumeTiming();
+    }
+    benchmark::DoNotOptimize(lstm.forward(x, hx, cx, w));
+    state.PauseTiming();
+    lstm.backward(gy, gh, gh);
+    state.ResumeTiming();
+  }
+  state.counters["per_step"] = benchmark::Counter(
+      static_cast<double>(steps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 void BM_CompiledLayerStep(benchmark::State& state) {
   const int64_t hidden = state.range(0), steps = 100;
-  const bool backward = state.range(1) != 0;
+  const bool backward = state.range(1) != 0, flush = state.range(2) != 0;
   Model m = buildLstm(LstmVariantKind::JitPremul, {steps, 1, hidden, hidden, 1});
   FunctionOptions fo;
   fo.fuser = FuserKind::Te;
@@ -137,6 +170,11 @@ void BM_CompiledLayerStep(benchmark::State& state) {
   }
   f.backward(gradOutputs);
   for (auto _ : state) {
+    if (flush) {
+      state.PauseTiming();
+      evictCaches();
+      state.ResumeTiming();
+    }
     benchmark::DoNotOptimize(f.forward(in, rg));
     if (backward) {
       benchmark::DoNotOptimize(f.backward(gradOutputs));
@@ -167,7 +205,7 @@ void BM_TransposedCopy(benchmark::State& state) {
 }
 
 // The launch arguments of the batch-1 h128 step's forward kernel: its inputs (x W_ih^T's row, h, W_hh^T,
-// two biases, c) and outputs (seven [1, 128] and the product's [1, 512] scratch, which a launch drops).
+// two biases, c), outputs (seven [1, 128]) and the product's [1, 512] scratch.
 void BM_KernelArgs(benchmark::State& state) {
   std::vector<Tensor> in{Tensor::rand({1, 512}, DType::Float32, 1), Tensor::rand({1, 128}, DType::Float32, 1),
                          Tensor::rand({128, 512}, DType::Float32, 1), Tensor::rand({512}, DType::Float32, 1),
@@ -176,21 +214,31 @@ void BM_KernelArgs(benchmark::State& state) {
   for (const Tensor& t : in) ins.push_back({t.dtype(), t.sizes()});
   for (int i = 0; i < 7; ++i) outs.push_back({DType::Float32, Shape{1, 128}});
   outs.push_back({DType::Float32, Shape{1, 512}});
+  const KernelSignature sig(ins, outs, 1);
   std::vector<const Tensor*> ptrs;
   for (const Tensor& t : in) ptrs.push_back(&t);
   for (auto _ : state) {
-    KernelArgs a = kernelArgs("k", DeviceKind::Cpu, ptrs, ins, outs);
-    a.outputs.resize(7);
+    KernelArgs a = kernelArgs("k", DeviceKind::Cpu, ptrs, sig);
     benchmark::DoNotOptimize(a.outputs);
   }
 }
+
+// aten::stack of an unrolled layer's 100 step outputs, [1, 128] each.
+void BM_StackSteps(benchmark::State& state) {
+  std::vector<Tensor> steps;
+  for (int i = 0; i < 100; ++i) steps.push_back(Tensor::rand({1, 128}, DType::Float32, i + 1));
+  for (auto _ : state) benchmark::DoNotOptimize(cpu::stack(steps, 0));
+}
+
 BENCHMARK(BM_InterpretedViews)->Arg(1000);
 BENCHMARK(BM_InterpretedPointwise)->Args({1000, 1})->Args({1000, 4096});
 BENCHMARK(BM_DirectPointwise)->Args({1000, 1})->Args({1000, 4096});
 BENCHMARK(BM_LstmStep)->Args({8, 2, 0})->Args({8, 2, 1})->Args({512, 64, 0})->Args({512, 64, 1})->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_CompiledLayerStep)->Args({128, 0})->Args({128, 1})->Args({256, 0})->Args({512, 0})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CompiledLayerStep)->Args({128, 0, 0})->Args({128, 0, 1})->Args({128, 1, 0})->Args({256, 0, 0})->Args({512, 0, 0})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_OnednnLayer)->Args({128, 0})->Args({128, 1})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PackedGemm)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_KernelArgs);
+BENCHMARK(BM_StackSteps)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_TransposedCopy)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

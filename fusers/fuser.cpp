@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <list>
@@ -22,6 +23,50 @@ std::vector<Tensor> CompiledKernel::run(const std::vector<Tensor>& inputs) const
   return run(std::span<const Tensor* const>(pointers));
 }
 
+KernelSignature::KernelSignature(std::vector<TensorSignature> ins, std::span<const TensorSignature> outs, size_t numScratch)
+    : inputs(std::move(ins)) {
+  IR_CHECK(numScratch <= outs.size()) << numScratch << " scratch buffers of " << outs.size() << " outputs";
+  const size_t numOutputs = outs.size() - numScratch;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (i >= numOutputs) {
+      scratch.push_back(outs[i]);
+      continue;
+    }
+    outputSizes.push_back(outs[i].sizes);
+    outputDtypes.push_back(outs[i].dtype);
+    for (int64_t d : outs[i].sizes) dynamicOutputs |= d == kUnknownDim;
+    if (!dynamicOutputs) outputBytes += numelOf(outs[i].sizes) * static_cast<int64_t>(dtypeSize(outs[i].dtype));
+  }
+  if (dynamicOutputs) outputBytes = 0;
+}
+
+namespace {
+
+// The element count of `sizes`, an unknown size being `rows`.
+int64_t numelWithRows(const Shape& sizes, int64_t rows) {
+  int64_t n = 1;
+  for (int64_t d : sizes) n *= d == kUnknownDim ? rows : d;
+  return n;
+}
+
+void appendScratch(KernelArgs& a, std::span<const TensorSignature> scratch) {
+  if (scratch.empty()) return;
+  constexpr int64_t kAlign = 64;
+  int64_t bytes = 0;
+  const size_t first = a.pointers.size();
+  for (const TensorSignature& s : scratch) {
+    a.pointers.push_back(reinterpret_cast<void*>(bytes));  // an offset until the space is known
+    bytes += (numelWithRows(s.sizes, a.rows) * static_cast<int64_t>(dtypeSize(s.dtype)) + kAlign - 1) / kAlign * kAlign;
+  }
+  thread_local Tensor space;
+  if (!space.defined() || space.numel() < bytes)
+    space = Tensor::empty({std::max<int64_t>(bytes, 4096)}, DType::Bool, DeviceKind::Cpu);
+  char* base = static_cast<char*>(space.rawData());
+  for (size_t i = first; i < a.pointers.size(); ++i) a.pointers[i] = base + reinterpret_cast<intptr_t>(a.pointers[i]);
+}
+
+}  // namespace
+
 // A CPU launch's outputs share one allocation (Tensor::emptyInOneBlock) up to this many bytes in all: a
 // batch-1 LSTM step's kernel makes seven outputs of 512 bytes, and making them one by one was about half
 // of its launch (two heap blocks each). Larger outputs are made one by one, so that a saved output does
@@ -29,10 +74,11 @@ std::vector<Tensor> CompiledKernel::run(const std::vector<Tensor>& inputs) const
 constexpr int64_t kOneBlockOutputBytes = 64 << 10;
 
 KernelArgs kernelArgs(std::string_view what, DeviceKind device, std::span<const Tensor* const> inputs,
-                      const std::vector<TensorSignature>& expected, const std::vector<TensorSignature>& outputs) {
+                      const KernelSignature& sig) {
+  const std::vector<TensorSignature>& expected = sig.inputs;
   USER_CHECK(inputs.size() == expected.size(), "{}: {} inputs for {}", what, inputs.size(), expected.size());
   KernelArgs a;
-  a.pointers.reserve(inputs.size() + outputs.size());
+  a.pointers.reserve(inputs.size() + sig.outputSizes.size() + sig.scratch.size());
   // An unknown size (the leading one of a kernel compiled with dynamic rows) matches any, the same in every
   // input that has it.
   auto fits = [&](const Shape& have, const Shape& e) {
@@ -59,31 +105,33 @@ KernelArgs kernelArgs(std::string_view what, DeviceKind device, std::span<const 
       a.pointers.push_back(a.copies.back().rawData());
     }
   }
-  std::vector<Shape> sizes;
-  std::vector<DType> dtypes;
-  sizes.reserve(outputs.size());
-  dtypes.reserve(outputs.size());
-  int64_t bytes = 0;
-  for (const TensorSignature& o : outputs) {
-    Shape& s = sizes.emplace_back(o.sizes);
-    for (int64_t& d : s)
-      if (d == kUnknownDim) {
-        USER_CHECK(a.rows != kUnknownDim, "{}: no input gives the rows of an output {}", what, shapeStr(o.sizes));
-        d = a.rows;
-      }
-    dtypes.push_back(o.dtype);
-    bytes += numelOf(s) * static_cast<int64_t>(dtypeSize(o.dtype));
+  const size_t numOutputs = sig.outputSizes.size();
+  std::vector<Shape> dynamicSizes;
+  if (sig.dynamicOutputs) {
+    USER_CHECK(a.rows != kUnknownDim, "{}: no input gives the rows of its outputs", what);
+    dynamicSizes = sig.outputSizes;
+    for (Shape& s : dynamicSizes)
+      for (int64_t& d : s)
+        if (d == kUnknownDim) d = a.rows;
   }
-  if (device == DeviceKind::Cpu && outputs.size() > 1 && bytes <= kOneBlockOutputBytes) {
-    a.outputs = Tensor::emptyInOneBlock(sizes, dtypes, device);
+  std::span<const Shape> sizes = sig.dynamicOutputs ? std::span<const Shape>(dynamicSizes) : sig.outputSizes;
+  int64_t bytes = sig.outputBytes;
+  if (sig.dynamicOutputs)
+    for (size_t i = 0; i < numOutputs; ++i) bytes += numelOf(sizes[i]) * static_cast<int64_t>(dtypeSize(sig.outputDtypes[i]));
+  if (device == DeviceKind::Cpu && numOutputs > 1 && bytes <= kOneBlockOutputBytes) {
+    a.outputs = Tensor::emptyInOneBlock(sizes, sig.outputDtypes, device);
   } else {
-    a.outputs.reserve(outputs.size());
-    for (size_t i = 0; i < outputs.size(); ++i)
-      a.outputs.push_back(Tensor::empty(std::move(sizes[i]), dtypes[i], device));
+    a.outputs.reserve(numOutputs);
+    for (size_t i = 0; i < numOutputs; ++i) a.outputs.push_back(Tensor::empty(sizes[i], sig.outputDtypes[i], device));
   }
   for (const Tensor& t : a.outputs) a.pointers.push_back(t.rawData());
+  if (!sig.scratch.empty()) {
+    USER_CHECK(device == DeviceKind::Cpu, "{}: scratch buffers are for CPU kernels", what);
+    appendScratch(a, sig.scratch);
+  }
   return a;
 }
+
 Fuser::~Fuser() = default;
 
 void CudaLaunchOptions::validate() const {

@@ -32,11 +32,24 @@ struct TensorSignature {
   Shape sizes;
 };
 
+/// What a compiled kernel takes and makes, laid out once when it is built (a batch-1 LSTM step launches
+/// in a few hundred nanoseconds): its inputs, its outputs' sizes and dtypes, and a CPU kernel's scratch
+/// buffers (passed after the outputs; see kernelArgs). An unknown (kUnknownDim) size is the launch's rows.
+struct KernelSignature {
+  KernelSignature(std::vector<TensorSignature> inputs, std::span<const TensorSignature> outputs, size_t scratch = 0);
+  std::vector<TensorSignature> inputs;
+  std::vector<Shape> outputSizes;
+  std::vector<DType> outputDtypes;
+  std::vector<TensorSignature> scratch;
+  bool dynamicOutputs = false;  ///< some output size is unknown
+  int64_t outputBytes = 0;      ///< all outputs' bytes together, when none is dynamic
+};
+
 /// A launch's tensors: the inputs checked against what the kernel was compiled for (defined, on `device`,
 /// of the signature's dtype and sizes, an unknown size matching any but the same in every input; else a
 /// gj::Error naming `what` and the input, after which the caller runs the subgraph), contiguous copies of
-/// those that were not, new outputs, and the data pointers of inputs (or their copies) and outputs, inputs
-/// first. The inputs themselves must outlive the launch.
+/// those that were not, new outputs, and the data pointers of inputs (or their copies), outputs and
+/// scratch buffers, in that order. The inputs themselves must outlive the launch.
 struct KernelArgs {
   std::vector<Tensor> copies, outputs;
   std::vector<void*> pointers;
@@ -49,8 +62,11 @@ struct KernelArgs {
     return params;
   }
 };
+/// A CPU kernel's scratch buffers are space of the calling thread's own, kept from launch to launch: a
+/// launch's scratch is dead when it returns, so the next launch on the thread writes the same, still
+/// cached, memory (a block per launch, as outputs are, was fresh memory every step of an unrolled loop).
 KernelArgs kernelArgs(std::string_view what, DeviceKind device, std::span<const Tensor* const> inputs,
-                      const std::vector<TensorSignature>& expected, const std::vector<TensorSignature>& outputs);
+                      const KernelSignature& signature);
 
 /// The compiled kernel of each fusion node of a plan (nodes of nested blocks and subgraphs included).
 using KernelTable = std::unordered_map<const Node*, std::shared_ptr<const CompiledKernel>>;

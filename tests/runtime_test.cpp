@@ -345,6 +345,45 @@ TEST(Tensor, TransposedCopiesMatchAnIndexWalk) {
   }
 }
 
+// cat and stack copy contiguous pieces as runs of bytes; element by element, they are what an index walk
+// over the pieces gives (pieces of different extents, an empty one, every dim, float64 and int64 too).
+TEST(Kernels, CatAndStackOfContiguousPiecesMatchAnIndexWalk) {
+  for (DType dt : {DType::Float32, DType::Float64, DType::Int64}) {
+    for (int64_t dim = 0; dim < 3; ++dim) {
+      std::vector<Tensor> pieces;
+      for (int64_t extent : {2, 0, 3}) {
+        Shape sizes{4, 5, 6};
+        sizes[dim] = extent;
+        pieces.push_back(Tensor::rand(sizes, DType::Float64, 10 + extent, -3, 3).to(dt));
+      }
+      Tensor out = cpu::cat(pieces, dim);
+      ASSERT_EQ(out.size(dim), 5);
+      int64_t wrong = 0, at = 0;
+      for (const Tensor& piece : pieces) {
+        for (int64_t i = 0; i < piece.numel(); ++i) {
+          int64_t idx[3], rest = i;
+          for (int64_t d = 2; d >= 0; --d) idx[d] = rest % piece.size(d), rest /= piece.size(d);
+          idx[dim] += at;
+          wrong += out.item((idx[0] * out.size(1) + idx[1]) * out.size(2) + idx[2]) != piece.item(i);
+        }
+        at += piece.size(dim);
+      }
+      EXPECT_EQ(wrong, 0) << "cat at dim " << dim << ", " << dtypeName(dt);
+
+      std::vector<Tensor> same{pieces[0], pieces[2].narrow(dim, 1, 2).contiguous(),
+                               Tensor::rand(pieces[0].sizes(), DType::Float64, 20, -3, 3).to(dt)};
+      for (int64_t at2 = 0; at2 <= 3; ++at2) {
+        Tensor stacked = cpu::stack(same, at2);
+        for (size_t k = 0; k < same.size(); ++k)
+          EXPECT_LE(relError(stacked.select(at2, static_cast<int64_t>(k)).contiguous().to(DType::Float64),
+                             same[k].to(DType::Float64)),
+                    0)
+              << "stack at dim " << at2 << ", piece " << k << ", " << dtypeName(dt);
+      }
+    }
+  }
+}
+
 // A packed right operand (oneDNN's matmul primitive, runtime/gemm.h) gives the product a plain GEMM gives:
 // ragged sizes, B row-major and transposed, each inside a wider matrix (a row stride of its own); the
 // packed copy is a snapshot, so writing B afterwards changes nothing.

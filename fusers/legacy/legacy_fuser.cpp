@@ -54,11 +54,11 @@ constexpr int64_t kParallelGrain = 1 << 15;
 class CpuKernel final : public CompiledKernel {
  public:
   CpuKernel(KernelSpec spec, CpuKernelCode code)
-      : spec_(std::move(spec)), args_(argSignatures(spec_)), outs_(outputSignatures(spec_)), fn_(code.fn),
+      : spec_(std::move(spec)), sig_(argSignatures(spec_), outputSignatures(spec_)), fn_(code.fn),
         module_(std::move(code.module)) {}
 
   std::vector<Tensor> run(std::span<const Tensor* const> inputs) const override {
-    KernelArgs a = kernelArgs("fused kernel", DeviceKind::Cpu, inputs, args_, outs_);
+    KernelArgs a = kernelArgs("fused kernel", DeviceKind::Cpu, inputs, sig_);
     void** args = a.pointers.data();
     const int64_t numel = spec_.numel(a.rows);
     if (numel == 0) return std::move(a.outputs);
@@ -79,7 +79,7 @@ class CpuKernel final : public CompiledKernel {
 
  private:
   KernelSpec spec_;
-  std::vector<TensorSignature> args_, outs_;  // spec_'s, made once (a batch-1 step runs in microseconds)
+  KernelSignature sig_;
   CpuKernelFn fn_;
   std::shared_ptr<const JitModule> module_;  // holds fn_'s code
 };
@@ -88,11 +88,11 @@ class CpuKernel final : public CompiledKernel {
 class CudaFusedKernel final : public CompiledKernel {
  public:
   CudaFusedKernel(KernelSpec spec, cuda::Kernel kernel, CudaLaunchOptions launch)
-      : spec_(std::move(spec)), args_(argSignatures(spec_)), outs_(outputSignatures(spec_)),
+      : spec_(std::move(spec)), sig_(argSignatures(spec_), outputSignatures(spec_)),
         kernel_(std::move(kernel)), launch_(launch) {}
 
   std::vector<Tensor> run(std::span<const Tensor* const> inputs) const override {
-    KernelArgs a = kernelArgs("fused CUDA kernel", DeviceKind::Cuda, inputs, args_, outs_);
+    KernelArgs a = kernelArgs("fused CUDA kernel", DeviceKind::Cuda, inputs, sig_);
     long long n = spec_.numel(a.rows);
     if (n == 0) return std::move(a.outputs);
     std::vector<void*> params = a.launchParameters();
@@ -103,7 +103,7 @@ class CudaFusedKernel final : public CompiledKernel {
 
  private:
   KernelSpec spec_;
-  std::vector<TensorSignature> args_, outs_;
+  KernelSignature sig_;
   cuda::Kernel kernel_;
   CudaLaunchOptions launch_;
 };

@@ -318,11 +318,11 @@ constexpr int64_t kParallelGrain = 1 << 15;
 class TeCpuKernel final : public CompiledKernel {
  public:
   TeCpuKernel(LoopNest nest, std::vector<CompiledNest> fns)
-      : nest_(std::move(nest)), ins_(signatures(nest_.inputs())), outs_(signatures(nest_.outputs())),
+      : nest_(std::move(nest)), sig_(signatures(nest_.inputs()), signatures(nest_.outputs()), nest_.scratch()),
         fns_(std::move(fns)) {}
 
   std::vector<Tensor> run(std::span<const Tensor* const> inputs) const override {
-    KernelArgs a = kernelArgs("TE kernel", DeviceKind::Cpu, inputs, ins_, outs_);
+    KernelArgs a = kernelArgs("TE kernel", DeviceKind::Cpu, inputs, sig_);
     void** args = a.pointers.data();
     for (const CompiledNest& n : fns_) {
       if (!n.parallel || n.trips < 2) {
@@ -336,13 +336,12 @@ class TeCpuKernel final : public CompiledKernel {
         if (begin < end) n.fn(args, begin, end);
       }
     }
-    a.outputs.resize(a.outputs.size() - nest_.scratch());
     return std::move(a.outputs);
   }
 
  private:
   LoopNest nest_;
-  std::vector<TensorSignature> ins_, outs_;  // nest_'s, made once (a batch-1 step runs in microseconds)
+  KernelSignature sig_;
   std::vector<CompiledNest> fns_;
 };
 
@@ -350,7 +349,7 @@ class TeCpuKernel final : public CompiledKernel {
 class TeCudaKernel final : public CompiledKernel {
  public:
   TeCudaKernel(LoopNest nest, cuda::Kernel kernel)
-      : nest_(std::move(nest)), ins_(signatures(nest_.inputs())), outs_(signatures(nest_.outputs())),
+      : nest_(std::move(nest)), sig_(signatures(nest_.inputs()), signatures(nest_.outputs())),
         kernel_(std::move(kernel)), launch_(nest_.gpuLaunch()) {
     for (int64_t extent : launch_.blocks) USER_CHECK(extent <= INT32_MAX, "TE kernel: {} blocks is too many", extent);
     const int64_t threads = launch_.threads[0] * launch_.threads[1] * launch_.threads[2];
@@ -359,7 +358,7 @@ class TeCudaKernel final : public CompiledKernel {
   }
 
   std::vector<Tensor> run(std::span<const Tensor* const> inputs) const override {
-    KernelArgs a = kernelArgs("TE CUDA kernel", DeviceKind::Cuda, inputs, ins_, outs_);
+    KernelArgs a = kernelArgs("TE CUDA kernel", DeviceKind::Cuda, inputs, sig_);
     const auto& [blocks, threads] = launch_;
     if (blocks[0] * blocks[1] * blocks[2] * threads[0] * threads[1] * threads[2] == 0) return std::move(a.outputs);
     std::vector<void*> params = a.launchParameters();
@@ -372,7 +371,7 @@ class TeCudaKernel final : public CompiledKernel {
 
  private:
   LoopNest nest_;
-  std::vector<TensorSignature> ins_, outs_;
+  KernelSignature sig_;
   cuda::Kernel kernel_;
   LoopNest::GpuLaunch launch_;
 };

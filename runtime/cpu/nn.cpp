@@ -6,9 +6,37 @@
 #include "runtime/gemm.h"
 #include "support/error.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace gj::cpu {
+
+namespace {
+
+bool allContiguous(std::span<const Tensor> xs) {
+  return std::all_of(xs.begin(), xs.end(), [](const Tensor& x) { return x.isContiguous(); });
+}
+
+// Contiguous CPU pieces laid side by side along `dim` of the contiguous `out`, piece i `extent(xs[i])`
+// wide there: `outer` runs of bytes each, straight into place. An unrolled RNN stacks a hundred [1, H]
+// steps, and a view and a strided copy per piece cost several times the bytes.
+template <typename Extent>
+void copyPieces(std::span<const Tensor> xs, const Tensor& out, int64_t dim, Extent extent) {
+  const Shape& sizes = out.sizes();
+  const int64_t outer = numelOf(std::span(sizes.data(), static_cast<size_t>(dim)));
+  const int64_t inner = numelOf(std::span(sizes.data() + dim + 1, sizes.size() - dim - 1)) *
+                        static_cast<int64_t>(dtypeSize(out.dtype()));
+  char* dst = static_cast<char*>(out.rawData());
+  int64_t at = 0;
+  for (const Tensor& x : xs) {
+    const char* src = static_cast<const char*>(x.rawData());
+    const int64_t run = extent(x) * inner;
+    for (int64_t o = 0; o < outer && run > 0; ++o) std::memcpy(dst + (o * sizes[dim] + at) * inner, src + o * run, run);
+    at += extent(x);
+  }
+}
+
+}  // namespace
 
 Tensor cat(std::span<const Tensor> xs, int64_t dim) {
   USER_CHECK(!xs.empty(), "cat: expected a non-empty list of tensors");
@@ -29,6 +57,10 @@ Tensor cat(std::span<const Tensor> xs, int64_t dim) {
     outSizes[dim] += x.size(dim);
   }
   Tensor out = Tensor::empty(outSizes, first.dtype(), first.device());
+  if (out.device() == DeviceKind::Cpu && allContiguous(xs)) {
+    copyPieces(xs, out, dim, [&](const Tensor& x) { return x.size(dim); });
+    return out;
+  }
   int64_t at = 0;
   for (const Tensor& x : xs) {
     out.narrow(dim, at, x.size(dim)).copyFrom(x);
@@ -40,6 +72,22 @@ Tensor cat(std::span<const Tensor> xs, int64_t dim) {
 Tensor stack(std::span<const Tensor> xs, int64_t dim) {
   USER_CHECK(!xs.empty(), "stack: expected a non-empty list of tensors");
   dim = wrapDim(dim, xs[0].dim() + 1);
+  const Tensor& first = xs[0];
+  if (first.device() == DeviceKind::Cpu && allContiguous(xs)) {
+    for (size_t i = 1; i < xs.size(); ++i) {
+      const Tensor& x = xs[i];
+      USER_CHECK(x.sizes() == first.sizes(), "stack: tensor {} has shape {}, tensor 0 has {}", i, shapeStr(x.sizes()),
+                 shapeStr(first.sizes()));
+      USER_CHECK(x.dtype() == first.dtype() && x.device() == first.device(),
+                 "stack: tensor {} is {} on {}, tensor 0 {} on {}", i, dtypeName(x.dtype()), deviceName(x.device()),
+                 dtypeName(first.dtype()), deviceName(first.device()));
+    }
+    Shape outSizes = first.sizes();
+    outSizes.insert(outSizes.begin() + dim, static_cast<int64_t>(xs.size()));
+    Tensor out = Tensor::empty(std::move(outSizes), first.dtype());
+    copyPieces(xs, out, dim, [](const Tensor&) { return int64_t{1}; });
+    return out;
+  }
   std::vector<Tensor> us;
   us.reserve(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) {
