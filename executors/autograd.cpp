@@ -108,17 +108,19 @@ std::vector<Tensor> Tape::backward(const std::vector<IValue>& outputs, const std
         any = any || g.defined();
       }
     if (!any) continue;
-    std::vector<IValue> in;
+    // The backward graph takes the outputs' gradients, then the saved values: into the outputs' places.
+    std::vector<IValue> in = std::move(s.saved);
+    IR_CHECK(in.size() >= s.grads.size()) << "a tape step saved " << in.size() << " values for " << s.grads.size()
+                                          << " outputs";
     for (size_t k = 0; k < s.grads.size(); ++k) {
       if (s.outputIsList[k]) {
         TensorList xs;
         for (size_t e = 0; e < s.grads[k].size(); ++e) xs.push_back(orZeros(s.grads[k][e], s.outputs[k][e]));
-        in.push_back(IValue(std::move(xs)));
+        in[k] = IValue(std::move(xs));
       } else {
-        in.push_back(orZeros(s.grads[k][0], s.outputs[k][0]));
+        in[k] = orZeros(s.grads[k][0], s.outputs[k][0]);
       }
     }
-    for (IValue& v : s.saved) in.push_back(std::move(v));
     auto grads = Interpreter(*s.gradient->backward, nullptr, s.kernels, s.plans).run(std::move(in));
     const std::vector<Gradient::Product>& products = s.gradient->products;
     for (size_t j = 0; j < s.inputEdges.size(); ++j) {

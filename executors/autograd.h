@@ -39,6 +39,8 @@ struct TapeStep {
   const KernelTable* kernels = nullptr;     ///< compiled fusion groups of the backward graph, if any
   RunPlanCache* plans = nullptr;            ///< the run plans of the plan's graphs, if any
   std::shared_ptr<const void> keepAlive;    ///< the plan that owns `kernels` and `plans`
+  /// The forward graph's outputs as it returned them: `gradient->numOutputs` empty places (the step's
+  /// outputs, which its caller holds), then the values its backward graph reads.
   std::vector<IValue> saved;
   /// For each of gradient->gradInputs: the edges of that input (one for a tensor, one per list element).
   std::vector<std::vector<std::shared_ptr<const GradEdge>>> inputEdges;

@@ -391,8 +391,6 @@ void Frame::recordStep(const Node* n, const Operands& in) {
   std::vector<IValue> detached;
   for (const IValue& v : in) detached.push_back(detach(v));
   auto outs = Interpreter(*grad.forward, nullptr, kernels_, plans_).run(std::move(detached));
-  // Moved, not copied: an unrolled 100-step layer saves about 700 tensors a run.
-  step->saved.assign(std::make_move_iterator(outs.begin() + grad.numOutputs), std::make_move_iterator(outs.end()));
   for (size_t j : grad.gradInputs) {
     const IValue& v = in[j];
     std::vector<std::shared_ptr<const GradEdge>> edges;
@@ -421,7 +419,12 @@ void Frame::recordStep(const Node* n, const Operands& in) {
       elems[e] = elems[e].withGradEdge(std::move(edge));
     }
     at(n->output(k)) = isList ? IValue(std::move(elems)) : IValue(elems[0]);
+    o = IValue();
   }
+  // The outputs' places stay, empty: backward puts their gradients there and hands the vector to the
+  // backward graph as it is. An unrolled 100-step layer saves about 700 tensors a run, and a copy of the
+  // vector each way was a tenth of the frame's own cost.
+  step->saved = std::move(outs);
   tape_->record(std::move(step));
 }
 
