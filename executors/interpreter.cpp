@@ -251,6 +251,10 @@ class Frame {
     assert(cur_ && cur_->node == n && cur_->numOuts == 1);
     env_[cur_->outs[0]] = std::move(v);
   }
+  void set(const Node* n, Tensor t) {  // stored in place (IValue::operator=(Tensor&&))
+    assert(cur_ && cur_->node == n && cur_->numOuts == 1);
+    env_[cur_->outs[0]] = std::move(t);
+  }
 
   void runLoop(const Node* n) {
     const Block* body = n->block(0);
