@@ -11,12 +11,18 @@
 //   difference is the interpreter's share of a small op.
 // - LstmStep: one step of the interpreted `py` row's cell (as built, types unknown), at a small and at
 //   the fastrnns size, with and without the autodiff tape.
+// - ManyOutputs: a graph returning 700 views of its input, per output: what a forward graph that saves
+//   hundreds of values for its backward pays to hand them over.
 // - CompiledLayerStep: graphbench's cells layer rows (jit_premul, one layer, seq 100, batch 1) through a
 //   Function (profiling executor, TE fuser), forward with gradients on and backward; per_step divides a
-//   run by its 100 steps. Beside it, the step's product alone (PackedGemm: h W^T on the packed weight),
-//   to set the rest of the step against, and two pieces of the rest: a step kernel's launch arguments
-//   (KernelArgs: six inputs checked, eight outputs made in one block) and the transposed copy of W_hh
-//   that contiguous-operands asks for once a forward (TransposedCopy: [4H, H] viewed as [H, 4H]).
+//   run by its 100 steps. The third argument 1 writes 64 MB before each timed run, leaving nothing of the
+//   last run in the caches, as graphbench's interleaved rounds (`--interleave`) do; OnednnLayer is
+//   oneDNN's LSTM on the same sizes, warm and so evicted, to set it against. Beside them, the step's
+//   product alone (PackedGemm: h W^T on the packed weight), to set the rest of the step against, and
+//   pieces of the rest: a step kernel's launch arguments (KernelArgs: six inputs checked, seven outputs
+//   made in one block, the product's scratch), the transposed copy of W_hh that contiguous-operands asks
+//   for once a forward (TransposedCopy: [4H, H] viewed as [H, 4H]) and the stack of the step outputs
+//   (StackSteps: 100 of [1, 128]).
 #include "executors/autograd.h"
 #include "executors/function.h"
 #include "executors/interpreter.h"
@@ -60,6 +66,21 @@ void BM_InterpretedViews(benchmark::State& state) {
   Interpreter interp(*g, nullptr, nullptr, &plans);
   Tensor x = Tensor::rand({8, 8}, DType::Float32, 1);
   for (auto _ : state) benchmark::DoNotOptimize(interp.run({x}));
+  perNode(state, n);
+}
+
+// A graph returning n views of its input: what a forward graph that saves hundreds of values for its
+// backward pays to hand them over (an unrolled 100-step layer returns about 700), per output.
+void BM_ManyOutputs(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  auto g = std::make_unique<Graph>();
+  Value* x = g->addInput(Type::tensor(DType::Float32, {8, 8}), "x");
+  GraphBuilder b(*g);
+  for (int64_t i = 0; i < n; ++i) g->registerOutput(b.op(OpKind::T, {x}));
+  RunPlanCache plans;
+  Interpreter interp(*g, nullptr, nullptr, &plans);
+  Tensor t = Tensor::rand({8, 8}, DType::Float32, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(interp.run({t}));
   perNode(state, n);
 }
 
@@ -231,6 +252,7 @@ void BM_StackSteps(benchmark::State& state) {
 }
 
 BENCHMARK(BM_InterpretedViews)->Arg(1000);
+BENCHMARK(BM_ManyOutputs)->Arg(700);
 BENCHMARK(BM_InterpretedPointwise)->Args({1000, 1})->Args({1000, 4096});
 BENCHMARK(BM_DirectPointwise)->Args({1000, 1})->Args({1000, 4096});
 BENCHMARK(BM_LstmStep)->Args({8, 2, 0})->Args({8, 2, 1})->Args({512, 64, 0})->Args({512, 64, 1})->Unit(benchmark::kMicrosecond);

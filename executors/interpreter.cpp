@@ -134,6 +134,11 @@ struct GraphPlan {
   std::vector<uint32_t> inputSlots, outputSlots;
   std::vector<Type> inputTypes;
   std::vector<bool> outputMoves;  // the last output reading its slot takes the value (a frame ends there)
+  // The outputs hold slots 0 to n - 1, in order, to the end of the run: the frame's slot vector cut to
+  // them is the result, where moving each out cost as much again as storing it (a forward graph that
+  // saves values for its backward returns hundreds). When they are distinct values of the top block (an
+  // input among them).
+  bool outputsFirst = false;
 };
 
 GraphPlan makeGraphPlan(const Graph& g);
@@ -243,6 +248,11 @@ class Frame {
     return env_[plan_->slotOf[v->id()]];
   }
   IValue& slot(uint32_t s) { return env_[s]; }
+  // Slots 0 to n - 1, the rest dropped; the frame is done.
+  std::vector<IValue> takeFirstSlots(size_t n) {
+    env_.resize(n);
+    return std::move(env_);
+  }
   const GraphPlan& plan() const { return *plan_; }
 
  private:
@@ -490,9 +500,17 @@ GraphPlan makeGraphPlan(const Graph& g) {
   const Block* top = g.block();
   blocks.push_back(top);
   const auto topDrops = lastUses(top);
-  for (const Value* v : top->inputs()) reuse(v);
+  std::unordered_set<const Value*> distinct(g.outputs().begin(), g.outputs().end());
+  p.outputsFirst = !g.outputs().empty() && distinct.size() == g.outputs().size() &&
+                   std::all_of(g.outputs().begin(), g.outputs().end(),
+                               [&](const Value* v) { return v->node()->owningBlock() == top; });
+  if (p.outputsFirst)
+    for (const Value* v : g.outputs()) own(v);  // never dropped: the return node reads them
+  for (const Value* v : top->inputs())
+    if (p.slotOf[v->id()] == kNoSlot) reuse(v);  // an input returned as it is has its output's slot
   for (size_t i = 0; const Node* n : *top) {
-    for (const Value* v : n->outputs()) reuse(v);  // before the node's drops: its operands are still read
+    for (const Value* v : n->outputs())  // before the node's drops: its operands are still read
+      if (p.slotOf[v->id()] == kNoSlot) reuse(v);
     for (const Block* inner : n->blocks()) nested(nested, inner);
     for (const Value* v : topDrops[i++]) freed.push_back(p.slotOf[v->id()]);
   }
@@ -886,6 +904,7 @@ static std::vector<IValue> runFrame(const Graph& g, Frame& f, std::vector<IValue
     f.slot(p.inputSlots[i]) = std::move(inputs[i]);
   }
   f.runBlock(g.block());
+  if (p.outputsFirst) return f.takeFirstSlots(p.outputSlots.size());
   std::vector<IValue> out;
   out.reserve(p.outputSlots.size());
   for (size_t i = 0; i < p.outputSlots.size(); ++i) {
