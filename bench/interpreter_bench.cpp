@@ -158,7 +158,8 @@ void BM_OnednnLayer(benchmark::State& state) {
   cpu::OnednnLstm lstm(steps, 1, hidden, hidden, 1);
   Tensor x = Tensor::rand({steps, 1, hidden}, DType::Float32, 1), hx = Tensor::rand({1, 1, hidden}, DType::Float32, 2),
          cx = Tensor::rand({1, 1, hidden}, DType::Float32, 3);
-  std::vector<Tensor> w{Tensor::rand({4 * hidden, hidden}, DType::Float32, 4), Tensor::rand({4 * hidden, hidden}, DType::Float32, 5),
+  std::vector<Tensor> w{Tensor::rand({4 * hidden, hidden}, DType::Float32, 4),
+                        Tensor::rand({4 * hidden, hidden}, DType::Float32, 5),
                         Tensor::rand({4 * hidden}, DType::Float32, 6), Tensor::rand({4 * hidden}, DType::Float32, 7)};
   Tensor gy = Tensor::rand({steps, 1, hidden}, DType::Float32, 8), gh = Tensor::rand({1, 1, hidden}, DType::Float32, 9);
   for (auto _ : state) {
@@ -256,7 +257,13 @@ BENCHMARK(BM_ManyOutputs)->Arg(700);
 BENCHMARK(BM_InterpretedPointwise)->Args({1000, 1})->Args({1000, 4096});
 BENCHMARK(BM_DirectPointwise)->Args({1000, 1})->Args({1000, 4096});
 BENCHMARK(BM_LstmStep)->Args({8, 2, 0})->Args({8, 2, 1})->Args({512, 64, 0})->Args({512, 64, 1})->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_CompiledLayerStep)->Args({128, 0, 0})->Args({128, 0, 1})->Args({128, 1, 0})->Args({256, 0, 0})->Args({512, 0, 0})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CompiledLayerStep)
+    ->Args({128, 0, 0})
+    ->Args({128, 0, 1})
+    ->Args({128, 1, 0})
+    ->Args({256, 0, 0})
+    ->Args({512, 0, 0})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_OnednnLayer)->Args({128, 0})->Args({128, 1})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PackedGemm)->Arg(128)->Arg(512)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_KernelArgs);

@@ -23,7 +23,8 @@ std::vector<Tensor> CompiledKernel::run(const std::vector<Tensor>& inputs) const
   return run(std::span<const Tensor* const>(pointers));
 }
 
-KernelSignature::KernelSignature(std::vector<TensorSignature> ins, std::span<const TensorSignature> outs, size_t numScratch)
+KernelSignature::KernelSignature(std::vector<TensorSignature> ins, std::span<const TensorSignature> outs,
+                                 size_t numScratch)
     : inputs(std::move(ins)) {
   IR_CHECK(numScratch <= outs.size()) << numScratch << " scratch buffers of " << outs.size() << " outputs";
   const size_t numOutputs = outs.size() - numScratch;
@@ -42,27 +43,30 @@ KernelSignature::KernelSignature(std::vector<TensorSignature> ins, std::span<con
 
 namespace {
 
-// The element count of `sizes`, an unknown size being `rows`.
-int64_t numelWithRows(const Shape& sizes, int64_t rows) {
-  int64_t n = 1;
-  for (int64_t d : sizes) n *= d == kUnknownDim ? rows : d;
-  return n;
+constexpr int64_t kAlign = 64;
+
+// The bytes of a scratch buffer, an unknown size being the launch's `rows`, rounded up to kAlign.
+int64_t alignedBytes(const TensorSignature& s, int64_t rows) {
+  int64_t n = static_cast<int64_t>(dtypeSize(s.dtype));
+  for (int64_t d : s.sizes) {
+    IR_CHECK(d != kUnknownDim || rows != kUnknownDim) << "a scratch buffer's rows given by no input";
+    n *= d == kUnknownDim ? rows : d;
+  }
+  return (n + kAlign - 1) / kAlign * kAlign;
 }
 
 void appendScratch(KernelArgs& a, std::span<const TensorSignature> scratch) {
   if (scratch.empty()) return;
-  constexpr int64_t kAlign = 64;
   int64_t bytes = 0;
-  const size_t first = a.pointers.size();
-  for (const TensorSignature& s : scratch) {
-    a.pointers.push_back(reinterpret_cast<void*>(bytes));  // an offset until the space is known
-    bytes += (numelWithRows(s.sizes, a.rows) * static_cast<int64_t>(dtypeSize(s.dtype)) + kAlign - 1) / kAlign * kAlign;
-  }
+  for (const TensorSignature& s : scratch) bytes += alignedBytes(s, a.rows);
   thread_local Tensor space;
   if (!space.defined() || space.numel() < bytes)
     space = Tensor::empty({std::max<int64_t>(bytes, 4096)}, DType::Bool, DeviceKind::Cpu);
-  char* base = static_cast<char*>(space.rawData());
-  for (size_t i = first; i < a.pointers.size(); ++i) a.pointers[i] = base + reinterpret_cast<intptr_t>(a.pointers[i]);
+  char* at = static_cast<char*>(space.rawData());
+  for (const TensorSignature& s : scratch) {
+    a.pointers.push_back(at);
+    at += alignedBytes(s, a.rows);
+  }
 }
 
 }  // namespace
@@ -117,7 +121,8 @@ KernelArgs kernelArgs(std::string_view what, DeviceKind device, std::span<const 
   std::span<const Shape> sizes = sig.dynamicOutputs ? std::span<const Shape>(dynamicSizes) : sig.outputSizes;
   int64_t bytes = sig.outputBytes;
   if (sig.dynamicOutputs)
-    for (size_t i = 0; i < numOutputs; ++i) bytes += numelOf(sizes[i]) * static_cast<int64_t>(dtypeSize(sig.outputDtypes[i]));
+    for (size_t i = 0; i < numOutputs; ++i)
+      bytes += numelOf(sizes[i]) * static_cast<int64_t>(dtypeSize(sig.outputDtypes[i]));
   if (device == DeviceKind::Cpu && numOutputs > 1 && bytes <= kOneBlockOutputBytes) {
     a.outputs = Tensor::emptyInOneBlock(sizes, sig.outputDtypes, device);
   } else {
