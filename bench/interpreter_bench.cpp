@@ -142,8 +142,6 @@ void BM_LstmStep(benchmark::State& state) {
   state.counters["forward_nodes"] = static_cast<double>(nodes);
 }
 
-// A run of the layer (100 steps) through a compiled Function: forward (range 1 == 0) or forward and
-// backward (range 1 == 1).
 // Writes 64 MB, leaving nothing of a run in the caches (as graphbench's interleaved rounds do).
 void evictCaches() {
   static std::vector<char> junk(64 << 20);
@@ -152,6 +150,7 @@ void evictCaches() {
   benchmark::ClobberMemory();
 }
 
+// oneDNN's LSTM on the same layer, forward timed, caches evicted before each run where range 1 == 1.
 void BM_OnednnLayer(benchmark::State& state) {
   const int64_t hidden = state.range(0), steps = 100;
   const bool flush = state.range(1) != 0;
@@ -177,6 +176,8 @@ void BM_OnednnLayer(benchmark::State& state) {
       static_cast<double>(steps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
+// A run of the layer (100 steps) through a compiled Function: forward (range 1 == 0) or forward and
+// backward (range 1 == 1), with the caches evicted before each run where range 2 == 1.
 void BM_CompiledLayerStep(benchmark::State& state) {
   const int64_t hidden = state.range(0), steps = 100;
   const bool backward = state.range(1) != 0, flush = state.range(2) != 0;

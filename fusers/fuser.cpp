@@ -1,6 +1,7 @@
 #include "fusers/fuser.h"
 
 #include "passes/util.h"
+#include "runtime/allocator.h"
 #include "runtime/disk_cache.h"
 #include "runtime/cpu/ops.h"
 #include "support/error.h"
@@ -27,26 +28,23 @@ KernelSignature::KernelSignature(std::vector<TensorSignature> ins, std::span<con
                                  size_t numScratch)
     : inputs(std::move(ins)) {
   IR_CHECK(numScratch <= outs.size()) << numScratch << " scratch buffers of " << outs.size() << " outputs";
-  const size_t numOutputs = outs.size() - numScratch;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    if (i >= numOutputs) {
-      scratch.push_back(outs[i]);
-      continue;
-    }
-    outputSizes.push_back(outs[i].sizes);
-    outputDtypes.push_back(outs[i].dtype);
-    for (int64_t d : outs[i].sizes) dynamicOutputs |= d == kUnknownDim;
-    if (!dynamicOutputs) outputBytes += numelOf(outs[i].sizes) * static_cast<int64_t>(dtypeSize(outs[i].dtype));
+  const auto firstScratch = outs.end() - static_cast<std::ptrdiff_t>(numScratch);
+  scratch.assign(firstScratch, outs.end());
+  for (const TensorSignature& o : std::span(outs.begin(), firstScratch)) {
+    outputSizes.push_back(o.sizes);
+    outputDtypes.push_back(o.dtype);
+    dynamicOutputs |= std::find(o.sizes.begin(), o.sizes.end(), kUnknownDim) != o.sizes.end();
+    outputBytes += numelOf(o.sizes) * static_cast<int64_t>(dtypeSize(o.dtype));
   }
-  if (dynamicOutputs) outputBytes = 0;
+  if (dynamicOutputs) outputBytes = 0;  // known at launch only
 }
 
 namespace {
 
-constexpr int64_t kAlign = 64;
-
-// The bytes of a scratch buffer, an unknown size being the launch's `rows`, rounded up to kAlign.
+// The bytes of a scratch buffer, an unknown size being the launch's `rows`, rounded up to the allocator's
+// alignment.
 int64_t alignedBytes(const TensorSignature& s, int64_t rows) {
+  constexpr auto kAlign = static_cast<int64_t>(kCpuAlignment);
   int64_t n = static_cast<int64_t>(dtypeSize(s.dtype));
   for (int64_t d : s.sizes) {
     IR_CHECK(d != kUnknownDim || rows != kUnknownDim) << "a scratch buffer's rows given by no input";

@@ -35,10 +35,6 @@ class IValue {
     else v_.emplace<Tensor>(t);
     return *this;
   }
-  IValue(const IValue&) = default;
-  IValue(IValue&&) = default;
-  IValue& operator=(const IValue&) = default;
-  IValue& operator=(IValue&&) = default;
 
   bool isNone() const { return v_.index() == 0; }
   bool isTensor() const { return v_.index() == 1; }

@@ -13,6 +13,18 @@ namespace gj::cpu {
 
 namespace {
 
+// Every piece of `op` (cat, stack) of tensor 0's dtype and device.
+void checkSameKind(std::span<const Tensor> xs, const char* op) {
+  const Tensor& first = xs[0];
+  for (size_t i = 1; i < xs.size(); ++i) {
+    const Tensor& x = xs[i];
+    USER_CHECK(x.dtype() == first.dtype(), "{}: tensor {} has dtype {}, tensor 0 has {}", op, i, dtypeName(x.dtype()),
+               dtypeName(first.dtype()));
+    USER_CHECK(x.device() == first.device(), "{}: tensor {} is on {}, tensor 0 on {}", op, i, deviceName(x.device()),
+               deviceName(first.device()));
+  }
+}
+
 bool allContiguous(std::span<const Tensor> xs) {
   return std::all_of(xs.begin(), xs.end(), [](const Tensor& x) { return x.isContiguous(); });
 }
@@ -42,18 +54,15 @@ Tensor cat(std::span<const Tensor> xs, int64_t dim) {
   USER_CHECK(!xs.empty(), "cat: expected a non-empty list of tensors");
   const Tensor& first = xs[0];
   dim = wrapDim(dim, first.dim());
+  checkSameKind(xs, "cat");
   Shape outSizes = first.sizes();
   outSizes[dim] = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
     const Tensor& x = xs[i];
-    USER_CHECK(x.dtype() == first.dtype(), "cat: tensor {} has dtype {}, tensor 0 has {}", i, dtypeName(x.dtype()),
-               dtypeName(first.dtype()));
     USER_CHECK(x.dim() == first.dim(), "cat: tensor {} has rank {}, tensor 0 has rank {}", i, x.dim(), first.dim());
     for (int64_t d = 0; d < x.dim(); ++d)
       USER_CHECK(d == dim || x.size(d) == first.size(d), "cat: sizes {} and {} differ outside dimension {}",
                  shapeStr(x.sizes()), shapeStr(first.sizes()), dim);
-    USER_CHECK(x.device() == first.device(), "cat: tensor {} is on {}, tensor 0 on {}", i, deviceName(x.device()),
-               deviceName(first.device()));
     outSizes[dim] += x.size(dim);
   }
   Tensor out = Tensor::empty(outSizes, first.dtype(), first.device());
@@ -73,15 +82,11 @@ Tensor stack(std::span<const Tensor> xs, int64_t dim) {
   USER_CHECK(!xs.empty(), "stack: expected a non-empty list of tensors");
   dim = wrapDim(dim, xs[0].dim() + 1);
   const Tensor& first = xs[0];
+  for (size_t i = 1; i < xs.size(); ++i)
+    USER_CHECK(xs[i].sizes() == first.sizes(), "stack: tensor {} has shape {}, tensor 0 has {}", i,
+               shapeStr(xs[i].sizes()), shapeStr(first.sizes()));
   if (first.device() == DeviceKind::Cpu && allContiguous(xs)) {
-    for (size_t i = 1; i < xs.size(); ++i) {
-      const Tensor& x = xs[i];
-      USER_CHECK(x.sizes() == first.sizes(), "stack: tensor {} has shape {}, tensor 0 has {}", i, shapeStr(x.sizes()),
-                 shapeStr(first.sizes()));
-      USER_CHECK(x.dtype() == first.dtype() && x.device() == first.device(),
-                 "stack: tensor {} is {} on {}, tensor 0 {} on {}", i, dtypeName(x.dtype()), deviceName(x.device()),
-                 dtypeName(first.dtype()), deviceName(first.device()));
-    }
+    checkSameKind(xs, "stack");
     Shape outSizes = first.sizes();
     outSizes.insert(outSizes.begin() + dim, static_cast<int64_t>(xs.size()));
     Tensor out = Tensor::empty(std::move(outSizes), first.dtype());
@@ -90,11 +95,7 @@ Tensor stack(std::span<const Tensor> xs, int64_t dim) {
   }
   std::vector<Tensor> us;
   us.reserve(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i) {
-    USER_CHECK(xs[i].sizes() == xs[0].sizes(), "stack: tensor {} has shape {}, tensor 0 has {}", i,
-               shapeStr(xs[i].sizes()), shapeStr(xs[0].sizes()));
-    us.push_back(xs[i].unsqueeze(dim));
-  }
+  for (const Tensor& x : xs) us.push_back(x.unsqueeze(dim));
   return cat(us, dim);
 }
 
