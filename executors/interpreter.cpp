@@ -161,11 +161,14 @@ RunPlanCache::~RunPlanCache() = default;
 
 namespace {
 
-// A tensor operand that may be written as a scalar (aten::add(%x, %one, %alpha)): scalars become
-// 0-dim tensors of `like`'s dtype, as PyTorch's type promotion does.
+// A tensor operand that may be written as a number (aten::add(%x, %one, %alpha)): a number becomes a 0-dim
+// tensor of the dtype it promotes to beside `like` (resultType: int64 [2] < 1.5 compares in float32, bool
+// [2] >= -1 in int64), which the kernel's own promotion of two tensors then keeps.
 Tensor tensorOrScalar(const IValue& v, const Tensor& like, const char* what) {
   if (v.isTensor()) return v.toTensor(what);
-  return Tensor::scalar(v.toDouble(what), like.dtype());
+  const DType number = v.isBool() ? DType::Bool : v.isInt() ? DType::Int64 : DType::Float64;
+  const DType t = resultType({promotionOperand(like), {number, OperandKind::Number}});
+  return Tensor::scalar(v.toDouble(what), t);
 }
 
 // A pointwise op on the CPU's reference kernels: operand 0 a tensor, operand 1 (ops of two or more) a
@@ -180,6 +183,12 @@ Tensor pointwise(const Node* n, const Operands& in) {
     const Tensor like = tensorOne.isTensor() ? tensorOne.toTensor(what.c_str()) : Tensor::scalar(0, DType::Float32);
     return cpu::where(a, tensorOrScalar(in[1], like, what.c_str()), tensorOrScalar(in[2], like, what.c_str()));
   }
+  if (op == PointwiseOp::Pow && !in[1].isTensor()) {  // PyTorch's pow by a number 0.5 or -0.5: sqrt, rsqrt
+    const double e = in[1].toDouble(what.c_str());
+    if (e == 0.5 || e == -0.5) return cpu::pointwise(e > 0 ? PointwiseOp::Sqrt : PointwiseOp::Rsqrt, a, Tensor(), 0);
+  }
+  if (op == PointwiseOp::MaximumBackward)  // three tensors
+    return cpu::maximumBackward(a, in[1].toTensor(what.c_str()), in[2].toTensor(what.c_str()));
   // clamp's None bound is no bound (the peephole pass makes such a clamp a clamp_min or clamp_max)
   const double inf = std::numeric_limits<double>::infinity();
   auto bound = [&](size_t i, double none) { return in[i].isNone() ? IValue(none) : in[i]; };

@@ -211,6 +211,15 @@ int conditionOperand(OpKind k) {
   return -1;
 }
 
+bool promotesType(OpKind k, size_t i) {
+  if (static_cast<int>(i) == conditionOperand(k)) return false;
+  const OpSignature& sig = opSignature(k);
+  if (i >= sig.inputs.size()) return false;
+  const ArgKind a = sig.inputs[i];
+  if (a == ArgKind::Tensor || a == ArgKind::TensorOrScalar) return true;
+  return i > 0 && (k == OpKind::Clamp || k == OpKind::ClampMin || k == OpKind::ClampMax);
+}
+
 std::string_view opGroupName(OpGroupKind g) {
   switch (g) {
     case OpGroupKind::Pointwise: return "pointwise";

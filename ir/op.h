@@ -91,6 +91,10 @@ bool isComparison(OpKind k);
 /// The operand of a pointwise op that is a bool condition, read as 1 or 0 and left out of its type
 /// promotion: aten::where's condition (0), aten::masked_fill's mask (1); -1 for every other op.
 int conditionOperand(OpKind k);
+/// Whether operand i of pointwise op k takes part in its type promotion (resultType): its tensor operands and
+/// the numbers written in a Tensor|Scalar place, and clamp's bounds (PyTorch 1.13 promotes
+/// clamp(int64 [2], 0.5) to float32); not a condition operand, add's alpha, a slope or masked_fill's value.
+bool promotesType(OpKind k, size_t i);
 /// The attribute a node of kind `k` carries in Node::constant(), as the text writes it in brackets: "value"
 /// for prim::Constant (a Function constant writes "name"), "name" for prim::GetAttr and prim::CallMethod,
 /// "message" for prim::RaiseIf; "" for an op without one.

@@ -108,11 +108,17 @@ double relativeError(const Tensor& out, const Tensor& ref) {
   // float32 against a float64 reference is a comparison of values; a bool or an integer must be one
   USER_CHECK(isFloating(out.dtype()) == isFloating(ref.dtype()), "dtype {} vs reference {}", dtypeName(out.dtype()),
              dtypeName(ref.dtype()));
+  const bool exact = !isFloating(ref.dtype());
   double num = 0, den = 0;
   for (int64_t i = 0; i < ref.numel(); ++i) {
-    double d = out.item(i) - ref.item(i);
-    num += d * d;
-    den += ref.item(i) * ref.item(i);
+    const double o = out.item(i), r = ref.item(i);
+    if (exact || !std::isfinite(r) || !std::isfinite(o)) {
+      // NaN matches NaN; an infinity, an integer or a bool only itself
+      if (std::isnan(r) ? !std::isnan(o) : o != r) return INFINITY;
+      continue;
+    }
+    num += (o - r) * (o - r);
+    den += r * r;
   }
   return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
 }

@@ -25,7 +25,10 @@ ReferenceCase readReferenceCase(const std::string& dir);
 /// The case's inputs in the order of the model's inputs (a gj::Error names a missing one).
 std::vector<Tensor> caseInputs(const Model& m, const ReferenceCase& c);
 
-/// ||out - ref|| / ||ref|| in float64 (ref may be float64, out float32). Shapes must match.
+/// ||out - ref|| / ||ref|| in float64 over the elements where ref is finite (ref may be float64, out float32),
+/// the absolute norm where ref's is 0. Infinity where out differs from ref otherwise: a NaN or an infinity
+/// of either that the other does not have at that element, or any difference of integers or bools. Shapes
+/// must match.
 double relativeError(const Tensor& out, const Tensor& ref);
 
 }  // namespace gj

@@ -157,10 +157,11 @@ void emitGradient(GradientContext& c, Node* n) {
                       {b.op(OpKind::ThresholdBackward, {gy, F(in(0)), F(in(1))}), F(in(0)), F(in(2))}));
       return;
     case OpKind::Maximum: case OpKind::Minimum: {  // the larger (smaller) operand takes it, each half on a tie
-      Value* d = b.op(OpKind::Sub, {F(in(0)), F(in(1)), b.i(1)});
-      if (n->kind() == OpKind::Minimum) d = b.op(OpKind::Neg, {d});
-      if (needs(0)) acc(in(0), c.reduceTo(b.op(OpKind::MaximumBackward, {gy, d}), in(0), out));
-      if (needs(1)) acc(in(1), c.reduceTo(b.op(OpKind::MaximumBackward, {gy, b.op(OpKind::Neg, {d})}), in(1), out));
+      // minimum's self takes it where maximum's other would: where self < other
+      const bool max = n->kind() == OpKind::Maximum;
+      Value *x = F(in(0)), *y = F(in(1));
+      if (needs(0)) acc(in(0), c.reduceTo(b.op(OpKind::MaximumBackward, {gy, max ? x : y, max ? y : x}), in(0), out));
+      if (needs(1)) acc(in(1), c.reduceTo(b.op(OpKind::MaximumBackward, {gy, max ? y : x, max ? x : y}), in(1), out));
       return;
     }
     case OpKind::Erf: {  // 2 / sqrt(pi) exp(-x^2)
@@ -298,8 +299,10 @@ void emitGradient(GradientContext& c, Node* n) {
       acc(in(0), b.op(OpKind::PhiloxDropout, {gy, F(in(1)), F(in(2)), F(in(3)), F(in(4))}));
       return;
     case OpKind::Var: acc(in(0), b.op(OpKind::VarBackward, {gy, F(in(0)), F(in(1)), F(in(2)), F(in(3))})); return;
-    case OpKind::Std: {  // d sqrt(v) = dv / (2 sqrt(v))
-      Value* g = b.op(OpKind::Div, {gy, b.op(OpKind::Mul, {F(out), b.f(2.0)})});
+    case OpKind::Std: {  // d sqrt(v) = dv / (2 sqrt(v)); 0 where the deviation is 0, as PyTorch's
+      Value* y = F(out);
+      Value* g = b.op(OpKind::Div, {gy, b.op(OpKind::Mul, {y, b.f(2.0)})});
+      g = b.op(OpKind::MaskedFill, {g, b.op(OpKind::Eq, {y, b.f(0.0)}), b.f(0.0)});
       acc(in(0), b.op(OpKind::VarBackward, {g, F(in(0)), F(in(1)), F(in(2)), F(in(3))}));
       return;
     }

@@ -54,18 +54,6 @@ std::optional<Sizes> broadcast(std::optional<Sizes> a, std::optional<Sizes> b) {
   return out;
 }
 
-// `t` with the dtype of a pointwise op on tensors a and b (type promotion); unknown when a dtype or a rank
-// it depends on is unknown. A scalar b takes a's dtype.
-Type promoted(Type t, const Value* a, const Value* b) {
-  if (!b->type().isTensor()) return t;
-  const Type &ta = a->type(), &tb = b->type();
-  if (ta.dtype && tb.dtype && *ta.dtype == *tb.dtype) return t;
-  t.dtype.reset();
-  if (ta.dtype && tb.dtype && ta.sizes && tb.sizes)
-    t.dtype = promoteTypes(*ta.dtype, ta.sizes->empty(), *tb.dtype, tb.sizes->empty());
-  return t;
-}
-
 Sizes dropDim(Sizes s, int64_t d) {
   s.erase(s.begin() + d);
   return s;
@@ -117,14 +105,15 @@ std::optional<Type> listElement(const Value* list, int64_t k) {
   if (kind == OpKind::Unbind) {
     auto s = sizesOf(x);
     auto d = normDim(constantInt(src->input(1)), rankOf(x));
-    if (!s || !d) return tensorLike(x->type(), std::nullopt);
+    if (!s || !d || s->empty()) return tensorLike(x->type(), std::nullopt);  // a 0-d tensor: the kernel's error
     return tensorLike(x->type(), dropDim(*s, *d));
   }
   if (kind == OpKind::Chunk) {
     auto s = sizesOf(x);
     auto chunks = constantInt(src->input(1));
     auto d = normDim(constantInt(src->input(2)), rankOf(x));
-    if (!s || !d || !chunks || (*s)[*d] == kUnknownDim || *chunks <= 0) return tensorLike(x->type(), std::nullopt);
+    if (!s || !d || !chunks || s->empty() || (*s)[*d] == kUnknownDim || *chunks <= 0)
+      return tensorLike(x->type(), std::nullopt);
     int64_t each = ((*s)[*d] + *chunks - 1) / *chunks;
     Sizes out = *s;
     out[*d] = std::max<int64_t>(0, std::min(each, (*s)[*d] - k * each));
@@ -134,7 +123,7 @@ std::optional<Type> listElement(const Value* list, int64_t k) {
     auto s = sizesOf(x);
     auto parts = constantInts(src->input(1));
     auto d = normDim(constantInt(src->input(2)), rankOf(x));
-    if (!s || !parts || !d || k < 0 || k >= static_cast<int64_t>(parts->size()))
+    if (!s || !parts || !d || s->empty() || k < 0 || k >= static_cast<int64_t>(parts->size()))
       return tensorLike(x->type(), std::nullopt);
     Sizes out = *s;
     out[*d] = (*parts)[k];
@@ -232,7 +221,8 @@ std::optional<Sizes> reduceSizes(const Value* x, const Value* dims, const Value*
   auto ds = constantInts(dims);
   auto keep = constantBool(keepdim);
   if (!s || !ds || !keep) return std::nullopt;
-  std::vector<bool> reduced(s->size(), ds->empty());
+  // a 0-d tensor takes dims -1 and 0 (normDim's rank 1), and stays 0-d: one flag for it, read by no size
+  std::vector<bool> reduced(std::max<size_t>(s->size(), 1), ds->empty());
   for (int64_t d : *ds) {
     auto nd = normDim(d, static_cast<int64_t>(s->size()));
     if (!nd) return std::nullopt;
@@ -500,18 +490,12 @@ class ShapePropagator {
   bool strict_;
 };
 
-// The tensor operands a pointwise op's dtype comes from: the first and the next, a condition operand
-// (where's, masked_fill's) left out; null where there are fewer.
-std::pair<const Value*, const Value*> promotedOperands(const Node* n) {
-  const int cond = conditionOperand(n->kind());
-  const Value *first = nullptr, *other = nullptr;
-  for (size_t i = 0; i < n->inputs().size(); ++i) {
-    const Value* v = n->input(i);
-    if (!v->type().isTensor() || static_cast<int>(i) == cond) continue;
-    if (!first) first = v;
-    else if (!other) other = v;
-  }
-  return {first, other};
+// The first tensor operand of a pointwise op that takes part in its type promotion (where's condition does
+// not); null where none does.
+const Value* firstPromotedTensor(const Node* n) {
+  for (size_t i = 0; i < n->inputs().size(); ++i)
+    if (n->input(i)->type().isTensor() && promotesType(n->kind(), i)) return n->input(i);
+  return nullptr;
 }
 
 // A pointwise op's result: its tensor operands broadcast together (a scalar operand broadcasts as 0-dim),
@@ -520,7 +504,7 @@ Type pointwiseType(const Node* n) {
   std::optional<Sizes> sizes = sizesOf(n->input(0));
   for (size_t i = 1; i < n->inputs().size(); ++i)
     if (n->input(i)->type().isTensor()) sizes = broadcast(sizes, sizesOf(n->input(i)));
-  const Value* first = promotedOperands(n).first;
+  const Value* first = firstPromotedTensor(n);
   Type t = tensorLike((first ? first : n->input(0))->type(), sizes);
   t.dtype = isComparison(n->kind()) ? std::optional(DType::Bool) : pointwiseOperandDtype(n);
   return t;
@@ -529,9 +513,35 @@ Type pointwiseType(const Node* n) {
 }  // namespace
 
 std::optional<DType> pointwiseOperandDtype(const Node* n) {
-  auto [first, other] = promotedOperands(n);
-  if (!first) return DType::Float32;
-  return other ? promoted(first->type(), first, other).dtype : first->type().dtype;
+  std::vector<PromotionOperand> operands;
+  std::optional<DType> firstTensor;
+  bool sameDtype = true;
+  for (size_t i = 0; i < n->inputs().size(); ++i) {
+    const Type& t = n->input(i)->type();
+    if (!promotesType(n->kind(), i)) continue;
+    if (t.isTensor()) {
+      if (!t.dtype) return std::nullopt;
+      sameDtype = sameDtype && (!firstTensor || *t.dtype == *firstTensor);
+      if (!firstTensor) firstTensor = t.dtype;
+      // a tensor's rank matters only beside a tensor of another dtype (checked below)
+      const OperandKind kind = t.sizes && t.sizes->empty() ? OperandKind::ZeroDim : OperandKind::Dimensioned;
+      operands.push_back({*t.dtype, kind});
+    } else if (t.kind == TypeKind::Int || t.kind == TypeKind::Float || t.kind == TypeKind::Bool) {
+      const DType d = t.kind == TypeKind::Int ? DType::Int64 : t.kind == TypeKind::Float ? DType::Float64 : DType::Bool;
+      operands.push_back({d, OperandKind::Number});
+    }
+  }
+  if (!firstTensor) return DType::Float32;  // numbers alone (where(c, 1.0, 0.0)): the default dtype
+  if (sameDtype) {
+    for (PromotionOperand& o : operands)
+      if (o.kind != OperandKind::Number) o.kind = OperandKind::Dimensioned;
+  } else {
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      const Type& t = n->input(i)->type();
+      if (t.isTensor() && promotesType(n->kind(), i) && !t.sizes) return std::nullopt;
+    }
+  }
+  return resultType(operands.data(), operands.size());
 }
 
 namespace {
@@ -623,7 +633,7 @@ Type outputType(const Node* n, size_t k) {
       auto s = sizesOf(in(0));
       auto d = normDim(constantInt(in(1)), rankOf(in(0)));
       auto start = constantInt(in(2)), end = constantInt(in(3)), step = constantInt(in(4));
-      if (!s || !d) return like(0, std::nullopt);
+      if (!s || !d || s->empty()) return like(0, std::nullopt);
       int64_t n0 = (*s)[*d];
       if (!start || !end || !step || n0 == kUnknownDim || *step <= 0) {
         (*s)[*d] = kUnknownDim;

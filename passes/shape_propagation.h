@@ -14,8 +14,9 @@ bool propagateShapes(Graph& g);
 /// they are: for a pass that made those nodes and needs their types before the next whole propagation.
 bool propagateShapes(Node* first, Node* last);
 
-/// The dtype a pointwise node's tensor operands promote to (PyTorch's type promotion; a condition operand,
-/// where's or masked_fill's, takes no part; float for where of two scalars): its result's dtype, but for a
+/// The dtype a pointwise node's operands promote to: resultType (support/dtype.h) over the operands that
+/// promotesType names, numbers included (int64 [2] < 1.5 compares in float32; a condition operand, add's
+/// alpha and the like take no part; float32 for where of two numbers). Its result's dtype, but for a
 /// comparison's, which is bool. nullopt when a dtype or rank it depends on is unknown.
 std::optional<DType> pointwiseOperandDtype(const Node* n);
 

@@ -135,6 +135,11 @@ class Tensor {
   std::shared_ptr<const GradEdge> gradEdge_;
 };
 
+/// A tensor as an operand of type promotion (support/dtype.h's resultType): 0-dim or with dimensions.
+inline PromotionOperand promotionOperand(const Tensor& t) {
+  return {t.dtype(), t.dim() == 0 ? OperandKind::ZeroDim : OperandKind::Dimensioned};
+}
+
 /// Normalizes a possibly negative dimension index against `rank`; throws gj::Error if out of range.
 int64_t wrapDim(int64_t d, int64_t rank);
 

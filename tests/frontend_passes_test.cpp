@@ -619,8 +619,8 @@ CHECK-NOT: prim::RaiseIf
 }
 
 TEST(ExportTorchScript, AGraphjitOnlyOpIsNamedWithHowToExport) {
-  auto g = parseIR(R"IR(graph(%g : Tensor, %d : Tensor):
-  %y : Tensor = prim::maximum_backward(%g, %d)
+  auto g = parseIR(R"IR(graph(%g : Tensor, %x : Tensor, %o : Tensor):
+  %y : Tensor = prim::maximum_backward(%g, %x, %o)
   return (%y)
 )IR", "grad.ir");
   std::string e = errorOf([&] { exportTorchScript(*g); });

@@ -44,7 +44,10 @@ struct CudaTextAlgebra {
   std::string erf(const std::string& x) const { return call("erf", x); }
   std::string sin(const std::string& x) const { return call("sin", x); }
   std::string cos(const std::string& x) const { return call("cos", x); }
+  // PyTorch's pow by a number: 0.5 and -0.5 are sqrt and 1 / sqrt (NaN at -inf, -0 kept), not C's pow
   std::string pow(const std::string& x, const std::string& y) const {
+    if (y == c(0.5)) return sqrt(x);
+    if (y == c(-0.5)) return div(c(1), sqrt(x));
     return fmt::format("pow{}({}, {})", dbl ? "" : "f", x, y);
   }
   // NaN when either operand is (fusers/cuda_math.h, whose text the kernel then starts with)

@@ -157,7 +157,10 @@ class Emitter {
     llvm::Value* erf(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "erf", x); }
     llvm::Value* sin(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x); }
     llvm::Value* cos(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x); }
+    // PyTorch's pow by a number: 0.5 and -0.5 are sqrt and 1 / sqrt (NaN at -inf, -0 kept), not C's pow
     llvm::Value* pow(llvm::Value* x, llvm::Value* y) const {
+      if (isConstant(y, 0.5)) return sqrt(x);
+      if (isConstant(y, -0.5)) return div(c(1), sqrt(x));
       return e.b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
     }
     // IEEE 754-2019 maximum / minimum: NaN when either operand is.
@@ -176,10 +179,11 @@ class Emitter {
     llvm::Value* select(llvm::Value* cond, llvm::Value* x, llvm::Value* y) const {
       return e.b_.CreateSelect(cond, x, y);
     }
-    static bool isOne(llvm::Value* v) {
+    static bool isConstant(llvm::Value* v, double value) {
       auto* k = llvm::dyn_cast<llvm::ConstantFP>(v);
-      return k && k->isExactlyValue(1.0);
+      return k && k->isExactlyValue(value);
     }
+    static bool isOne(llvm::Value* v) { return isConstant(v, 1.0); }
   };
 
   // The op's scalar rule (support/pointwise.def) on its operands' values.

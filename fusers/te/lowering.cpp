@@ -227,9 +227,9 @@ class Lowerer {
       auto dims = constantInts(n->input(1));
       auto keep = constantBool(n->input(2));
       USER_CHECK(dims && keep, "TE lowering: {} needs constant dims and keepdim", n->info().name);
+      const int64_t wrap = std::max<int64_t>(rank, 1);  // a 0-d x takes dims -1 and 0, as PyTorch's
       for (int64_t d : *dims) {
-        USER_CHECK(d >= -rank && d < std::max<int64_t>(rank, 1), "TE lowering: {} dim {} out of range for rank {}",
-                   n->info().name, d, rank);
+        USER_CHECK(d >= -wrap && d < wrap, "TE lowering: {} dim {} out of range for rank {}", n->info().name, d, rank);
         if (rank > 0) reduced[d < 0 ? d + rank : d] = true;
       }
       if (dims->empty()) reduced.assign(rank, true);  // an empty dim list reduces everything
@@ -633,7 +633,12 @@ class Lowerer {
     Expr erf(const Expr& x) const { return Call::make(CallKind::Erf, x); }
     Expr sin(const Expr& x) const { return Call::make(CallKind::Sin, x); }
     Expr cos(const Expr& x) const { return Call::make(CallKind::Cos, x); }
-    Expr pow(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Pow, x, y); }
+    // PyTorch's pow by a number: 0.5 and -0.5 are sqrt and 1 / sqrt (NaN at -inf, -0 kept), not C's pow
+    Expr pow(const Expr& x, const Expr& y) const {
+      if (auto e = y.as<FloatImm>(); e && (e->value == 0.5 || e->value == -0.5))
+        return e->value > 0 ? sqrt(x) : div(c(1), sqrt(x));
+      return Binary::make(BinaryOpKind::Pow, x, y);
+    }
     Expr max(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Max, x, y); }
     Expr min(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Min, x, y); }
     Expr lt(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::LT, x, y); }

@@ -38,7 +38,7 @@ static Tensor zipFloat(const char* op, PointwiseOp code, double scalar, const Te
   USER_CHECK(a.defined() && b.defined() && isFloating(a.dtype()) && isFloating(b.dtype()),
              "{}: expected two float tensors", op);
   if (a.dtype() != b.dtype()) {  // type promotion, as for the forward ops
-    DType t = promoteTypes(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
+    DType t = resultType({promotionOperand(a), promotionOperand(b)});
     return zipFloat(op, code, scalar, a.to(t), b.to(t), f);
   }
   USER_CHECK(a.sizes() == b.sizes(), "{}: shapes {} and {} differ", op, shapeStr(a.sizes()), shapeStr(b.sizes()));
@@ -71,7 +71,7 @@ Tensor tanhBackward(const Tensor& g, const Tensor& y) {
 
 Tensor thresholdBackward(const Tensor& g, const Tensor& x, double threshold) {
   return zipFloat("threshold_backward", PointwiseOp::ThresholdBackward, threshold, g, x,
-                  [threshold](auto gv, auto xv) { return xv > threshold ? gv : decltype(gv)(0); });
+                  [threshold](auto gv, auto xv) { return xv <= decltype(xv)(threshold) ? decltype(gv)(0) : gv; });
 }
 
 Tensor selectBackward(const Tensor& g, std::span<const int64_t> sizes, int64_t dim, int64_t index) {
@@ -246,6 +246,7 @@ std::vector<Tensor> splitWithSizes(const Tensor& x, std::span<const int64_t> siz
 
 Tensor sumBackward(const Tensor& g, std::span<const int64_t> sizes, std::span<const int64_t> dims, bool keepdim) {
   const int64_t rank = static_cast<int64_t>(sizes.size());
+  if (rank == 0) return g.reshape({});  // a 0-d input's dims -1 and 0 are the tensor itself
   Tensor e = g;
   if (!dims.empty() && !keepdim) {
     std::vector<int64_t> ds;
@@ -260,7 +261,7 @@ Tensor sumBackward(const Tensor& g, std::span<const int64_t> sizes, std::span<co
 
 Tensor meanBackward(const Tensor& g, std::span<const int64_t> sizes, std::span<const int64_t> dims, bool keepdim) {
   int64_t count = 1;
-  if (dims.empty()) {
+  if (dims.empty() || sizes.empty()) {  // all of it (a 0-d input's dims -1 and 0 too)
     count = numelOf(sizes);
   } else {
     for (int64_t d : dims) count *= sizes[wrapDim(d, static_cast<int64_t>(sizes.size()))];

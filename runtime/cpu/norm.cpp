@@ -199,6 +199,8 @@ Tensor stdDev(const Tensor& x, std::span<const int64_t> dims, bool unbiased, boo
 Tensor varBackward(const Tensor& g, const Tensor& x, std::span<const int64_t> dims, bool unbiased, bool keepdim) {
   USER_CHECK(x.defined() && isFloating(x.dtype()) && g.defined(), "var_backward: expected float tensors");
   const ReducePlan p = planReduce(x, dims, keepdim);
+  // a 0-d x has no degree of freedom left when unbiased: PyTorch 1.13 gives g times infinity there
+  if (x.dim() == 0 && unbiased) return mul(g, scalarLike(std::numeric_limits<double>::infinity(), x));
   const double scale = varianceScale(p.count, unbiased);
   if (!onCuda(x, g) && x.numel() > 0 && reducesTrailingDims(x, p) && g.dtype() == x.dtype() &&
       g.numel() * p.count == x.numel()) {

@@ -170,7 +170,10 @@ Tensor adaptiveAvgPool2dBackward(const Tensor& g, const Tensor& x);
 Tensor sumToSize(const Tensor& g, std::span<const int64_t> sizes);
 Tensor sigmoidBackward(const Tensor& g, const Tensor& y);            ///< g * y * (1 - y)
 Tensor tanhBackward(const Tensor& g, const Tensor& y);               ///< g * (1 - y^2)
-Tensor thresholdBackward(const Tensor& g, const Tensor& x, double threshold);  ///< x > threshold ? g : 0
+Tensor thresholdBackward(const Tensor& g, const Tensor& x, double threshold);  ///< x <= threshold ? 0 : g
+/// maximum(x, y)'s gradient of x: g where x > y, 0 where x < y, g / 2 where x == y, g where either is NaN;
+/// the three broadcast together (minimum's: maximumBackward(g, y, x)).
+Tensor maximumBackward(const Tensor& g, const Tensor& x, const Tensor& y);
 Tensor selectBackward(const Tensor& g, std::span<const int64_t> sizes, int64_t dim, int64_t index);
 /// Zeros of `sizes` with g in the slice; g itself (no copy) when the slice covers the whole dimension.
 Tensor sliceBackward(const Tensor& g, std::span<const int64_t> sizes, int64_t dim, int64_t start, int64_t end,

@@ -83,7 +83,7 @@ static Tensor binary(const char* op, PointwiseOp code, double scalar, const Tens
   checkFloat(a, op);
   checkFloat(b, op);
   if (a.dtype() != b.dtype()) {  // type promotion: compute in the result's dtype
-    DType t = promoteTypes(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
+    DType t = resultType({promotionOperand(a), promotionOperand(b)});
     return binary(op, code, scalar, a.to(t), b.to(t), f);
   }
   if (onCuda(a, b)) return cuda::map(code, a, b, scalar);
@@ -147,13 +147,10 @@ Tensor exp(const Tensor& x) { return unary("exp", PointwiseOp::Exp, x, [](auto v
 Tensor log(const Tensor& x) { return unary("log", PointwiseOp::Log, x, [](auto v) { return std::log(v); }); }
 Tensor sqrt(const Tensor& x) { return unary("sqrt", PointwiseOp::Sqrt, x, [](auto v) { return std::sqrt(v); }); }
 
-// The dtype two operands meet in: PyTorch's promotion over float32, float64, int64 and bool.
+// The dtype two operands meet in: PyTorch's promotion (a number the interpreter made a 0-dim tensor already
+// has its promoted dtype, so that promoting it as a 0-dim tensor agrees).
 static DType commonDtype(const Tensor& a, const Tensor& b) {
-  if (a.dtype() == b.dtype()) return a.dtype();
-  if (isFloating(a.dtype()) && isFloating(b.dtype()))
-    return promoteTypes(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
-  if (isFloating(a.dtype()) || isFloating(b.dtype())) return isFloating(a.dtype()) ? a.dtype() : b.dtype();
-  return DType::Int64;
+  return resultType({promotionOperand(a), promotionOperand(b)});
 }
 
 // f(T) for the C++ type T of dtype t.
@@ -204,6 +201,21 @@ Tensor compare(PointwiseOp op, const Tensor& a0, const Tensor& b0) {
   });
 }
 
+// out[i] = f(a[i], b[i], c[i]) over the three broadcast together, of element types A, B, C and the result's T.
+template <typename T, typename A, typename B, typename C, typename F>
+static Tensor mapThree(const Tensor& a, const Tensor& b, const Tensor& c, F f) {
+  const Shape shape = broadcastShapes(broadcastShapes(a.sizes(), b.sizes()), c.sizes());
+  Tensor out = Tensor::empty(shape, dtypeOf<T>());
+  Tensor ea = a.expand(shape), eb = b.expand(shape), ec = c.expand(shape);
+  T* o = out.data<T>();
+  const A* pa = a.data<A>();
+  const B* pb = b.data<B>();
+  const C* pc = c.data<C>();
+  forEachOffset<4>(shape, {out.strides().data(), ea.strides().data(), eb.strides().data(), ec.strides().data()},
+                   [&](const std::array<int64_t, 4>& off) { o[off[0]] = f(pa[off[1]], pb[off[2]], pc[off[3]]); });
+  return out;
+}
+
 Tensor where(const Tensor& cond, const Tensor& a0, const Tensor& b0) {
   USER_CHECK(cond.defined() && a0.defined() && b0.defined(), "where: undefined tensor argument");
   USER_CHECK(cond.dtype() == DType::Bool, "where: the condition must be a bool tensor, got {}", dtypeName(cond.dtype()));
@@ -213,20 +225,22 @@ Tensor where(const Tensor& cond, const Tensor& a0, const Tensor& b0) {
     USER_CHECK(isFloating(t), "where: the CUDA kernel takes float operands, got {}", dtypeName(t));
     return cuda::map(PointwiseOp::Where, cond.to(t), a, 1.0, b);
   }
-  const Shape shape = broadcastShapes(broadcastShapes(cond.sizes(), a.sizes()), b.sizes());
-  Tensor out = Tensor::empty(shape, t);
-  Tensor ec = cond.expand(shape), ea = a.expand(shape), eb = b.expand(shape);
-  visitDtype(t, [&](auto zero) {
+  return visitDtype(t, [&](auto zero) {
     using T = decltype(zero);
-    T* o = out.data<T>();
-    const bool* pc = cond.data<bool>();
-    const T* pa = a.data<T>();
-    const T* pb = b.data<T>();
-    forEachOffset<4>(shape, {out.strides().data(), ec.strides().data(), ea.strides().data(), eb.strides().data()},
-                     [&](const std::array<int64_t, 4>& off) { o[off[0]] = pc[off[1]] ? pa[off[2]] : pb[off[3]]; });
-    return 0;
+    return mapThree<T, bool, T, T>(cond, a, b, [](bool c, T x, T y) { return c ? x : y; });
   });
-  return out;
+}
+
+Tensor maximumBackward(const Tensor& g, const Tensor& x0, const Tensor& y0) {
+  checkFloat(g, "maximum_backward");
+  checkFloat(x0, "maximum_backward");
+  checkFloat(y0, "maximum_backward");
+  const DType t = resultType({promotionOperand(g), promotionOperand(x0), promotionOperand(y0)});
+  const Tensor x = x0.to(t), y = y0.to(t), gt = g.to(t);
+  if (onCuda(gt, x) || onCuda(y)) return cuda::map(PointwiseOp::MaximumBackward, gt, x, 1.0, y);
+  auto rule = [](auto gv, auto xv, auto yv) { return xv > yv ? gv : xv < yv ? 0 : xv == yv ? gv / 2 : gv; };
+  if (t == DType::Float32) return mapThree<float, float, float, float>(gt, x, y, rule);
+  return mapThree<double, double, double, double>(gt, x, y, rule);
 }
 
 // The reference of every pointwise op (the interpreter's; graphjit's generated code is tested against it):
@@ -272,16 +286,20 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
     case PointwiseOp::LeakyRelu:
       return binary("leaky_relu", op, 0.0, a, b, [](auto x, auto slope) { return x > 0 ? x : x * slope; });
     // (grad, self[, scalar]) -> self's gradient
-    case PointwiseOp::ClampMinBackward:
-      return binary("clamp_min_backward", op, scalar, a, b, [s = scalar](auto g, auto x) { return x < s ? decltype(g)(0) : g; });
+    // the bound compared in the operands' dtype, as PyTorch compares a tensor with a number
+    case PointwiseOp::ClampMinBackward:  // 0 where x is NaN, as the two below
+      return binary("clamp_min_backward", op, scalar, a, b,
+                    [s = scalar](auto g, auto x) { return x >= decltype(x)(s) ? g : decltype(g)(0); });
     case PointwiseOp::ClampMaxBackward:
-      return binary("clamp_max_backward", op, scalar, a, b, [s = scalar](auto g, auto x) { return x > s ? decltype(g)(0) : g; });
-    case PointwiseOp::BelowBackward:
-      return binary("below_backward", op, scalar, a, b, [s = scalar](auto g, auto x) { return x < s ? g : decltype(g)(0); });
+      return binary("clamp_max_backward", op, scalar, a, b,
+                    [s = scalar](auto g, auto x) { return x <= decltype(x)(s) ? g : decltype(g)(0); });
+    case PointwiseOp::BelowBackward:  // g where x is NaN
+      return binary("below_backward", op, scalar, a, b,
+                    [s = scalar](auto g, auto x) { return x >= decltype(x)(s) ? decltype(g)(0) : g; });
     case PointwiseOp::EqualMask:  // NaN equals nothing: a row holding one gets a NaN gradient, as in PyTorch
       return binary("equal_mask", op, 0.0, a, b, [](auto x, auto y) { return decltype(x)(x == y); });
-    case PointwiseOp::MaximumBackward:
-      return binary("maximum_backward", op, 0.0, a, b, [](auto g, auto d) { return d > 0 ? g : d < 0 ? decltype(g)(0) : g / 2; });
+    case PointwiseOp::MaximumBackward:  // (grad, self, other as `scalar`); three tensors: maximumBackward
+      return maximumBackward(a, b, Tensor::scalar(scalar, b.dtype()));
     case PointwiseOp::GeluBackward:
       return binary("gelu_backward", op, 0.0, a, b, [](auto g, auto x) {
         using T = decltype(x);

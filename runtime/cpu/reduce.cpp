@@ -184,9 +184,11 @@ Tensor valueSelectingBackward(const Tensor& grad, int64_t dim, const Tensor& ind
   USER_CHECK(grad.numel() == count && indices.numel() == count, "{}: {} gradients and {} indices for {} rows of {}", op,
              grad.numel(), indices.numel(), count, shapeStr(sizes));
   (void)keepdim;  // with or without the size-1 dim, the rows come in the same order
-  Shape moved;
-  for (int64_t p : lastPermutation(d, rank)) moved.push_back(sizes[p]);
-  if (rank == 0) moved = {1};
+  Shape moved = {1};  // a 0-d input: one row of one
+  if (rank > 0) {
+    moved.clear();
+    for (int64_t p : lastPermutation(d, rank)) moved.push_back(sizes[p]);
+  }
   Tensor out;
   if (onCuda(grad, indices)) {
     out = Tensor::zeros({count, n}, grad.dtype(), DeviceKind::Cuda);

@@ -1,0 +1,172 @@
+// The edge-case audit (tests/data/audit, written by gen/audit.py with PyTorch): reductions of 0-d tensors,
+// scalars beside integer and bool tensors, and every gradient mask at NaN, +-inf, +-0 and its bounds. Each
+// case is PyTorch's printed graph with its inputs, outputs and gradients; here it runs under one fuser x
+// executor x device per test, every run of the executor compared (the profiling runs and the optimized
+// one). Result dtypes must be PyTorch's, integers and bools exact, NaN and the infinities where PyTorch
+// has them, the finite rest within 1e-5 (outputs) and 1e-4 (gradients).
+#include "executors/function.h"
+#include "ir/parser.h"
+#include "passes/frontend.h"
+#include "passes/shape_propagation.h"
+#include "runtime/cuda/device.h"
+#include "tests/support/build_config.h"
+#include "tests/support/reference.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+namespace gj {
+namespace {
+
+using nlohmann::json;
+
+// Cases graphjit still refuses, with a clear error (PyTorch's fuser-tests issue takes them on): each must
+// fail with this text on every path (on CUDA only, where `cudaOnly`), never run to a wrong answer.
+struct Refusal {
+  const char* caseName;
+  bool cudaOnly;
+  const char* because;
+};
+constexpr Refusal kRefused[] = {
+    {"arith_int_scalar", false, "expected a float32 or float64 tensor, got int64"},
+    {"arith_bool_scalar", false, "expected a float32 or float64 tensor, got bool"},
+    {"clamp_int_scalar", false, "expected a float32 or float64 tensor, got int64"},
+    {"select_int_scalar", true, "the CUDA kernel takes float operands, got int64"},
+};
+
+const char* refusal(const std::string& name, DeviceKind device) {
+  for (const Refusal& r : kRefused)
+    if (name == r.caseName && (!r.cudaOnly || device == DeviceKind::Cuda)) return r.because;
+  return nullptr;
+}
+
+DType dtypeOf(const std::string& name) {
+  for (DType t : kAllDTypes)
+    if (dtypeName(t) == name) return t;
+  throw std::runtime_error("audit table: unknown dtype " + name);
+}
+
+double number(const json& v) {
+  return v.is_string() ? std::strtod(v.get<std::string>().c_str(), nullptr) : v.get<double>();
+}
+
+// A table entry: a tensor {dtype, shape, values} or a scalar {scalar, value}.
+IValue decode(const json& e) {
+  if (e.contains("scalar")) {
+    const std::string kind = e["scalar"];
+    if (kind == "bool") return IValue(e["value"].get<bool>());
+    if (kind == "int") return IValue(e["value"].get<int64_t>());
+    return IValue(number(e["value"]));
+  }
+  Shape shape;
+  for (const json& d : e["shape"]) shape.push_back(d.get<int64_t>());
+  std::vector<double> values;
+  for (const json& v : e["values"]) values.push_back(v.is_boolean() ? v.get<bool>() : number(v));
+  return IValue(Tensor::fromVector(shape, values, dtypeOf(e["dtype"])));
+}
+
+const json& table() {
+  static const json t = [] {
+    const std::string path = test::dataDir() + "/audit/table.json";
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    return json::parse(in);
+  }();
+  return t;
+}
+
+// Where `got` differs from PyTorch's `want` beyond `tol` ("" when it does not).
+std::string mismatch(const Tensor& got0, const Tensor& want, double tol) {
+  const Tensor got = got0.to(DeviceKind::Cpu);
+  if (got.dtype() != want.dtype())
+    return fmt::format("dtype {} where PyTorch's is {}", dtypeName(got.dtype()), dtypeName(want.dtype()));
+  if (got.sizes() != want.sizes())
+    return fmt::format("shape {} where PyTorch's is {}", shapeStr(got.sizes()), shapeStr(want.sizes()));
+  const double err = relativeError(got, want);
+  if (err <= tol) return "";
+  std::string values;
+  for (int64_t i = 0; i < got.numel(); ++i)
+    values += fmt::format("{}{} ({})", i ? ", " : "", got.item(i), want.item(i));
+  return fmt::format("relative error {:.3g} > {:g}; got (PyTorch): {}", err, tol, values);
+}
+
+struct Combination {
+  FuserKind fuser;
+  ExecutorKind executor;
+  DeviceKind device;
+};
+
+class Audit : public testing::TestWithParam<Combination> {};
+
+TEST_P(Audit, EveryCaseMatchesPyTorch) {
+  const auto [fuser, executor, device] = GetParam();
+  if (fuser != FuserKind::None && device == DeviceKind::Cpu) SKIP_WITHOUT_LLVM();
+  if (device == DeviceKind::Cuda)
+    if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
+  const json& cases = table()["cases"];
+  ASSERT_GE(cases.size(), 20u);
+  for (const json& c : cases) {
+    const std::string name = c["name"];
+    SCOPED_TRACE(name + ": " + c["what"].get<std::string>());
+    std::vector<IValue> inputs;
+    std::vector<bool> requiresGrad;
+    for (const json& e : c["inputs"]) {
+      inputs.push_back(decode(e));
+      requiresGrad.push_back(inputs.back().isTensor() && isFloating(inputs.back().toTensor().dtype()));
+    }
+    std::vector<Tensor> gradOutputs;
+    for (const json& g : c["grad_outputs"]) gradOutputs.push_back(g.is_null() ? Tensor() : decode(g).toTensor());
+    bool backward = false;
+    for (const json& g : c["grads"]) backward = backward || !g.is_null();
+    try {
+      auto g = parseIR(c["graph"].get<std::string>(), "audit/" + name);
+      lowerTorchScript(*g);
+      checkShapes(*g);
+      Function f(*g, {.fuser = fuser, .executor = executor, .device = device});
+      const int runs = executor == ExecutorKind::Profiling ? f.options().profilingRuns + 1 : 1;
+      for (int run = 1; run <= runs; ++run) {
+        SCOPED_TRACE(fmt::format("run {}", run));
+        auto outs = f.forward(inputs, backward ? requiresGrad : std::vector<bool>{});
+        ASSERT_EQ(outs.size(), c["outputs"].size());
+        for (size_t k = 0; k < outs.size(); ++k) {
+          ASSERT_TRUE(outs[k].isTensor()) << "output " << k << " is " << outs[k].describe();
+          EXPECT_EQ(mismatch(outs[k].toTensor(), decode(c["outputs"][k]).toTensor(), 1e-5), "") << "output " << k;
+        }
+        if (!backward) continue;
+        auto grads = f.backward(gradOutputs);
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          const json& want = c["grads"][i];
+          if (want.is_null()) continue;
+          ASSERT_TRUE(grads.at(i).defined()) << "no gradient for input " << i;
+          EXPECT_EQ(mismatch(grads[i], decode(want).toTensor(), 1e-4), "") << "gradient of input " << i;
+        }
+      }
+      EXPECT_EQ(refusal(name, device), nullptr) << "the case now runs and matches PyTorch: take it off kRefused";
+    } catch (const Error& e) {
+      const char* because = refusal(name, device);
+      if (!because) ADD_FAILURE() << "refused: " << e.what();
+      else EXPECT_NE(std::string(e.what()).find(because), std::string::npos) << e.what();
+    }
+  }
+}
+
+std::vector<Combination> combinations() {
+  std::vector<Combination> all;
+  for (DeviceKind d : {DeviceKind::Cpu, DeviceKind::Cuda})
+    for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
+      for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) all.push_back({f, e, d});
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fusers, Audit, testing::ValuesIn(combinations()), [](const auto& info) {
+  const Combination& p = info.param;
+  return fmt::format("{}_{}_{}", fuserName(p.fuser), executorName(p.executor), deviceName(p.device));
+});
+
+}  // namespace
+}  // namespace gj

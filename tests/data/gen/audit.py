@@ -1,0 +1,366 @@
+"""Writes tests/data/audit/table.json and table.md: the edge-case audit, PyTorch 1.13's answers for the
+cases where a compiler most easily answers wrongly without a word:
+
+- every reduction on a 0-d tensor, along dim -1 and 0, with and without keepdim;
+- every comparison, and every op that takes a scalar, beside an integer or bool tensor (PyTorch computes
+  in the promoted type: int64 [1, 2] < 1.5 compares in float32);
+- every gradient formula's masks at NaN, +-inf, +-0 and exactly at a clamp or threshold bound.
+
+Each case is a scripted function as PyTorch prints it (the graph graphjit parses), its inputs, PyTorch's
+outputs (exact dtypes) and the gradients of sum(output * grad_output) for every float input. tests/audit_test.cpp
+runs every case under every fuser x executor, on the CPU and on the emulated CUDA driver. Floats are written
+as Python's repr ('nan', '-inf', '-0.0' survive). Run with Debian's /usr/bin/python3:
+
+    /usr/bin/python3 tests/data/gen/audit.py
+"""
+import json
+import math
+import os
+from typing import List, Optional
+
+import torch
+from torch import Tensor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "audit")
+NAN, INF = float("nan"), float("inf")
+# A mask's edge values: NaN, the infinities, both zeros and the bounds +-0.5 the cases clamp at.
+EDGES = [NAN, -INF, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, INF]
+
+
+def relative(text):
+    return text.replace(HERE + "/", "gen/").replace(os.path.dirname(torch.__file__) + "/", "torch/")
+
+
+# Reductions of a 0-d tensor: PyTorch takes dim -1 and 0 (and keepdim keeps it 0-d).
+def sum_rank0(x):
+    return (x.sum(-1), x.sum(0), x.sum([-1], keepdim=True), x.sum(0, keepdim=True), x.sum(), x.sum([]),
+            x.mean(-1), x.mean([0], keepdim=True))
+
+
+def extrema_rank0(x):
+    a, i = torch.max(x, -1)
+    b, j = torch.min(x, 0, keepdim=True)
+    return x.amax(-1), x.amin([0], True), a, i, b, j, torch.max(x), torch.min(x)
+
+
+def normalize_rank0(x):
+    return (torch.softmax(x, -1), torch.log_softmax(x, 0), x.var(-1, unbiased=False), x.var([0], True, True),
+            x.std(0, unbiased=False))
+
+
+def unbiased_rank0(x):
+    return x.var(-1), x.std([0], True, True)
+
+
+# The same reductions where dims -1 and 0 are distinct, with ties, NaN and infinities in the rows.
+def extrema_edges(x):
+    a, i = torch.max(x, -1)
+    b, j = torch.min(x, 0, keepdim=True)
+    return x.amax(-1), x.amin([0], True), a, i, b, j, x.sum(-1, True), x.mean(0)
+
+
+def softmax_edges(x):
+    return torch.softmax(x, -1), torch.log_softmax(x, 0)
+
+
+def moments_edges(x, c):
+    """c: constant rows, whose std's gradient PyTorch makes 0 (not g / 0)."""
+    return x.var(-1), x.std(0, keepdim=True), x.var(-1, unbiased=False), c.std(-1), c.std(-1, unbiased=False)
+
+
+def layer_norm_edges(x, w, b):
+    return torch.layer_norm(x, [4], w, b, 1e-5)
+
+
+# Comparisons of integer and bool tensors with scalars they cannot hold.
+def compare_int(x, s: float):
+    return (x < 1.5, x <= -2.5, x > 1.5, x >= 16777216.5, x == 2.0, x != 2.5, x < 2, x == -3, x > s,
+            torch.lt(x, 16777216.5), torch.gt(x, 16777216.5))
+
+
+def compare_bool(b, s: float):
+    return b >= -1, b < 0.5, b == 1, b != 2.5, b > 0, b <= s, b != 0, b > -0.5
+
+
+def compare_float(x, n: int):
+    return x < 1, x >= n, x == 0, x != 1, x > -1
+
+
+# Arithmetic with a scalar beside an integer or bool tensor (PyTorch promotes: int64 + 1.5 is float32).
+def arith_int_scalar(x):
+    return x + 1.5, x * 2, x - 0.5, x / 2, x * 0.5
+
+
+def arith_bool_scalar(b):
+    return b + 1, b * 1.5
+
+
+def compare_mixed(x, x0, t, f):
+    """Integer tensors against float tensors of other ranks: the float's category wins, 0-d or not."""
+    return x < t, x == f, x0 < 0.5, x0 >= t, x.gt(f.double()), (x > 1) == (f > 1.5)
+
+
+def select_int_scalar(x, m):
+    return (torch.where(m, x, 1.5), x.masked_fill(m, 2.7), torch.where(m, 2, x), torch.where(m, m, 0.5),
+            m.masked_fill(m, 0), torch.full_like(x, 2.5), torch.ones_like(m), torch.zeros_like(x))
+
+
+def clamp_int_scalar(x):
+    return torch.clamp(x, 0.5, 1.5), torch.clamp(x, min=0), 1.5 - x, x ** 2
+
+
+# Gradient masks: each op of the element at a mask's edge (a: EDGES; b: ones, so that a * b == a exactly and
+# the product keeps a fusion partner on both passes).
+def clamp_nan(a, b):
+    y = a + b
+    return torch.clamp(y, -0.5, 0.5), torch.clamp(y, min=-0.5), torch.clamp(y, max=0.5)
+
+
+def clamp_forms(a, b):
+    y = a * b
+    return (torch.clamp(y, -0.5, 0.5), torch.clamp(y, min=-0.5), torch.clamp(y, max=0.5),
+            torch.clamp_min(y, -0.5), torch.clamp_max(y, 0.5))
+
+
+def clamp_infinite_bounds(a, b):
+    y = a * b
+    inf = float("inf")
+    return torch.clamp(y, -inf, inf), torch.clamp(y, min=-inf), torch.clamp(y, max=inf), torch.clamp(y, 0.5, -0.5)
+
+
+def relu_edges(a, b):
+    return torch.relu(a * b)
+
+
+def hardtanh_edges(a, b):
+    return torch.nn.functional.hardtanh(a * b, -0.5, 0.5)
+
+
+def leaky_relu_edges(a, b):
+    return torch.nn.functional.leaky_relu(a * b, 0.1)
+
+
+def abs_sign_edges(a, b):
+    y = a * b
+    return torch.abs(y), torch.sign(y) * b
+
+
+def maximum_edges(a, b, c):
+    y = a * b
+    return torch.maximum(y, c), torch.minimum(y, c)
+
+
+def powers_edges(a, b):
+    y = a * b
+    return y.pow(2.0), y.pow(0.5), y.pow(0.0), y.pow(-1.0), y.pow(3)
+
+
+def roots_edges(a, b):
+    y = a * b
+    return torch.sqrt(y), torch.rsqrt(y), torch.log(y), torch.reciprocal(y), y / b.neg().add(1.0)
+
+
+def smooth_edges(a, b):
+    y = a * b
+    return torch.exp(y), torch.sigmoid(y), torch.tanh(y), torch.erf(y), torch.sin(y), torch.cos(y)
+
+
+def activations_edges(a, b):
+    y = a * b
+    return torch.nn.functional.gelu(y), torch.nn.functional.silu(y)
+
+
+def select_edges(a, b, m):
+    y = a * b
+    return torch.where(m, y, b), y.masked_fill(m, 0.25), torch.where(y > 0, y, 0.0)
+
+
+def pool_edges(x):
+    """max_pool2d over windows with ties, NaN and -inf: the gradient goes to the window's first maximum, or
+    its NaN."""
+    return torch.nn.functional.max_pool2d(x, 2, 1)
+
+
+def loss_edges(logits, target):
+    """cross_entropy where a logit is -inf (its probability 0) and where the target's logit is the only
+    finite one."""
+    # the aten op itself: F.cross_entropy's reduction checks print aten::warn (the fuser-tests issue)
+    return torch._C._nn.cross_entropy_loss(logits, target, None, 1, -100, 0.0), torch.log_softmax(logits, 1)
+
+
+def batch_norm_edges(x, w, b):
+    """A channel whose values are all equal: its normalized values 0, its gradient through the variance 0.
+    eps 0.25 makes that channel's 1 / sqrt(var + eps) exact, so that PyTorch's float32 multiply-add form
+    (x * a + (b - mean * a)) rounds no differently from a two-pass one."""
+    # the aten op itself: F.batch_norm's size check is int arithmetic on sizes (the fuser-tests issue)
+    return torch.batch_norm(x, w, b, None, None, True, 0.1, 0.25, False)
+
+
+def tensor(values, dtype=torch.float32):
+    return torch.tensor(values, dtype=dtype)
+
+
+def rank0(v):
+    return torch.tensor(v, dtype=torch.float32)
+
+
+def grid():
+    """Rows with ties, NaN and infinities: [5, 4]."""
+    return tensor([[1.0, 3.0, 3.0, -2.0], [NAN, 2.0, 1.0, 0.5], [-INF, -INF, -INF, -INF], [INF, 0.0, INF, -1.0],
+                   [0.25, -0.0, 0.0, 0.75]])
+
+
+CASES = [
+    # name, what, function, inputs
+    ("sum_rank0", "sum and mean of a 0-d tensor over dims -1, 0, [] and none, keepdim or not", sum_rank0,
+     [rank0(0.7)]),
+    ("extrema_rank0", "amax, amin, max.dim and min.dim (values and indices), max and min of a 0-d tensor",
+     extrema_rank0, [rank0(-1.25)]),
+    ("normalize_rank0", "softmax, log_softmax, biased var and std and an unbiased var of a 0-d tensor",
+     normalize_rank0,
+     [rank0(0.3)]),
+    ("unbiased_rank0", "unbiased var and std of a 0-d tensor: NaN, and PyTorch's gradients of it",
+     unbiased_rank0, [rank0(0.3)]),
+    ("extrema_edges", "amax, amin, max.dim, min.dim, sum and mean over dims -1 and 0 with ties, NaN and "
+     "infinities", extrema_edges, [grid()]),
+    ("softmax_edges", "softmax and log_softmax with -inf, inf and NaN in rows", softmax_edges, [grid()]),
+    ("moments_edges", "var and std of rows holding NaN and infinities, and std of constant rows", moments_edges,
+     [grid(), tensor([[0.5, 0.5, 0.5], [-2.0, -2.0, -2.0]])]),
+    ("layer_norm_edges", "layer_norm of a constant row, a row with NaN and one with inf", layer_norm_edges,
+     [grid(), tensor([0.5, -1.0, 2.0, 1.5]), tensor([0.1, 0.0, -0.2, 0.3])]),
+    ("compare_int", "int64 tensor against float and int scalars, a constant and an input", compare_int,
+     [torch.tensor([1, 2, -3, 16777217, 0]), 0.5]),
+    ("compare_bool", "bool tensor against int, float and bool scalars", compare_bool,
+     [torch.tensor([True, False, True]), 0.5]),
+    ("compare_float", "float tensor against int and bool scalars", compare_float,
+     [tensor([NAN, -1.0, 0.0, 1.0, 2.0, INF]), 2]),
+    ("arith_int_scalar", "int64 tensor + - * / a float or int scalar", arith_int_scalar,
+     [torch.tensor([1, 2, -3, 7])]),
+    ("arith_bool_scalar", "bool tensor + an int, * a float", arith_bool_scalar, [torch.tensor([True, False])]),
+    ("compare_mixed", "int64 tensors against float32 and float64 tensors, 0-d and not", compare_mixed,
+     [torch.tensor([1, 2, -3, 16777217]), torch.tensor(1), rank0(1.5),
+      tensor([1.0, 2.5, -3.0, 16777216.0])]),
+    ("select_int_scalar", "where and masked_fill of an int64 tensor with float and int scalars",
+     select_int_scalar, [torch.tensor([1, 2, -3, 0]), torch.tensor([True, False, False, True])]),
+    ("clamp_int_scalar", "clamp, rsub and pow of an int64 tensor with scalars", clamp_int_scalar,
+     [torch.tensor([1, 2, -3, 0])]),
+    ("pool_edges", "max_pool2d (2 x 2, stride 1) over windows with ties, NaN and -inf", pool_edges,
+     [tensor([[[[1.0, 1.0, 0.5], [1.0, NAN, -INF], [-INF, -INF, 2.0]]]])]),
+    ("loss_edges", "cross_entropy and log_softmax with -inf logits", loss_edges,
+     [tensor([[0.5, -INF, 1.0], [-INF, 2.0, -INF], [0.25, 0.25, 0.25]]), torch.tensor([0, 1, 2])]),
+    ("batch_norm_edges", "batch_norm in training with a constant channel", batch_norm_edges,
+     [tensor([[[0.5, 0.5], [1.0, -1.0]], [[0.5, 0.5], [2.0, 0.0]]]), tensor([1.5, -0.5]), tensor([0.1, 0.2])]),
+    ("clamp_nan", "clamp(a + b), b NaN at every other element, in the three clamp forms: the issue's case", clamp_nan,
+     [tensor(EDGES), tensor([0.0, NAN, 0.0, NAN, 0.0, NAN, 0.0, NAN, 0.0])]),
+    ("clamp_forms", "clamp, clamp(min=), clamp(max=), clamp_min, clamp_max at the mask's edges", clamp_forms,
+     [tensor(EDGES), tensor([1.0] * 9)]),
+    ("clamp_infinite_bounds", "clamp with infinite bounds, and with min > max", clamp_infinite_bounds,
+     [tensor(EDGES), tensor([1.0] * 9)]),
+    ("relu_edges", "relu at the mask's edges", relu_edges, [tensor(EDGES), tensor([1.0] * 9)]),
+    ("hardtanh_edges", "hardtanh(-0.5, 0.5) at the mask's edges and its bounds", hardtanh_edges,
+     [tensor(EDGES), tensor([1.0] * 9)]),
+    ("leaky_relu_edges", "leaky_relu(0.1) at the mask's edges", leaky_relu_edges,
+     [tensor(EDGES), tensor([1.0] * 9)]),
+    ("abs_sign_edges", "abs and sign at the mask's edges", abs_sign_edges, [tensor(EDGES), tensor([1.0] * 9)]),
+    ("maximum_edges", "maximum and minimum against ties, NaN on either side and infinities", maximum_edges,
+     [tensor(EDGES), tensor([1.0] * 9), tensor([0.0, NAN, -1.0, 0.5, 0.0, -0.0, 0.5, INF, INF])]),
+    ("powers_edges", "pow by 2, 0.5, 0, -1 and 3 at the mask's edges", powers_edges,
+     [tensor(EDGES), tensor([1.0] * 9)]),
+    ("roots_edges", "sqrt, rsqrt, log, reciprocal and division by zero at the mask's edges", roots_edges,
+     [tensor(EDGES), tensor([1.0] * 9)]),
+    ("smooth_edges", "exp, sigmoid, tanh, erf, sin and cos at the mask's edges", smooth_edges,
+     [tensor(EDGES), tensor([1.0] * 9)]),
+    ("activations_edges", "gelu and silu at the mask's edges", activations_edges,
+     [tensor(EDGES), tensor([1.0] * 9)]),
+    ("select_edges", "where and masked_fill's gradients with NaN and infinities on the unselected side",
+     select_edges, [tensor(EDGES), tensor([1.0] * 9),
+                    torch.tensor([True, False, True, False, True, False, True, False, True])]),
+]
+
+
+def encode(v):
+    """A tensor or scalar as JSON: dtype, shape and values (floats as repr strings)."""
+    if isinstance(v, bool):
+        return {"scalar": "bool", "value": v}
+    if isinstance(v, int):
+        return {"scalar": "int", "value": v}
+    if isinstance(v, float):
+        return {"scalar": "float", "value": repr(v)}
+    dtype = str(v.dtype).replace("torch.", "")
+    flat = v.detach().reshape(-1).tolist()
+    values = [repr(float(e)) for e in flat] if v.is_floating_point() else flat
+    return {"dtype": dtype, "shape": list(v.shape), "values": values}
+
+
+def flatten(value):
+    return [e for v in value for e in flatten(v)] if isinstance(value, tuple) else [value]
+
+
+def run_case(name, what, fn, inputs):
+    scripted = torch.jit.script(fn)
+    graph = relative(str(scripted.inlined_graph))  # F.hardtanh and friends' bodies in place
+    names = [v.debugName().split(".")[0] for v in scripted.graph.inputs()]
+    leaves = [t.clone().requires_grad_(True) if isinstance(t, Tensor) and t.is_floating_point() else t
+              for t in inputs]
+    outputs = flatten(scripted(*leaves))
+    gen = torch.Generator().manual_seed(len(name))
+    grad_outputs = [torch.rand(o.shape, generator=gen, dtype=o.dtype) + 0.5
+                    if o.is_floating_point() and o.requires_grad else None for o in outputs]
+    wanted = [t for t in leaves if isinstance(t, Tensor) and t.requires_grad]
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None]
+    grads = [None] * len(leaves)
+    if pairs and wanted:
+        got = torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True)
+        it = iter(got)
+        grads = [next(it) if isinstance(t, Tensor) and t.requires_grad else None for t in leaves]
+    return {
+        "name": name,
+        "what": what,
+        "graph": graph,
+        "inputs": [dict(encode(v), name=n) for n, v in zip(names, inputs)],
+        "outputs": [encode(o) for o in outputs],
+        "grad_outputs": [encode(g) if g is not None else None for g in grad_outputs],
+        "grads": [encode(g) if g is not None else None for g in grads],
+    }
+
+
+def cell(v):
+    if v is None:
+        return ""
+    if "scalar" in v:
+        return f"{v['scalar']} {v['value']}"
+    vals = ", ".join(str(e).lower() if isinstance(e, bool) else str(e) for e in v["values"])
+    shape = "x".join(str(d) for d in v["shape"]) or "0-d"
+    return f"{v['dtype']} {shape} [{vals}]"
+
+
+def markdown(cases):
+    lines = ["# The edge-case audit: PyTorch's answers", "",
+             f"Written by `gen/audit.py` with PyTorch {torch.__version__}; `table.json` holds the same values "
+             "with each case's graph. tests/audit_test.cpp runs every case under every fuser x executor on the "
+             "CPU and the emulated CUDA driver. Output k of a case is its function's k-th return value "
+             "(tuples flattened); a gradient is that of sum(output * grad_output) over the outputs.", ""]
+    for c in cases:
+        lines += [f"## {c['name']}", "", c["what"] + ".", "", "| value | PyTorch |", "| --- | --- |"]
+        lines += [f"| input {i['name']} | {cell(i)} |" for i in c["inputs"]]
+        lines += [f"| output {k} | {cell(o)} |" for k, o in enumerate(c["outputs"])]
+        lines += [f"| grad_output {k} | {cell(g)} |" for k, g in enumerate(c["grad_outputs"]) if g]
+        lines += [f"| gradient of {i['name']} | {cell(g)} |" for i, g in zip(c["inputs"], c["grads"]) if g]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    cases = [run_case(*c) for c in CASES]
+    with open(os.path.join(OUT, "table.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "cases": cases}, f, indent=1)
+        f.write("\n")
+    with open(os.path.join(OUT, "table.md"), "w") as f:
+        f.write(markdown(cases))
+    print(f"wrote {len(cases)} cases to {os.path.relpath(OUT)}/table.json and table.md")
+
+
+if __name__ == "__main__":
+    main()
