@@ -42,6 +42,8 @@ if(NOT GJ_WITH_CUDA STREQUAL "OFF")
   find_package(CUDAToolkit QUIET)
   if(CUDAToolkit_FOUND)
     set(GJ_HAVE_CUDA ON)
+    # The emulated driver's fibers (runtime/cuda/emulator_scheduler.cpp).
+    find_package(Boost REQUIRED COMPONENTS context)
   elseif(GJ_WITH_CUDA STREQUAL "ON")
     message(FATAL_ERROR "GJ_WITH_CUDA=ON but the CUDA toolkit was not found")
   endif()

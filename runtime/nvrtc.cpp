@@ -4,6 +4,7 @@
 #include <nvrtc.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -29,6 +30,12 @@ std::vector<int> nvrtcSupportedArchs() {
 
 namespace {
 
+// The toolkit's headers: $GJ_CUDA_INCLUDE, else where the build found the toolkit.
+std::string cudaIncludeDir() {
+  const char* dir = std::getenv("GJ_CUDA_INCLUDE");
+  return dir && *dir ? dir : GJ_CUDA_INCLUDE_DIR;
+}
+
 Result<NvrtcOutput> compileWith(const std::string& source, const std::string& name, const std::string& arch,
                                 const std::vector<const char*>& extra) {
   nvrtcProgram prog;
@@ -38,6 +45,13 @@ Result<NvrtcOutput> compileWith(const std::string& source, const std::string& na
   // No --use_fast_math: IEEE expf/tanhf, so results match the CPU paths.
   std::vector<const char*> opts = {archOpt.c_str(), kNvrtcOptions};
   opts.insert(opts.end(), extra.begin(), extra.end());
+  // cooperative_groups.h (a grid-wide barrier) is the toolkit's, with libcu++ under cccl/ beside it.
+  const std::string include = cudaIncludeDir(), includeOpt = "--include-path=" + include,
+                    cccl = "--include-path=" + include + "/cccl";
+  if (source.find("<cooperative_groups.h>") != std::string::npos) {
+    opts.push_back(includeOpt.c_str());
+    opts.push_back(cccl.c_str());
+  }
   r = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
   size_t logSize = 0;
   nvrtcGetProgramLogSize(prog, &logSize);
@@ -46,7 +60,11 @@ Result<NvrtcOutput> compileWith(const std::string& source, const std::string& na
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
   if (r != NVRTC_SUCCESS) {
     nvrtcDestroyProgram(&prog);
-    return Error(fmt::format("NVRTC failed to compile {} for {}: {}\n{}", name, arch, nvrtcGetErrorString(r), log));
+    std::string hint;
+    if (log.find("cooperative_groups") != std::string::npos)
+      hint = fmt::format("\n(cooperative_groups.h is read from {}; set GJ_CUDA_INCLUDE to the toolkit's include folder)",
+                         cudaIncludeDir());
+    return Error(fmt::format("NVRTC failed to compile {} for {}: {}\n{}{}", name, arch, nvrtcGetErrorString(r), log, hint));
   }
   size_t ptxSize = 0;
   nvrtcGetPTXSize(prog, &ptxSize);

@@ -55,6 +55,7 @@ bool checkNowOrAfterReplay(const std::function<void()>& check) {
 
 void Kernel::launch(const LaunchShape&, void**) const { fail(); }
 int Kernel::maxThreadsPerBlock() const { fail(); }
+int Kernel::blocksPerMultiprocessor(int, size_t) const { fail(); }
 Result<Kernel> loadKernel(const std::string&, const std::string&, const std::string&) { return Error(kNoCuda); }
 Result<Kernel> compileKernel(const std::string&, const std::string&) { return Error(kNoCuda); }
 KernelCacheStats kernelCacheStats() { return {}; }

@@ -32,7 +32,7 @@ struct DeviceInfo {
   int driverVersion = 0;  ///< e.g. 13000 for CUDA 13.0
   std::string driverPath;  ///< the libcuda that was loaded, or "emulated"
   /// GJ_CUDA_DRIVER=emulated: the host stands in for the GPU (runtime/cuda/emulator.cpp), for tests of the
-  /// CUDA path on machines without one. Only the kernels of kernels.cuh run there.
+  /// CUDA path on machines without one: every kernel, with block semantics and a race checker.
   bool emulated = false;
 };
 
@@ -177,11 +177,14 @@ void fillBytes(void* dst, unsigned char value, size_t nbytes);
 
 class Module;
 
-/// Blocks per grid and threads per block along x, y, z; dynamic shared memory.
+/// Blocks per grid and threads per block along x, y, z; dynamic shared memory; a cooperative launch
+/// (cuLaunchCooperativeKernel: every block resident at once, so that the kernel may sync the whole grid,
+/// cooperative_groups::this_grid().sync(); at most blocksPerMultiprocessor() x the multiprocessors).
 struct LaunchShape {
   std::array<unsigned, 3> grid{1, 1, 1};
   std::array<unsigned, 3> block{1, 1, 1};
   unsigned sharedBytes = 0;
+  bool cooperative = false;
 };
 
 /// A kernel in a loaded module (the module stays loaded while a Kernel refers to it).
@@ -193,6 +196,9 @@ class Kernel {
   void launch(const LaunchShape& shape, void** args) const;
   /// The most threads per block this kernel can be launched with.
   int maxThreadsPerBlock() const;
+  /// How many blocks of `threadsPerBlock` threads with `sharedBytes` of dynamic shared memory one
+  /// multiprocessor holds at once (a cooperative launch's bound, times DeviceInfo::multiprocessors).
+  int blocksPerMultiprocessor(int threadsPerBlock, size_t sharedBytes) const;
 
  private:
   friend Result<Kernel> loadKernel(const std::string&, const std::string&, const std::string&);

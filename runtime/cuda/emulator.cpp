@@ -1,19 +1,23 @@
 // The emulated CUDA driver (GJ_CUDA_DRIVER=emulated): the driver entry points runtime/cuda uses,
 // answered on the host, so that tests run the whole CUDA path of the executors on a machine with no GPU.
-// Device memory is host memory, streams run in order as they are called, and a launch runs the grid one
-// thread at a time. A device pointer is its host address with bit 62 set: not an address the processor
-// accepts, so host code that reads device memory directly (which would crash on a GPU machine) crashes
-// here too, while views may still offset device pointers as they do on a GPU. kernels.cuh's kernels are
-// compiled in below, as host C++; the fusers' kernels, which compileKernel() loads with their source at
-// hand, are built for the host by the host's compiler (emulator_jit.h) and run the same way, one thread
-// at a time. A module that cannot be built fails to load, so its group runs unfused with a warning, as
-// on a GPU when NVRTC fails. Threads running one after another cannot show a race between them; tests
-// on a GPU can.
+// Device memory is host memory, streams run in order as they are called, and a launch runs its grid on
+// the launching thread through the scheduler (emulator_scheduler.h): one thread after another for a
+// kernel whose threads never wait for one another, and each block's threads as fibers, with barriers,
+// warp operations, shared memory and a race checker, for one that does. A device pointer is its host
+// address with bit 62 set: not an address the processor accepts, so host code that reads device memory
+// directly (which would crash on a GPU machine) crashes here too, while views may still offset device
+// pointers as they do on a GPU. kernels.cuh's kernels are compiled in below, as host C++; the fusers'
+// kernels, which compileKernel() loads with their source at hand, are built for the host by the host's
+// compiler (emulator_jit.h) and run the same way. A module that cannot be built fails to load, so its
+// group runs unfused with a warning, as on a GPU when NVRTC fails. A launch that the scheduler stops (a
+// race, a skipped barrier, an index out of bounds) fails with CUDA_ERROR_LAUNCH_FAILED, whose description
+// (cuGetErrorString) is the scheduler's message.
 //
 // Stream capture records a stream's work instead of running it, and a graph launch runs the record. What
 // would wait for a capturing stream fails while a capture lasts, as on a GPU: a synchronize of that stream
 // or of the context (which also invalidates the capture), and a cuMemFree.
 #include "runtime/cuda/driver_api.h"
+#include "runtime/cuda/emulator_device.h"
 #include "runtime/cuda/emulator_jit.h"
 
 #include <math.h>
@@ -31,24 +35,11 @@
 #include <string_view>
 #include <vector>
 
-namespace {
-// What a kernel reads of its launch, as CUDA C names it.
-struct GjDim3 {
-  unsigned x = 0, y = 0, z = 0;
-};
-thread_local GjDim3 threadIdx, blockIdx, blockDim, gridDim;
-
-// One thread at a time: an atomic add is a plain one.
-template <typename T>
-T atomicAdd(T* at, T v) {
-  T old = *at;
-  *at = old + v;
-  return old;
-}
-}  // namespace
+#include "runtime/cuda/emulator_scheduler.h"
 
 #define GJ_KERNEL static
 #define GJ_DEVICE static inline
+#define GJ_SHARED(T, name, count) GJ_EMU_SHARED(T, name, count)
 #include "runtime/cuda/kernels.cuh"
 
 namespace gj::cuda::detail {
@@ -56,8 +47,10 @@ namespace {
 
 struct EmulatedKernel {
   std::string_view name;
-  void (*run)(const void* params);  ///< the kernel on its one parameter, a struct
+  /// Runs `launch` with the kernel's one parameter, a struct, read from `params`; "" or the error.
+  std::string (*run)(const void* params, EmulatedLaunch launch);
   size_t paramBytes;
+  bool fibers;  ///< it uses barriers or warp operations (block semantics)
 };
 
 template <typename P>
@@ -106,16 +99,18 @@ void untagPointers(GjSumArgs& p) {
 }
 
 template <typename Args, void (*K)(Args)>
-void call(const void* params) {
+std::string call(const void* params, EmulatedLaunch launch) {
   Args args;
   std::memcpy(&args, params, sizeof args);  // a captured launch keeps its parameter as bytes
   untagPointers(args);
-  K(args);
+  launch.thread = [](void* a) { K(*static_cast<const Args*>(a)); };
+  launch.context = &args;
+  return runEmulatedLaunch(launch);
 }
 
 template <typename Args, void (*K)(Args)>
-constexpr EmulatedKernel kernel(std::string_view name) {
-  return {name, call<Args, K>, sizeof(Args)};
+constexpr EmulatedKernel kernel(std::string_view name, bool fibers = false) {
+  return {name, call<Args, K>, sizeof(Args), fibers};
 }
 
 const EmulatedKernel kKernels[] = {
@@ -202,7 +197,16 @@ constexpr ResultText kResults[] = {
      "operation not permitted when stream is capturing"},
     {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
      "operation failed due to a previous error during capture"},
+    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE",
+     "the emulated driver could not build the module for the host (its compiler's log is above)"},
+    {CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+     "too many blocks in cooperative launch"},
 };
+
+// The scheduler's message for this thread's last failed launch: cuGetErrorString's text for
+// CUDA_ERROR_LAUNCH_FAILED, so that the error a launch raises says what went wrong and where.
+thread_local std::string tLaunchError;
 const ResultText* resultText(CUresult r) {
   for (const ResultText& t : kResults)
     if (t.result == r) return &t;
@@ -223,6 +227,64 @@ constexpr size_t kAlignment = 256;  // as cuMemAlloc aligns
 
 void* host(CUdeviceptr p) { return emulatedHostPointer(reinterpret_cast<const void*>(p)); }
 
+constexpr unsigned kMaxDynamicShared = 227 * 1024;  // sm_90's opt-in limit per block
+
+// A host-built kernel's launch: its parameters' bytes, read by every thread.
+struct HostLaunch {
+  const HostKernel* kernel;
+  std::vector<void*> params;
+};
+
+// cuLaunchKernel and cuLaunchCooperativeKernel: checks the shape as a GPU would, then queues the grid's run
+// (or records it in a capture). A run that fails sets tLaunchError; so does this launch when it runs now.
+CUresult launch(CUfunction f, GjEmuDim3 grid, GjEmuDim3 block, unsigned shared, CUstream s, void** params,
+                bool cooperative) {
+  const auto* fn = reinterpret_cast<const FunctionHandle*>(f);
+  const unsigned threads = block.x * block.y * block.z, blocks = grid.x * grid.y * grid.z;
+  if (blocks == 0 || threads == 0 || threads > 1024 || shared > kMaxDynamicShared) return CUDA_ERROR_INVALID_VALUE;
+  if (cooperative && static_cast<long long>(blocks) > static_cast<long long>(emulatedBlocksPerMultiprocessor(threads, shared)) *
+                                                          kEmulatedMultiprocessors)
+    return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+  EmulatedLaunch l;
+  l.grid = grid;
+  l.block = block;
+  l.sharedBytes = shared;
+  l.cooperative = cooperative;
+  std::function<std::string()> run;
+  if (const HostKernel* k = fn->host) {
+    // Each parameter's bytes, kept for a launch that a capture records.
+    auto bytes = std::make_shared<std::vector<std::vector<unsigned char>>>();
+    for (size_t i = 0; i < k->paramSizes.size(); ++i) {
+      const auto* p = static_cast<const unsigned char*>(params[i]);
+      bytes->emplace_back(p, p + k->paramSizes[i]);
+    }
+    l.kernel = k->name;
+    l.fibers = k->fibers;
+    run = [k, bytes, l]() mutable {
+      HostLaunch h{k, {}};
+      for (auto& b : *bytes) h.params.push_back(b.data());
+      l.thread = [](void* c) {
+        const auto* x = static_cast<const HostLaunch*>(c);
+        x->kernel->thread(x->params.data(), &emulatedHostPointer);
+      };
+      l.context = &h;
+      return runEmulatedLaunch(l);
+    };
+  } else {
+    const EmulatedKernel* b = fn->builtin;
+    auto bytes = std::make_shared<std::vector<unsigned char>>(static_cast<unsigned char*>(params[0]),
+                                                              static_cast<unsigned char*>(params[0]) + b->paramBytes);
+    l.kernel = b->name;
+    l.fibers = b->fibers;
+    run = [b, bytes, l] { return b->run(bytes->data(), l); };
+  }
+  tLaunchError.clear();
+  emulatedEnqueue(s, [run = std::move(run)] {
+    if (std::string e = run(); !e.empty()) tLaunchError = std::move(e);
+  });
+  return tLaunchError.empty() ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
+}
+
 }  // namespace
 
 void emulatedEnqueue(CUstream stream, std::function<void()> op) {
@@ -242,6 +304,7 @@ void* emulatedHostPointer(const void* device) {
 }
 
 void installEmulatedDriver(DriverApi& api) {
+  gjEmuApi = emulatorApi();  // the scheduler, for kernels.cuh's kernels compiled in above
   api.cuInit = [](unsigned) { return CUDA_SUCCESS; };
   api.cuDriverGetVersion = [](int* v) {
     *v = CUDA_VERSION;
@@ -255,6 +318,7 @@ void installEmulatedDriver(DriverApi& api) {
   api.cuGetErrorString = [](CUresult r, const char** s) {
     const ResultText* t = resultText(r);
     *s = t ? t->text : "an error of the emulated driver";
+    if (r == CUDA_ERROR_LAUNCH_FAILED && !tLaunchError.empty()) *s = tLaunchError.c_str();
     return t ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   };
   api.cuDeviceGetCount = [](int* n) {
@@ -273,7 +337,13 @@ void installEmulatedDriver(DriverApi& api) {
     switch (a) {
       case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;  // NVRTC compiles for sm_90
       case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
-      case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 2; break;
+      case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = kEmulatedMultiprocessors; break;
+      case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *v = 1; break;
+      case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
+      case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+      case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
+      case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 48 * 1024; break;
+      case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = kMaxDynamicShared; break;
       default: *v = 0; break;
     }
     return CUDA_SUCCESS;
@@ -385,36 +455,15 @@ void installEmulatedDriver(DriverApi& api) {
     return CUDA_SUCCESS;
   };
   api.cuLaunchKernel = [](CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                          unsigned, CUstream s, void** params, void**) {
-    const auto* fn = reinterpret_cast<const FunctionHandle*>(f);
-    if (gx * gy * gz == 0 || bx * by * bz == 0) return CUDA_ERROR_INVALID_VALUE;
-    if (const HostKernel* k = fn->host) {
-      // Each parameter's bytes, kept for a launch that a capture records.
-      auto bytes = std::make_shared<std::vector<std::vector<unsigned char>>>();
-      for (size_t i = 0; i < k->paramSizes.size(); ++i) {
-        const auto* p = static_cast<const unsigned char*>(params[i]);
-        bytes->emplace_back(p, p + k->paramSizes[i]);
-      }
-      emulatedEnqueue(s, [k, bytes, grid = std::array{gx, gy, gz}, block = std::array{bx, by, bz}] {
-        std::vector<void*> p;
-        for (auto& b : *bytes) p.push_back(b.data());
-        k->run(p.data(), grid.data(), block.data(), &emulatedHostPointer);
-      });
-      return CUDA_SUCCESS;
-    }
-    const EmulatedKernel* k = fn->builtin;
-    auto bytes = std::make_shared<std::vector<unsigned char>>(static_cast<unsigned char*>(params[0]),
-                                                              static_cast<unsigned char*>(params[0]) + k->paramBytes);
-    emulatedEnqueue(s, [k, bytes, grid = GjDim3{gx, gy, gz}, block = GjDim3{bx, by, bz}] {
-      gridDim = grid;
-      blockDim = block;
-      for (blockIdx.z = 0; blockIdx.z < grid.z; ++blockIdx.z)
-        for (blockIdx.y = 0; blockIdx.y < grid.y; ++blockIdx.y)
-          for (blockIdx.x = 0; blockIdx.x < grid.x; ++blockIdx.x)
-            for (threadIdx.z = 0; threadIdx.z < block.z; ++threadIdx.z)
-              for (threadIdx.y = 0; threadIdx.y < block.y; ++threadIdx.y)
-                for (threadIdx.x = 0; threadIdx.x < block.x; ++threadIdx.x) k->run(bytes->data());
-    });
+                          unsigned shared, CUstream s, void** params, void**) {
+    return launch(f, {gx, gy, gz}, {bx, by, bz}, shared, s, params, false);
+  };
+  api.cuLaunchCooperativeKernel = [](CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                     unsigned bz, unsigned shared, CUstream s, void** params) {
+    return launch(f, {gx, gy, gz}, {bx, by, bz}, shared, s, params, true);
+  };
+  api.cuOccupancyMaxActiveBlocksPerMultiprocessor = [](int* n, CUfunction, int blockSize, size_t dynamicShared) {
+    *n = emulatedBlocksPerMultiprocessor(static_cast<unsigned>(blockSize), dynamicShared);
     return CUDA_SUCCESS;
   };
   api.cuStreamBeginCapture = [](CUstream s, CUstreamCaptureMode) {
@@ -454,10 +503,12 @@ void installEmulatedDriver(DriverApi& api) {
     return CUDA_SUCCESS;
   };
   api.cuGraphLaunch = [](CUgraphExec exec, CUstream s) {
+    tLaunchError.clear();
     emulatedEnqueue(s, [ops = &handle(exec)->graph] {
-      for (const Op& op : *ops) op();
+      for (const Op& op : *ops)
+        if (tLaunchError.empty()) op();
     });
-    return CUDA_SUCCESS;
+    return tLaunchError.empty() ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
   };
   api.cuGraphDestroy = [](CUgraph g) {
     deleteHandle(g);

@@ -1,6 +1,7 @@
 // The emulated driver's host builds of NVRTC sources (emulator_jit.h).
 #include "runtime/cuda/emulator_jit.h"
 
+#include "runtime/cuda/emulator_scheduler.h"
 #include "runtime/disk_cache.h"
 
 #include <dlfcn.h>
@@ -17,12 +18,17 @@
 #include <sstream>
 #include <unordered_map>
 
+namespace gj::cuda {
+extern const char* const kEmulatorDeviceH;  // emulator_device.h's text (kernel_source.cpp.in)
+}  // namespace gj::cuda
+
 namespace gj::cuda::detail {
 namespace {
 
-// CUDA C's names, as host C++ (C++17) has them. One thread runs at a time, so the indices are plain
-// thread-locals of the library.
-constexpr const char* kPrelude = R"(// graphjit's emulated driver: a CUDA C module built for the host.
+// CUDA C's names, as host C++ (C++17) has them: emulator_device.h's text (kEmulatorDeviceH) between the two
+// parts of the prelude. Thread indices, barriers, warp operations and shared memory call the scheduler
+// through the table gj_emu_bind hands the library when it is loaded.
+constexpr const char* kPreludeHead = R"(// graphjit's emulated driver: a CUDA C module built for the host.
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,17 +39,19 @@ constexpr const char* kPrelude = R"(// graphjit's emulated driver: a CUDA C modu
 #define __device__
 #define __host__
 #define __forceinline__ inline
+#define __launch_bounds__(...)
+)";
+constexpr const char* kPreludeTail = R"(
 namespace {
-struct GjEmuDim3 { unsigned x, y, z; };
-thread_local GjEmuDim3 threadIdx, blockIdx, blockDim, gridDim;
 inline float __int_as_float(int v) { float f; memcpy(&f, &v, sizeof f); return f; }
 inline double __longlong_as_double(long long v) { double d; memcpy(&d, &v, sizeof d); return d; }
+template <typename T> inline T __ldg(const T* p) { return *p; }
 }  // namespace
 #line 1 "module.cu"
 )";
 
-// Per kernel: run the grid with each parameter read from its pointer (a device pointer made a host one),
-// and the parameters' sizes.
+// Per kernel: run one thread (the scheduler's current one), each parameter read from its pointer (a device
+// pointer made a host one); and the parameters' sizes.
 constexpr const char* kTrampolines = R"(
 namespace {
 typedef void* (*GjEmuUntag)(const void*);
@@ -52,21 +60,12 @@ template <typename T> T gjEmuHost(T v, GjEmuUntag untag) {
   else return v;
 }
 template <typename... A, size_t... I>
-void gjEmuRun(void (*k)(A...), void* const* p, const unsigned* g, const unsigned* b, GjEmuUntag untag,
-              std::index_sequence<I...>) {
-  gridDim = {g[0], g[1], g[2]};
-  blockDim = {b[0], b[1], b[2]};
-  for (blockIdx.z = 0; blockIdx.z < g[2]; ++blockIdx.z)
-    for (blockIdx.y = 0; blockIdx.y < g[1]; ++blockIdx.y)
-      for (blockIdx.x = 0; blockIdx.x < g[0]; ++blockIdx.x)
-        for (threadIdx.z = 0; threadIdx.z < b[2]; ++threadIdx.z)
-          for (threadIdx.y = 0; threadIdx.y < b[1]; ++threadIdx.y)
-            for (threadIdx.x = 0; threadIdx.x < b[0]; ++threadIdx.x)
-              k(gjEmuHost(*static_cast<A*>(p[I]), untag)...);
+void gjEmuThread(void (*k)(A...), void* const* p, GjEmuUntag untag, std::index_sequence<I...>) {
+  k(gjEmuHost(*static_cast<A*>(p[I]), untag)...);
 }
 template <typename... A>
-void gjEmuRun(void (*k)(A...), void* const* p, const unsigned* g, const unsigned* b, GjEmuUntag untag) {
-  gjEmuRun(k, p, g, b, untag, std::index_sequence_for<A...>{});
+void gjEmuThread(void (*k)(A...), void* const* p, GjEmuUntag untag) {
+  gjEmuThread(k, p, untag, std::index_sequence_for<A...>{});
 }
 template <typename... A>
 int gjEmuParams(void (*)(A...), size_t* sizes, int capacity) {
@@ -75,7 +74,51 @@ int gjEmuParams(void (*)(A...), size_t* sizes, int capacity) {
   return (int)sizeof...(A);
 }
 }  // namespace
+extern "C" void gj_emu_bind(const GjEmuApi* api) { gjEmuApi = api; }
 )";
+
+// The module's __shared__ declarations as emulator_device.h's checked arrays, each on its own line still:
+//   __shared__ float buf[256];  ->  GJ_EMU_SHARED(float, buf, 256);
+//   extern __shared__ double dyn[];  ->  GJ_EMU_EXTERN_SHARED(double, dyn);
+// (also [R][C] arrays and single variables; alignment specifiers are dropped: the arena aligns to 16).
+std::string rewriteShared(const std::string& source) {
+  static const std::regex decl(
+      R"((extern[ \t]+)?__shared__[ \t]+(?:(?:__align__|alignas)[ \t]*\([ \t]*\d+[ \t]*\)[ \t]+)?)"
+      R"(([A-Za-z_][A-Za-z_0-9 \t]*?)[ \t]+([A-Za-z_][A-Za-z_0-9]*)[ \t]*((?:\[[^\]\n]*\][ \t]*)*);)");
+  static const std::regex dim(R"(\[([^\]]*)\])");
+  std::string out;
+  auto last = source.cbegin();
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), decl); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    out.append(last, m[0].first);
+    last = m[0].second;
+    const std::string type = m[2], name = m[3], dims = m[4];
+    std::vector<std::string> sizes;
+    for (auto d = std::sregex_iterator(dims.begin(), dims.end(), dim); d != std::sregex_iterator(); ++d)
+      sizes.push_back((*d)[1]);
+    if (m[1].matched) out += fmt::format("GJ_EMU_EXTERN_SHARED({}, {});", type, name);
+    else if (sizes.empty()) out += fmt::format("GJ_EMU_SHARED_SCALAR({}, {});", type, name);
+    else if (sizes.size() == 1) out += fmt::format("GJ_EMU_SHARED({}, {}, {});", type, name, sizes[0]);
+    else if (sizes.size() == 2) out += fmt::format("GJ_EMU_SHARED2({}, {}, {}, {});", type, name, sizes[0], sizes[1]);
+    else out += m.str();  // more dimensions: left as written, which the host compiler rejects
+  }
+  out.append(last, source.cend());
+  return out;
+}
+
+// The module's text for the host: its __shared__ declarations checked, and its #include of
+// cooperative_groups.h left to the prelude's (kept as a comment, so that lines stay where they were).
+std::string hostSource(const std::string& source) {
+  static const std::regex cg(R"(#[ \t]*include[ \t]*<cooperative_groups\.h>)");
+  return rewriteShared(std::regex_replace(source, cg, "// (cooperative_groups: the prelude's)"));
+}
+
+// Whether the module's threads wait for one another (a barrier, a warp operation, a grid sync): its
+// kernels then run with block semantics, as fibers; others one thread after another.
+bool cooperates(const std::string& source) {
+  static const std::regex sync(R"(__syncthreads|__syncwarp|_sync[ \t]*\(|this_grid|this_thread_block|__activemask)");
+  return std::regex_search(source, sync);
+}
 
 constexpr int kMaxParams = 256;
 
@@ -106,11 +149,10 @@ class LoadedModule final : public HostModule {
 // Builds `source` into a shared library (or finds it built) and loads it.
 Result<std::shared_ptr<const HostModule>> build(const std::string& source) {
   const std::vector<std::string> names = kernelNames(source);
-  std::string text = std::string(kPrelude) + source + kTrampolines;
+  std::string text = std::string(kPreludeHead) + kEmulatorDeviceH + kPreludeTail + hostSource(source) + kTrampolines;
   for (const std::string& n : names)
     text += fmt::format(
-        "extern \"C\" void {0}__gj_emu_run(void* const* p, const unsigned* g, const unsigned* b, GjEmuUntag u) "
-        "{{ gjEmuRun({0}, p, g, b, u); }}\n"
+        "extern \"C\" void {0}__gj_emu_thread(void* const* p, GjEmuUntag u) {{ gjEmuThread({0}, p, u); }}\n"
         "extern \"C\" int {0}__gj_emu_params(size_t* s, int capacity) {{ return gjEmuParams({0}, s, capacity); }}\n",
         n);
   const char* cxxEnv = std::getenv("GJ_EMULATOR_CXX");
@@ -148,12 +190,16 @@ Result<std::shared_ptr<const HostModule>> build(const std::string& source) {
   }
   void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);  // kept open: launches may be recorded in graphs
   if (!h) return Error(fmt::format("the emulated driver could not load {}: {}", lib.string(), dlerror()));
+  auto bind = reinterpret_cast<void (*)(const GjEmuApi*)>(dlsym(h, "gj_emu_bind"));
+  if (!bind) return Error(fmt::format("the emulated driver's build {} lacks gj_emu_bind", lib.string()));
+  bind(emulatorApi());
   auto m = std::make_shared<LoadedModule>();
+  const bool fibers = cooperates(source);
   for (const std::string& n : names) {
-    auto run = reinterpret_cast<decltype(HostKernel::run)>(dlsym(h, (n + "__gj_emu_run").c_str()));
+    auto thread = reinterpret_cast<decltype(HostKernel::thread)>(dlsym(h, (n + "__gj_emu_thread").c_str()));
     auto params = reinterpret_cast<int (*)(size_t*, int)>(dlsym(h, (n + "__gj_emu_params").c_str()));
-    if (!run || !params) return Error(fmt::format("the emulated driver's build of {} lacks its entry points", n));
-    HostKernel k{run, std::vector<size_t>(kMaxParams)};
+    if (!thread || !params) return Error(fmt::format("the emulated driver's build of {} lacks its entry points", n));
+    HostKernel k{n, thread, std::vector<size_t>(kMaxParams), fibers};
     const int count = params(k.paramSizes.data(), kMaxParams);
     if (count > kMaxParams) return Error(fmt::format("kernel {} has {} parameters", n, count));
     k.paramSizes.resize(count);

@@ -2,9 +2,10 @@
 // Internal to runtime/cuda: the fusers' CUDA C compiled for the host, so that the emulated driver
 // (GJ_CUDA_DRIVER=emulated) runs the kernels that NVRTC compiled, not only kernels.cuh's. A test-only
 // path: the host's C++ compiler (`c++`, or $GJ_EMULATOR_CXX) builds each module's source as a shared
-// library, with a prelude that gives CUDA C's names (threadIdx, __global__, __int_as_float, ...) host
-// meanings, and one entry per kernel that runs its whole grid, a thread at a time, with the device
-// pointers among its parameters turned into host addresses.
+// library, with a prelude that gives CUDA C's names (threadIdx, __global__, __syncthreads, __shared__,
+// __shfl_sync, ...) host meanings (emulator_device.h), and one entry per kernel that runs one thread of
+// its grid, as the scheduler (emulator_scheduler.h) asks, with the device pointers among its parameters
+// turned into host addresses.
 #include "support/result.h"
 
 #include <memory>
@@ -15,9 +16,11 @@ namespace gj::cuda::detail {
 
 /// One kernel of a host-compiled module.
 struct HostKernel {
-  /// Runs the grid: params as cuLaunchKernel takes them (one pointer per parameter), grid and block of 3.
-  void (*run)(void* const* params, const unsigned* grid, const unsigned* block, void* (*untag)(const void*));
+  std::string name;
+  /// Runs the scheduler's current thread: params as cuLaunchKernel takes them (one pointer per parameter).
+  void (*thread)(void* const* params, void* (*untag)(const void*));
   std::vector<size_t> paramSizes;  ///< the bytes of each parameter, for a launch recorded by a capture
+  bool fibers;  ///< its module uses barriers or warp operations: it runs with block semantics
 };
 
 /// A module's source, compiled for the host: its kernels by name.

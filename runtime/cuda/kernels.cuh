@@ -4,12 +4,15 @@
 //   - NVRTC compiles it at run time (ops.cpp embeds the text; kernel_source.cpp.in), once per process;
 //   - host C++ includes the first part (GJ_KERNEL_TYPES_ONLY) for the argument structs, so that their
 //     layout is written once;
-//   - the emulated driver (emulator.cpp) compiles all of it as host C++ and runs each grid thread by
-//     thread, so that tests exercise these kernels, and everything that launches them, without a GPU.
+//   - the emulated driver (emulator.cpp) compiles all of it as host C++ and runs each grid through its
+//     scheduler (emulator_scheduler.h), so that tests exercise these kernels, and everything that launches
+//     them, without a GPU.
 // Hence plain C++ that both compilers accept: no headers but support/pointwise.h and .def (NVRTC is
-// handed their text), no shared memory, no __syncthreads (the emulator runs one thread at a time), and
-// every kernel a grid-stride loop (any launch shape covers the work). Each kernel takes one parameter, a
-// struct by value.
+// handed their text), and shared memory declared by GJ_SHARED(type, name, count), which the emulator
+// makes a checked array (races, bounds; emulator_device.h). A kernel that waits for other threads
+// (__syncthreads, warp shuffles) is marked as such in emulator.cpp's table, which runs it with block
+// semantics; the others are grid-stride loops that any launch shape covers. Each kernel takes one
+// parameter, a struct by value.
 #ifndef GJ_CUDA_KERNELS_CUH
 #define GJ_CUDA_KERNELS_CUH
 
@@ -158,6 +161,7 @@ struct GjConvArgs {
 #ifndef GJ_KERNEL
 #define GJ_KERNEL extern "C" __global__
 #define GJ_DEVICE __device__ __forceinline__
+#define GJ_SHARED(T, name, count) __shared__ T name[count]
 #endif
 
 #define GJ_GRID_STRIDE(i, n)                                                                  \

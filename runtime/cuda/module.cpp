@@ -47,9 +47,24 @@ Result<Kernel> loadKernel(const std::string& image, const std::string& entry, co
 
 void Kernel::launch(const LaunchShape& s, void** args) const {
   IR_CHECK(loaded()) << "launch of a kernel that was never loaded";
-  check(driver().cuLaunchKernel(static_cast<CUfunction>(function_), s.grid[0], s.grid[1], s.grid[2], s.block[0],
-                                s.block[1], s.block[2], s.sharedBytes, currentStream(), args, nullptr),
+  const auto f = static_cast<CUfunction>(function_);
+  if (s.cooperative) {
+    check(driver().cuLaunchCooperativeKernel(f, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2],
+                                             s.sharedBytes, currentStream(), args),
+          "cuLaunchCooperativeKernel");
+    return;
+  }
+  check(driver().cuLaunchKernel(f, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], s.sharedBytes,
+                                currentStream(), args, nullptr),
         "cuLaunchKernel");
+}
+
+int Kernel::blocksPerMultiprocessor(int threadsPerBlock, size_t sharedBytes) const {
+  int n = 0;
+  check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, static_cast<CUfunction>(function_), threadsPerBlock,
+                                                              sharedBytes),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return n;
 }
 
 int Kernel::maxThreadsPerBlock() const {
