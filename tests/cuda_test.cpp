@@ -197,8 +197,8 @@ TEST(CudaKernels, TheUnfusedKernelsCompileWithNvrtcForEveryArchitecture) {
     auto out = nvrtcCompile(cuda::kernelSource(), "graphjit_kernels.cu", fmt::format("sm_{}", arch));
     ASSERT_TRUE(out.ok()) << out.error().what();
     EXPECT_EQ(out.value().log, "");
-    for (const char* entry : {"gj_map_f32", "gj_map_f64", "gj_copy", "gj_fill", "gj_sum_parts", "gj_sum_finish",
-                              "gj_gather", "gj_scatter_add", "gj_im2col", "gj_col2im"})
+    for (const char* entry : {"gj_map_f32", "gj_map_f64", "gj_copy", "gj_fill", "gj_reduce", "gj_extreme_rows",
+                              "gj_softmax", "gj_gather", "gj_scatter_add", "gj_im2col", "gj_col2im"})
       EXPECT_THAT(out.value().ptx, HasSubstr(std::string(".entry ") + entry)) << entry;
   }
 }

@@ -127,6 +127,7 @@ static Tensor onednnSoftmaxGradient(const Tensor& g, const Tensor& y, int64_t di
 }
 
 Tensor softmaxBackward(const Tensor& g, const Tensor& y, int64_t dim) {
+  if (onCuda(g, y)) return cuda::softmaxBackward(g, y, dim, false);
   if (Tensor gx = onednnSoftmaxGradient(g, y, dim, false); gx.defined()) return gx;
   std::vector<int64_t> dims = {dim};
   Tensor dot = sum(mul(g, y), dims, true);
@@ -134,6 +135,7 @@ Tensor softmaxBackward(const Tensor& g, const Tensor& y, int64_t dim) {
 }
 
 Tensor logSoftmaxBackward(const Tensor& g, const Tensor& y, int64_t dim) {
+  if (onCuda(g, y)) return cuda::softmaxBackward(g, y, dim, true);
   if (Tensor gx = onednnSoftmaxGradient(g, y, dim, true); gx.defined()) return gx;
   std::vector<int64_t> dims = {dim};
   return sub(g, mul(exp(y), sum(g, dims, true)));

@@ -242,23 +242,10 @@ static Tensor softmaxTyped(const Tensor& xin, int64_t dim, bool log) {
   return out;
 }
 
-// The same on the device, from its primitives: z = x - max, then z - log(sum(exp(z))) (exp of it for
-// softmax). A row of -inf gets max 0, as above.
-static Tensor softmaxOnCuda(const Tensor& x, int64_t dim, bool log) {
-  Shape kept = x.sizes();
-  if (x.dim() > 0) kept[dim] = 1;
-  Tensor mx = cuda::amax(x, kept, kept);
-  mx = cuda::map(PointwiseOp::ThresholdBackward, mx, mx, -std::numeric_limits<double>::max());  // -inf -> 0
-  Tensor z = cuda::map(PointwiseOp::Sub, x, mx);
-  Tensor lse = cuda::map(PointwiseOp::Log, cuda::sum(cuda::map(PointwiseOp::Exp, z, Tensor()), kept, kept, 1.0), Tensor());
-  Tensor out = cuda::map(PointwiseOp::Sub, z, lse);
-  return log ? out : cuda::map(PointwiseOp::Exp, out, Tensor());
-}
-
 static Tensor softmaxImpl(const char* op, const Tensor& x, int64_t dim, bool log) {
   USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
   dim = wrapDim(dim, x.dim());
-  if (onCuda(x)) return softmaxOnCuda(x, dim, log);
+  if (onCuda(x)) return cuda::softmax(x, dim, log);  // one kernel, the same formulas in double
   if (x.dtype() == DType::Float32) {
     Tensor xc = x.contiguous();
     Tensor out = Tensor::empty(x.sizes(), x.dtype());

@@ -64,6 +64,8 @@ Tensor map(PointwiseOp, const Tensor&, const Tensor&, double, const Tensor&) { f
 Tensor sum(const Tensor&, std::span<const int64_t>, std::span<const int64_t>, double) { fail(); }
 Tensor amax(const Tensor&, std::span<const int64_t>, std::span<const int64_t>) { fail(); }
 std::pair<Tensor, Tensor> extremeRows(const Tensor&, int64_t, int64_t, bool) { fail(); }
+Tensor softmax(const Tensor&, int64_t, bool) { fail(); }
+Tensor softmaxBackward(const Tensor&, const Tensor&, int64_t, bool) { fail(); }
 Tensor gather(const Tensor&, const Tensor&, int64_t, int64_t, int64_t, const char*) { fail(); }
 void scatterAdd(const Tensor&, const Tensor&, int64_t, const Tensor&, int64_t, int64_t, int64_t, double, const char*) {
   fail();

@@ -94,7 +94,11 @@ void untagPointers(GjConvArgs& p) {
 void untagPointers(GjSumArgs& p) {
   p.in = untag(p.in);
   p.in2 = untag(p.in2);
-  p.partial = untag(p.partial);
+  p.out = untag(p.out);
+}
+void untagPointers(GjSoftmaxArgs& p) {
+  p.in = untag(p.in);
+  p.y = untag(p.y);
   p.out = untag(p.out);
 }
 
@@ -116,9 +120,10 @@ constexpr EmulatedKernel kernel(std::string_view name, bool fibers = false) {
 const EmulatedKernel kKernels[] = {
     kernel<GjMapArgs, gj_map_f32>("gj_map_f32"),     kernel<GjMapArgs, gj_map_f64>("gj_map_f64"),
     kernel<GjCopyArgs, gj_copy>("gj_copy"),          kernel<GjFillArgs, gj_fill>("gj_fill"),
-    kernel<GjSumArgs, gj_sum_parts>("gj_sum_parts"), kernel<GjSumArgs, gj_sum_finish>("gj_sum_finish"),
     kernel<GjIndexArgs, gj_gather>("gj_gather"),     kernel<GjIndexArgs, gj_scatter_add>("gj_scatter_add"),
-    kernel<GjRowsArgs, gj_extreme_rows>("gj_extreme_rows"),
+    // the reductions' threads cooperate: block semantics
+    kernel<GjSumArgs, gj_reduce>("gj_reduce", true), kernel<GjRowsArgs, gj_extreme_rows>("gj_extreme_rows", true),
+    kernel<GjSoftmaxArgs, gj_softmax>("gj_softmax", true),
     kernel<GjConvArgs, gj_im2col>("gj_im2col"),      kernel<GjConvArgs, gj_col2im>("gj_col2im"),
     kernel<GjConvArgs, gj_max_pool2d>("gj_max_pool2d"),
     kernel<GjConvArgs, gj_max_pool2d_backward>("gj_max_pool2d_backward"),

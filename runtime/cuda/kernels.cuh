@@ -82,37 +82,51 @@ struct GjFillArgs {
   void* out;
 };
 
-// Sums in stages, with no barrier (the emulated driver runs a block's threads one after another):
-// gj_sum_parts folds `parts` interleaved slices of each output's reduced elements (part q takes elements
-// q, q + parts, q + 2 parts, ...) into partial (double), one thread a slice; gj_sum_finish folds each
-// output's parts in order, multiplies by `scale` (1, or 1/count for a mean) and writes out (contiguous,
-// outType). Thread i takes output i / parts and part i % parts or, with partMajor, output i % outputs and
-// part i / outputs: whichever puts neighbouring threads on neighbouring elements (the reduced elements
-// contiguous, as in a row's softmax, or the kept ones, as in a bias gradient summed over the batch). The
-// host folds more parts than one thread should in further gj_sum_parts stages first. With `max` set they
-// take the largest element instead (NaN when any is, and for no elements). With `in2` (a second input of
-// in's type, laid out as in is) gj_sum_parts folds the products in * in2, each formed in double: a batch
-// norm's sums of squares and of gradient times input without a tensor of them. The order is fixed: every
+// Who folds one unit of work (an output's elements, a row) in gj_reduce, gj_extreme_rows and gj_softmax,
+// whose threads cooperate (kernels.cuh's reductions below).
+enum GjSchedule { GJ_WARPS = 0, GJ_BLOCKS = 1, GJ_COLUMNS = 2 };
+// Their blocks: 256 threads, 8 warps.
+#define GJ_REDUCE_THREADS 256
+#define GJ_REDUCE_WARPS (GJ_REDUCE_THREADS / 32)
+
+// gj_reduce: sums, means and maxima, accumulated in double. Output o folds the elements of x at
+// offset(o in kept) + offset(r in reduced); with `in2` (a second input of in's type, laid out as in is) the
+// products in * in2, each formed in double (a batch norm's sums of squares and of gradient times input,
+// with no tensor of them). With `max` the largest instead (NaN when any is, and for no elements). The
+// result, times `scale` (1, or 1 / count for a mean), goes to out (contiguous, outType). With `splits` > 1
+// each output's elements are cut into runs of `chunk` that separate units fold into out as doubles (unit
+// o * splits + s, or s * outputs + o under GJ_COLUMNS), which a second launch folds: no atomics, so every
 // run gives the same bits.
 struct GjSumArgs {
   GjShape kept, reduced;
   GjStrides skept, sreduced;
   int type, outType;
   int max;
-  int partMajor;
-  gj_i64 parts;
+  int schedule;
+  gj_i64 splits, chunk;
   double scale;
   const void* in;
   const void* in2;
-  double* partial;
+  void* out;
+};
+
+// gj_softmax: softmax or log_softmax along the middle dim of x viewed [outer, n, inner] (contiguous, F32
+// or F64), in double as the CPU's: forward out from in; with `backward`, the gradient from in (the
+// output's gradient g) and y (the forward's output): y * (g - sum(g * y)), or g - exp(y) * sum(g).
+struct GjSoftmaxArgs {
+  gj_i64 outer, n, inner;
+  int type, log, backward, schedule;
+  const void* in;
+  const void* y;
   void* out;
 };
 
 // gj_extreme_rows: for each of `rows` contiguous rows of n elements (F32 or F64), the largest (the smallest
 // with `min`) and the index of its first occurrence; a NaN, once met, is the row's (aten::max over a dim).
+// `schedule`: GJ_WARPS or GJ_BLOCKS.
 struct GjRowsArgs {
   gj_i64 rows, n;
-  int type, min;
+  int type, min, schedule;
   const void* in;
   void* values;
   gj_i64* indices;
@@ -327,62 +341,204 @@ GJ_DEVICE double gjFold(int max, double acc, double v) {
   return acc == acc && (v != v || v > acc) ? v : acc;
 }
 
-// Where output o's part q goes in gj_sum_parts' partial (its thread's index).
-GJ_DEVICE gj_i64 gjPartIndex(const GjSumArgs& p, gj_i64 o, gj_i64 q) {
-  return p.partMajor ? q * p.kept.numel + o : o * p.parts + q;
-}
-
-// The element gj_sum_parts folds at offset `at`: in's, or the product of in's and in2's.
+// The element gj_reduce folds at offset `at`: in's, or the product of in's and in2's.
 GJ_DEVICE double gjSumLoad(const GjSumArgs& p, gj_i64 at) {
   const double v = gjLoad(p.in, p.type, at);
   return p.in2 ? v * gjLoad(p.in2, p.type, at) : v;
 }
 
-GJ_KERNEL void gj_sum_parts(GjSumArgs p) {
+// ---- reductions whose threads cooperate: in-thread folds, then warp shuffles, then shared memory ----
+
+// Who folds one unit of work (an output's elements, a softmax row), for gj_reduce, gj_extreme_rows and
+// gj_softmax; blocks of 256 threads (8 warps) throughout:
+//   GJ_WARPS: a warp a unit (up to 1024 elements), its lanes on neighbouring elements;
+//   GJ_BLOCKS: a block a unit (longer ones);
+//   GJ_COLUMNS: 32 neighbouring units a block, one a lane, each warp folding every 8th element (the units'
+//     elements `stride` apart and the units side by side: a bias gradient over the batch, a softmax along
+//     dim 0), so that a warp reads 32 neighbours at once.
+// A thread folds its elements in registers (four accumulators side by side), then gjUnitFold combines a
+// unit's threads: a butterfly of shuffles across a warp, then the warps' results through shared memory.
+// The order depends only on the schedule and the sizes: every run gives the same bits.
+// A unit's threads: the first element this thread folds and the step to its next; the unit of the
+// block's `round`-th turn; whether it is one of the work's `units`.
+struct GjUnit {
+  gj_i64 unit, first, step;
+  bool valid;
+};
+
+GJ_DEVICE GjUnit gjUnitOf(int schedule, gj_i64 round, gj_i64 units) {
+  const gj_i64 t = threadIdx.x, lane = t % 32, warp = t / 32;
+  GjUnit u;
+  if (schedule == GJ_WARPS) {
+    u.unit = (round * gridDim.x + blockIdx.x) * GJ_REDUCE_WARPS + warp;
+    u.first = lane;
+    u.step = 32;
+  } else if (schedule == GJ_BLOCKS) {
+    u.unit = round * gridDim.x + blockIdx.x;
+    u.first = t;
+    u.step = GJ_REDUCE_THREADS;
+  } else {
+    u.unit = (round * gridDim.x + blockIdx.x) * 32 + lane;
+    u.first = warp;
+    u.step = GJ_REDUCE_WARPS;
+  }
+  u.valid = u.unit < units;
+  return u;
+}
+
+// How many turns each block takes: every block the same count, so that barriers stay uniform.
+GJ_DEVICE gj_i64 gjRounds(int schedule, gj_i64 units) {
+  const gj_i64 perTurn = (gj_i64)gridDim.x * (schedule == GJ_WARPS ? GJ_REDUCE_WARPS : schedule == GJ_BLOCKS ? 1 : 32);
+  return (units + perTurn - 1) / perTurn;
+}
+
+// A warp's fold of v, every lane getting it.
+GJ_DEVICE double gjWarpFold(int max, double v) {
+  for (int o = 16; o > 0; o >>= 1) v = gjFold(max, v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// The fold of a unit's threads' partial folds v, every thread of the unit getting it; `folds` is the
+// block's shared scratch of GJ_REDUCE_THREADS doubles.
+template <typename A>
+GJ_DEVICE double gjUnitFold(int schedule, int max, double v, A& folds) {
+  const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
+  if (schedule == GJ_WARPS) return gjWarpFold(max, v);
+  if (schedule == GJ_BLOCKS) {
+    v = gjWarpFold(max, v);
+    if (lane == 0) folds[warp] = v;
+    __syncthreads();
+    v = folds[0];
+    for (unsigned w = 1; w < GJ_REDUCE_WARPS; ++w) v = gjFold(max, v, folds[w]);
+    __syncthreads();
+    return v;
+  }
+  folds[t] = v;
+  __syncthreads();
+  v = folds[lane];
+  for (unsigned w = 1; w < GJ_REDUCE_WARPS; ++w) v = gjFold(max, v, folds[w * 32 + lane]);
+  __syncthreads();
+  return v;
+}
+
+// gj_reduce: sums, means and maxima (GjSumArgs).
+GJ_KERNEL void gj_reduce(GjSumArgs p) {
+  GJ_SHARED(double, folds, GJ_REDUCE_THREADS);
   const double zero = 0.0, init = p.max ? -1.0 / zero : 0.0;
-  const gj_i64 n = p.reduced.numel, step = p.parts;
-  GJ_GRID_STRIDE(i, p.kept.numel * p.parts) {
-    const gj_i64 o = p.partMajor ? i % p.kept.numel : i / p.parts;
-    const gj_i64 q = p.partMajor ? i / p.kept.numel : i % p.parts;
-    const gj_i64 base = gjOffset(o, p.kept, p.skept);
+  const gj_i64 kept = p.kept.numel, units = kept * p.splits, n = p.reduced.numel;
+  const gj_i64 rounds = gjRounds(p.schedule, units);
+  for (gj_i64 round = 0; round < rounds; ++round) {
+    const GjUnit u = gjUnitOf(p.schedule, round, units);
+    // the unit's output and run of its elements: o * splits + s, or s * kept + o for GJ_COLUMNS
+    const gj_i64 o = p.schedule == GJ_COLUMNS ? u.unit % kept : u.unit / p.splits;
+    const gj_i64 s = p.schedule == GJ_COLUMNS ? u.unit / kept : u.unit % p.splits;
+    double acc = init;
+    if (u.valid) {
+      const gj_i64 base = gjOffset(o, p.kept, p.skept), begin = s * p.chunk;
+      const gj_i64 end = begin + p.chunk < n ? begin + p.chunk : n, step = u.step;
 #define GJ_SUM_AT(r) gjSumLoad(p, base + gjOffset((r), p.reduced, p.sreduced))
-    // Four folds side by side keep four loads in flight.
-    double a0 = init, a1 = init, a2 = init, a3 = init;
-    gj_i64 r = q;
-    for (; r + 3 * step < n; r += 4 * step) {
-      a0 = gjFold(p.max, a0, GJ_SUM_AT(r));
-      a1 = gjFold(p.max, a1, GJ_SUM_AT(r + step));
-      a2 = gjFold(p.max, a2, GJ_SUM_AT(r + 2 * step));
-      a3 = gjFold(p.max, a3, GJ_SUM_AT(r + 3 * step));
-    }
-    for (; r < n; r += step) a0 = gjFold(p.max, a0, GJ_SUM_AT(r));
+      // Four folds side by side keep four loads in flight.
+      double a0 = init, a1 = init, a2 = init, a3 = init;
+      gj_i64 r = begin + u.first;
+      for (; r + 3 * step < end; r += 4 * step) {
+        a0 = gjFold(p.max, a0, GJ_SUM_AT(r));
+        a1 = gjFold(p.max, a1, GJ_SUM_AT(r + step));
+        a2 = gjFold(p.max, a2, GJ_SUM_AT(r + 2 * step));
+        a3 = gjFold(p.max, a3, GJ_SUM_AT(r + 3 * step));
+      }
+      for (; r < end; r += step) a0 = gjFold(p.max, a0, GJ_SUM_AT(r));
 #undef GJ_SUM_AT
-    const double acc = gjFold(p.max, gjFold(p.max, a0, a1), gjFold(p.max, a2, a3));
-    p.partial[i] = n == 0 && p.max ? zero / zero : acc;  // the maximum of nothing is NaN
+      acc = gjFold(p.max, gjFold(p.max, a0, a1), gjFold(p.max, a2, a3));
+    }
+    acc = gjUnitFold(p.schedule, p.max, acc, folds);
+    if (u.valid && u.first == 0) {
+      if (n == 0 && p.max) acc = zero / zero;  // the maximum of nothing is NaN
+      if (p.splits > 1) ((double*)p.out)[u.unit] = acc;
+      else gjStore(p.out, p.outType, o, p.max ? acc : acc * p.scale);
+    }
   }
 }
 
-GJ_KERNEL void gj_sum_finish(GjSumArgs p) {
-  GJ_GRID_STRIDE(o, p.kept.numel) {
-    double acc = p.partial[gjPartIndex(p, o, 0)];
-    for (gj_i64 q = 1; q < p.parts; ++q) acc = gjFold(p.max, acc, p.partial[gjPartIndex(p, o, q)]);
-    gjStore(p.out, p.outType, o, p.max ? acc : acc * p.scale);
-  }
+// Whether (b, ib) is a row's pick over (a, ia): the first NaN, else the largest (smallest with `min`), the
+// first on a tie; an index below 0 is no element. A choice of the whole set, whatever order it is asked in.
+GJ_DEVICE bool gjTakes(int min, double a, gj_i64 ia, double b, gj_i64 ib) {
+  if (ib < 0) return false;
+  if (ia < 0) return true;
+  const bool na = a != a, nb = b != b;
+  if (na || nb) return nb && (!na || ib < ia);
+  if (a != b) return min ? b < a : b > a;
+  return ib < ia;
 }
 
 GJ_KERNEL void gj_extreme_rows(GjRowsArgs p) {
-  GJ_GRID_STRIDE(r, p.rows) {
-    gj_i64 best = 0;
-    double v = gjLoad(p.in, p.type, r * p.n);
-    for (gj_i64 j = 1; j < p.n && v == v; ++j) {
-      const double x = gjLoad(p.in, p.type, r * p.n + j);
-      if (x != x || (p.min ? x < v : x > v)) {
-        v = x;
-        best = j;
+  GJ_SHARED(double, values, GJ_REDUCE_THREADS);
+  GJ_SHARED(gj_i64, indices, GJ_REDUCE_THREADS);
+  const gj_i64 rounds = gjRounds(p.schedule, p.rows);
+  for (gj_i64 round = 0; round < rounds; ++round) {
+    const GjUnit u = gjUnitOf(p.schedule, round, p.rows);
+    double v = 0.0;
+    gj_i64 best = -1;
+    for (gj_i64 j = u.first; u.valid && j < p.n; j += u.step) {
+      const double x = gjLoad(p.in, p.type, u.unit * p.n + j);
+      if (gjTakes(p.min, v, best, x, j)) v = x, best = j;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      const double w = __shfl_xor_sync(0xffffffffu, v, o);
+      const gj_i64 iw = __shfl_xor_sync(0xffffffffu, best, o);
+      if (gjTakes(p.min, v, best, w, iw)) v = w, best = iw;
+    }
+    if (p.schedule == GJ_BLOCKS) {
+      const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+      if (lane == 0) values[warp] = v, indices[warp] = best;
+      __syncthreads();
+      v = values[0];
+      best = indices[0];
+      for (unsigned w = 1; w < GJ_REDUCE_WARPS; ++w)
+        if (gjTakes(p.min, v, best, values[w], indices[w])) v = values[w], best = indices[w];
+      __syncthreads();
+    }
+    if (u.valid && u.first == 0) {
+      gjStore(p.values, p.type, u.unit, v);
+      p.indices[u.unit] = best;
+    }
+  }
+}
+
+// gj_softmax (GjSoftmaxArgs): rows of x viewed [outer, n, inner].
+GJ_KERNEL void gj_softmax(GjSoftmaxArgs p) {
+  GJ_SHARED(double, folds, GJ_REDUCE_THREADS);
+  const gj_i64 units = p.outer * p.inner, rounds = gjRounds(p.schedule, units);
+  const double zero = 0.0;
+  for (gj_i64 round = 0; round < rounds; ++round) {
+    const GjUnit u = gjUnitOf(p.schedule, round, units);
+    const gj_i64 n = u.valid ? p.n : 0, base = (u.unit / p.inner) * p.n * p.inner + u.unit % p.inner;
+#define GJ_AT(j) (base + (j) * p.inner)
+    if (!p.backward) {
+      double m = -1.0 / zero;
+      for (gj_i64 j = u.first; j < n; j += u.step) m = gjFold(1, m, gjLoad(p.in, p.type, GJ_AT(j)));
+      m = gjUnitFold(p.schedule, 1, m, folds);
+      const double shift = m == -1.0 / zero ? 0.0 : m;  // a row of -inf: keep exp finite
+      double s = 0.0;
+      for (gj_i64 j = u.first; j < n; j += u.step) s += exp(gjLoad(p.in, p.type, GJ_AT(j)) - shift);
+      s = gjUnitFold(p.schedule, 0, s, folds);
+      const double lse = log(s);
+      for (gj_i64 j = u.first; j < n; j += u.step) {
+        const double z = gjLoad(p.in, p.type, GJ_AT(j)) - shift;
+        gjStore(p.out, p.type, GJ_AT(j), p.log ? z - lse : exp(z - lse));
+      }
+    } else {
+      double d = 0.0;
+      for (gj_i64 j = u.first; j < n; j += u.step) {
+        const double g = gjLoad(p.in, p.type, GJ_AT(j));
+        d += p.log ? g : g * gjLoad(p.y, p.type, GJ_AT(j));
+      }
+      d = gjUnitFold(p.schedule, 0, d, folds);
+      for (gj_i64 j = u.first; j < n; j += u.step) {
+        const double g = gjLoad(p.in, p.type, GJ_AT(j)), y = gjLoad(p.y, p.type, GJ_AT(j));
+        gjStore(p.out, p.type, GJ_AT(j), p.log ? g - exp(y) * d : y * (g - d));
       }
     }
-    gjStore(p.values, p.type, r, v);
-    p.indices[r] = best;
+#undef GJ_AT
   }
 }
 

@@ -160,13 +160,32 @@ int64_t smallestStride(const Shape& strides) {
   return least;
 }
 
-// sum(), sumInDouble() and amax(): gj_sum_parts stages, then gj_sum_finish, adding or taking the maximum
-// (kernels.cuh); with y, the products x * y are summed.
+// A launch of one of kernels.cuh's reductions: blocks of GJ_REDUCE_THREADS enough for `units` units under
+// `schedule`, up to a few blocks per multiprocessor (each block's rounds take the rest).
+template <typename Args>
+void launchReduction(const char* entry, int schedule, int64_t units, Args& args) {
+  if (units <= 0) return;
+  const int64_t perBlock = schedule == GJ_WARPS ? GJ_REDUCE_WARPS : schedule == GJ_BLOCKS ? 1 : 32;
+  const int64_t most = int64_t{requireDevice().multiprocessors} * 16;
+  const int64_t blocks = std::clamp<int64_t>((units + perBlock - 1) / perBlock, 1, std::max<int64_t>(most, 1));
+  void* params[] = {&args};
+  kernel(entry).launch({.grid = {static_cast<unsigned>(blocks), 1, 1}, .block = {GJ_REDUCE_THREADS, 1, 1}}, params);
+}
+
+// A warp a unit up to this many elements, else a block.
+constexpr int64_t kWarpUnitMost = 1024;
+
+int rowSchedule(int64_t n) { return n <= kWarpUnitMost ? GJ_WARPS : GJ_BLOCKS; }
+
+// sum(), sumInDouble() and amax(): gj_reduce (kernels.cuh), adding or taking the maximum; with y, the
+// products x * y are summed. Outputs whose elements are contiguous get a warp or a block each; outputs that
+// are themselves contiguous (a bias gradient over the batch) go 32 to a block. A long reduction into too
+// few units to fill the device is split into runs folded apart, then folded again in a second launch.
 Tensor reduce(const Tensor& x0, const Tensor& y0, std::span<const int64_t> keptSizes,
               std::span<const int64_t> outSizes, double scale, bool max, DType outType) {
   const char* what = max ? "CUDA amax" : "CUDA sum";
   Tensor x = onDevice(x0, what), y;
-  if (y0.defined()) {  // gj_sum_parts reads both at one offset: both row-major
+  if (y0.defined()) {  // gj_reduce reads both at one offset: both row-major
     y = onDevice(y0, what).contiguous();
     USER_CHECK(y.sizes() == x.sizes() && y.dtype() == x.dtype(),
                "{}: the factors of a sum of products must match, got {} {} and {} {}", what, dtypeName(x.dtype()),
@@ -190,40 +209,120 @@ Tensor reduce(const Tensor& x0, const Tensor& y0, std::span<const int64_t> keptS
   p.reduced = shapeOf(reduced);
   std::copy(keptStrides.begin(), keptStrides.end(), p.skept.strides);
   std::copy(reducedStrides.begin(), reducedStrides.end(), p.sreduced.strides);
-  if (p.kept.numel == 0) return out;
+  const int64_t outputs = p.kept.numel, n = p.reduced.numel;
+  if (outputs == 0) return out;
   p.type = static_cast<int>(x.dtype());
   p.outType = static_cast<int>(outType);
   p.max = max;
-  p.partMajor = smallestStride(keptStrides) < smallestStride(reducedStrides);
+  p.schedule = smallestStride(keptStrides) < smallestStride(reducedStrides) ? GJ_COLUMNS : rowSchedule(n);
   p.in = x.rawData();
   p.in2 = y.defined() ? y.rawData() : nullptr;
-  // Enough threads to fill the device (launch() caps the grid near this), each folding at least
-  // kPerPart elements; kFinishParts parts at most for gj_sum_finish's one thread an output, more folded
-  // in another stage, whose input is the partial sums as a kept x parts tensor.
-  constexpr int64_t kThreads = 1 << 18, kPerPart = 8, kFinishParts = 64;
-  Tensor partial;
-  for (;;) {
-    const int64_t outputs = p.kept.numel, n = p.reduced.numel;
-    const int64_t mostParts = std::max<int64_t>((n + kPerPart - 1) / kPerPart, 1);
-    p.parts = std::clamp<int64_t>((kThreads + outputs - 1) / outputs, 1, mostParts);
-    Tensor stage = Tensor::empty({outputs * p.parts}, DType::Float64, DeviceKind::Cuda);
-    p.partial = stage.data<double>();
-    launch("gj_sum_parts", outputs * p.parts, p);
-    partial = stage;  // the last stage's input goes back to the allocator, which reuses it in stream order
-    if (p.parts <= kFinishParts) break;
-    p.in = partial.rawData();
-    p.in2 = nullptr;
-    p.type = GJ_F64;
-    p.reduced = shapeOf(Shape{p.parts});
-    p.sreduced.strides[0] = p.partMajor ? outputs : 1;
-    p.kept = shapeOf(Shape{outputs});
-    p.skept.strides[0] = p.partMajor ? 1 : p.parts;
-  }
   p.scale = scale;
+  // Splits: enough units for 4 blocks a multiprocessor, each run 4096 elements at least.
+  constexpr int64_t kRunLeast = 4096;
+  const int64_t perBlock = p.schedule == GJ_WARPS ? GJ_REDUCE_WARPS : p.schedule == GJ_BLOCKS ? 1 : 32;
+  const int64_t blocks = (outputs + perBlock - 1) / perBlock, wanted = int64_t{requireDevice().multiprocessors} * 4;
+  p.splits = blocks >= wanted ? 1 : std::clamp<int64_t>(std::min((wanted + blocks - 1) / blocks, n / kRunLeast), 1, 1024);
+  p.chunk = std::max<int64_t>((n + p.splits - 1) / p.splits, 1);
+  if (p.splits == 1) {
+    p.out = out.rawData();
+    launchReduction("gj_reduce", p.schedule, outputs, p);
+    return out;
+  }
+  p.splits = (n + p.chunk - 1) / p.chunk;
+  Tensor partial = Tensor::empty({outputs * p.splits}, DType::Float64, DeviceKind::Cuda);
+  p.out = partial.rawData();
+  launchReduction("gj_reduce", p.schedule, outputs * p.splits, p);
+  // The runs' folds: output-major, or run-major under GJ_COLUMNS.
+  const bool columns = p.schedule == GJ_COLUMNS;
+  p.in = partial.rawData();
+  p.in2 = nullptr;
+  p.type = GJ_F64;
+  p.reduced = shapeOf(Shape{p.splits});
+  p.sreduced.strides[0] = columns ? outputs : 1;
+  p.kept = shapeOf(Shape{outputs});
+  p.skept.strides[0] = columns ? 1 : p.splits;
+  p.schedule = columns ? GJ_COLUMNS : rowSchedule(p.splits);
+  p.chunk = p.splits;
+  p.splits = 1;
   p.out = out.rawData();
-  launch("gj_sum_finish", p.kept.numel, p);
+  launchReduction("gj_reduce", p.schedule, outputs, p);
   return out;
 }
+
+}  // namespace
+
+Tensor sum(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes, double scale) {
+  return reduce(x, {}, keptSizes, outSizes, scale, false, x.dtype());
+}
+
+Tensor sumInDouble(const Tensor& x, const Tensor& y, std::span<const int64_t> keptSizes,
+                   std::span<const int64_t> outSizes, double scale) {
+  return reduce(x, y, keptSizes, outSizes, scale, false, DType::Float64);
+}
+
+Tensor amax(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes) {
+  return reduce(x, {}, keptSizes, outSizes, 1.0, true, x.dtype());
+}
+
+std::pair<Tensor, Tensor> extremeRows(const Tensor& x0, int64_t rows, int64_t n, bool min) {
+  Tensor x = onDevice(x0, "aten::max").contiguous();
+  USER_CHECK(isFloating(x.dtype()) && x.numel() == rows * n, "extremeRows: {} rows of {} float elements expected, got {} {}",
+             rows, n, dtypeName(x.dtype()), shapeStr(x.sizes()));
+  Tensor values = Tensor::empty({rows}, x.dtype(), DeviceKind::Cuda);
+  Tensor indices = Tensor::empty({rows}, DType::Int64, DeviceKind::Cuda);
+  GjRowsArgs a{};
+  a.rows = rows;
+  a.n = n;
+  a.type = static_cast<int>(x.dtype());
+  a.min = min;
+  a.schedule = rowSchedule(n);
+  a.in = x.rawData();
+  a.values = values.rawData();
+  a.indices = static_cast<gj_i64*>(indices.rawData());
+  launchReduction("gj_extreme_rows", a.schedule, rows, a);
+  return {values, indices};
+}
+
+// softmax() and softmaxBackward(): gj_softmax over x viewed [outer, n, inner], a warp or a block a row when
+// the rows are contiguous (inner 1), else 32 neighbouring rows a block.
+static Tensor softmaxRows(const Tensor& in, const Tensor& y, int64_t dim, bool log, const char* what) {
+  USER_CHECK(isFloating(in.dtype()), "{}: expected a float tensor, got {}", what, dtypeName(in.dtype()));
+  const int64_t d = in.dim() == 0 ? 0 : wrapDim(dim, in.dim());
+  const int64_t n = in.dim() == 0 ? 1 : in.size(d);
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k) outer *= in.size(k);
+  for (int64_t k = d + 1; k < in.dim(); ++k) inner *= in.size(k);
+  Tensor out = Tensor::empty(in.sizes(), in.dtype(), DeviceKind::Cuda);
+  GjSoftmaxArgs a{};
+  a.outer = outer;
+  a.n = n;
+  a.inner = inner;
+  a.type = static_cast<int>(in.dtype());
+  a.log = log;
+  a.backward = y.defined();
+  a.schedule = inner > 1 ? GJ_COLUMNS : rowSchedule(n);
+  a.in = in.rawData();
+  a.y = y.defined() ? y.rawData() : nullptr;
+  a.out = out.rawData();
+  if (n > 0) launchReduction("gj_softmax", a.schedule, outer * inner, a);
+  return out;
+}
+
+Tensor softmax(const Tensor& x, int64_t dim, bool log) {
+  const char* what = log ? "CUDA log_softmax" : "CUDA softmax";
+  return softmaxRows(onDevice(x, what).contiguous(), Tensor(), dim, log, what);
+}
+
+Tensor softmaxBackward(const Tensor& g, const Tensor& y, int64_t dim, bool log) {
+  const char* what = log ? "CUDA log_softmax_backward" : "CUDA softmax_backward";
+  Tensor gc = onDevice(g, what).contiguous(), yc = onDevice(y, what).contiguous();
+  USER_CHECK(gc.sizes() == yc.sizes() && gc.dtype() == yc.dtype(), "{}: a gradient {} {} for an output {} {}", what,
+             dtypeName(gc.dtype()), shapeStr(gc.sizes()), dtypeName(yc.dtype()), shapeStr(yc.sizes()));
+  return softmaxRows(gc, yc, dim, log, what);
+}
+
+namespace {
 
 // The arguments of gj_gather and gj_scatter_add, with the flag they set on a bad index; checkIndices()
 // reads it back (a wait for the device: an index out of range is an error, never a silent NaN), or,
@@ -258,37 +357,6 @@ void checkIndices(const Indexed& x, const char* what) {
 }
 
 }  // namespace
-
-Tensor sum(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes, double scale) {
-  return reduce(x, {}, keptSizes, outSizes, scale, false, x.dtype());
-}
-
-Tensor sumInDouble(const Tensor& x, const Tensor& y, std::span<const int64_t> keptSizes,
-                   std::span<const int64_t> outSizes, double scale) {
-  return reduce(x, y, keptSizes, outSizes, scale, false, DType::Float64);
-}
-
-Tensor amax(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes) {
-  return reduce(x, {}, keptSizes, outSizes, 1.0, true, x.dtype());
-}
-
-std::pair<Tensor, Tensor> extremeRows(const Tensor& x0, int64_t rows, int64_t n, bool min) {
-  Tensor x = onDevice(x0, "aten::max").contiguous();
-  USER_CHECK(isFloating(x.dtype()) && x.numel() == rows * n, "extremeRows: {} rows of {} float elements expected, got {} {}",
-             rows, n, dtypeName(x.dtype()), shapeStr(x.sizes()));
-  Tensor values = Tensor::empty({rows}, x.dtype(), DeviceKind::Cuda);
-  Tensor indices = Tensor::empty({rows}, DType::Int64, DeviceKind::Cuda);
-  GjRowsArgs a{};
-  a.rows = rows;
-  a.n = n;
-  a.type = static_cast<int>(x.dtype());
-  a.min = min;
-  a.in = x.rawData();
-  a.values = values.rawData();
-  a.indices = static_cast<gj_i64*>(indices.rawData());
-  launch("gj_extreme_rows", rows, a);
-  return {values, indices};
-}
 
 Tensor gather(const Tensor& in0, const Tensor& indices, int64_t width, int64_t perRow, int64_t limit,
               const char* what) {

@@ -42,6 +42,13 @@ Tensor amax(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const
 /// int64 index, the first on a tie; a NaN wins (runtime/cpu's extremeAlong on the device). Both [rows].
 std::pair<Tensor, Tensor> extremeRows(const Tensor& x, int64_t rows, int64_t n, bool min);
 
+/// softmax (log_softmax with `log`) of x along `dim`, in double as runtime/cpu's: one kernel, each row
+/// folded by a warp or a block (a row of -inf keeps its exponentials finite, as on the CPU).
+Tensor softmax(const Tensor& x, int64_t dim, bool log);
+/// Their gradient from the output's gradient g and the forward's output y: y * (g - sum(g * y)), or
+/// g - exp(y) * sum(g) with `log`; one kernel.
+Tensor softmaxBackward(const Tensor& g, const Tensor& y, int64_t dim, bool log);
+
 /// Rows picked by int64 `indices` (n of them): out [n, width], row i = the `width` elements of `in`
 /// (contiguous, viewed as rows of `width`) at row i * perRow + indices[i]. perRow 0 is embedding; perRow =
 /// classes with width 1 picks one element a row (nll_loss). Indices must lie in [0, limit): an error
