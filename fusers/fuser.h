@@ -115,6 +115,13 @@ struct FusionReport {
   std::shared_ptr<KernelRunCounts> runs = std::make_shared<KernelRunCounts>();
 };
 
+/// What one launch of a group's CUDA kernel asks of a GPU, counted without one (graphir codegen --stats).
+struct KernelCost {
+  int64_t threadsPerBlock = 0, blocks = 0;
+  int64_t bytesRead = 0, bytesWritten = 0;  ///< every input and output once: what DRAM must carry at least
+  int64_t flops = 0;                        ///< floating-point operations; a math call (exp, tanh) counts one
+};
+
 class Fuser {
  public:
   virtual ~Fuser();
@@ -133,6 +140,9 @@ class Fuser {
   /// text to read (graphir codegen): its kernel under the symbol `name`, and whatever the kernel is made
   /// from (the TE fuser's loop nest). Throws gj::Error for a group it cannot compile.
   virtual std::string emit(const Node* group, const std::string& name) const = 0;
+  /// The cost of `group`'s CUDA kernel (emit's, for a multiprocessor count of `multiprocessors` where the
+  /// launch depends on it). Throws gj::Error for a group it cannot compile.
+  virtual KernelCost cost(const Node* group, int multiprocessors) const = 0;
 };
 
 /// One group's kernel, before compilation: `key` identifies it (same key, same kernel) and `build`

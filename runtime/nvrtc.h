@@ -2,6 +2,7 @@
 // NVRTC: CUDA C to PTX in-process, shared by both fusers. Needs the NVRTC library, not a GPU.
 #include "support/result.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,6 +32,22 @@ struct KernelResources {
            std::to_string(sharedBytes) + " B shared";
   }
 };
+
+/// The theoretical occupancy on sm_90 (an H100) of a kernel with these resources launched with
+/// `threadsPerBlock` (plus `dynamicShared` bytes of dynamic shared memory): the resident warps of the
+/// blocks one multiprocessor holds at once (at most 32 blocks, 2048 threads, 65536 registers allocated
+/// 256 to a warp, 228 KB of shared memory with 1 KB reserved a block) over its 64. 0 when one block does
+/// not fit.
+inline double sm90Occupancy(const KernelResources& r, int64_t threadsPerBlock, int64_t dynamicShared = 0) {
+  if (threadsPerBlock <= 0 || threadsPerBlock > 1024) return 0;
+  const int64_t warps = (threadsPerBlock + 31) / 32;
+  const int64_t regsPerWarp = (std::max(r.registers, 1) * 32 + 255) / 256 * 256;
+  const int64_t shared = r.sharedBytes + dynamicShared + 1024;
+  int64_t blocks = std::min<int64_t>(32, 64 / warps);
+  blocks = std::min(blocks, 65536 / regsPerWarp / warps);
+  blocks = std::min<int64_t>(blocks, 228 * 1024 / shared);
+  return static_cast<double>(std::max<int64_t>(blocks, 0) * warps) / 64.0;
+}
 
 /// Compiles `source` for the real architecture `arch` ("sm_90") with ptxas' verbose report (NVRTC runs
 /// ptxas in-process, so no GPU and no toolkit binary is needed) and reads the report: one row per kernel

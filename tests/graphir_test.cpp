@@ -290,6 +290,24 @@ TEST(CodegenSnapshots, TheLstmCellsGeneratedCodeIsTheCommittedOne) {
     }
 }
 
+// The TE fuser's row schedule on the GPU: a layer norm's and a softmax's kernels, forward and backward,
+// a block a row, with the block's reductions in shared memory, barriers and shuffles.
+TEST(CodegenSnapshots, TheTeFusersRowKernelsForTheGpuAreTheCommittedOnes) {
+  for (const char* rows : {"layer_norm", "softmax"}) {
+    const fs::path dir = fs::path(test::dataDir()) / "codegen";
+    std::ifstream in(dir / fmt::format("{}.te.cuda.cu", rows));
+    ASSERT_TRUE(in.good()) << "no snapshot for " << rows << "; scripts/update-snapshots writes it";
+    const std::string want((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string ir = (dir / rows).string() + ".ir";
+    CommandResult got = graphir(fmt::format("codegen {} --fuser=te --target=cuda --backward", ir));
+    ASSERT_EQ(got.status, 0) << got.out;
+    EXPECT_EQ(got.out, want) << rows << ": if the change is meant, run scripts/update-snapshots and review the diff";
+    for (const char* part :
+         {"__shared__ float gj_red_f32[32];", "__syncthreads();", "__shfl_xor_sync(", "gjBlockFold<GjAdd>("})
+      EXPECT_NE(want.find(part), std::string::npos) << rows << " lacks " << part;
+  }
+}
+
 TEST(GraphirVersion, PrintsTheVersionAndCommit) {
   CommandResult r = graphir("--version");
   EXPECT_EQ(r.status, 0);

@@ -763,6 +763,59 @@ TEST(TeFuser, LstmBackwardKeepsBiasReductionsInTheGroup) {
   EXPECT_GE(inside, 4u) << printIR(*te);
 }
 
+// The TE fuser's row schedule on the GPU (a block a row: LoopNest::scheduleGpu) at odd row lengths, a batch
+// of 1 and of 3, the input a transposed view: softmax, log_softmax, layer norm, a row sum and mean, forward
+// and backward, against the TE fuser's CPU kernels (LLVM; the unfused float32 log_softmax is oneDNN's, 1e-6
+// from 0 on a row of one element, where both fusers give 0). On the emulated driver under its race checker.
+TEST(TeGpuRows, MatchTheCpuAtOddSizes) {
+  if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
+  for (int64_t n : {1, 31, 33, 1000, 4097})
+    for (int64_t rows : {1, 3}) {
+      SCOPED_TRACE(fmt::format("{} rows of {}", rows, n));
+      const std::string text = fmt::format(R"IR(graph(%x : Float({0}, {1}), %w : Float({1}), %b : Float({1})):
+  %one : int = prim::Constant[value=1]()
+  %n : int = prim::Constant[value={1}]()
+  %shape : int[] = prim::ListConstruct(%n)
+  %dims : int[] = prim::ListConstruct(%one)
+  %eps : float = prim::Constant[value=1.0000000000000001e-05]()
+  %false : bool = prim::Constant[value=0]()
+  %true : bool = prim::Constant[value=1]()
+  %p : Float({0}, {1}) = aten::softmax(%x, %one)
+  %lp : Float({0}, {1}) = aten::log_softmax(%x, %one)
+  %ln : Float({0}, {1}) = aten::layer_norm(%x, %shape, %w, %b, %eps, %false)
+  %s : Float({0}) = aten::sum(%x, %dims, %false)
+  %m : Float({0}, 1) = aten::mean(%x, %dims, %true)
+  %t : Float({0}, {1}) = aten::tanh(%ln)
+  %u : Float({0}, {1}) = aten::mul(%p, %t)
+  %v : Float({0}, {1}) = aten::mul(%lp, %m)
+  return (%u, %v, %s)
+)IR", rows, n);
+      auto g = parseIR(text);
+      const std::vector<IValue> in = {Tensor::rand({n, rows}, DType::Float32, 7, -2, 2).t(),
+                                      Tensor::rand({n}, DType::Float32, 8, 0.5, 1.5),
+                                      Tensor::rand({n}, DType::Float32, 9, -1, 1)};
+      const std::vector<bool> rg = {true, true, true};
+      std::vector<Tensor> gos;
+      for (const Shape& sh : {Shape{rows, n}, Shape{rows, n}, Shape{rows}})
+        gos.push_back(Tensor::rand(sh, DType::Float32, 10 + gos.size(), 0.5, 1.5));
+      SKIP_WITHOUT_LLVM();
+      Function cpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy});
+      auto want = cpu.forward(in, rg);
+      auto wantGrads = cpu.backward(gos);
+      Function gpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda});
+      auto got = gpu.forward(in, rg);
+      std::vector<Tensor> onDevice;
+      for (const Tensor& go : gos) onDevice.push_back(go.to(DeviceKind::Cuda));
+      auto grads = gpu.backward(onDevice);
+      EXPECT_GT(gpu.stats().kernelRuns, 0) << "no fused kernel ran";
+      for (size_t k = 0; k < want.size(); ++k)
+        EXPECT_LE(test::relError(got[k].toTensor().to(DeviceKind::Cpu), want[k].toTensor()), 1e-5) << "output " << k;
+      for (size_t k = 0; k < wantGrads.size(); ++k)
+        EXPECT_LE(test::relError(grads[k].to(DeviceKind::Cpu), wantGrads[k]), 1e-4) << "gradient " << k;
+    }
+}
+
+
 // The cell's kernel in CUDA C computes each gate's sigmoid or tanh once an element (3 sigmoids, whose text
 // is expf, and 2 tanh, as the legacy kernel does): hy's store reads cy's value from a temporary instead of
 // printing cy's expression again. InterpreterLlvmAndCudaAgreeForEveryModelKernel runs such kernels.

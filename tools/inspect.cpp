@@ -155,6 +155,9 @@ int cmdFuse(const std::string& file, const std::string& fuser, bool backward) {
   return 0;
 }
 
+// An H100's multiprocessors: the device --stats counts launches for (no GPU needed).
+constexpr int kH100Multiprocessors = 132;
+
 int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
                bool backward, const CudaLaunchOptions& launch, bool stats) {
   USER_CHECK(fuser == "old" || fuser == "te", "graphir codegen needs --fuser=old or te");
@@ -185,8 +188,14 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
     if (!stats) return;
     auto usage = nvrtcResourceUsage(code, name, "sm_90");
     USER_CHECK(usage.ok(), "{} did not compile for sm_90: {}", name, usage.ok() ? "" : usage.error().what());
+    const KernelCost cost = f->cost(n, kH100Multiprocessors);
     for (const KernelResources& r : usage.value()) {
       std::cout << fmt::format("// ptxas sm_90 {}: {}\n", r.entry, r.str());
+      const int64_t bytes = cost.bytesRead + cost.bytesWritten;
+      std::cout << fmt::format("// cost {}: {} blocks of {} threads, occupancy {:.0f} % on sm_90; reads {} B, "
+                               "writes {} B, {} FLOPs ({:.2f} a byte)\n", r.entry, cost.blocks, cost.threadsPerBlock,
+                               100 * sm90Occupancy(r, cost.threadsPerBlock), cost.bytesRead, cost.bytesWritten,
+                               cost.flops, bytes ? static_cast<double>(cost.flops) / static_cast<double>(bytes) : 0.0);
       spilled += r.spillStoreBytes + r.spillLoadBytes > 0;
       ++entries;
     }

@@ -19,9 +19,10 @@ namespace gj::legacy {
 
 namespace {
 
-// The launch of a kernel over n elements (CudaLaunchOptions). By default 256 threads a block, and blocks
-// enough to fill the device a few times over, no more (the grid-stride loop covers what is left).
-cuda::LaunchShape cudaLaunchShape(int64_t n, const CudaLaunchOptions& o) {
+// The launch of a kernel over n elements (CudaLaunchOptions) on a device of `multiprocessors`. By default
+// 256 threads a block, and blocks enough to fill the device a few times over, no more (the grid-stride
+// loop covers what is left).
+cuda::LaunchShape cudaLaunchShape(int64_t n, const CudaLaunchOptions& o, int multiprocessors) {
   const int64_t threads = o.blockSize ? o.blockSize : 256;
   const int64_t needed = (n + threads - 1) / threads;
   int64_t blocks;
@@ -30,7 +31,7 @@ cuda::LaunchShape cudaLaunchShape(int64_t n, const CudaLaunchOptions& o) {
   else if (o.loopLevel == 3 && o.blockCount)
     blocks = o.blockCount;
   else
-    blocks = std::clamp<int64_t>(needed, 1, int64_t{cuda::requireDevice().multiprocessors} * 8);
+    blocks = std::clamp<int64_t>(needed, 1, int64_t{multiprocessors} * 8);
   USER_CHECK(blocks <= INT32_MAX, "fused CUDA kernel: {} blocks of {} threads exceed the grid's limit", blocks,
              threads);
   return {.grid = {static_cast<unsigned>(blocks), 1, 1}, .block = {static_cast<unsigned>(threads), 1, 1}};
@@ -97,7 +98,7 @@ class CudaFusedKernel final : public CompiledKernel {
     if (n == 0) return std::move(a.outputs);
     std::vector<void*> params = a.launchParameters();
     params.push_back(&n);
-    kernel_.launch(cudaLaunchShape(n, launch_), params.data());
+    kernel_.launch(cudaLaunchShape(n, launch_, cuda::requireDevice().multiprocessors), params.data());
     return std::move(a.outputs);
   }
 
@@ -121,6 +122,23 @@ class LegacyFuser final : public Fuser {
     Result<std::string> ir = emitCpuKernelIR(spec, name);
     if (!ir) throw ir.error();
     return ir.value();
+  }
+  // Every element's expressions once; every input as the kernel reads it and every output once.
+  KernelCost cost(const Node* group, int multiprocessors) const override {
+    const KernelSpec spec = buildKernelSpec(*group->subgraph());
+    KernelCost c;
+    const int64_t n = spec.numel(1);  // a group of rows known only at run time: one row
+    for (const KernelSpec::Expr& e : spec.exprs) c.flops += e.kind == KernelSpec::ExprKind::Op ? n : 0;
+    for (size_t i = 0; i < spec.argSizes.size(); ++i) {
+      int64_t elements = 1;
+      for (int64_t d : spec.argSizes[i]) elements *= d == kUnknownDim ? 1 : d;
+      c.bytesRead += elements * static_cast<int64_t>(dtypeSize(spec.argDtypes[i]));
+    }
+    for (DType t : spec.outDtypes) c.bytesWritten += n * static_cast<int64_t>(dtypeSize(t));
+    const cuda::LaunchShape launch = cudaLaunchShape(n, opts_.cudaLaunch, multiprocessors);
+    c.threadsPerBlock = launch.block[0];
+    c.blocks = launch.grid[0];
+    return c;
   }
   int64_t fuse(Graph& g) override { return fusePointwiseGroups(g); }
   std::string whyNotFused(const Node* n) const override {

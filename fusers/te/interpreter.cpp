@@ -57,6 +57,9 @@ class Eval {
                                        r->stream, static_cast<int64_t>(expr(r->index)));  // exact in float too
       }
       case NodeKind::Reduce: IR_CHECK(false) << "TE interpreter: run lowerReductions first"; return 0;
+      case NodeKind::ThreadReduce:
+        IR_CHECK(false) << "TE interpreter: a block's reduction runs on a GPU only";
+        return 0;
       case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:
       case NodeKind::Cond:
         break;
@@ -104,7 +107,7 @@ class Eval {
       }
       case NodeKind::IntImm: case NodeKind::FloatImm: case NodeKind::Var: case NodeKind::Binary:
       case NodeKind::Compare: case NodeKind::Select: case NodeKind::Call: case NodeKind::Cast: case NodeKind::Load:
-      case NodeKind::Philox: case NodeKind::Reduce:
+      case NodeKind::Philox: case NodeKind::Reduce: case NodeKind::ThreadReduce:
         break;
     }
     IR_CHECK(false) << "TE interpreter: an expression used as a statement";

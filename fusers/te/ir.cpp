@@ -91,6 +91,10 @@ bool equal(const Expr& a, const Expr& b) {
       auto x = a.as<Reduce>(), y = b.as<Reduce>();
       return x->op == y->op && x->extents == y->extents && all(x->vars, y->vars) && equal(x->body, y->body);
     }
+    case NodeKind::ThreadReduce: {
+      auto x = a.as<ThreadReduce>(), y = b.as<ThreadReduce>();
+      return x->op == y->op && equal(x->value, y->value);
+    }
     case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:
     case NodeKind::Cond:
       return false;  // statements, never expressions
@@ -131,6 +135,10 @@ Expr Philox::make(Expr seed, Expr offset, int64_t stream, Expr index, ScalarKind
       << "te::Philox takes Int seed, offset and index and gives a float";
   return Expr(std::make_shared<const Philox>(std::move(seed), std::move(offset), stream, std::move(index), t));
 }
+Expr ThreadReduce::make(ReduceOpKind op, Expr value) {
+  return Expr(std::make_shared<const ThreadReduce>(op, std::move(value)));
+}
+
 Expr Reduce::make(ReduceOpKind op, Expr body, std::vector<Expr> vars, std::vector<int64_t> extents) {
   IR_CHECK(vars.size() == extents.size()) << "te::Reduce vars and extents differ in number";
   return Expr(std::make_shared<const Reduce>(op, std::move(body), std::move(vars), std::move(extents)));

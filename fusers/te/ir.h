@@ -183,6 +183,17 @@ struct Reduce : ExprNode {
   static Expr make(ReduceOpKind op, Expr body, std::vector<Expr> vars, std::vector<int64_t> extents);
 };
 
+/// GPU only: `value` combined by `op` over the threads of the block (threadIdx.x: a warp's butterfly of
+/// shuffles, then the warps' results through shared memory), every thread getting the result. Every thread
+/// of the block must reach it (LoopNest::scheduleGpu puts it where all do).
+struct ThreadReduce : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::ThreadReduce;
+  ThreadReduce(ReduceOpKind o, Expr v) : ExprNode(kKind, v->type), op(o), value(std::move(v)) {}
+  const ReduceOpKind op;
+  const Expr value;
+  static Expr make(ReduceOpKind op, Expr value);
+};
+
 // ---- statements ----
 
 struct Block : StmtNode {

@@ -133,7 +133,7 @@ class Emitter {
         return fusion::emitPhiloxUniform(b_, expr(r->seed), expr(r->offset), llvm::ConstantInt::get(i64_, r->stream),
                                          expr(r->index), typeOf(r->type));
       }
-      case NodeKind::Reduce: break;
+      case NodeKind::Reduce: case NodeKind::ThreadReduce: break;
       case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:
       case NodeKind::Cond:
         break;
@@ -262,7 +262,7 @@ class Emitter {
       }
       case NodeKind::IntImm: case NodeKind::FloatImm: case NodeKind::Var: case NodeKind::Binary:
       case NodeKind::Compare: case NodeKind::Select: case NodeKind::Call: case NodeKind::Cast: case NodeKind::Load:
-      case NodeKind::Philox: case NodeKind::Reduce:
+      case NodeKind::Philox: case NodeKind::Reduce: case NodeKind::ThreadReduce:
         break;
     }
     throw Error("TE LLVM codegen: an expression used as a statement");

@@ -550,22 +550,168 @@ LoopNest::GpuLaunch LoopNest::gpuLaunch() const {
   return c.launch;
 }
 
+namespace {
+
+// Whether x (an expression or a statement) holds a Reduce.
+template <typename X>
+bool holdsReduce(const X& x) {
+  struct Find : Visitor {
+    using Visitor::visit;
+    bool found = false;
+    void visit(const Reduce*) override { found = true; }
+  } f;
+  f.visit(x);
+  return f.found;
+}
+
+// A reduction along contiguous elements: every load that reads along a reduced variable has the last one
+// in its last index (a row's elements, one after another: x[i, r]; x[i, r0, r1]), not a sum over the
+// batch (x[r, j]), whose outputs' threads read neighbours as they are.
+bool alongRows(const Reduce* r) {
+  if (r->vars.empty()) return false;  // nothing to fold across threads
+  for (const Load* l : loadsOf(r->body)) {
+    bool reads = false;
+    for (const Expr& v : r->vars)
+      for (const Expr& i : l->indices) reads = reads || mentions(i, v.get());
+    if (reads && (l->indices.empty() || !mentions(l->indices.back(), r->vars.back().get()))) return false;
+  }
+  return true;
+}
+
+// The statements of a nest's innermost body.
+std::vector<Stmt> statementsOf(const Stmt& body) {
+  if (const Block* b = body.as<Block>()) return b->stmts;
+  return {body};
+}
+
+// A top-level nest whose loops walk rows (a perfect chain of loops with constant bounds) and whose body
+// folds each row's contiguous elements into one-element temporaries it allocates (stat[0] = sum(x[i, r]))
+// besides plain statements and loops over the row: a softmax's, a layer norm's, a row sum's. Its loops,
+// or empty when the nest is not of that form.
+std::vector<const For*> rowLoops(const Stmt& nest) {
+  std::vector<const For*> loops;
+  Stmt s = nest;
+  while (const For* f = s.as<For>()) {
+    if (!intValue(f->start) || !intValue(f->stop)) return {};
+    loops.push_back(f);
+    s = f->body;
+  }
+  bool reduces = false;
+  std::unordered_set<const BufNode*> allocated;
+  for (const Stmt& st : statementsOf(s)) {
+    if (const Allocate* a = st.as<Allocate>()) {
+      allocated.insert(a->buf.get());
+    } else if (const Store* store = st.as<Store>()) {
+      if (const Reduce* r = store->value.as<Reduce>()) {
+        if (!allocated.count(store->buf.get()) || store->buf->dims != std::vector<int64_t>{1} || !alongRows(r))
+          return {};
+        reduces = true;
+      } else if (holdsReduce(store->value)) {
+        return {};
+      }
+    } else if (const For* f = st.as<For>()) {
+      if (!intValue(f->start) || !intValue(f->stop) || holdsReduce(st)) return {};
+    } else if (!st.as<Free>()) {
+      return {};
+    }
+  }
+  return reduces ? loops : std::vector<const For*>{};
+}
+
+// The row nest's body for a block of `threads` threads, `t` being the thread's index (module doc of
+// scheduleGpu): each reduction folded by every thread over every threads-th element, then across the
+// block; each loop over the row strided the same way; a store into anything but the body's temporaries by
+// thread 0 only.
+Stmt rowBodyForThreads(const Stmt& body, const Expr& t, int64_t threads) {
+  std::unordered_set<const BufNode*> temporaries;
+  for (const Stmt& st : statementsOf(body))
+    if (const Allocate* a = st.as<Allocate>()) temporaries.insert(a->buf.get());
+  const Expr T = imm(threads);
+  std::vector<Stmt> out;
+  for (const Stmt& st : statementsOf(body)) {
+    const Store* store = st.as<Store>();
+    const For* loop = st.as<For>();
+    if (store && store->value.as<Reduce>()) {
+      const Reduce* r = store->value.as<Reduce>();
+      int64_t n = 1;
+      for (int64_t e : r->extents) n *= e;
+      // element q * threads + t of the flattened reduction, split back into the reduced variables
+      const Expr q = Var::make(r->vars.front().as<Var>()->name + "_q");
+      const Expr flat = q * T + t;
+      std::unordered_map<const ExprNode*, Expr> at;
+      int64_t stride = n;
+      for (size_t k = 0; k < r->vars.size(); ++k) {  // flat < n: the outermost needs no %, the innermost no /
+        stride /= r->extents[k];
+        Expr v = stride == 1 ? flat : flat / imm(stride);
+        at[r->vars[k].get()] = simplify(k == 0 ? v : v % imm(r->extents[k]));
+      }
+      const Buf part = makeBuf(store->buf->name + "_part", {1}, store->buf->type);
+      const Expr acc = Load::make(part, {imm(0)}), element = substitute(r->body, at);
+      const Expr next = r->op == ReduceOpKind::Sum ? acc + element : Binary::make(BinaryOpKind::Max, acc, element);
+      const double identity = r->op == ReduceOpKind::Sum ? 0.0 : -std::numeric_limits<double>::infinity();
+      out.push_back(Allocate::make(part));
+      out.push_back(Store::make(part, {imm(0)}, FloatImm::make(identity, part->type)));
+      const Stmt fold = Cond::make(Compare::make(CompareOpKind::LT, flat, imm(n)), Store::make(part, {imm(0)}, next));
+      out.push_back(For::make(q, imm(0), imm((n + threads - 1) / threads), fold));
+      out.push_back(Store::make(store->buf, store->indices, ThreadReduce::make(r->op, acc)));
+      out.push_back(Free::make(part));
+    } else if (loop) {
+      const int64_t start = *intValue(loop->start), stop = *intValue(loop->stop);
+      const Expr q = Var::make(loop->var.as<Var>()->name + "_q");
+      const Expr index = imm(start) + q * T + t;
+      const Stmt inner = substitute(loop->body, {{loop->var.get(), index}});
+      out.push_back(For::make(q, imm(0), imm((stop - start + threads - 1) / threads),
+                              Cond::make(Compare::make(CompareOpKind::LT, index, imm(stop)), inner)));
+    } else if (store && !temporaries.count(store->buf.get())) {
+      out.push_back(Cond::make(Compare::make(CompareOpKind::EQ, t, imm(0)), st));
+    } else {
+      out.push_back(st);
+    }
+  }
+  return Block::make(out);
+}
+
+}  // namespace
+
 void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel) {
   USER_CHECK(loopLevel == 2 || loopLevel == 3, "GPU loop level must be 2 or 3, got {}", loopLevel);
   USER_CHECK(blockSize > 0 && blockCount > 0, "GPU block size and count must be positive");
-  // Each top-level nest: flatten, then split and bind.
   const Block* top = root_.as<Block>();
   std::vector<Stmt> nests = top ? top->stmts : std::vector<Stmt>{root_};
+  // Every nest of the kernel runs in one launch: with a row nest, whose barriers every thread of the block
+  // reaches, the others take its block size too.
+  bool rows = false;
+  for (const Stmt& nest : nests) rows = rows || !rowLoops(nest).empty();
+  if (rows) blockSize = kGpuRowThreads;
   std::vector<Stmt> out;
   for (const Stmt& nest : nests) {
-    const For* f = nest.as<For>();
-    if (!f) {
-      out.push_back(nest);
+    if (std::vector<const For*> loops = rowLoops(nest); !loops.empty()) {
+      // A block a row: the row loops flattened and bound to blocks, the whole block's threads inside.
+      const Expr t = Var::make(loops.front()->var.as<Var>()->name + "_thread");
+      LoopOptions threadLoop;
+      threadLoop.gpuThread = 0;
+      Stmt s = For::make(t, imm(0), imm(kGpuRowThreads), rowBodyForThreads(loops.back()->body, t, kGpuRowThreads),
+                         threadLoop);
+      std::vector<std::string> chain;
+      for (auto it = loops.rbegin(); it != loops.rend(); ++it) s = For::make((*it)->var, (*it)->start, (*it)->stop, s);
+      for (const For* f : loops) chain.push_back(f->var.as<Var>()->name);
+      LoopNest one(s, inputs_, outputs_);
+      one.flatten(chain);
+      one.bindGpu(chain[0] + "_flat", true, 0);
+      one.simplify();
+      out.push_back(one.root());
       continue;
     }
+    LoopNest one(nest, inputs_, outputs_);
+    one.lowerReductions();
+    const For* f = one.root().as<For>();
+    if (!f) {
+      out.push_back(one.root());
+      continue;
+    }
+    // Each other nest: flatten, then split and bind.
     std::vector<std::string> chain;
     for (const For* g = f; g; g = g->body.as<For>()) chain.push_back(g->var.as<Var>()->name);
-    LoopNest one(nest, inputs_, outputs_);
     one.flatten(chain);
     std::string flat = chain[0] + "_flat";
     if (loopLevel == 2) {
@@ -581,6 +727,57 @@ void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel)
     out.push_back(one.root());
   }
   root_ = Block::make(out);
+}
+
+namespace {
+
+// The floating-point nodes of e, each distinct node once (a Reduce's body times its extents and one fold).
+int64_t expressionOps(const Expr& e) {
+  struct Count : Visitor {
+    using Visitor::visit;
+    std::unordered_set<const ExprNode*> seen;
+    int64_t ops = 0;
+    void visit(const Expr& x) override {
+      if (!seen.insert(x.get()).second) return;
+      Visitor::visit(x);
+    }
+    void visit(const Binary* op) override {
+      ops += op->type != ScalarKind::Int;
+      Visitor::visit(op);
+    }
+    void visit(const Compare* op) override {
+      ops += op->a->type != ScalarKind::Int;
+      Visitor::visit(op);
+    }
+    void visit(const Call* op) override {
+      ++ops;
+      Visitor::visit(op);
+    }
+    void visit(const Reduce* op) override {
+      int64_t n = 1;
+      for (int64_t e : op->extents) n *= e;
+      ops += n * (expressionOps(op->body) + 1);
+    }
+  } c;
+  c.visit(e);
+  return c.ops;
+}
+
+}  // namespace
+
+int64_t floatingOps(const Stmt& s) {
+  if (const Block* b = s.as<Block>()) {
+    int64_t ops = 0;
+    for (const Stmt& st : b->stmts) ops += floatingOps(st);
+    return ops;
+  }
+  if (const For* f = s.as<For>()) {
+    auto a = intValue(f->start), b = intValue(f->stop);
+    return (a && b ? std::max<int64_t>(*b - *a, 0) : 1) * floatingOps(f->body);
+  }
+  if (const Store* st = s.as<Store>()) return expressionOps(st->value);
+  if (const Cond* c = s.as<Cond>()) return std::max(floatingOps(c->thenStmt), floatingOps(c->elseStmt));
+  return 0;
 }
 
 }  // namespace gj::te

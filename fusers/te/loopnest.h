@@ -67,10 +67,18 @@ class LoopNest {
   /// they store and read), the outermost loop of a large nest parallel when its iterations are
   /// independent. Run lowerReductions first.
   void scheduleCpu(int64_t parallelGrain = 1 << 15);
-  /// GPU, with fastrnns' knobs. loopLevel 2: flatten, split by blockSize, bind (blocks, threads).
-  /// loopLevel 3: flatten, split by blockCount * blockSize, then by blockSize; bind the inner two and
-  /// keep the outermost as a loop.
-  static constexpr int64_t kGpuBlockSize = 512, kGpuBlockCount = 1280;
+  /// GPU, on a nest as lowered (its reductions not yet lowered). A nest that folds rows of contiguous
+  /// elements into temporaries (softmax, layer norm, a row sum: `stat[0] = sum(x[i, r])` among the
+  /// statements of its row loops) runs a block of kGpuRowThreads threads a row: the row loops are
+  /// flattened and bound to blockIdx.x, every thread folds every kGpuRowThreads-th element of each
+  /// reduction into a register, a ThreadReduce (warp shuffles, then shared memory) gives every thread
+  /// the row's value, the row's loops are strided across the threads the same way, and a store into an
+  /// output at the row's level is thread 0's. Every other nest has its reductions lowered (a sum over the
+  /// batch keeps a thread an output, whose neighbours read neighbours) and fastrnns' knobs: loopLevel 2:
+  /// flatten, split by blockSize, bind (blocks, threads); loopLevel 3: flatten, split by blockCount *
+  /// blockSize, then by blockSize, bind the inner two and keep the outermost as a loop. With a row nest
+  /// in the kernel, blockSize is kGpuRowThreads (one launch: every thread reaches the barriers).
+  static constexpr int64_t kGpuBlockSize = 512, kGpuBlockCount = 1280, kGpuRowThreads = 256;
   static constexpr int kGpuLoopLevel = 2;
   void scheduleGpu(int64_t blockSize = kGpuBlockSize, int64_t blockCount = kGpuBlockCount,
                    int loopLevel = kGpuLoopLevel);
@@ -89,5 +97,10 @@ class LoopNest {
   size_t scratch_ = 0;
 };
 
+
+/// The floating-point operations `s` does (a lowered nest's: loops times their bodies, a reduction's extents
+/// times its body and one fold): each distinct arithmetic node, comparison or math call of a store's value
+/// counts one (a subexpression the value reaches twice is computed once, as the backends do).
+int64_t floatingOps(const Stmt& s);
 
 }  // namespace gj::te

@@ -761,8 +761,7 @@ void scheduleGpu(LoopNest& nest, const CudaLaunchOptions& launch) {
 
 LoopNest gpuLoopNest(const Graph& sub, const CudaLaunchOptions& launch) {
   LoopNest nest = lowerGroup(sub);
-  nest.lowerReductions();
-  scheduleGpu(nest, launch);
+  scheduleGpu(nest, launch);  // lowers the reductions it does not give to a block
   return nest;
 }
 

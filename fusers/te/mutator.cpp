@@ -46,6 +46,7 @@ void Visitor::visit(const Load* op) {
 }
 void Visitor::visit(const Philox* op) { visit(op->seed), visit(op->offset), visit(op->index); }
 void Visitor::visit(const Reduce* op) { visit(op->body); }
+void Visitor::visit(const ThreadReduce* op) { visit(op->value); }
 void Visitor::visit(const Block* op) {
   for (const Stmt& s : op->stmts) visit(s);
 }
@@ -131,6 +132,11 @@ Expr Mutator::mutate(const Philox* op, const Expr& self) {
   Expr s = mutate(op->seed), o = mutate(op->offset), i = mutate(op->index);
   if (s.same(op->seed) && o.same(op->offset) && i.same(op->index)) return self;
   return Philox::make(s, o, op->stream, i, op->type);
+}
+Expr Mutator::mutate(const ThreadReduce* op, const Expr& self) {
+  Expr v = mutate(op->value);
+  if (v.same(op->value)) return self;
+  return ThreadReduce::make(op->op, v);
 }
 Expr Mutator::mutate(const Reduce* op, const Expr& self) {
   Expr b = mutate(op->body);
@@ -224,7 +230,7 @@ std::string shallowKey(const Expr& e) {
       return "p" + k(e->type) + ":" + id(p->seed) + ":" + id(p->offset) + ":" + std::to_string(p->stream) + ":" +
              id(p->index);
     }
-    default: return "v" + id(e);  // Var, Reduce
+    default: return "v" + id(e);  // Var, Reduce, ThreadReduce
   }
 }
 

@@ -130,6 +130,11 @@ void Printer::philoxCall(const Philox* op, const std::string& fn, const char* st
   visit(op->index);
   os_ << ")";
 }
+void Printer::visit(const ThreadReduce* op) {
+  os_ << (op->op == ReduceOpKind::Sum ? "block_sum" : "block_max") << "(";
+  visit(op->value);
+  os_ << ")";
+}
 void Printer::visit(const Reduce* op) {
   os_ << (op->op == ReduceOpKind::Sum ? "sum" : "max") << "(";
   visit(op->body);
@@ -389,7 +394,7 @@ std::unordered_set<const ExprNode*> CudaPrinter::sharedIn(const std::vector<cons
   for (const auto& [node, seen] : reached) {
     const NodeKind k = node->kind;
     if (seen.first < 2 || k == NodeKind::Var || k == NodeKind::IntImm || k == NodeKind::FloatImm ||
-        k == NodeKind::Reduce || readsWritten(seen.second))
+        k == NodeKind::Reduce || k == NodeKind::ThreadReduce || readsWritten(seen.second))
       continue;
     shared.insert(node);
   }
@@ -448,11 +453,21 @@ void CudaPrinter::visit(const Store* op) {
   scopes_.pop_back();
 }
 
+void CudaPrinter::visit(const ThreadReduce* op) {
+  usesMinMax_ = true;  // GjMaxOf's gjMax, and the header that follows it
+  const bool f64 = op->type == ScalarKind::Float64;
+  (f64 ? usesBlockReduce64_ : usesBlockReduce32_) = true;
+  os_ << (op->op == ReduceOpKind::Sum ? "gjBlockFold<GjAdd>(" : "gjBlockFold<GjMaxOf>(");
+  visit(op->value);
+  os_ << (f64 ? ", gj_red_f64)" : ", gj_red_f32)");
+}
+
 std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>& inputs, const std::vector<Buf>& outputs,
                                 const Stmt& body) {
   os_.str("");
   usesPhilox_ = false;
   usesMinMax_ = false;
+  usesBlockReduce32_ = usesBlockReduce64_ = false;
   scopes_.clear();
   readsWritten_.clear();
   temporaries_ = 0;
@@ -469,11 +484,18 @@ std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>&
     first = false;
   }
   os_ << ") {\n";
+  const size_t bodyAt = os_.str().size();
   depth_ = 1;
   visit(shared);
   depth_ = 0;
   os_ << "}\n";
   std::string text = os_.str();
+  // The blocks' reductions' shared scratch, one per element type used, at the top of the kernel.
+  std::string scratch;
+  if (usesBlockReduce32_) scratch += "  __shared__ float gj_red_f32[32];\n";
+  if (usesBlockReduce64_) scratch += "  __shared__ double gj_red_f64[32];\n";
+  text.insert(bodyAt, scratch);
+  if (usesBlockReduce32_ || usesBlockReduce64_) text = std::string(fusion::kCudaBlockReduceHeader) + text;
   if (usesMinMax_) text = std::string(fusion::kCudaMinMaxHeader) + text;
   return usesPhilox_ ? std::string(kPhiloxHeader) + "\n" + text : text;
 }

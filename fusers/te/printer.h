@@ -27,6 +27,7 @@ class Printer : public Visitor {
   void visit(const Load* op) override;
   void visit(const Philox* op) override;
   void visit(const Reduce* op) override;
+  void visit(const ThreadReduce* op) override;
   void visit(const Block* op) override;
   void visit(const For* op) override;
   void visit(const Store* op) override;
@@ -86,6 +87,7 @@ class CudaPrinter final : public CPrinter {
   void visit(const For* op) override;
   void visit(const Block* op) override;
   void visit(const Store* op) override;
+  void visit(const ThreadReduce* op) override;  // gjBlockFold over the kernel's shared scratch
 
  private:
   // The subexpressions of `stores` worth a temporary: reached twice or more (a node's children counted
@@ -105,6 +107,7 @@ class CudaPrinter final : public CPrinter {
   std::unordered_set<const BufNode*> written_;
   std::unordered_map<const ExprNode*, bool> readsWritten_;
   int temporaries_ = 0;
+  bool usesBlockReduce32_ = false, usesBlockReduce64_ = false;  ///< the kernel calls gjBlockFold
 };
 
 }  // namespace gj::te

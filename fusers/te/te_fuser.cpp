@@ -406,7 +406,6 @@ class TeFuser final : public Fuser {
     if (opts_.device == DeviceKind::Cuda) {
       LoopNest nest = lowerGroup(*group->subgraph());
       std::string loops = "/* loop nest:\n" + toString(nest.root()) + "*/\n";
-      nest.lowerReductions();
       scheduleGpu(nest, opts_.cudaLaunch);
       return loops + CudaPrinter().kernel(name, nest.inputs(), nest.outputs(), nest.root());
     }
@@ -414,6 +413,23 @@ class TeFuser final : public Fuser {
     Result<std::string> ir = emitLlvmIR(nest, name);
     if (!ir) throw ir.error();
     return "/* loop nest: as scheduled for the CPU\n" + toString(nest.root()) + "*/\n" + ir.value();
+  }
+  // The lowered nest's operations and buffers; the GPU nest's launch.
+  KernelCost cost(const Node* group, int) const override {
+    const LoopNest nest = lowerGroup(*group->subgraph());
+    KernelCost c;
+    c.flops = floatingOps(nest.root());
+    auto bytes = [](const Buf& b) {
+      int64_t n = static_cast<int64_t>(dtypeSize(dtypeOf(b->type)));
+      for (int64_t d : b->dims) n *= d;
+      return n;
+    };
+    for (const Buf& b : nest.inputs()) c.bytesRead += bytes(b);
+    for (size_t i = 0; i + nest.scratch() < nest.outputs().size(); ++i) c.bytesWritten += bytes(nest.outputs()[i]);
+    const LoopNest::GpuLaunch launch = gpuLoopNest(*group->subgraph(), opts_.cudaLaunch).gpuLaunch();
+    c.threadsPerBlock = launch.threads[0] * launch.threads[1] * launch.threads[2];
+    c.blocks = launch.blocks[0] * launch.blocks[1] * launch.blocks[2];
+    return c;
   }
   int64_t fuse(Graph& g) override { return fuseTensorExprGroups(g, opts_.device); }
   std::string whyNotFused(const Node* n) const override { return fusionBlocker(n, opts_.device == DeviceKind::Cpu); }
