@@ -12,9 +12,10 @@ inline constexpr const char* kCudaMinMaxHeader =
 
 /// A block's sum or maximum of v over threadIdx.x (te::ThreadReduce), every thread getting it: a warp's
 /// butterfly of shuffles, then the warps' results through `red`, 32 elements of shared memory, which every
-/// thread folds in the same order. F is GjAdd or GjMaxOf. Every thread of the block calls it; blockDim.x
-/// is a multiple of 32. The barrier ahead of the store keeps a later call from overwriting what an earlier
-/// one still reads. A kernel that calls it starts with this text (after kCudaMinMaxHeader, for gjMax).
+/// thread folds in the same order; gjColumnFold the same over the threads of one lane only, through
+/// `cols`. F is GjAdd or GjMaxOf. Every thread of the block calls them; blockDim.x is a multiple of 32.
+/// The barrier ahead of the store keeps a later call from overwriting what an earlier one still reads. A
+/// kernel that calls them starts with this text (after kCudaMinMaxHeader, for gjMax).
 inline constexpr const char* kCudaBlockReduceHeader =
     "struct GjAdd { template <typename T> __device__ static T fold(T a, T b) { return a + b; } };\n"
     "struct GjMaxOf { template <typename T> __device__ static T fold(T a, T b) { return gjMax(a, b); } };\n"
@@ -26,6 +27,15 @@ inline constexpr const char* kCudaBlockReduceHeader =
     "  __syncthreads();\n"
     "  v = red[0];\n"
     "  for (unsigned w = 1; w < blockDim.x / 32; ++w) v = F::fold(v, (T)red[w]);\n"
+    "  return v;\n"
+    "}\n"
+    // the fold over the threads of one lane (te::ThreadReduce's columns): `cols` is blockDim.x elements
+    "template <typename F, typename T, typename A> __device__ __forceinline__ T gjColumnFold(T v, A& cols) {\n"
+    "  __syncthreads();\n"
+    "  cols[threadIdx.x] = v;\n"
+    "  __syncthreads();\n"
+    "  v = cols[threadIdx.x % 32];\n"
+    "  for (unsigned w = 1; w < blockDim.x / 32; ++w) v = F::fold(v, (T)cols[w * 32 + threadIdx.x % 32]);\n"
     "  return v;\n"
     "}\n";
 

@@ -763,16 +763,18 @@ TEST(TeFuser, LstmBackwardKeepsBiasReductionsInTheGroup) {
   EXPECT_GE(inside, 4u) << printIR(*te);
 }
 
-// The TE fuser's row schedule on the GPU (a block a row: LoopNest::scheduleGpu) at odd row lengths, a batch
-// of 1 and of 3, the input a transposed view: softmax, log_softmax, layer norm, a row sum and mean, forward
-// and backward, against the TE fuser's CPU kernels (LLVM; the unfused float32 log_softmax is oneDNN's, 1e-6
+// The TE fuser's row and column schedules on the GPU (a block a row, 32 columns a block:
+// LoopNest::scheduleGpu) at odd row lengths, a batch of 1 and of 3, the input a transposed view: softmax,
+// log_softmax, layer norm, a row sum and mean, a column sum over 37 rows, forward and backward, against the
+// TE fuser's CPU kernels (LLVM; the unfused float32 log_softmax is oneDNN's, 1e-6
 // from 0 on a row of one element, where both fusers give 0). On the emulated driver under its race checker.
 TEST(TeGpuRows, MatchTheCpuAtOddSizes) {
   if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
   for (int64_t n : {1, 31, 33, 1000, 4097})
     for (int64_t rows : {1, 3}) {
       SCOPED_TRACE(fmt::format("{} rows of {}", rows, n));
-      const std::string text = fmt::format(R"IR(graph(%x : Float({0}, {1}), %w : Float({1}), %b : Float({1})):
+      const std::string text = fmt::format(R"IR(graph(%x : Float({0}, {1}), %w : Float({1}), %b : Float({1}),
+      %y : Float(37, {1})):
   %one : int = prim::Constant[value=1]()
   %n : int = prim::Constant[value={1}]()
   %shape : int[] = prim::ListConstruct(%n)
@@ -788,15 +790,20 @@ TEST(TeGpuRows, MatchTheCpuAtOddSizes) {
   %t : Float({0}, {1}) = aten::tanh(%ln)
   %u : Float({0}, {1}) = aten::mul(%p, %t)
   %v : Float({0}, {1}) = aten::mul(%lp, %m)
-  return (%u, %v, %s)
+  %zero : int = prim::Constant[value=0]()
+  %batch : int[] = prim::ListConstruct(%zero)
+  %yy : Float(37, {1}) = aten::mul(%y, %y)
+  %c : Float({1}) = aten::sum(%yy, %batch, %false)
+  return (%u, %v, %s, %c)
 )IR", rows, n);
       auto g = parseIR(text);
       const std::vector<IValue> in = {Tensor::rand({n, rows}, DType::Float32, 7, -2, 2).t(),
                                       Tensor::rand({n}, DType::Float32, 8, 0.5, 1.5),
-                                      Tensor::rand({n}, DType::Float32, 9, -1, 1)};
-      const std::vector<bool> rg = {true, true, true};
+                                      Tensor::rand({n}, DType::Float32, 9, -1, 1),
+                                      Tensor::rand({37, n}, DType::Float32, 10, -1, 1)};
+      const std::vector<bool> rg = {true, true, true, true};
       std::vector<Tensor> gos;
-      for (const Shape& sh : {Shape{rows, n}, Shape{rows, n}, Shape{rows}})
+      for (const Shape& sh : {Shape{rows, n}, Shape{rows, n}, Shape{rows}, Shape{n}})
         gos.push_back(Tensor::rand(sh, DType::Float32, 10 + gos.size(), 0.5, 1.5));
       SKIP_WITHOUT_LLVM();
       Function cpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy});

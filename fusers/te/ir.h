@@ -184,14 +184,16 @@ struct Reduce : ExprNode {
 };
 
 /// GPU only: `value` combined by `op` over the threads of the block (threadIdx.x: a warp's butterfly of
-/// shuffles, then the warps' results through shared memory), every thread getting the result. Every thread
-/// of the block must reach it (LoopNest::scheduleGpu puts it where all do).
+/// shuffles, then the warps' results through shared memory), every thread getting the result; with
+/// `columns`, over the threads of one lane (threadIdx.x % 32) only, one result per lane, through shared
+/// memory. Every thread of the block must reach it (LoopNest::scheduleGpu puts it where all do).
 struct ThreadReduce : ExprNode {
   static constexpr NodeKind kKind = NodeKind::ThreadReduce;
-  ThreadReduce(ReduceOpKind o, Expr v) : ExprNode(kKind, v->type), op(o), value(std::move(v)) {}
+  ThreadReduce(ReduceOpKind o, Expr v, bool c) : ExprNode(kKind, v->type), op(o), value(std::move(v)), columns(c) {}
   const ReduceOpKind op;
   const Expr value;
-  static Expr make(ReduceOpKind op, Expr value);
+  const bool columns;
+  static Expr make(ReduceOpKind op, Expr value, bool columns = false);
 };
 
 // ---- statements ----

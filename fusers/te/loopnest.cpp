@@ -584,11 +584,64 @@ std::vector<Stmt> statementsOf(const Stmt& body) {
   return {body};
 }
 
-// A top-level nest whose loops walk rows (a perfect chain of loops with constant bounds) and whose body
-// folds each row's contiguous elements into one-element temporaries it allocates (stat[0] = sum(x[i, r]))
-// besides plain statements and loops over the row: a softmax's, a layer norm's, a row sum's. Its loops,
-// or empty when the nest is not of that form.
-std::vector<const For*> rowLoops(const Stmt& nest) {
+// A reduction `store` (buf[0] = Reduce(...)) rfactored across threads: this thread folds element
+// q * step + first of the flattened reduction for every q into a register of its own (under `guard` too,
+// when given), then buf[0] = ThreadReduce of those registers (over the lane's threads with `columns`).
+std::vector<Stmt> rfactored(const Store* store, const Expr& first, int64_t step, const Expr& guard, bool columns) {
+  const Reduce* r = store->value.as<Reduce>();
+  int64_t n = 1;
+  for (int64_t e : r->extents) n *= e;
+  const Expr q = Var::make(r->vars.front().as<Var>()->name + "_q");
+  const Expr flat = q * imm(step) + first;
+  std::unordered_map<const ExprNode*, Expr> at;
+  int64_t stride = n;
+  for (size_t k = 0; k < r->vars.size(); ++k) {  // flat < n: the outermost needs no %, the innermost no /
+    stride /= r->extents[k];
+    Expr v = stride == 1 ? flat : flat / imm(stride);
+    at[r->vars[k].get()] = simplify(k == 0 ? v : v % imm(r->extents[k]));
+  }
+  const Buf part = makeBuf(store->buf->name + "_part", {1}, store->buf->type);
+  const Expr acc = Load::make(part, {imm(0)}), element = substitute(r->body, at);
+  const Expr next = r->op == ReduceOpKind::Sum ? acc + element : Binary::make(BinaryOpKind::Max, acc, element);
+  const double identity = r->op == ReduceOpKind::Sum ? 0.0 : -std::numeric_limits<double>::infinity();
+  Stmt fold = Cond::make(Compare::make(CompareOpKind::LT, flat, imm(n)), Store::make(part, {imm(0)}, next));
+  if (guard) fold = Cond::make(guard, fold);
+  return {Allocate::make(part), Store::make(part, {imm(0)}, FloatImm::make(identity, part->type)),
+          For::make(q, imm(0), imm((n + step - 1) / step), fold),
+          Store::make(store->buf, store->indices, ThreadReduce::make(r->op, acc, columns)), Free::make(part)};
+}
+
+// The column nest's body, its outputs' loop flattened into `j` (< outputs), for a block of `threads`
+// threads taking 32 outputs, a lane each, its warps (slice t / 32 of threads / 32) folding every
+// (threads / 32)-th element of each reduction, then a ThreadReduce over the lane's threads; a store into
+// an output by the first warp only, for an output there is.
+Stmt columnBodyForThreads(const Stmt& body, const Expr& j, int64_t outputs, const Expr& t, int64_t threads) {
+  const int64_t warps = threads / 32;
+  const Expr slice = t / imm(32), inRange = Compare::make(CompareOpKind::LT, j, imm(outputs));
+  std::unordered_set<const BufNode*> temporaries;
+  for (const Stmt& st : statementsOf(body))
+    if (const Allocate* a = st.as<Allocate>()) temporaries.insert(a->buf.get());
+  std::vector<Stmt> out;
+  for (const Stmt& st : statementsOf(body)) {
+    const Store* store = st.as<Store>();
+    if (store && store->value.as<Reduce>()) {
+      for (Stmt x : rfactored(store, slice, warps, inRange, true)) out.push_back(std::move(x));
+    } else if (store && !temporaries.count(store->buf.get())) {
+      const Stmt first = Cond::make(Compare::make(CompareOpKind::EQ, slice, imm(0)), st);
+      out.push_back(Cond::make(inRange, first));
+    } else {
+      out.push_back(st);
+    }
+  }
+  return Block::make(out);
+}
+
+// A top-level nest whose loops (a perfect chain with constant bounds) walk outputs, and whose body folds
+// into one-element temporaries it allocates: with `rows`, along each row's contiguous elements, besides
+// plain statements and loops over the row (a softmax's, a layer norm's, a row sum's: stat[0] = sum(x[i, r]));
+// else along outer dimensions of what it reads, with plain statements only (a bias gradient: acc[0] =
+// sum(x[r, j]); out[j] = acc[0]). Its loops, or empty when the nest is not of that form.
+std::vector<const For*> foldingLoops(const Stmt& nest, bool rows) {
   std::vector<const For*> loops;
   Stmt s = nest;
   while (const For* f = s.as<For>()) {
@@ -603,13 +656,14 @@ std::vector<const For*> rowLoops(const Stmt& nest) {
       allocated.insert(a->buf.get());
     } else if (const Store* store = st.as<Store>()) {
       if (const Reduce* r = store->value.as<Reduce>()) {
-        if (!allocated.count(store->buf.get()) || store->buf->dims != std::vector<int64_t>{1} || !alongRows(r))
+        if (!allocated.count(store->buf.get()) || store->buf->dims != std::vector<int64_t>{1} || r->vars.empty() ||
+            alongRows(r) != rows)
           return {};
         reduces = true;
       } else if (holdsReduce(store->value)) {
         return {};
       }
-    } else if (const For* f = st.as<For>()) {
+    } else if (const For* f = st.as<For>(); f && rows) {
       if (!intValue(f->start) || !intValue(f->stop) || holdsReduce(st)) return {};
     } else if (!st.as<Free>()) {
       return {};
@@ -632,29 +686,7 @@ Stmt rowBodyForThreads(const Stmt& body, const Expr& t, int64_t threads) {
     const Store* store = st.as<Store>();
     const For* loop = st.as<For>();
     if (store && store->value.as<Reduce>()) {
-      const Reduce* r = store->value.as<Reduce>();
-      int64_t n = 1;
-      for (int64_t e : r->extents) n *= e;
-      // element q * threads + t of the flattened reduction, split back into the reduced variables
-      const Expr q = Var::make(r->vars.front().as<Var>()->name + "_q");
-      const Expr flat = q * T + t;
-      std::unordered_map<const ExprNode*, Expr> at;
-      int64_t stride = n;
-      for (size_t k = 0; k < r->vars.size(); ++k) {  // flat < n: the outermost needs no %, the innermost no /
-        stride /= r->extents[k];
-        Expr v = stride == 1 ? flat : flat / imm(stride);
-        at[r->vars[k].get()] = simplify(k == 0 ? v : v % imm(r->extents[k]));
-      }
-      const Buf part = makeBuf(store->buf->name + "_part", {1}, store->buf->type);
-      const Expr acc = Load::make(part, {imm(0)}), element = substitute(r->body, at);
-      const Expr next = r->op == ReduceOpKind::Sum ? acc + element : Binary::make(BinaryOpKind::Max, acc, element);
-      const double identity = r->op == ReduceOpKind::Sum ? 0.0 : -std::numeric_limits<double>::infinity();
-      out.push_back(Allocate::make(part));
-      out.push_back(Store::make(part, {imm(0)}, FloatImm::make(identity, part->type)));
-      const Stmt fold = Cond::make(Compare::make(CompareOpKind::LT, flat, imm(n)), Store::make(part, {imm(0)}, next));
-      out.push_back(For::make(q, imm(0), imm((n + threads - 1) / threads), fold));
-      out.push_back(Store::make(store->buf, store->indices, ThreadReduce::make(r->op, acc)));
-      out.push_back(Free::make(part));
+      for (Stmt x : rfactored(store, t, threads, Expr(), false)) out.push_back(std::move(x));
     } else if (loop) {
       const int64_t start = *intValue(loop->start), stop = *intValue(loop->stop);
       const Expr q = Var::make(loop->var.as<Var>()->name + "_q");
@@ -681,11 +713,35 @@ void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel)
   // Every nest of the kernel runs in one launch: with a row nest, whose barriers every thread of the block
   // reaches, the others take its block size too.
   bool rows = false;
-  for (const Stmt& nest : nests) rows = rows || !rowLoops(nest).empty();
+  for (const Stmt& nest : nests) rows = rows || !foldingLoops(nest, true).empty() || !foldingLoops(nest, false).empty();
   if (rows) blockSize = kGpuRowThreads;
   std::vector<Stmt> out;
   for (const Stmt& nest : nests) {
-    if (std::vector<const For*> loops = rowLoops(nest); !loops.empty()) {
+    if (std::vector<const For*> loops = foldingLoops(nest, false); !loops.empty()) {
+      // 32 outputs a block, a lane each; the block's warps split each output's elements.
+      std::vector<std::string> chain;
+      int64_t outputs = 1;
+      for (const For* f : loops) {
+        chain.push_back(f->var.as<Var>()->name);
+        outputs *= *intValue(f->stop) - *intValue(f->start);
+      }
+      LoopNest flat(nest, inputs_, outputs_);
+      flat.flatten(chain);
+      const For* all = flat.root().as<For>();
+      const Expr block = Var::make(chain[0] + "_block"), t = Var::make(chain[0] + "_thread");
+      const Expr j = block * imm(32) + t % imm(32);
+      const Stmt body = substitute(all->body, {{all->var.get(), all->start + j}});
+      LoopOptions threadLoop, blockLoop;
+      threadLoop.gpuThread = 0;
+      blockLoop.gpuBlock = 0;
+      Stmt s = For::make(t, imm(0), imm(kGpuRowThreads), columnBodyForThreads(body, j, outputs, t, kGpuRowThreads),
+                         threadLoop);
+      LoopNest one(For::make(block, imm(0), imm((outputs + 31) / 32), s, blockLoop), inputs_, outputs_);
+      one.simplify();
+      out.push_back(one.root());
+      continue;
+    }
+    if (std::vector<const For*> loops = foldingLoops(nest, true); !loops.empty()) {
       // A block a row: the row loops flattened and bound to blocks, the whole block's threads inside.
       const Expr t = Var::make(loops.front()->var.as<Var>()->name + "_thread");
       LoopOptions threadLoop;

@@ -73,11 +73,13 @@ class LoopNest {
   /// flattened and bound to blockIdx.x, every thread folds every kGpuRowThreads-th element of each
   /// reduction into a register, a ThreadReduce (warp shuffles, then shared memory) gives every thread
   /// the row's value, the row's loops are strided across the threads the same way, and a store into an
-  /// output at the row's level is thread 0's. Every other nest has its reductions lowered (a sum over the
-  /// batch keeps a thread an output, whose neighbours read neighbours) and fastrnns' knobs: loopLevel 2:
-  /// flatten, split by blockSize, bind (blocks, threads); loopLevel 3: flatten, split by blockCount *
-  /// blockSize, then by blockSize, bind the inner two and keep the outermost as a loop. With a row nest
-  /// in the kernel, blockSize is kGpuRowThreads (one launch: every thread reaches the barriers).
+  /// output at the row's level is thread 0's. A nest that folds along outer dimensions (a bias gradient
+  /// summed over the batch) runs 32 outputs a block, a lane each, the block's warps splitting each
+  /// output's elements, then a ThreadReduce over the lane's threads. Every other nest has its reductions
+  /// lowered and fastrnns' knobs: loopLevel 2: flatten, split by blockSize, bind (blocks, threads);
+  /// loopLevel 3: flatten, split by blockCount * blockSize, then by blockSize, bind the inner two and keep
+  /// the outermost as a loop. With a row or column nest in the kernel, blockSize is kGpuRowThreads (one
+  /// launch: every thread reaches the barriers).
   static constexpr int64_t kGpuBlockSize = 512, kGpuBlockCount = 1280, kGpuRowThreads = 256;
   static constexpr int kGpuLoopLevel = 2;
   void scheduleGpu(int64_t blockSize = kGpuBlockSize, int64_t blockCount = kGpuBlockCount,

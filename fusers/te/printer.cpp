@@ -1,6 +1,7 @@
 #include "fusers/te/printer.h"
 
 #include "fusers/cuda_math.h"
+#include "fusers/te/loopnest.h"
 #include "support/philox_text.h"
 
 #include <cmath>
@@ -131,7 +132,7 @@ void Printer::philoxCall(const Philox* op, const std::string& fn, const char* st
   os_ << ")";
 }
 void Printer::visit(const ThreadReduce* op) {
-  os_ << (op->op == ReduceOpKind::Sum ? "block_sum" : "block_max") << "(";
+  os_ << (op->columns ? "column_" : "block_") << (op->op == ReduceOpKind::Sum ? "sum" : "max") << "(";
   visit(op->value);
   os_ << ")";
 }
@@ -456,10 +457,10 @@ void CudaPrinter::visit(const Store* op) {
 void CudaPrinter::visit(const ThreadReduce* op) {
   usesMinMax_ = true;  // GjMaxOf's gjMax, and the header that follows it
   const bool f64 = op->type == ScalarKind::Float64;
-  (f64 ? usesBlockReduce64_ : usesBlockReduce32_) = true;
-  os_ << (op->op == ReduceOpKind::Sum ? "gjBlockFold<GjAdd>(" : "gjBlockFold<GjMaxOf>(");
+  (op->columns ? (f64 ? usesColumnReduce64_ : usesColumnReduce32_) : (f64 ? usesBlockReduce64_ : usesBlockReduce32_)) = true;
+  os_ << (op->columns ? "gjColumnFold<" : "gjBlockFold<") << (op->op == ReduceOpKind::Sum ? "GjAdd>(" : "GjMaxOf>(");
   visit(op->value);
-  os_ << (f64 ? ", gj_red_f64)" : ", gj_red_f32)");
+  os_ << ", gj_" << (op->columns ? "cols" : "red") << (f64 ? "_f64)" : "_f32)");
 }
 
 std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>& inputs, const std::vector<Buf>& outputs,
@@ -467,7 +468,7 @@ std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>&
   os_.str("");
   usesPhilox_ = false;
   usesMinMax_ = false;
-  usesBlockReduce32_ = usesBlockReduce64_ = false;
+  usesBlockReduce32_ = usesBlockReduce64_ = usesColumnReduce32_ = usesColumnReduce64_ = false;
   scopes_.clear();
   readsWritten_.clear();
   temporaries_ = 0;
@@ -494,8 +495,12 @@ std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>&
   std::string scratch;
   if (usesBlockReduce32_) scratch += "  __shared__ float gj_red_f32[32];\n";
   if (usesBlockReduce64_) scratch += "  __shared__ double gj_red_f64[32];\n";
+  const std::string cols = std::to_string(LoopNest::kGpuRowThreads);
+  if (usesColumnReduce32_) scratch += "  __shared__ float gj_cols_f32[" + cols + "];\n";
+  if (usesColumnReduce64_) scratch += "  __shared__ double gj_cols_f64[" + cols + "];\n";
   text.insert(bodyAt, scratch);
-  if (usesBlockReduce32_ || usesBlockReduce64_) text = std::string(fusion::kCudaBlockReduceHeader) + text;
+  if (usesBlockReduce32_ || usesBlockReduce64_ || usesColumnReduce32_ || usesColumnReduce64_)
+    text = std::string(fusion::kCudaBlockReduceHeader) + text;
   if (usesMinMax_) text = std::string(fusion::kCudaMinMaxHeader) + text;
   return usesPhilox_ ? std::string(kPhiloxHeader) + "\n" + text : text;
 }

@@ -108,6 +108,7 @@ class CudaPrinter final : public CPrinter {
   std::unordered_map<const ExprNode*, bool> readsWritten_;
   int temporaries_ = 0;
   bool usesBlockReduce32_ = false, usesBlockReduce64_ = false;  ///< the kernel calls gjBlockFold
+  bool usesColumnReduce32_ = false, usesColumnReduce64_ = false;  ///< and gjColumnFold
 };
 
 }  // namespace gj::te
