@@ -11,8 +11,9 @@
 #
 # Every test binary runs whole: the CUDA cases (runtime/cuda, every kernel either fuser generates for the
 # models of tests/data, launched and compared with the interpreter; the unfused ops and Function on the
-# device against the CPU and tests/data, cuda_ops_test) no longer skip there. GJ_CUDA_DRIVER must be unset:
-# cuda_ops_test runs on the emulated driver only where ctest sets it.
+# device against the CPU and tests/data, cuda_ops_test; the cooperative kernels of emulator_test, whose
+# planted bugs the GPU leaves to the emulator; PyTorch's edge cases of audit_test) no longer skip there.
+# GJ_CUDA_DRIVER must be unset: cuda_ops_test runs on the emulated driver only where ctest sets it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=${1:-gpu-carry}
@@ -62,7 +63,7 @@ status=0
   if [ "$part" != 2 ]; then
   echo "## Tests"
   echo
-  for t in cuda_test cuda_ops_test fuser_test te_test runtime_test; do
+  for t in cuda_test cuda_ops_test emulator_test audit_test fuser_test te_test runtime_test; do
     log=$(mktemp)
     if "$carry/bin/$t" --gtest_brief=1 > "$log" 2>&1; then result=passed; else result=FAILED; status=1; fi
     summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ')
