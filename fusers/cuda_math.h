@@ -11,16 +11,20 @@ inline constexpr const char* kCudaMinMaxHeader =
     "template <typename T> __device__ __forceinline__ T gjMax(T a, T b) { return (a != a || a > b) ? a : b; }\n";
 
 /// A block's sum or maximum of v over threadIdx.x (te::ThreadReduce), every thread getting it: a warp's
-/// butterfly of shuffles, then the warps' results through `red`, 32 elements of shared memory, which every
-/// thread folds in the same order; gjColumnFold the same over the threads of one lane only, through
-/// `cols`. F is GjAdd or GjMaxOf. Every thread of the block calls them; blockDim.x is a multiple of 32.
+/// butterfly of shuffles (gjWarpFold, alone for a warp's), then the warps' results through `red`, 32
+/// elements of shared memory, which every thread folds in the same order; gjColumnFold the same over the
+/// threads of one lane only, through `cols`. F is GjAdd or GjMaxOf. Every thread of the block calls them; blockDim.x is a multiple of 32.
 /// The barrier ahead of the store keeps a later call from overwriting what an earlier one still reads. A
 /// kernel that calls them starts with this text (after kCudaMinMaxHeader, for gjMax).
 inline constexpr const char* kCudaBlockReduceHeader =
     "struct GjAdd { template <typename T> __device__ static T fold(T a, T b) { return a + b; } };\n"
     "struct GjMaxOf { template <typename T> __device__ static T fold(T a, T b) { return gjMax(a, b); } };\n"
-    "template <typename F, typename T, typename A> __device__ __forceinline__ T gjBlockFold(T v, A& red) {\n"
+    "template <typename F, typename T> __device__ __forceinline__ T gjWarpFold(T v) {\n"
     "  for (int o = 16; o > 0; o >>= 1) v = F::fold(v, __shfl_xor_sync(0xffffffffu, v, o));\n"
+    "  return v;\n"
+    "}\n"
+    "template <typename F, typename T, typename A> __device__ __forceinline__ T gjBlockFold(T v, A& red) {\n"
+    "  v = gjWarpFold<F>(v);\n"
     "  if (blockDim.x == 32) return v;\n"
     "  __syncthreads();\n"
     "  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;\n"

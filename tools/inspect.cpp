@@ -192,8 +192,9 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
     for (const KernelResources& r : usage.value()) {
       std::cout << fmt::format("// ptxas sm_90 {}: {}\n", r.entry, r.str());
       const int64_t bytes = cost.bytesRead + cost.bytesWritten;
-      std::cout << fmt::format("// cost {}: {} blocks of {} threads, occupancy {:.0f} % on sm_90; reads {} B, "
-                               "writes {} B, {} FLOPs ({:.2f} a byte)\n", r.entry, cost.blocks, cost.threadsPerBlock,
+      std::cout << fmt::format("// cost {}: {} {} of {} threads, occupancy {:.0f} % on sm_90; reads {} B, "
+                               "writes {} B, {} FLOPs ({:.2f} a byte)\n", r.entry, cost.blocks,
+                               cost.blocks == 1 ? "block" : "blocks", cost.threadsPerBlock,
                                100 * sm90Occupancy(r, cost.threadsPerBlock), cost.bytesRead, cost.bytesWritten,
                                cost.flops, bytes ? static_cast<double>(cost.flops) / static_cast<double>(bytes) : 0.0);
       spilled += r.spillStoreBytes + r.spillLoadBytes > 0;

@@ -93,7 +93,7 @@ bool equal(const Expr& a, const Expr& b) {
     }
     case NodeKind::ThreadReduce: {
       auto x = a.as<ThreadReduce>(), y = b.as<ThreadReduce>();
-      return x->op == y->op && x->columns == y->columns && equal(x->value, y->value);
+      return x->op == y->op && x->scope == y->scope && equal(x->value, y->value);
     }
     case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:
     case NodeKind::Cond:
@@ -135,8 +135,8 @@ Expr Philox::make(Expr seed, Expr offset, int64_t stream, Expr index, ScalarKind
       << "te::Philox takes Int seed, offset and index and gives a float";
   return Expr(std::make_shared<const Philox>(std::move(seed), std::move(offset), stream, std::move(index), t));
 }
-Expr ThreadReduce::make(ReduceOpKind op, Expr value, bool columns) {
-  return Expr(std::make_shared<const ThreadReduce>(op, std::move(value), columns));
+Expr ThreadReduce::make(ReduceOpKind op, Expr value, ThreadScope scope) {
+  return Expr(std::make_shared<const ThreadReduce>(op, std::move(value), scope));
 }
 
 Expr Reduce::make(ReduceOpKind op, Expr body, std::vector<Expr> vars, std::vector<int64_t> extents) {

@@ -183,17 +183,20 @@ struct Reduce : ExprNode {
   static Expr make(ReduceOpKind op, Expr body, std::vector<Expr> vars, std::vector<int64_t> extents);
 };
 
-/// GPU only: `value` combined by `op` over the threads of the block (threadIdx.x: a warp's butterfly of
-/// shuffles, then the warps' results through shared memory), every thread getting the result; with
-/// `columns`, over the threads of one lane (threadIdx.x % 32) only, one result per lane, through shared
-/// memory. Every thread of the block must reach it (LoopNest::scheduleGpu puts it where all do).
+/// Which threads a ThreadReduce combines: the block's (a warp's butterfly of shuffles, then the warps'
+/// results through shared memory), a warp's (the butterfly alone), or one lane's threads across the
+/// block's warps (threadIdx.x % 32 alike, through shared memory: one result per lane).
+enum class ThreadScope : uint8_t { Block, Warp, Columns };
+/// GPU only: `value` combined by `op` over the threads of `scope`, every one of them getting the result.
+/// Every thread of the block (of the warp, for Warp) must reach it (LoopNest::scheduleGpu puts it where all
+/// do).
 struct ThreadReduce : ExprNode {
   static constexpr NodeKind kKind = NodeKind::ThreadReduce;
-  ThreadReduce(ReduceOpKind o, Expr v, bool c) : ExprNode(kKind, v->type), op(o), value(std::move(v)), columns(c) {}
+  ThreadReduce(ReduceOpKind o, Expr v, ThreadScope s) : ExprNode(kKind, v->type), op(o), value(std::move(v)), scope(s) {}
   const ReduceOpKind op;
   const Expr value;
-  const bool columns;
-  static Expr make(ReduceOpKind op, Expr value, bool columns = false);
+  const ThreadScope scope;
+  static Expr make(ReduceOpKind op, Expr value, ThreadScope scope = ThreadScope::Block);
 };
 
 // ---- statements ----

@@ -1,6 +1,7 @@
 #include "fusers/te/loopnest.h"
 
 #include "fusers/te/mutator.h"
+#include "fusers/te/printer.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -584,10 +585,27 @@ std::vector<Stmt> statementsOf(const Stmt& body) {
   return {body};
 }
 
+// The longest run a row nest's body walks: its reductions' elements and its loops' trips.
+int64_t rowLength(const Stmt& body) {
+  int64_t most = 0;
+  for (const Stmt& st : statementsOf(body)) {
+    if (const Store* store = st.as<Store>(); store && store->value.as<Reduce>()) {
+      int64_t n = 1;
+      for (int64_t e : store->value.as<Reduce>()->extents) n *= e;
+      most = std::max(most, n);
+    } else if (const For* f = st.as<For>()) {
+      most = std::max(most, *intValue(f->stop) - *intValue(f->start));
+    }
+  }
+  return most;
+}
+
 // A reduction `store` (buf[0] = Reduce(...)) rfactored across threads: this thread folds element
 // q * step + first of the flattened reduction for every q into a register of its own (under `guard` too,
-// when given), then buf[0] = ThreadReduce of those registers (over the lane's threads with `columns`).
-std::vector<Stmt> rfactored(const Store* store, const Expr& first, int64_t step, const Expr& guard, bool columns) {
+// when given), then buf[0] = ThreadReduce of those registers over the threads of `scope`. `element`, when
+// given, rewrites the reduction's body knowing q first.
+std::vector<Stmt> rfactored(const Store* store, const Expr& first, int64_t step, const Expr& guard, ThreadScope scope,
+                            const std::function<Expr(const Expr& body, const Expr& q)>& element = nullptr) {
   const Reduce* r = store->value.as<Reduce>();
   int64_t n = 1;
   for (int64_t e : r->extents) n *= e;
@@ -601,14 +619,14 @@ std::vector<Stmt> rfactored(const Store* store, const Expr& first, int64_t step,
     at[r->vars[k].get()] = simplify(k == 0 ? v : v % imm(r->extents[k]));
   }
   const Buf part = makeBuf(store->buf->name + "_part", {1}, store->buf->type);
-  const Expr acc = Load::make(part, {imm(0)}), element = substitute(r->body, at);
-  const Expr next = r->op == ReduceOpKind::Sum ? acc + element : Binary::make(BinaryOpKind::Max, acc, element);
+  const Expr acc = Load::make(part, {imm(0)}), value = substitute(element ? element(r->body, q) : r->body, at);
+  const Expr next = r->op == ReduceOpKind::Sum ? acc + value : Binary::make(BinaryOpKind::Max, acc, value);
   const double identity = r->op == ReduceOpKind::Sum ? 0.0 : -std::numeric_limits<double>::infinity();
   Stmt fold = Cond::make(Compare::make(CompareOpKind::LT, flat, imm(n)), Store::make(part, {imm(0)}, next));
   if (guard) fold = Cond::make(guard, fold);
   return {Allocate::make(part), Store::make(part, {imm(0)}, FloatImm::make(identity, part->type)),
           For::make(q, imm(0), imm((n + step - 1) / step), fold),
-          Store::make(store->buf, store->indices, ThreadReduce::make(r->op, acc, columns)), Free::make(part)};
+          Store::make(store->buf, store->indices, ThreadReduce::make(r->op, acc, scope)), Free::make(part)};
 }
 
 // The column nest's body, its outputs' loop flattened into `j` (< outputs), for a block of `threads`
@@ -625,7 +643,7 @@ Stmt columnBodyForThreads(const Stmt& body, const Expr& j, int64_t outputs, cons
   for (const Stmt& st : statementsOf(body)) {
     const Store* store = st.as<Store>();
     if (store && store->value.as<Reduce>()) {
-      for (Stmt x : rfactored(store, slice, warps, inRange, true)) out.push_back(std::move(x));
+      for (Stmt x : rfactored(store, slice, warps, inRange, ThreadScope::Columns)) out.push_back(std::move(x));
     } else if (store && !temporaries.count(store->buf.get())) {
       const Stmt first = Cond::make(Compare::make(CompareOpKind::EQ, slice, imm(0)), st);
       out.push_back(Cond::make(inRange, first));
@@ -672,26 +690,141 @@ std::vector<const For*> foldingLoops(const Stmt& nest, bool rows) {
   return reduces ? loops : std::vector<const For*>{};
 }
 
-// The row nest's body for a block of `threads` threads, `t` being the thread's index (module doc of
-// scheduleGpu): each reduction folded by every thread over every threads-th element, then across the
-// block; each loop over the row strided the same way; a store into anything but the body's temporaries by
-// thread 0 only.
-Stmt rowBodyForThreads(const Stmt& body, const Expr& t, int64_t threads) {
-  std::unordered_set<const BufNode*> temporaries;
-  for (const Stmt& st : statementsOf(body))
+// A row's elements of one input kept in registers: loads `buf[prefix..., v]` (v the row's variable of a
+// reduction or loop over the whole row, prefix not mentioning it) by more than one statement of a short
+// row's body, read once into `row` (a slot per element a thread takes) and then from there.
+struct RowCache {
+  Buf buf;                   ///< the input
+  std::vector<Expr> prefix;  ///< its indices but the last
+  Buf row;                   ///< the thread's slots
+  std::string key;           ///< buf and prefix, printed
+  bool filled = false;
+};
+
+// The variable a row-body statement walks the whole row with, and the row's length: a reduction's one
+// variable, or a loop's from 0; null otherwise.
+std::pair<const ExprNode*, int64_t> rowVariable(const Stmt& st) {
+  if (const Store* store = st.as<Store>(); store && store->value.as<Reduce>()) {
+    const Reduce* r = store->value.as<Reduce>();
+    if (r->vars.size() == 1) return {r->vars[0].get(), r->extents[0]};
+  } else if (const For* f = st.as<For>(); f && *intValue(f->start) == 0) {
+    return {f->var.get(), *intValue(f->stop)};
+  }
+  return {nullptr, 0};
+}
+
+// Loads of an input at `v` in the last index (the rest not mentioning v), keyed by buffer and prefix.
+std::vector<const Load*> rowLoads(const Stmt& st, const ExprNode* v, const std::unordered_set<const BufNode*>& stored) {
+  std::vector<const Load*> out;
+  struct Find : Visitor {
+    using Visitor::visit;
+    std::vector<const Load*> loads;
+    void visit(const Load* op) override {
+      loads.push_back(op);
+      Visitor::visit(op);
+    }
+  } f;
+  f.visit(st);
+  for (const Load* l : f.loads) {
+    if (stored.count(l->buf.get()) || l->indices.empty() || l->indices.back().get() != v) continue;
+    bool clean = true;
+    for (size_t k = 0; k + 1 < l->indices.size(); ++k) clean = clean && !mentions(l->indices[k], v);
+    if (clean) out.push_back(l);
+  }
+  return out;
+}
+
+std::string rowKey(const Load* l) {
+  std::string k = l->buf->name;
+  for (size_t i = 0; i + 1 < l->indices.size(); ++i) k += "|" + toString(l->indices[i]);
+  return k;
+}
+
+// x with its loads of kept rows at v made loads of the row's slot `slot`.
+template <typename X>
+X fromRowCache(const X& x, const ExprNode* v, const std::vector<RowCache>& caches, const Expr& slot) {
+  struct Swap : Mutator {
+    using Mutator::mutate;
+    const ExprNode* v;
+    const std::vector<RowCache>& caches;
+    Expr slot;
+    Swap(const ExprNode* var, const std::vector<RowCache>& c, Expr s) : v(var), caches(c), slot(std::move(s)) {}
+    Expr mutate(const Load* op, const Expr& self) override {
+      if (!op->indices.empty() && op->indices.back().get() == v) {
+        const std::string k = rowKey(op);
+        for (const RowCache& c : caches)
+          if (c.key == k) return Load::make(c.row, {slot});
+      }
+      return Mutator::mutate(op, self);
+    }
+  } swap(v, caches, slot);
+  return swap.mutate(x);
+}
+
+// The row nest's body for `threads` threads (a block's, or a warp's with scope Warp), `t` being the thread's
+// index among them (module doc of scheduleGpu): each reduction folded by every thread over every
+// threads-th element, then across them; each loop over the row strided the same way; a store into anything
+// but the body's temporaries by thread 0 only. A row of at most kGpuPersistentRowMost elements keeps each
+// input that two or more statements read along it in registers (RowCache): read from memory once, as the
+// statistics and the normalization that follows both need it.
+Stmt rowBodyForThreads(const Stmt& body, const Expr& t, int64_t threads, ThreadScope scope) {
+  std::unordered_set<const BufNode*> temporaries, stored;
+  for (const Stmt& st : statementsOf(body)) {
     if (const Allocate* a = st.as<Allocate>()) temporaries.insert(a->buf.get());
+    for (const BufNode* b : bufferUse(st).stored) stored.insert(b);
+  }
   const Expr T = imm(threads);
+  // The rows to keep: an input's row read by two statements or more, over the same short row.
+  std::vector<RowCache> caches;
+  std::unordered_map<std::string, std::unordered_set<const StmtNode*>> readers;
+  int64_t length = -1;
+  for (const Stmt& st : statementsOf(body)) {
+    const auto [v, n] = rowVariable(st);
+    if (!v) continue;
+    if (length >= 0 && n != length) length = 0;  // rows of different lengths: nothing kept
+    if (length < 0) length = n;
+    for (const Load* l : rowLoads(st, v, stored)) {
+      const std::string k = rowKey(l);
+      if (readers[k].insert(st.get()).second && readers[k].size() == 2)
+        caches.push_back({l->buf, {l->indices.begin(), l->indices.end() - 1}, Buf(), k});
+    }
+  }
+  if (length <= 0 || length > LoopNest::kGpuPersistentRowMost) caches.clear();
+  const int64_t slots = length > 0 ? (length + threads - 1) / threads : 0;
+  for (RowCache& c : caches) c.row = makeBuf(c.buf->name + "_row", {slots}, c.buf->type);
   std::vector<Stmt> out;
+  // The first statement to read a kept row reads it all in first.
+  auto fill = [&](const Stmt& st, const ExprNode* v) {
+    for (const Load* l : rowLoads(st, v, stored)) {
+      for (RowCache& c : caches) {
+        if (c.filled || c.key != rowKey(l)) continue;
+        c.filled = true;
+        const Expr q = Var::make(c.row->name + "_q"), at = q * T + t;
+        std::vector<Expr> idx = c.prefix;
+        idx.push_back(at);
+        out.push_back(Allocate::make(c.row));
+        out.push_back(For::make(q, imm(0), imm(slots),
+                                Cond::make(Compare::make(CompareOpKind::LT, at, imm(length)),
+                                           Store::make(c.row, {q}, Load::make(c.buf, idx)))));
+      }
+    }
+  };
   for (const Stmt& st : statementsOf(body)) {
     const Store* store = st.as<Store>();
     const For* loop = st.as<For>();
+    const ExprNode* v = rowVariable(st).first;
+    if (v && !caches.empty()) fill(st, v);
     if (store && store->value.as<Reduce>()) {
-      for (Stmt x : rfactored(store, t, threads, Expr(), false)) out.push_back(std::move(x));
+      std::function<Expr(const Expr&, const Expr&)> kept;
+      if (!caches.empty()) kept = [&](const Expr& e, const Expr& q) { return fromRowCache(e, v, caches, q); };
+      for (Stmt x : rfactored(store, t, threads, Expr(), scope, kept))
+        out.push_back(std::move(x));
     } else if (loop) {
       const int64_t start = *intValue(loop->start), stop = *intValue(loop->stop);
       const Expr q = Var::make(loop->var.as<Var>()->name + "_q");
       const Expr index = imm(start) + q * T + t;
-      const Stmt inner = substitute(loop->body, {{loop->var.get(), index}});
+      Stmt source = v && !caches.empty() ? fromRowCache(loop->body, v, caches, q) : loop->body;
+      const Stmt inner = substitute(source, {{loop->var.get(), index}});
       out.push_back(For::make(q, imm(0), imm((stop - start + threads - 1) / threads),
                               Cond::make(Compare::make(CompareOpKind::LT, index, imm(stop)), inner)));
     } else if (store && !temporaries.count(store->buf.get())) {
@@ -700,6 +833,8 @@ Stmt rowBodyForThreads(const Stmt& body, const Expr& t, int64_t threads) {
       out.push_back(st);
     }
   }
+  for (const RowCache& c : caches)
+    if (c.filled) out.push_back(Free::make(c.row));
   return Block::make(out);
 }
 
@@ -742,12 +877,38 @@ void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel)
       continue;
     }
     if (std::vector<const For*> loops = foldingLoops(nest, true); !loops.empty()) {
-      // A block a row: the row loops flattened and bound to blocks, the whole block's threads inside.
-      const Expr t = Var::make(loops.front()->var.as<Var>()->name + "_thread");
-      LoopOptions threadLoop;
+      const std::string name = loops.front()->var.as<Var>()->name;
+      const Expr t = Var::make(name + "_thread");
+      LoopOptions threadLoop, blockLoop;
       threadLoop.gpuThread = 0;
-      Stmt s = For::make(t, imm(0), imm(kGpuRowThreads), rowBodyForThreads(loops.back()->body, t, kGpuRowThreads),
-                         threadLoop);
+      blockLoop.gpuBlock = 0;
+      if (rowLength(loops.back()->body) <= kGpuWarpRowMost) {
+        // A warp a row, 8 rows a block: the row loops flattened into the row each warp takes, its lanes
+        // inside, whose shuffles need no barrier.
+        std::vector<std::string> chain;
+        int64_t rowCount = 1;
+        for (const For* f : loops) {
+          chain.push_back(f->var.as<Var>()->name);
+          rowCount *= *intValue(f->stop) - *intValue(f->start);
+        }
+        LoopNest flat(nest, inputs_, outputs_);
+        flat.flatten(chain);
+        const For* all = flat.root().as<For>();
+        const int64_t warps = kGpuRowThreads / 32;
+        const Expr block = Var::make(name + "_block"), lane = t % imm(32), row = block * imm(warps) + t / imm(32);
+        const Stmt body = rowBodyForThreads(substitute(all->body, {{all->var.get(), all->start + row}}), lane, 32,
+                                            ThreadScope::Warp);
+        const Stmt inRange = Cond::make(Compare::make(CompareOpKind::LT, row, imm(rowCount)), body);
+        LoopNest one(For::make(block, imm(0), imm((rowCount + warps - 1) / warps),
+                               For::make(t, imm(0), imm(kGpuRowThreads), inRange, threadLoop), blockLoop),
+                     inputs_, outputs_);
+        one.simplify();
+        out.push_back(one.root());
+        continue;
+      }
+      // A block a row: the row loops flattened and bound to blocks, the whole block's threads inside.
+      Stmt s = For::make(t, imm(0), imm(kGpuRowThreads),
+                         rowBodyForThreads(loops.back()->body, t, kGpuRowThreads, ThreadScope::Block), threadLoop);
       std::vector<std::string> chain;
       for (auto it = loops.rbegin(); it != loops.rend(); ++it) s = For::make((*it)->var, (*it)->start, (*it)->stop, s);
       for (const For* f : loops) chain.push_back(f->var.as<Var>()->name);

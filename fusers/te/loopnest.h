@@ -69,11 +69,12 @@ class LoopNest {
   void scheduleCpu(int64_t parallelGrain = 1 << 15);
   /// GPU, on a nest as lowered (its reductions not yet lowered). A nest that folds rows of contiguous
   /// elements into temporaries (softmax, layer norm, a row sum: `stat[0] = sum(x[i, r])` among the
-  /// statements of its row loops) runs a block of kGpuRowThreads threads a row: the row loops are
-  /// flattened and bound to blockIdx.x, every thread folds every kGpuRowThreads-th element of each
-  /// reduction into a register, a ThreadReduce (warp shuffles, then shared memory) gives every thread
-  /// the row's value, the row's loops are strided across the threads the same way, and a store into an
-  /// output at the row's level is thread 0's. A nest that folds along outer dimensions (a bias gradient
+  /// statements of its row loops) runs a warp a row (rows up to kGpuWarpRowMost elements; 8 rows a
+  /// block) or a block of kGpuRowThreads threads a row: the row loops are flattened and bound to
+  /// blockIdx.x, every thread folds every 32nd (kGpuRowThreads-th) element of each reduction into a
+  /// register, a ThreadReduce (warp shuffles, then for a block shared memory) gives every thread the
+  /// row's value, the row's loops are strided across the threads the same way, and a store into an output
+  /// at the row's level is the first thread's. A nest that folds along outer dimensions (a bias gradient
   /// summed over the batch) runs 32 outputs a block, a lane each, the block's warps splitting each
   /// output's elements, then a ThreadReduce over the lane's threads. Every other nest has its reductions
   /// lowered and fastrnns' knobs: loopLevel 2: flatten, split by blockSize, bind (blocks, threads);
@@ -81,6 +82,11 @@ class LoopNest {
   /// the outermost as a loop. With a row or column nest in the kernel, blockSize is kGpuRowThreads (one
   /// launch: every thread reaches the barriers).
   static constexpr int64_t kGpuBlockSize = 512, kGpuBlockCount = 1280, kGpuRowThreads = 256;
+  /// Rows up to this many elements (16 a lane) go a warp a row, 8 rows a block; longer ones a block a row.
+  static constexpr int64_t kGpuWarpRowMost = 512;
+  /// Rows up to this many elements keep each input that the statistics and the normalization both read
+  /// in registers (4 a thread a block a row, 16 a lane a warp a row), read from memory once.
+  static constexpr int64_t kGpuPersistentRowMost = 1024;
   static constexpr int kGpuLoopLevel = 2;
   void scheduleGpu(int64_t blockSize = kGpuBlockSize, int64_t blockCount = kGpuBlockCount,
                    int loopLevel = kGpuLoopLevel);

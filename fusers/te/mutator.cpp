@@ -136,7 +136,7 @@ Expr Mutator::mutate(const Philox* op, const Expr& self) {
 Expr Mutator::mutate(const ThreadReduce* op, const Expr& self) {
   Expr v = mutate(op->value);
   if (v.same(op->value)) return self;
-  return ThreadReduce::make(op->op, v, op->columns);
+  return ThreadReduce::make(op->op, v, op->scope);
 }
 Expr Mutator::mutate(const Reduce* op, const Expr& self) {
   Expr b = mutate(op->body);

@@ -132,7 +132,8 @@ void Printer::philoxCall(const Philox* op, const std::string& fn, const char* st
   os_ << ")";
 }
 void Printer::visit(const ThreadReduce* op) {
-  os_ << (op->columns ? "column_" : "block_") << (op->op == ReduceOpKind::Sum ? "sum" : "max") << "(";
+  const char* scope = op->scope == ThreadScope::Block ? "block_" : op->scope == ThreadScope::Warp ? "warp_" : "column_";
+  os_ << scope << (op->op == ReduceOpKind::Sum ? "sum" : "max") << "(";
   visit(op->value);
   os_ << ")";
 }
@@ -332,7 +333,17 @@ void CPrinter::visit(const Free*) {}
 
 void CudaPrinter::visit(const For* op) {
   const LoopOptions& o = op->options;
-  if (o.gpuBlock < 0 && o.gpuThread < 0) return CPrinter::visit(op);
+  if (o.gpuBlock < 0 && o.gpuThread < 0) {
+    // A few constant trips unrolled, so that a row kept in registers (row_q indexing a thread's slots)
+    // stays there rather than in local memory.
+    const IntImm* start = op->start.as<IntImm>();
+    const IntImm* stop = op->stop.as<IntImm>();
+    if (start && stop && stop->value - start->value >= 2 && stop->value - start->value <= 16) {
+      indent();
+      os_ << "#pragma unroll\n";
+    }
+    return CPrinter::visit(op);
+  }
   // One iteration per block (or thread): the index comes from the hardware, and a guard keeps it in range.
   const char* axis = "xyz" + (o.gpuBlock >= 0 ? o.gpuBlock : o.gpuThread);
   indent();
@@ -457,10 +468,27 @@ void CudaPrinter::visit(const Store* op) {
 void CudaPrinter::visit(const ThreadReduce* op) {
   usesMinMax_ = true;  // GjMaxOf's gjMax, and the header that follows it
   const bool f64 = op->type == ScalarKind::Float64;
-  (op->columns ? (f64 ? usesColumnReduce64_ : usesColumnReduce32_) : (f64 ? usesBlockReduce64_ : usesBlockReduce32_)) = true;
-  os_ << (op->columns ? "gjColumnFold<" : "gjBlockFold<") << (op->op == ReduceOpKind::Sum ? "GjAdd>(" : "GjMaxOf>(");
-  visit(op->value);
-  os_ << ", gj_" << (op->columns ? "cols" : "red") << (f64 ? "_f64)" : "_f32)");
+  const char* fold = op->op == ReduceOpKind::Sum ? "GjAdd>(" : "GjMaxOf>(";
+  switch (op->scope) {
+    case ThreadScope::Warp:
+      usesWarpReduce_ = true;
+      os_ << "gjWarpFold<" << fold;
+      visit(op->value);
+      os_ << ")";
+      return;
+    case ThreadScope::Block:
+      (f64 ? usesBlockReduce64_ : usesBlockReduce32_) = true;
+      os_ << "gjBlockFold<" << fold;
+      visit(op->value);
+      os_ << (f64 ? ", gj_red_f64)" : ", gj_red_f32)");
+      return;
+    case ThreadScope::Columns:
+      (f64 ? usesColumnReduce64_ : usesColumnReduce32_) = true;
+      os_ << "gjColumnFold<" << fold;
+      visit(op->value);
+      os_ << (f64 ? ", gj_cols_f64)" : ", gj_cols_f32)");
+      return;
+  }
 }
 
 std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>& inputs, const std::vector<Buf>& outputs,
@@ -468,7 +496,7 @@ std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>&
   os_.str("");
   usesPhilox_ = false;
   usesMinMax_ = false;
-  usesBlockReduce32_ = usesBlockReduce64_ = usesColumnReduce32_ = usesColumnReduce64_ = false;
+  usesBlockReduce32_ = usesBlockReduce64_ = usesColumnReduce32_ = usesColumnReduce64_ = usesWarpReduce_ = false;
   scopes_.clear();
   readsWritten_.clear();
   temporaries_ = 0;
@@ -499,7 +527,7 @@ std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>&
   if (usesColumnReduce32_) scratch += "  __shared__ float gj_cols_f32[" + cols + "];\n";
   if (usesColumnReduce64_) scratch += "  __shared__ double gj_cols_f64[" + cols + "];\n";
   text.insert(bodyAt, scratch);
-  if (usesBlockReduce32_ || usesBlockReduce64_ || usesColumnReduce32_ || usesColumnReduce64_)
+  if (usesBlockReduce32_ || usesBlockReduce64_ || usesColumnReduce32_ || usesColumnReduce64_ || usesWarpReduce_)
     text = std::string(fusion::kCudaBlockReduceHeader) + text;
   if (usesMinMax_) text = std::string(fusion::kCudaMinMaxHeader) + text;
   return usesPhilox_ ? std::string(kPhiloxHeader) + "\n" + text : text;

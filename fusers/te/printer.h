@@ -109,6 +109,7 @@ class CudaPrinter final : public CPrinter {
   int temporaries_ = 0;
   bool usesBlockReduce32_ = false, usesBlockReduce64_ = false;  ///< the kernel calls gjBlockFold
   bool usesColumnReduce32_ = false, usesColumnReduce64_ = false;  ///< and gjColumnFold
+  bool usesWarpReduce_ = false;                                   ///< and gjWarpFold
 };
 
 }  // namespace gj::te

@@ -209,6 +209,13 @@ class Kernel {
 /// Loads `image` (PTX text or a CUBIN from nvrtcCompile) and finds `entry` in it. `name` is for messages.
 Result<Kernel> loadKernel(const std::string& image, const std::string& entry, const std::string& name);
 
+/// NVRTC's image (cubin, else PTX) of `source` for this device (nvrtcArch()), named `name` (NVRTC's file
+/// name, and part of the key), from the persistent kernel cache (runtime/disk_cache.h) when it holds one,
+/// else compiled and stored. Then `load` takes the image; when it refuses a cached one, the source is
+/// compiled afresh and the entry replaced. What `load` returns, or the NVRTC or driver error.
+Result<Kernel> loadCompiled(const std::string& source, const std::string& name,
+                            const std::function<Result<Kernel>(const std::string& image)>& load);
+
 /// Compiles `source` with NVRTC for this device (nvrtcArch()), loads it and finds the extern "C" kernel
 /// `entry`. Cached by source text: the second request for the same source compiles nothing. The error
 /// carries NVRTC's or the driver's message.

@@ -86,13 +86,28 @@ KernelCache& kernelCache() {
 }
 }  // namespace
 
-Result<Kernel> compileKernel(const std::string& source, const std::string& entry) {
+Result<Kernel> loadCompiled(const std::string& source, const std::string& name,
+                            const std::function<Result<Kernel>(const std::string& image)>& load) {
   std::string arch;
   try {
     arch = nvrtcArch();  // "no CUDA device: ..." first
   } catch (const Error& e) {
     return e;
   }
+  // The persistent cache keeps NVRTC's image by source, name, NVRTC and architecture.
+  const std::string diskKey = fmt::format("graphjit {} | {} | {} | {}\n{}\n{}", GJ_VERSION, nvrtcVersionString(),
+                                          arch, kNvrtcOptions, name, source);
+  if (std::optional<std::string> cached = diskCacheLoad("cuda-image", diskKey))
+    if (Result<Kernel> k = load(*cached)) return k;  // else the driver refused it: compiled again below
+  Result<NvrtcOutput> out = nvrtcCompile(source, name, arch);
+  if (!out) return out.error();
+  const std::string& image = out.value().cubin.empty() ? out.value().ptx : out.value().cubin;
+  Result<Kernel> k = load(image);
+  if (k) diskCacheStore("cuda-image", diskKey, image);
+  return k;
+}
+
+Result<Kernel> compileKernel(const std::string& source, const std::string& entry) {
   KernelCache& c = kernelCache();
   std::string key = entry + '\n' + source;
   std::lock_guard lock(c.mutex);
@@ -101,26 +116,13 @@ Result<Kernel> compileKernel(const std::string& source, const std::string& entry
     return it->second;
   }
   auto start = std::chrono::steady_clock::now();
-  // The persistent cache keeps NVRTC's image (cubin, else PTX) by source, entry, NVRTC and architecture.
-  const std::string diskKey = fmt::format("graphjit {} | {} | {} | {}\n{}", GJ_VERSION, nvrtcVersionString(), arch,
-                                          kNvrtcOptions, key);
-  auto load = [&](const std::string& image) {
+  Result<Kernel> k = loadCompiled(source, entry, [&](const std::string& image) {
     detail::setPendingModuleSource(&source);  // the emulated driver builds it for the host
-    Result<Kernel> k = loadKernel(image, entry, entry);
+    Result<Kernel> loaded = loadKernel(image, entry, entry);
     detail::setPendingModuleSource(nullptr);
-    return k;
-  };
-  std::optional<std::string> cached = diskCacheLoad("cuda-image", diskKey);
-  Result<Kernel> k = cached ? load(*cached) : Result<Kernel>(Error("not cached"));
-  if (!k) {  // not cached, or the driver refused what was (compiled again, and the entry replaced)
-    Result<NvrtcOutput> out = nvrtcCompile(source, entry, arch);
-    if (!out) return out.error();
-    const NvrtcOutput& o = out.value();
-    const std::string& image = o.cubin.empty() ? o.ptx : o.cubin;
-    k = load(image);
-    if (!k) return k.error();
-    diskCacheStore("cuda-image", diskKey, image);
-  }
+    return loaded;
+  });
+  if (!k) return k.error();
   ++c.stats.compiles;
   c.stats.compileMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   c.kernels.emplace(std::move(key), k.value());

@@ -47,18 +47,24 @@ const std::string& kernelSource() {
 
 namespace {
 
-// The kernels, compiled together once per process, each entry loaded on first use.
+// The kernels, compiled together (once, while the persistent kernel cache keeps the image), each entry
+// loaded on first use.
 const Kernel& kernel(const char* entry) {
   static std::mutex mutex;
   static std::string image;
   static std::unordered_map<std::string, Kernel> loaded;
   std::lock_guard lock(mutex);
   if (auto it = loaded.find(entry); it != loaded.end()) return it->second;
-  if (image.empty()) {
-    NvrtcOutput out = nvrtcCompile(kernelSource(), "graphjit_kernels.cu", nvrtcArch()).value();
-    image = out.cubin.empty() ? out.ptx : out.cubin;
-  }
-  Kernel k = loadKernel(image, entry, "graphjit's CUDA kernels").value();
+  // NVRTC takes seconds over this source: the image comes from the persistent kernel cache when it can,
+  // the first entry's load telling whether the driver takes the cached one.
+  Kernel k = image.empty() ? loadCompiled(kernelSource(), "graphjit_kernels.cu",
+                                          [&](const std::string& im) {
+                                            Result<Kernel> r = loadKernel(im, entry, "graphjit's CUDA kernels");
+                                            if (r) image = im;
+                                            return r;
+                                          })
+                                 .value()
+                           : loadKernel(image, entry, "graphjit's CUDA kernels").value();
   return loaded.emplace(entry, std::move(k)).first->second;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The unfused path on CUDA: the primitives that runtime/cpu's ops hand device tensors to. Pointwise maps,
-// strided copies, fills, sums and maxima, gathers and scatter-adds are the kernels of kernels.cuh, compiled by NVRTC once per process;
-// GEMMs go to cuBLAS (blas.cpp). Everything is queued on the calling thread's current stream.
+// strided copies, fills, sums and maxima, gathers and scatter-adds are the kernels of kernels.cuh, compiled
+// by NVRTC once (the persistent kernel cache keeps the image between processes); GEMMs go to cuBLAS
+// (blas.cpp). Everything is queued on the calling thread's current stream.
 //
 // Operands are device tensors, except that a 0-dim host tensor (a scalar operand) is taken to the device.
 // Results are new contiguous device tensors. Errors are gj::Error ("no CUDA device: ..." without one).

@@ -87,8 +87,12 @@ template <typename T> __device__ __forceinline__ T gjMin(T a, T b) { return (a !
 template <typename T> __device__ __forceinline__ T gjMax(T a, T b) { return (a != a || a > b) ? a : b; }
 struct GjAdd { template <typename T> __device__ static T fold(T a, T b) { return a + b; } };
 struct GjMaxOf { template <typename T> __device__ static T fold(T a, T b) { return gjMax(a, b); } };
-template <typename F, typename T, typename A> __device__ __forceinline__ T gjBlockFold(T v, A& red) {
+template <typename F, typename T> __device__ __forceinline__ T gjWarpFold(T v) {
   for (int o = 16; o > 0; o >>= 1) v = F::fold(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+template <typename F, typename T, typename A> __device__ __forceinline__ T gjBlockFold(T v, A& red) {
+  v = gjWarpFold<F>(v);
   if (blockDim.x == 32) return v;
   __syncthreads();
   if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
