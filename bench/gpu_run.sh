@@ -145,6 +145,15 @@ status=0
   "$carry/bin/graphbench" --device cuda --fuser te --cuda-graphs --group lm,classifier,cells,ops 2>&1 | tail -60
   echo '```'
   echo
+  # Each fused kernel timed on its own (the rows' times then include the waits): the share of the GPU's
+  # DRAM bandwidth the slowest kernel of 16 MiB or more reached (issue 50's 60 % line).
+  echo "## graphbench --device=cuda --kernel-bandwidth: the fused kernels' share of DRAM bandwidth"
+  echo
+  echo '```'
+  "$carry/bin/graphbench" --device cuda --kernel-bandwidth --fuser old,te --executor profiling --group rnns,ops \
+    --rnns jit,jit_layernorm --nloops 5 --warmup 2 2>&1 | tail -20
+  echo '```'
+  echo
   # The same rows on the machine's PyTorch (bench/torch_compare.py), strict float32 like graphjit's.
   echo "## PyTorch on the same device (bench/torch_compare.py --device cuda)"
   echo

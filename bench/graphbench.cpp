@@ -66,6 +66,9 @@ void validate(const Options& o, const CudaOptions& cuda, const Combinations& com
                fmt::join(cuda.given, ", "));
   if (o.device == "cuda") {
     if (auto d = cuda::device(); !d) throw Error(fmt::format("--device=cuda: {}", d.error().what()));
+    USER_CHECK(!(o.kernelBandwidth && o.cudaGraphs),
+               "--kernel-bandwidth waits for each kernel launch, which a CUDA graph capture cannot; drop one of "
+               "--kernel-bandwidth and --cuda-graphs");
     USER_CHECK(o.cudaBlockCount == 0 || o.cudaLoopLevel == 3,
                "--cuda-pointwise-block-count applies to --cuda-pointwise-loop-level 3 only; give that too");
   }
@@ -467,6 +470,9 @@ int main(int argc, char** argv) {
                       "CUDA: 2 (an element per thread) or 3 (blocks that loop), as in fastrnns")
            ->check(gj::cli::between(2, 3)));
   note(app.add_flag("--cuda-graphs", o.cudaGraphs, "CUDA: capture each forward and backward as a CUDA graph"));
+  note(app.add_flag("--kernel-bandwidth", o.kernelBandwidth,
+                    "CUDA: time every fused kernel launch and say in the info column what fraction of the "
+                    "device's DRAM bandwidth they reached (the rows' own times then include the waits)"));
   bool variableLstms = false;
   app.add_flag("--variable-lstms", variableLstms,
                "fastrnns' variable-length rows too: the vl_lstm group (vl_cudnn, vl_jit, vl_py, vl_packed)");

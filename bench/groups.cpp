@@ -62,6 +62,7 @@ FunctionOptions functionOptions(const Options& o) {
   fo.profilingRuns = o.profilingRuns;
   fo.device = onCuda(o) ? DeviceKind::Cuda : DeviceKind::Cpu;
   fo.cudaLaunch = {.blockSize = o.cudaBlockSize, .blockCount = o.cudaBlockCount, .loopLevel = o.cudaLoopLevel};
+  fo.timeKernels = o.kernelBandwidth && onCuda(o);
   fo.verifyEach = false;
   return fo;
 }
@@ -134,6 +135,31 @@ std::string noLibraryLstm(const Options& o) { return onCuda(o) ? cuda::cudnnUnav
 
 namespace {
 
+// What fraction of the DRAM bandwidth `peakGBs` the timed fused kernels reached, a kernel's bytes being
+// its inputs read and its outputs written once each (as `graphir codegen --stats` counts them): of the
+// kernels that move 16 MiB or more a launch, the slowest; else the one that moves the most.
+std::string bandwidthInfo(const std::vector<KernelTime>& times, double peakGBs) {
+  constexpr int64_t kLarge = int64_t{16} << 20;
+  auto gbs = [](const KernelTime& k) { return k.ms > 0 ? k.bytes * k.launches / (k.ms * 1e-3) / 1e9 : 0.0; };
+  const KernelTime* pick = nullptr;
+  int64_t large = 0;
+  for (const KernelTime& k : times) {
+    if (k.bytes >= kLarge) {
+      ++large;
+      if (!pick || pick->bytes < kLarge || gbs(k) < gbs(*pick)) pick = &k;
+    } else if (!large && (!pick || k.bytes > pick->bytes)) {
+      pick = &k;
+    }
+  }
+  const std::string share = peakGBs > 0 ? fmt::format("{:.0f}% of {:.0f} GB/s", 100 * gbs(*pick) / peakGBs, peakGBs)
+                                        : fmt::format("{:.1f} GB/s (the device's peak unknown)", gbs(*pick));
+  const std::string what = fmt::format("{} ({:.1f} MiB a launch, {:.3f} ms)", pick->group,
+                                       pick->bytes / double(1 << 20), pick->ms / pick->launches);
+  return large ? fmt::format("DRAM: {} fused kernel{} of 16 MiB or more, the slowest at {}: {}", large,
+                             large == 1 ? "" : "s", share, what)
+               : fmt::format("DRAM: no fused kernel of 16 MiB; the largest at {}: {}", share, what);
+}
+
 // The cold cost of a Function (passes, then kernel compilation; all specializations) and what it built.
 std::string functionInfo(const Function& f) {
   FunctionStats s = f.stats();
@@ -145,6 +171,7 @@ std::string functionInfo(const Function& f) {
                         s.kernelsCompiled == 1 ? "" : "s");
   if (s.guardFailures) info += fmt::format(", {} guard failures", s.guardFailures);
   if (!s.warnings.empty()) info += fmt::format(", {} warnings", s.warnings.size());
+  if (!s.kernelTimes.empty()) info += ", " + bandwidthInfo(s.kernelTimes, cuda::requireDevice().dramGBs);
   return info;
 }
 

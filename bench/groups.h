@@ -33,6 +33,9 @@ struct Options {
   /// (FunctionOptions::cudaLaunch; 0: the fuser's own choice).
   int64_t cudaBlockSize = 0, cudaBlockCount = 0;
   int cudaLoopLevel = 0;
+  /// --device=cuda --kernel-bandwidth: every fused kernel launch timed by events (FunctionOptions::
+  /// timeKernels), and the info column says what fraction of the device's DRAM bandwidth they reached.
+  bool kernelBandwidth = false;
 };
 
 /// A timed row. `backward` runs after `forward` (which records gradients); empty when the row has none.

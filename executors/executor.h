@@ -22,6 +22,8 @@ class Executor {
     for (const auto& r : kernelRuns_) {
       s.kernelRuns += r->ran;
       s.kernelRefusals += r->refused;
+      std::lock_guard<std::mutex> times(r->mutex);
+      s.kernelTimes.insert(s.kernelTimes.end(), r->times.begin(), r->times.end());
     }
     return s;
   }

@@ -47,6 +47,7 @@ PipelineOptions Executor::pipelineOptions() const {
   o.fuserOptions.device = opts_.device;
   o.fuserOptions.injectCompileFailure = opts_.injectCompileFailure;
   o.fuserOptions.injectKernelError = opts_.injectKernelError;
+  o.fuserOptions.timeKernels = opts_.timeKernels;
   o.fuserOptions.beforeBuild = opts_.beforeKernelBuild;
   o.fuserOptions.dumpDir = opts_.dumpKernels;
   o.fuserOptions.cudaLaunch = opts_.cudaLaunch;

@@ -43,6 +43,8 @@ struct FunctionOptions {
   bool injectKernelError = false;  ///< tests: every fused kernel's first float output is 1% too large
   std::function<void()> beforeKernelBuild;  ///< tests: called before each kernel build, outside the cache's lock
   CudaLaunchOptions cudaLaunch;    ///< device Cuda: how fused kernels are launched (fusers/fuser.h)
+  /// Device Cuda: time every fused kernel launch (FunctionStats::kernelTimes); slows every launch.
+  bool timeKernels = false;
 };
 
 struct FunctionStats {
@@ -62,6 +64,7 @@ struct FunctionStats {
   double compileMs = 0;            ///< kernel compilation
   double passMs = 0;               ///< optimizing passes and differentiation
   std::vector<std::string> warnings;  ///< e.g. fusion groups that failed to compile and run unfused
+  std::vector<KernelTime> kernelTimes;  ///< FunctionOptions::timeKernels: each fused kernel's launches
   std::string str() const;
 };
 

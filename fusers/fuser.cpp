@@ -4,6 +4,7 @@
 #include "runtime/allocator.h"
 #include "runtime/disk_cache.h"
 #include "runtime/cpu/ops.h"
+#include "runtime/cuda/device.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include <future>
 #include <list>
 #include <mutex>
+#include <optional>
 
 namespace gj {
 CompiledKernel::~CompiledKernel() = default;
@@ -246,10 +248,14 @@ std::shared_ptr<const CompiledKernel> compileOne(const Graph& sub, const FuserOp
 // A plan's view of a (shared, cached) kernel: counts its launches, and plants opts.injectKernelError.
 class CountedKernel final : public CompiledKernel {
  public:
-  CountedKernel(std::shared_ptr<const CompiledKernel> k, std::shared_ptr<KernelRunCounts> runs, bool plantError)
-      : k_(std::move(k)), runs_(std::move(runs)), plantError_(plantError) {}
+  CountedKernel(std::shared_ptr<const CompiledKernel> k, std::shared_ptr<KernelRunCounts> runs, bool plantError,
+                std::string timedAs)
+      : k_(std::move(k)), runs_(std::move(runs)), plantError_(plantError), timedAs_(std::move(timedAs)) {}
   std::vector<Tensor> run(std::span<const Tensor* const> inputs) const override {
     std::vector<Tensor> outs;
+    const bool timed = !timedAs_.empty() && !inputs.empty() && inputs[0]->device() == DeviceKind::Cuda;
+    std::optional<cuda::Event> start, end;
+    if (timed) start.emplace().record();
     try {
       outs = k_->run(inputs);
     } catch (const Error&) {
@@ -257,6 +263,20 @@ class CountedKernel final : public CompiledKernel {
       throw;
     }
     ++runs_->ran;
+    if (timed) {
+      end.emplace().record();
+      const double ms = end->elapsedMsSince(*start);
+      int64_t bytes = 0;
+      for (const Tensor* t : inputs) bytes += t->numel() * static_cast<int64_t>(dtypeSize(t->dtype()));
+      for (const Tensor& t : outs) bytes += t.numel() * static_cast<int64_t>(dtypeSize(t.dtype()));
+      std::lock_guard lock(runs_->mutex);
+      auto it = std::find_if(runs_->times.begin(), runs_->times.end(),
+                             [&](const KernelTime& k) { return k.group == timedAs_; });
+      if (it == runs_->times.end()) it = runs_->times.insert(it, KernelTime{.group = timedAs_});
+      ++it->launches;
+      it->bytes = bytes;
+      it->ms += ms;
+    }
     if (plantError_) {
       for (Tensor& t : outs) {
         if (!t.defined() || !isFloating(t.dtype())) continue;
@@ -271,6 +291,7 @@ class CountedKernel final : public CompiledKernel {
   std::shared_ptr<const CompiledKernel> k_;
   std::shared_ptr<KernelRunCounts> runs_;
   bool plantError_;
+  std::string timedAs_;  ///< the group's name when its launches are timed, else empty
 };
 
 }  // namespace
@@ -313,7 +334,9 @@ void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, s
         alike.emplace_back(&sub, k);
       }
       auto [it, added] = counted.try_emplace(k.get());
-      if (added) it->second = std::make_shared<CountedKernel>(k, report.runs, opts.injectKernelError);
+      if (added)
+        it->second = std::make_shared<CountedKernel>(k, report.runs, opts.injectKernelError,
+                                                     opts.timeKernels ? n->describe() : std::string());
       kernels[n] = it->second;
     } catch (const Error& e) {
       report.warnings.push_back(fmt::format("{} {} runs unfused: {}", what, n->describe(), e.message()));

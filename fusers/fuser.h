@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -96,12 +97,25 @@ struct FuserOptions {
   /// Tests: called before each kernel build (a cache miss), outside the cache's lock.
   std::function<void()> beforeBuild;
   CudaLaunchOptions cudaLaunch;      ///< device Cuda only
+  /// Device Cuda: each fused kernel launch is timed by events and waited for (KernelRunCounts::times;
+  /// graphbench --kernel-bandwidth). Slows every launch: not for timed runs.
+  bool timeKernels = false;
 };
 
 /// How often the kernels of one compile ran: launches that ran, and launches a kernel refused (its
 /// inputs did not fit what it was compiled for; its group then ran unfused). Counted from any thread.
+/// A fused kernel's device launches, timed (FuserOptions::timeKernels).
+struct KernelTime {
+  std::string group;    ///< the fusion group's node (Node::describe)
+  int64_t launches = 0;
+  int64_t bytes = 0;    ///< per launch: its inputs read and its outputs written, once each
+  double ms = 0;        ///< summed over the launches
+};
+
 struct KernelRunCounts {
   std::atomic<int64_t> ran{0}, refused{0};
+  std::mutex mutex;               ///< guards times
+  std::vector<KernelTime> times;  ///< FuserOptions::timeKernels: one per group whose kernel ran on a device
 };
 
 struct FusionReport {

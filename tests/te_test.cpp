@@ -26,6 +26,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <set>
 
@@ -822,6 +823,98 @@ TEST(TeGpuRows, MatchTheCpuAtOddSizes) {
     }
 }
 
+
+// A split reduction (LoopNest::kGpuSplitRowsMost): a few long rows, each over several blocks that meet at
+// a grid barrier (a cooperative launch), each block folding the row's partials in one order. A sum of
+// exponentials and a maximum, a softmax (its row loops split across the blocks too) and a layer norm
+// (a mean, then a variance that needs it, then the row), forward and backward, against the TE fuser's
+// CPU kernels; twice, bitwise the same. The emulated device holds 4 such blocks (2 multiprocessors).
+TEST(TeGpuRows, SplitReductionsMatchTheCpu) {
+  if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
+  SKIP_WITHOUT_LLVM();
+  const char* bodies[] = {
+      R"IR(  %e : Float({0}, {1}) = aten::exp(%x)
+  %s : Float({0}) = aten::sum(%e, %dims, %false)
+  %m : Float({0}) = aten::amax(%x, %dims, %false)
+  %r : Float({0}) = aten::mul(%s, %m)
+  return (%r))IR",
+      R"IR(  %p : Float({0}, {1}) = aten::softmax(%x, %one)
+  %r : Float({0}, {1}) = aten::mul(%p, %x)
+  return (%r))IR",
+      R"IR(  %n : int = prim::Constant[value={1}]()
+  %shape : int[] = prim::ListConstruct(%n)
+  %eps : float = prim::Constant[value=1.0000000000000001e-05]()
+  %ln : Float({0}, {1}) = aten::layer_norm(%x, %shape, %none, %none, %eps, %false)
+  %r : Float({0}, {1}) = aten::tanh(%ln)
+  return (%r))IR"};
+  for (const char* body : bodies)
+    for (int64_t rows : {1, 2}) {
+      const int64_t n = 16411;  // just over kGpuSplitRowLeast: 4 blocks a row of 1, 2 a row of 2
+      const std::string text = fmt::format(R"IR(graph(%x : Float({0}, {1})):
+  %one : int = prim::Constant[value=1]()
+  %dims : int[] = prim::ListConstruct(%one)
+  %false : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+)IR", rows, n) + fmt::format(fmt::runtime(body), rows, n) + "\n";
+      SCOPED_TRACE(text);
+      auto g = parseIR(text);
+      // The forward's group is split: a cooperative launch over 4 blocks.
+      PipelineOptions o;
+      o.fuser = FuserKind::Te;
+      Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false}, o);
+      const Node* group = nullptr;
+      forEachNode(plan.graph->block(), [&](Node* k) { group = k->kind() == OpKind::TensorExprGroup ? k : group; });
+      ASSERT_NE(group, nullptr) << printIR(*plan.graph);
+      const LoopNest::GpuLaunch launch = gpuLoopNest(*group->subgraph(), {}, 4).gpuLaunch();
+      EXPECT_TRUE(launch.cooperative);
+      EXPECT_EQ(launch.blocks[0], 4);
+
+      const std::vector<IValue> in = {Tensor::rand({rows, n}, DType::Float32, 21, -2, 2)};
+      const bool perRow = std::string(body).find("%r : Float({0}) =") != std::string::npos;
+      const Shape outShape = perRow ? Shape{rows} : Shape{rows, n};
+      const Tensor go = Tensor::rand(outShape, DType::Float32, 22, 0.5, 1.5);
+      Function cpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy});
+      auto want = cpu.forward(in, {true});
+      auto wantGrads = cpu.backward({go});
+      Function gpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda});
+      std::vector<Tensor> outs;
+      for (int run = 0; run < 2; ++run) {
+        auto got = gpu.forward(in, {true});
+        outs.push_back(got[0].toTensor().to(DeviceKind::Cpu));
+        auto grads = gpu.backward({go.to(DeviceKind::Cuda)});
+        EXPECT_LE(test::relError(grads[0].to(DeviceKind::Cpu), wantGrads[0]), 1e-4) << "gradient";
+      }
+      EXPECT_GT(gpu.stats().kernelRuns, 0) << "no fused kernel ran";
+      EXPECT_TRUE(gpu.stats().warnings.empty()) << gpu.stats().warnings.front();
+      EXPECT_LE(test::relError(outs[0], want[0].toTensor()), 1e-5);
+      EXPECT_EQ(std::memcmp(outs[0].rawData(), outs[1].rawData(), outs[0].numel() * sizeof(float)), 0)
+          << "two runs differ";
+    }
+}
+
+// FunctionOptions::timeKernels on the device: each fused kernel's launches counted and timed, its bytes
+// those of its inputs and outputs (a softmax of 3 rows of 40 times x: 480 B in, 480 B out).
+TEST(TeGpuRows, KernelTimesCountEachLaunchAndItsBytes) {
+  if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
+  auto g = parseIR(R"IR(graph(%x : Float(3, 40)):
+  %one : int = prim::Constant[value=1]()
+  %p : Float(3, 40) = aten::softmax(%x, %one)
+  %r : Float(3, 40) = aten::mul(%p, %x)
+  return (%r))IR");
+  Function f(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda,
+                  .timeKernels = true});
+  const std::vector<IValue> in = {Tensor::rand({3, 40}, DType::Float32, 5, -1, 1).to(DeviceKind::Cuda)};
+  for (int run = 0; run < 3; ++run) f.forward(in);
+  const FunctionStats s = f.stats();
+  ASSERT_EQ(s.kernelTimes.size(), 1u) << s.str();
+  EXPECT_EQ(s.kernelTimes[0].launches, 3);
+  EXPECT_EQ(s.kernelTimes[0].bytes, 960);
+  EXPECT_GT(s.kernelTimes[0].ms, 0);
+  EXPECT_NE(s.kernelTimes[0].group.find("prim::TensorExprGroup"), std::string::npos) << s.kernelTimes[0].group;
+  Function untimed(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda});
+  untimed.forward(in);
+  EXPECT_TRUE(untimed.stats().kernelTimes.empty());
+}
 
 // The cell's kernel in CUDA C computes each gate's sigmoid or tanh once an element (3 sigmoids, whose text
 // is expf, and 2 tanh, as the legacy kernel does): hy's store reads cy's value from a temporary instead of

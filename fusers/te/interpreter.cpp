@@ -61,7 +61,7 @@ class Eval {
         IR_CHECK(false) << "TE interpreter: a block's reduction runs on a GPU only";
         return 0;
       case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:
-      case NodeKind::Cond:
+      case NodeKind::Cond: case NodeKind::GridSync:
         break;
     }
     IR_CHECK(false) << "TE interpreter: a statement used as an expression";
@@ -99,6 +99,7 @@ class Eval {
         return;
       }
       case NodeKind::Free: bufs.erase(s.as<Free>()->buf.get()); return;
+      case NodeKind::GridSync: IR_CHECK(false) << "TE interpreter: a grid barrier (GPU only) in a CPU nest"; return;
       case NodeKind::Cond: {
         const Cond* c = s.as<Cond>();
         if (expr(c->cond) != 0) stmt(c->thenStmt);

@@ -96,7 +96,7 @@ bool equal(const Expr& a, const Expr& b) {
       return x->op == y->op && x->scope == y->scope && equal(x->value, y->value);
     }
     case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:
-    case NodeKind::Cond:
+    case NodeKind::Cond: case NodeKind::GridSync:
       return false;  // statements, never expressions
   }
   return false;
@@ -156,6 +156,7 @@ Stmt Store::make(Buf buf, std::vector<Expr> indices, Expr value) {
 }
 Stmt Allocate::make(Buf buf) { return Stmt(std::make_shared<const Allocate>(std::move(buf))); }
 Stmt Free::make(Buf buf) { return Stmt(std::make_shared<const Free>(std::move(buf))); }
+Stmt GridSync::make() { return Stmt(std::make_shared<const GridSync>()); }
 Stmt Cond::make(Expr cond, Stmt thenStmt, Stmt elseStmt) {
   return Stmt(std::make_shared<const Cond>(std::move(cond), std::move(thenStmt), std::move(elseStmt)));
 }

@@ -250,6 +250,16 @@ struct Free : StmtNode {
   static Stmt make(Buf buf);
 };
 
+/// GPU only: every thread of the grid waits here until all have arrived (a cooperative launch's
+/// this_grid().sync()); what any thread wrote before it, every thread reads after it. Every thread of the
+/// grid must reach it: LoopNest::scheduleGpu puts it where all do, and gpuLaunch() marks the launch
+/// cooperative.
+struct GridSync : StmtNode {
+  static constexpr NodeKind kKind = NodeKind::GridSync;
+  GridSync() : StmtNode(kKind) {}
+  static Stmt make();
+};
+
 struct Cond : StmtNode {
   static constexpr NodeKind kKind = NodeKind::Cond;
   Cond(Expr c, Stmt t, Stmt e) : StmtNode(kKind), cond(std::move(c)), thenStmt(std::move(t)), elseStmt(std::move(e)) {}

@@ -135,7 +135,7 @@ class Emitter {
       }
       case NodeKind::Reduce: case NodeKind::ThreadReduce: break;
       case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:
-      case NodeKind::Cond:
+      case NodeKind::Cond: case NodeKind::GridSync:
         break;
     }
     throw Error("TE LLVM codegen: unexpected node (lower reductions first)");
@@ -244,6 +244,7 @@ class Emitter {
         return;
       }
       case NodeKind::Free: return;
+      case NodeKind::GridSync: IR_CHECK(false) << "LLVM backend: a grid barrier (GPU only) in a CPU nest"; return;
       case NodeKind::Cond: {
         const Cond* c = s.as<Cond>();
         auto* thenBB = llvm::BasicBlock::Create(ctx_, "then", fn_);

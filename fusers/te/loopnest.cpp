@@ -546,6 +546,7 @@ LoopNest::GpuLaunch LoopNest::gpuLaunch() const {
       }
       Visitor::visit(op);
     }
+    void visit(const GridSync*) override { launch.cooperative = true; }
   } c;
   c.visit(root_);
   return c.launch;
@@ -767,7 +768,11 @@ X fromRowCache(const X& x, const ExprNode* v, const std::vector<RowCache>& cache
 // but the body's temporaries by thread 0 only. A row of at most kGpuPersistentRowMost elements keeps each
 // input that two or more statements read along it in registers (RowCache): read from memory once, as the
 // statistics and the normalization that follows both need it.
-Stmt rowBodyForThreads(const Stmt& body, const Expr& t, int64_t threads, ThreadScope scope) {
+//
+// `across`, when given, replaces each reduction's final store (buf[0] = ThreadReduce over the block) with
+// what finishes the fold across the row's blocks (a split reduction).
+Stmt rowBodyForThreads(const Stmt& body, const Expr& t, int64_t threads, ThreadScope scope,
+                       const std::function<std::vector<Stmt>(const Stmt& blockValue)>& across = nullptr) {
   std::unordered_set<const BufNode*> temporaries, stored;
   for (const Stmt& st : statementsOf(body)) {
     if (const Allocate* a = st.as<Allocate>()) temporaries.insert(a->buf.get());
@@ -817,8 +822,14 @@ Stmt rowBodyForThreads(const Stmt& body, const Expr& t, int64_t threads, ThreadS
     if (store && store->value.as<Reduce>()) {
       std::function<Expr(const Expr&, const Expr&)> kept;
       if (!caches.empty()) kept = [&](const Expr& e, const Expr& q) { return fromRowCache(e, v, caches, q); };
-      for (Stmt x : rfactored(store, t, threads, Expr(), scope, kept))
-        out.push_back(std::move(x));
+      for (Stmt x : rfactored(store, t, threads, Expr(), scope, kept)) {
+        const Store* result = x.as<Store>();
+        if (across && result && result->value.as<ThreadReduce>()) {
+          for (Stmt y : across(x)) out.push_back(std::move(y));
+        } else {
+          out.push_back(std::move(x));
+        }
+      }
     } else if (loop) {
       const int64_t start = *intValue(loop->start), stop = *intValue(loop->stop);
       const Expr q = Var::make(loop->var.as<Var>()->name + "_q");
@@ -840,7 +851,51 @@ Stmt rowBodyForThreads(const Stmt& body, const Expr& t, int64_t threads, ThreadS
 
 }  // namespace
 
-void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel) {
+Stmt LoopNest::splitRows(const Stmt& nest, const std::vector<const For*>& loops, int64_t rowCount, int64_t split) {
+  // Blocks b of rowCount x split: row b / split, its slice b % split; the row's thread g = slice x 256 + t
+  // of split x 256.
+  const std::string name = loops.front()->var.as<Var>()->name;
+  std::vector<std::string> chain;
+  for (const For* f : loops) chain.push_back(f->var.as<Var>()->name);
+  LoopNest flat(nest, inputs_, outputs_);
+  flat.flatten(chain);
+  const For* all = flat.root().as<For>();
+  const Expr b = Var::make(name + "_block"), t = Var::make(name + "_thread");
+  const Expr row = b / imm(split), slice = b % imm(split), S = imm(split);
+  const Expr g = slice * imm(kGpuRowThreads) + t;
+  auto across = [&](const Stmt& result) {
+    const Store* blockValue = result.as<Store>();
+    const ThreadReduce* tr = blockValue->value.as<ThreadReduce>();
+    const Buf partial = makeBuf(blockValue->buf->name + "_partials", {rowCount * split}, blockValue->buf->type);
+    outputs_.push_back(partial);
+    ++partials_;
+    const Expr mine = Load::make(blockValue->buf, blockValue->indices);
+    const Expr j = Var::make(blockValue->buf->name + "_j");
+    const Expr other = Load::make(partial, {row * S + j});
+    const Expr next = tr->op == ReduceOpKind::Sum ? mine + other : Binary::make(BinaryOpKind::Max, mine, other);
+    const double identity = tr->op == ReduceOpKind::Sum ? 0.0 : -std::numeric_limits<double>::infinity();
+    return std::vector<Stmt>{
+        result,  // the block's value, in every thread of it
+        Cond::make(Compare::make(CompareOpKind::EQ, t, imm(0)),
+                   Store::make(partial, {row * S + slice}, mine)),
+        GridSync::make(),
+        // Every block of the row folds the row's partials in one order.
+        Store::make(blockValue->buf, blockValue->indices, FloatImm::make(identity, blockValue->buf->type)),
+        For::make(j, imm(0), S, Store::make(blockValue->buf, blockValue->indices, next))};
+  };
+  const Stmt body = rowBodyForThreads(substitute(all->body, {{all->var.get(), all->start + row}}), g,
+                                      split * kGpuRowThreads, ThreadScope::Block, across);
+  LoopOptions threadLoop, blockLoop;
+  threadLoop.gpuThread = 0;
+  blockLoop.gpuBlock = 0;
+  LoopNest one(For::make(b, imm(0), imm(rowCount * split), For::make(t, imm(0), imm(kGpuRowThreads), body, threadLoop),
+                         blockLoop),
+               inputs_, outputs_);
+  one.simplify();
+  return one.root();
+}
+
+void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel, int64_t splitBlocks) {
   USER_CHECK(loopLevel == 2 || loopLevel == 3, "GPU loop level must be 2 or 3, got {}", loopLevel);
   USER_CHECK(blockSize > 0 && blockCount > 0, "GPU block size and count must be positive");
   const Block* top = root_.as<Block>();
@@ -882,15 +937,21 @@ void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel)
       LoopOptions threadLoop, blockLoop;
       threadLoop.gpuThread = 0;
       blockLoop.gpuBlock = 0;
-      if (rowLength(loops.back()->body) <= kGpuWarpRowMost) {
+      int64_t rowCount = 1;
+      for (const For* f : loops) rowCount *= *intValue(f->stop) - *intValue(f->start);
+      const int64_t length = rowLength(loops.back()->body);
+      const int64_t split = nests.size() == 1 && rowCount <= kGpuSplitRowsMost && length >= kGpuSplitRowLeast
+                                ? std::min(splitBlocks / rowCount, length / kGpuSplitElementsLeast)
+                                : 1;
+      if (split >= 2) {
+        out.push_back(splitRows(nest, loops, rowCount, split));
+        continue;
+      }
+      if (length <= kGpuWarpRowMost) {
         // A warp a row, 8 rows a block: the row loops flattened into the row each warp takes, its lanes
         // inside, whose shuffles need no barrier.
         std::vector<std::string> chain;
-        int64_t rowCount = 1;
-        for (const For* f : loops) {
-          chain.push_back(f->var.as<Var>()->name);
-          rowCount *= *intValue(f->stop) - *intValue(f->start);
-        }
+        for (const For* f : loops) chain.push_back(f->var.as<Var>()->name);
         LoopNest flat(nest, inputs_, outputs_);
         flat.flatten(chain);
         const For* all = flat.root().as<For>();

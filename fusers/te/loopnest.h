@@ -25,6 +25,10 @@ class LoopNest {
   /// the outputs and hands back only the outputs.
   const std::vector<Buf>& outputs() const { return outputs_; }
   size_t scratch() const { return scratch_; }
+  /// After scheduleGpu: how many of the last outputs are a split reduction's partial results (one per
+  /// row and block: written before a grid barrier, read after it), which a launch allocates with the
+  /// outputs and drops. Not counted in scratch().
+  size_t partials() const { return partials_; }
   /// Every loop variable's name, outermost first (pre-order).
   std::vector<std::string> loopNames() const;
 
@@ -88,21 +92,37 @@ class LoopNest {
   /// in registers (4 a thread a block a row, 16 a lane a warp a row), read from memory once.
   static constexpr int64_t kGpuPersistentRowMost = 1024;
   static constexpr int kGpuLoopLevel = 2;
+  /// A split reduction: a kernel whose one nest folds at most kGpuSplitRowsMost rows of at least
+  /// kGpuSplitRowLeast elements spreads each row over several blocks, up to splitBlocks blocks in all
+  /// (as many as the device holds at once: the launch is cooperative), at least kGpuSplitElementsLeast
+  /// elements a block. Each reduction is folded per block, the blocks' results go to a partials buffer
+  /// (an output of the kernel's own, partials()), a grid barrier (GridSync), and every block of the row
+  /// folds the row's partials in one order: bitwise the same value in each, run after run. The row's
+  /// loops are split across the row's blocks the same way.
+  static constexpr int64_t kGpuSplitRowsMost = 32, kGpuSplitRowLeast = 16384, kGpuSplitElementsLeast = 4096;
+  /// The blocks a split reduction may use when the device is not known (an H100's 132 multiprocessors
+  /// hold 2 blocks of 256 threads each at any register count the schedules reach).
+  static constexpr int64_t kGpuSplitBlocks = 256;
   void scheduleGpu(int64_t blockSize = kGpuBlockSize, int64_t blockCount = kGpuBlockCount,
-                   int loopLevel = kGpuLoopLevel);
+                   int loopLevel = kGpuLoopLevel, int64_t splitBlocks = kGpuSplitBlocks);
   /// The launch a GPU-scheduled nest needs: per axis, the largest trip count of the loops bound to
   /// blockIdx (blocks) and threadIdx (threads), 1 where none is. Every nest of the kernel runs in that one
   /// launch, each guarding its own range. Throws gj::Error for a bound loop whose bounds are not constant.
   struct GpuLaunch {
     std::array<int64_t, 3> blocks{1, 1, 1};
     std::array<int64_t, 3> threads{1, 1, 1};
+    bool cooperative = false;  ///< the nest holds a GridSync: all blocks must be resident at once
   };
   GpuLaunch gpuLaunch() const;
 
  private:
+  // scheduleGpu's split reduction (kGpuSplitRowsMost): the row nest `nest` with its row `loops`, each row
+  // over `split` blocks; its partials buffers appended to the outputs.
+  Stmt splitRows(const Stmt& nest, const std::vector<const For*>& loops, int64_t rowCount, int64_t split);
   Stmt root_;
   std::vector<Buf> inputs_, outputs_;
   size_t scratch_ = 0;
+  size_t partials_ = 0;
 };
 
 

@@ -753,15 +753,15 @@ LoopNest cpuLoopNest(const Graph& sub, int64_t parallelGrain) {
   return nest;
 }
 
-void scheduleGpu(LoopNest& nest, const CudaLaunchOptions& launch) {
+void scheduleGpu(LoopNest& nest, const CudaLaunchOptions& launch, int64_t splitBlocks) {
   nest.scheduleGpu(launch.blockSize ? launch.blockSize : LoopNest::kGpuBlockSize,
                    launch.blockCount ? launch.blockCount : LoopNest::kGpuBlockCount,
-                   launch.loopLevel ? launch.loopLevel : LoopNest::kGpuLoopLevel);
+                   launch.loopLevel ? launch.loopLevel : LoopNest::kGpuLoopLevel, splitBlocks);
 }
 
-LoopNest gpuLoopNest(const Graph& sub, const CudaLaunchOptions& launch) {
+LoopNest gpuLoopNest(const Graph& sub, const CudaLaunchOptions& launch, int64_t splitBlocks) {
   LoopNest nest = lowerGroup(sub);
-  scheduleGpu(nest, launch);  // lowers the reductions it does not give to a block
+  scheduleGpu(nest, launch, splitBlocks);  // lowers the reductions it does not give to a block
   return nest;
 }
 

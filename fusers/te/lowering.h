@@ -39,9 +39,11 @@ LoopNest cpuLoopNest(const Graph& sub, int64_t parallelGrain = 1 << 15);
 
 /// nest.scheduleGpu with fastrnns' knobs as the fusers take them (FuserOptions::cudaLaunch): a knob that
 /// is not given (0) takes scheduleGpu's default.
-void scheduleGpu(LoopNest& nest, const CudaLaunchOptions& launch);
+/// `splitBlocks`: the blocks a split reduction may spread over (the device's, at compile time).
+void scheduleGpu(LoopNest& nest, const CudaLaunchOptions& launch, int64_t splitBlocks = LoopNest::kGpuSplitBlocks);
 
 /// A group's loop nest as a GPU runs it: lowered, reductions lowered, scheduled with `launch`'s knobs.
-LoopNest gpuLoopNest(const Graph& sub, const CudaLaunchOptions& launch = {});
+LoopNest gpuLoopNest(const Graph& sub, const CudaLaunchOptions& launch = {},
+                     int64_t splitBlocks = LoopNest::kGpuSplitBlocks);
 
 }  // namespace gj::te

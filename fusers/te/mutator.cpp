@@ -57,6 +57,7 @@ void Visitor::visit(const Store* op) {
 }
 void Visitor::visit(const Allocate*) {}
 void Visitor::visit(const Free*) {}
+void Visitor::visit(const GridSync*) {}
 void Visitor::visit(const Cond* op) { visit(op->cond), visit(op->thenStmt), visit(op->elseStmt); }
 
 // ---- Mutator ----
@@ -168,6 +169,7 @@ Stmt Mutator::mutate(const Store* op, const Stmt& self) {
 }
 Stmt Mutator::mutate(const Allocate*, const Stmt& self) { return self; }
 Stmt Mutator::mutate(const Free*, const Stmt& self) { return self; }
+Stmt Mutator::mutate(const GridSync*, const Stmt& self) { return self; }
 Stmt Mutator::mutate(const Cond* op, const Stmt& self) {
   Expr c = mutate(op->cond);
   Stmt t = mutate(op->thenStmt), e = mutate(op->elseStmt);

@@ -194,6 +194,10 @@ void Printer::visit(const Free* op) {
   indent();
   os_ << "free " << op->buf->name << ";\n";
 }
+void Printer::visit(const GridSync*) {
+  indent();
+  os_ << "grid_sync;\n";
+}
 void Printer::visit(const Cond* op) {
   indent();
   os_ << "if ";
@@ -491,11 +495,18 @@ void CudaPrinter::visit(const ThreadReduce* op) {
   }
 }
 
+void CudaPrinter::visit(const GridSync*) {
+  usesGridSync_ = true;
+  indent();
+  os_ << "cooperative_groups::this_grid().sync();\n";
+}
+
 std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>& inputs, const std::vector<Buf>& outputs,
                                 const Stmt& body) {
   os_.str("");
   usesPhilox_ = false;
   usesMinMax_ = false;
+  usesGridSync_ = false;
   usesBlockReduce32_ = usesBlockReduce64_ = usesColumnReduce32_ = usesColumnReduce64_ = usesWarpReduce_ = false;
   scopes_.clear();
   readsWritten_.clear();
@@ -530,6 +541,7 @@ std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>&
   if (usesBlockReduce32_ || usesBlockReduce64_ || usesColumnReduce32_ || usesColumnReduce64_ || usesWarpReduce_)
     text = std::string(fusion::kCudaBlockReduceHeader) + text;
   if (usesMinMax_) text = std::string(fusion::kCudaMinMaxHeader) + text;
+  if (usesGridSync_) text = "#include <cooperative_groups.h>\n" + text;
   return usesPhilox_ ? std::string(kPhiloxHeader) + "\n" + text : text;
 }
 

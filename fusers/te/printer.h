@@ -34,6 +34,7 @@ class Printer : public Visitor {
   void visit(const Allocate* op) override;
   void visit(const Free* op) override;
   void visit(const Cond* op) override;
+  void visit(const GridSync* op) override;
 
   virtual void index(const Buf& buf, const std::vector<Expr>& indices);  // buf[i, j]
   void philoxCall(const Philox* op, const std::string& fn, const char* streamSuffix);  // fn(seed, offset, stream, index)
@@ -88,6 +89,7 @@ class CudaPrinter final : public CPrinter {
   void visit(const Block* op) override;
   void visit(const Store* op) override;
   void visit(const ThreadReduce* op) override;  // gjBlockFold over the kernel's shared scratch
+  void visit(const GridSync* op) override;      // cooperative_groups' grid barrier
 
  private:
   // The subexpressions of `stores` worth a temporary: reached twice or more (a node's children counted
@@ -110,6 +112,7 @@ class CudaPrinter final : public CPrinter {
   bool usesBlockReduce32_ = false, usesBlockReduce64_ = false;  ///< the kernel calls gjBlockFold
   bool usesColumnReduce32_ = false, usesColumnReduce64_ = false;  ///< and gjColumnFold
   bool usesWarpReduce_ = false;                                   ///< and gjWarpFold
+  bool usesGridSync_ = false;  ///< the kernel includes cooperative_groups.h
 };
 
 }  // namespace gj::te

@@ -355,18 +355,31 @@ class TeCudaKernel final : public CompiledKernel {
     const int64_t threads = launch_.threads[0] * launch_.threads[1] * launch_.threads[2];
     USER_CHECK(threads <= kernel_.maxThreadsPerBlock(), "TE kernel: {} threads per block, more than the device "
                "allows ({})", threads, kernel_.maxThreadsPerBlock());
+    if (launch_.cooperative) {  // a grid barrier: every block resident at once
+      const int64_t blocks = launch_.blocks[0] * launch_.blocks[1] * launch_.blocks[2];
+      const int64_t resident = int64_t{kernel_.blocksPerMultiprocessor(static_cast<int>(threads), 0)} *
+                               cuda::requireDevice().multiprocessors;
+      USER_CHECK(blocks <= resident, "TE kernel: a split reduction's {} blocks, but the device holds {} of them at "
+                 "once", blocks, resident);
+    }
   }
 
   std::vector<Tensor> run(std::span<const Tensor* const> inputs) const override {
     KernelArgs a = kernelArgs("TE CUDA kernel", DeviceKind::Cuda, inputs, sig_);
-    const auto& [blocks, threads] = launch_;
-    if (blocks[0] * blocks[1] * blocks[2] * threads[0] * threads[1] * threads[2] == 0) return std::move(a.outputs);
+    const auto& [blocks, threads, cooperative] = launch_;
+    // A split reduction's partials (the last outputs) live for the launch only.
+    auto result = [&] {
+      a.outputs.resize(a.outputs.size() - nest_.partials());
+      return std::move(a.outputs);
+    };
+    if (blocks[0] * blocks[1] * blocks[2] * threads[0] * threads[1] * threads[2] == 0) return result();
     std::vector<void*> params = a.launchParameters();
     auto u = [](int64_t v) { return static_cast<unsigned>(v); };
     kernel_.launch({.grid = {u(blocks[0]), u(blocks[1]), u(blocks[2])},
-                    .block = {u(threads[0]), u(threads[1]), u(threads[2])}},
+                    .block = {u(threads[0]), u(threads[1]), u(threads[2])},
+                    .cooperative = cooperative},
                    params.data());
-    return std::move(a.outputs);
+    return result();
   }
 
  private:
@@ -387,6 +400,12 @@ std::shared_ptr<const CompiledKernel> compileGpuNest(LoopNest gpu, const std::st
 }
 
 namespace {
+
+// The blocks a split reduction may spread over on this process's device: 2 a multiprocessor (blocks of
+// 256 threads at the schedules' register counts), at most LoopNest::kGpuSplitBlocks.
+int64_t deviceSplitBlocks() {
+  return std::min<int64_t>(LoopNest::kGpuSplitBlocks, 2 * int64_t{cuda::requireDevice().multiprocessors});
+}
 
 std::string signature(const LoopNest& nest) {
   std::string s;
@@ -448,7 +467,8 @@ class TeFuser final : public Fuser {
       if (!opts_.dumpDir.empty()) {
         std::ofstream(opts_.dumpDir + "/" + name + ".te.txt") << toString(nest.root());
         if (nest.scratch() == 0) {  // a group with a product has no CUDA form (compileGpuNest)
-          LoopNest gpu = gpuLoopNest(sub, opts_.cudaLaunch);
+          LoopNest gpu = gpuLoopNest(sub, opts_.cudaLaunch,
+                                     opts_.device == DeviceKind::Cuda ? deviceSplitBlocks() : LoopNest::kGpuSplitBlocks);
           std::ofstream(opts_.dumpDir + "/" + name + ".cu")
               << CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root());
         }
@@ -461,7 +481,7 @@ class TeFuser final : public Fuser {
           return std::make_shared<TeCpuKernel>(cpu, std::move(fns).value());
         }
         case DeviceKind::Cuda:
-          return compileGpuNest(gpuLoopNest(sub, opts_.cudaLaunch), name);
+          return compileGpuNest(gpuLoopNest(sub, opts_.cudaLaunch, deviceSplitBlocks()), name);
       }
       throw Error("unknown device");
     }};

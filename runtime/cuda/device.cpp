@@ -105,6 +105,10 @@ void setUp(Loaded& l) {
     return;
   }
   l.info.name = name;
+  int memoryKHz = 0, busBits = 0;
+  if (api.cuDeviceGetAttribute(&memoryKHz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) == CUDA_SUCCESS &&
+      api.cuDeviceGetAttribute(&busBits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) == CUDA_SUCCESS)
+    l.info.dramGBs = 2.0 * memoryKHz * 1e3 * (busBits / 8.0) / 1e9;
 }
 
 Loaded& loaded() {

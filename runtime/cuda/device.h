@@ -29,6 +29,9 @@ struct DeviceInfo {
   int minor = 0;
   int multiprocessors = 0;
   size_t totalMemory = 0;
+  /// Peak DRAM bandwidth in GB/s (10^9 bytes), from the memory clock and bus width (double data rate);
+  /// 0 where the driver does not say (the emulated driver).
+  double dramGBs = 0;
   int driverVersion = 0;  ///< e.g. 13000 for CUDA 13.0
   std::string driverPath;  ///< the libcuda that was loaded, or "emulated"
   /// GJ_CUDA_DRIVER=emulated: the host stands in for the GPU (runtime/cuda/emulator.cpp), for tests of the
