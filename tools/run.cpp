@@ -139,6 +139,21 @@ void makeFolder(const std::string& dir, const char* what) {
                 "give a folder where you may write");
 }
 
+// An output as a tensor: a tensor itself; a bool, int or float (`eq(int, int)`, `aten::size`) a 0-d tensor of
+// bool, int64 or float64, as numpy holds a Python scalar. Lists and None are errors naming the output.
+static Tensor outputTensor(const IValue& v, const std::string& name) {
+  if (v.isTensor()) return v.toTensor();
+  if (v.isBool()) return Tensor::scalar(v.toBool() ? 1.0 : 0.0, DType::Bool);
+  if (v.isInt()) {
+    Tensor t = Tensor::empty({}, DType::Int64, DeviceKind::Cpu);
+    *static_cast<int64_t*>(t.rawData()) = v.toInt();
+    return t;
+  }
+  if (v.isDouble()) return Tensor::scalar(v.toDouble(), DType::Float64);
+  throw Error(fmt::format("output {} is {}, not a tensor or a scalar", name, v.describe()), "",
+              "return tensors, bools, ints or floats");
+}
+
 // OUT/outputs/N.npy for the output at position N, and OUT/outputs/NAME.npy for a named one; OUT/grads/BASE.npy
 // for every defined gradient, by the input's base name (%input.1: input.npy).
 static void writeOutputs(const Graph& g, const std::vector<IValue>& outputs, const std::vector<Tensor>& grads,
@@ -146,8 +161,7 @@ static void writeOutputs(const Graph& g, const std::vector<IValue>& outputs, con
   makeFolder((fs::path(outDir) / "outputs").string(), "output");
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string name = outputName(g.outputs()[i], i);
-    USER_CHECK(outputs[i].isTensor(), "output %{} is {}, not a tensor", name, outputs[i].describe());
-    const Tensor t = outputs[i].toTensor().to(DeviceKind::Cpu);
+    const Tensor t = outputTensor(outputs[i], "%" + name).to(DeviceKind::Cpu);
     std::vector<std::string> files{std::to_string(i)};
     if (writesNamedFile(g.outputs()[i])) files.push_back(name);
     for (const std::string& file : files) {
@@ -189,7 +203,11 @@ int cmdRun(const std::string& file, const std::string& inputsDir, const std::str
       if (gradOutputs.empty()) {
         for (size_t i = 0; i < outputs.size(); ++i) {
           std::string name = outputName(g->outputs()[i], i);
-          USER_CHECK(outputs[i].isTensor(), "output %{} is {}, not a tensor", name, outputs[i].describe());
+          if (!outputs[i].isTensor()) {  // a scalar has no gradient
+            outputTensor(outputs[i], "%" + name);
+            gradOutputs.emplace_back();
+            continue;
+          }
           const Tensor& out = outputs[i].toTensor();
           if (gradOutputsDir.empty()) {
             gradOutputs.push_back(Tensor::full(out.sizes(), out.dtype(), 1.0));
@@ -256,8 +274,7 @@ static int runCheck(const CheckSubject& c, const RunSettings& s) {
     std::cout << fmt::format("{}: {}\n", runLabel(options, run), launched(before, after));
     for (size_t i = 0; i < c.outputs.size(); ++i) {
       const auto& [name, expected] = c.outputs[i];
-      USER_CHECK(outs[i].isTensor(), "output {} is {}, not a tensor", name, outs[i].describe());
-      report("output", name, relativeError(outs[i].toTensor(), expected), kForward);
+      report("output", name, relativeError(outputTensor(outs[i], name), expected), kForward);
     }
     for (size_t i = 0; i < grads.size() && i < c.grads.size(); ++i) {
       if (!c.grads[i]) continue;
@@ -297,7 +314,8 @@ static int checkGraphFolder(const std::string& dir, const RunSettings& s) {
     c.outputs.emplace_back(fmt::format("{} (%{})", i, outputName(g->outputs()[i], i)), readNpy(out.string()));
     if (!backward) continue;
     const fs::path go = root / "grad_outputs" / fmt::format("{}.npy", i);
-    if (!isFloating(c.outputs.back().second.dtype()) && !fs::exists(go)) {  // a bool output takes no gradient
+    // a bool output, or a scalar one, takes no gradient
+    if ((!isFloating(c.outputs.back().second.dtype()) || !g->outputs()[i]->type().isTensor()) && !fs::exists(go)) {
       c.gradOutputs.emplace_back();
       continue;
     }

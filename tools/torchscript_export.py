@@ -102,18 +102,25 @@ def export(fn, inputs, folder, trace=False, backward=True, seed=0):
         t.requires_grad_(True)
         t.grad = None
     outputs = _flatten(compiled(*inputs))
+    # A bool, int or float output (`n == m`, `x.size(0)`) is written as numpy holds it: a 0-d bool, int64
+    # or float64 array; it takes no gradient.
+    scalars = set()
     for i, out in enumerate(outputs):
-        if not isinstance(out, torch.Tensor):
-            raise TypeError(f"output {i} is {type(out).__name__}: graphjit's outputs are tensors")
-        save("outputs", str(i), out.detach().cpu().numpy())
+        if isinstance(out, (bool, int, float)):
+            dtype = torch.bool if isinstance(out, bool) else torch.int64 if isinstance(out, int) else torch.float64
+            outputs[i] = torch.tensor(out, dtype=dtype)
+            scalars.add(i)
+        elif not isinstance(out, torch.Tensor):
+            raise TypeError(f"output {i} is {type(out).__name__}: graphjit's outputs are tensors and scalars")
+        save("outputs", str(i), outputs[i].detach().cpu().numpy())
     if not backward:
         os.rmdir(os.path.join(folder, "grad_outputs"))
         os.rmdir(os.path.join(folder, "grads"))
         return compiled
     gen = torch.Generator().manual_seed(seed)
     # A bool or integer output (a comparison's) takes no gradient, and gets no grad_outputs file.
-    grad_outputs = [torch.rand(o.shape, generator=gen, dtype=o.dtype) + 0.5 if o.is_floating_point() else None
-                    for o in outputs]
+    grad_outputs = [torch.rand(o.shape, generator=gen, dtype=o.dtype) + 0.5
+                    if o.is_floating_point() and i not in scalars else None for i, o in enumerate(outputs)]
     for i, g in enumerate(grad_outputs):
         if g is not None:
             save("grad_outputs", str(i), g.numpy())

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace gj {
 
 namespace {
@@ -103,6 +105,45 @@ Value* lowerGelu(Node* n) {
   return emitAt(n, OpKind::Mul, {emitAt(n, OpKind::Mul, {x, k(0.5)}), emitAt(n, OpKind::Add, {t, k(1.0), one})});
 }
 
+// The ops that are graphjit's rows written another way (ops.def's comments), or nullptr for another op.
+Value* lowerComposite(Node* n) {
+  auto k = [&](double v) { return constantBefore(n, v); };
+  auto op = [&](OpKind kind, const std::vector<Value*>& in) { return emitAt(n, kind, in); };
+  auto one = [&] { return constantBefore(n, int64_t{1}); };
+  Value* x = n->inputs().empty() ? nullptr : n->input(0);
+  switch (n->kind()) {
+    case OpKind::Log2: return op(OpKind::Mul, {op(OpKind::Log, {x}), k(1.4426950408889634)});
+    case OpKind::Log10: return op(OpKind::Mul, {op(OpKind::Log, {x}), k(0.43429448190325176)});
+    case OpKind::Tan: return op(OpKind::Div, {op(OpKind::Sin, {x}), op(OpKind::Cos, {x})});
+    case OpKind::Relu6: return op(OpKind::Hardtanh, {x, k(0.0), k(6.0)});
+    case OpKind::Hardsigmoid:  // PyTorch's min(max(x + 3, 0), 6) / 6, its gradient 1/6 strictly inside
+      return op(OpKind::Div, {op(OpKind::Hardtanh, {op(OpKind::Add, {x, k(3.0), one()}), k(0.0), k(6.0)}), k(6.0)});
+    case OpKind::Threshold:  // x <= threshold ? value : x, its gradient the same mask
+      return op(OpKind::Where, {op(OpKind::Le, {x, n->input(1)}), n->input(2), x});
+    case OpKind::Addcmul:  // as PyTorch's kernel: self + value * tensor1 * tensor2, left to right
+      return op(OpKind::Add, {x, op(OpKind::Mul, {op(OpKind::Mul, {n->input(1), n->input(3)}), n->input(2)}), one()});
+    case OpKind::Lerp: {
+      Value* end = n->input(1);
+      Value* w = n->input(2);
+      Value* diff = op(OpKind::Sub, {end, x, one()});
+      auto low = [&] { return op(OpKind::Add, {x, op(OpKind::Mul, {diff, w}), one()}); };
+      auto high = [&] { return op(OpKind::Sub, {end, op(OpKind::Mul, {diff, op(OpKind::Rsub, {w, one(), one()})}), one()}); };
+      if (w->type().isTensor())
+        return op(OpKind::Where, {op(OpKind::Lt, {op(OpKind::Abs, {w}), k(0.5)}), low(), high()});
+      const std::optional<double> c = constantDouble(w);
+      if (!c)
+        throw Error("aten::lerp's weight is a scalar that is not a constant", n->where(),
+                    "give the weight as a constant, or as a tensor");
+      return std::abs(*c) < 0.5 ? low() : op(OpKind::Sub, {end, op(OpKind::Mul, {diff, k(1.0 - *c)}), one()});
+    }
+    case OpKind::IsNan: return op(OpKind::Ne, {x, x});
+    case OpKind::ExpandAs: return op(OpKind::Expand, {x, op(OpKind::Sizes, {n->input(1)})});
+    case OpKind::ReshapeAs: return op(OpKind::Reshape, {x, op(OpKind::Sizes, {n->input(1)})});
+    case OpKind::ViewAs: return op(OpKind::View, {x, op(OpKind::Sizes, {n->input(1)})});
+    default: return nullptr;
+  }
+}
+
 // A row whose trailing arguments graphjit takes at their defaults: each checked, then dropped.
 Value* lowerDefaults(Node* n, const frontend::DefaultsOverload& o) {
   const size_t kept = n->inputs().size() - o.defaults.size();
@@ -119,6 +160,7 @@ Value* lowerDefaults(Node* n, const frontend::DefaultsOverload& o) {
 Value* lowerOverload(Node* n) {
   if (const frontend::Factory* f = factory(n->kind())) return lowerFactory(n, *f);
   if (n->kind() == OpKind::GeluApproximate) return lowerGelu(n);
+  if (Value* v = lowerComposite(n)) return v;
   switch (n->kind()) {
     case OpKind::MaxAll: case OpKind::MinAll:  // over every dim, the gradient shared among ties as PyTorch's
       return emitAt(n, n->kind() == OpKind::MaxAll ? OpKind::Amax : OpKind::Amin,

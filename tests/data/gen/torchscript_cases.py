@@ -104,6 +104,22 @@ def activations(x, y):
     return a * b + c * d + e * f + g, nn.relu(x) + torch.rsqrt(y) * torch.sqrt(y)
 
 
+def more_pointwise(x, y, w):
+    """Ops of PyTorch's fuser tests that graphjit lowers to its own rows; y is positive (log2, log10)."""
+    nn = torch.nn.functional
+    a = torch.log2(y) + torch.log10(y) + torch.tan(x)
+    b = nn.relu6(x * 8) + nn.hardsigmoid(x * 4) + nn.threshold(x, 0.1, -2.0)
+    c = torch.addcmul(x, y, w, value=0.5) + torch.lerp(x, y, 0.3) + torch.lerp(x, y, w)
+    d = x.expand_as(w) * w.reshape_as(x) + y.view_as(x)
+    return a * b + c * d, torch.isnan(torch.log(x))
+
+
+def scalar_outputs(x, y):
+    """A function that returns scalars beside a tensor: a bool, an int and a float."""
+    n = x.size(0)
+    return x * y, n == y.size(1), n - x.size(1), 0.25
+
+
 # fastrnns' cells.py: the GRU cell and the two RNN cells
 def rnn_cells(input, hidden, w_ih, w_hh, b_ih, b_hh, r_ih, r_hh, rb_ih, rb_hh):
     gi = torch.mm(input, w_ih.t()) + b_ih
@@ -264,6 +280,18 @@ def main():
     write("masking_trace", masking, (rand(2, 4, 6), rand(2, 4, 6), mask), trace=True)
     write("maxima_script", maxima, (rand(3, 4, 5), rand(3, 4, 5)))
     write("encoder_module", Encoder(), (rand(5, 2, 6), rand(2, 6), torch.rand(5, 2, 3) > 0.7))
+    write_more_pointwise()
+
+
+def write_more_pointwise():
+    """The cases after the first ones, each with its own seed, so that adding one leaves the others as
+    they were."""
+    torch.manual_seed(50)
+    positive = lambda *shape: torch.rand(*shape) + 0.5
+    args = (rand(4, 5), positive(4, 5), rand(4, 5))
+    write("more_pointwise_script", more_pointwise, args)
+    write("more_pointwise_trace", more_pointwise, args, trace=True)
+    write("scalar_outputs", scalar_outputs, (rand(3, 4), rand(3, 4)))
 
 
 if __name__ == "__main__":
