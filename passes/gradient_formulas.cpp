@@ -137,7 +137,10 @@ void emitGradient(GradientContext& c, Node* n) {
       if (in(1)->type().isTensor() && needs(1)) acc(in(1), c.reduceTo(powExponentGrad(c, n, gy), in(1), out));
       return;
     case OpKind::Abs: acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Sign, {F(in(0))})})); return;
-    case OpKind::Sign: acc(in(0), b.op(OpKind::ZerosLike, {gy})); return;
+    case OpKind::Sign: case OpKind::Floor: case OpKind::Ceil: case OpKind::Trunc: case OpKind::Round:
+      acc(in(0), b.op(OpKind::ZerosLike, {gy}));
+      return;
+    case OpKind::Frac: acc(in(0), gy); return;
     case OpKind::Reciprocal: {  // -g y^2
       Value* y = F(out);
       acc(in(0), b.op(OpKind::Neg, {b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {y, y})})}));

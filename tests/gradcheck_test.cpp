@@ -89,7 +89,13 @@ const GradCase kCases[] = {
   %ge : Tensor = aten::gelu(%s)
   %si : Tensor = aten::silu(%s)
   %lr : Tensor = aten::leaky_relu(%s, %slope)
-  return (%a1, %a2, %p1, %p2, %p3, %p4, %p0, %ab, %sg, %rc, %c1, %c2, %c3, %c4, %c5, %h, %mx, %mn, %er, %sn, %cs, %ge, %si, %lr)
+  %s3 : Tensor = aten::mul(%s, %three)
+  %fl : Tensor = aten::floor(%s3)
+  %ce : Tensor = aten::ceil(%s3)
+  %tr : Tensor = aten::trunc(%s3)
+  %ro : Tensor = aten::round(%s3)
+  %fr : Tensor = aten::frac(%s3)
+  return (%a1, %a2, %p1, %p2, %p3, %p4, %p0, %ab, %sg, %rc, %c1, %c2, %c3, %c4, %c5, %h, %mx, %mn, %er, %sn, %cs, %ge, %si, %lr, %fl, %ce, %tr, %ro, %fr)
 )IR", {}},
     {"MatrixProducts", R"IR(graph(%a : Double(3, 4), %b : Double(4, 5), %p : Double(2, 3, 4), %q : Double(2, 4, 5), %bias : Double(5), %k : Double(3, 2, 4, 5)):
   %beta : float = prim::Constant[value=0.5]()

@@ -44,6 +44,10 @@ struct CudaTextAlgebra {
   std::string erf(const std::string& x) const { return call("erf", x); }
   std::string sin(const std::string& x) const { return call("sin", x); }
   std::string cos(const std::string& x) const { return call("cos", x); }
+  std::string floor(const std::string& x) const { return call("floor", x); }
+  std::string ceil(const std::string& x) const { return call("ceil", x); }
+  std::string trunc(const std::string& x) const { return call("trunc", x); }
+  std::string round(const std::string& x) const { return call("rint", x); }  // halves to even
   // PyTorch's pow by a number: 0.5 and -0.5 are sqrt and 1 / sqrt (NaN at -inf, -0 kept), not C's pow
   std::string pow(const std::string& x, const std::string& y) const {
     if (y == c(0.5)) return sqrt(x);

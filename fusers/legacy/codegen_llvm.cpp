@@ -157,6 +157,10 @@ class Emitter {
     llvm::Value* erf(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "erf", x); }
     llvm::Value* sin(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x); }
     llvm::Value* cos(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x); }
+    llvm::Value* floor(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x); }
+    llvm::Value* ceil(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x); }
+    llvm::Value* trunc(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x); }
+    llvm::Value* round(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x); }
     // PyTorch's pow by a number: 0.5 and -0.5 are sqrt and 1 / sqrt (NaN at -inf, -0 kept), not C's pow
     llvm::Value* pow(llvm::Value* x, llvm::Value* y) const {
       if (isConstant(y, 0.5)) return sqrt(x);

@@ -169,6 +169,10 @@ class Eval {
       case CallKind::Erf: return std::erf(x);
       case CallKind::Sin: return std::sin(x);
       case CallKind::Cos: return std::cos(x);
+      case CallKind::Floor: return std::floor(x);
+      case CallKind::Ceil: return std::ceil(x);
+      case CallKind::Trunc: return std::trunc(x);
+      case CallKind::Round: return std::nearbyint(x);  // halves to even
     }
     return 0;
   }

@@ -200,6 +200,10 @@ class Emitter {
       case CallKind::Erf: return fusion::emitLibm(b_, m_, "erf", x);
       case CallKind::Sin: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x);
       case CallKind::Cos: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x);
+      case CallKind::Floor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+      case CallKind::Ceil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+      case CallKind::Trunc: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x);
+      case CallKind::Round: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
     }
     return nullptr;
   }

@@ -633,6 +633,10 @@ class Lowerer {
     Expr erf(const Expr& x) const { return Call::make(CallKind::Erf, x); }
     Expr sin(const Expr& x) const { return Call::make(CallKind::Sin, x); }
     Expr cos(const Expr& x) const { return Call::make(CallKind::Cos, x); }
+    Expr floor(const Expr& x) const { return Call::make(CallKind::Floor, x); }
+    Expr ceil(const Expr& x) const { return Call::make(CallKind::Ceil, x); }
+    Expr trunc(const Expr& x) const { return Call::make(CallKind::Trunc, x); }
+    Expr round(const Expr& x) const { return Call::make(CallKind::Round, x); }
     // PyTorch's pow by a number: 0.5 and -0.5 are sqrt and 1 / sqrt (NaN at -inf, -0 kept), not C's pow
     Expr pow(const Expr& x, const Expr& y) const {
       if (auto e = y.as<FloatImm>(); e && (e->value == 0.5 || e->value == -0.5))

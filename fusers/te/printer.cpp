@@ -47,6 +47,10 @@ static const char* callName(CallKind k) {
     case CallKind::Erf: return "erf";
     case CallKind::Sin: return "sin";
     case CallKind::Cos: return "cos";
+    case CallKind::Floor: return "floor";
+    case CallKind::Ceil: return "ceil";
+    case CallKind::Trunc: return "trunc";
+    case CallKind::Round: return "round";
   }
   return "?";
 }
@@ -274,6 +278,10 @@ void CPrinter::visit(const Call* op) {
     case CallKind::Erf: os_ << "erf" << f; break;
     case CallKind::Sin: os_ << "sin" << f; break;
     case CallKind::Cos: os_ << "cos" << f; break;
+    case CallKind::Floor: os_ << "floor" << f; break;
+    case CallKind::Ceil: os_ << "ceil" << f; break;
+    case CallKind::Trunc: os_ << "trunc" << f; break;
+    case CallKind::Round: os_ << "rint" << f; break;  // halves to even
   }
   os_ << "(";
   visit(op->arg);

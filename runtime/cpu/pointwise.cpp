@@ -280,6 +280,11 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
     case PointwiseOp::Erf: return unary("erf", op, a, [](auto v) { return std::erf(v); });
     case PointwiseOp::Sin: return unary("sin", op, a, [](auto v) { return std::sin(v); });
     case PointwiseOp::Cos: return unary("cos", op, a, [](auto v) { return std::cos(v); });
+    case PointwiseOp::Floor: return unary("floor", op, a, [](auto v) { return std::floor(v); });
+    case PointwiseOp::Ceil: return unary("ceil", op, a, [](auto v) { return std::ceil(v); });
+    case PointwiseOp::Trunc: return unary("trunc", op, a, [](auto v) { return std::trunc(v); });
+    case PointwiseOp::Round: return unary("round", op, a, [](auto v) { return std::nearbyint(v); });  // halves to even
+    case PointwiseOp::Frac: return unary("frac", op, a, [](auto v) { return v - std::trunc(v); });
     case PointwiseOp::Gelu:  // x Phi(x) through erfc, accurate where erf's 1 + erf(x) cancels
       return unary("gelu", op, a, [](auto v) { return v * decltype(v)(0.5) * std::erfc(-v / std::sqrt(decltype(v)(2))); });
     case PointwiseOp::Silu: return unary("silu", op, a, [](auto v) { return v / (1 + std::exp(-v)); });

@@ -216,7 +216,7 @@ GJ_DEVICE gj_i64 gjOffset(gj_i64 i, const GjShape& shape, const GjStrides& s) {
   return gjOffsets3(i, shape, s, s, s).a;
 }
 
-// exp, log, sqrt, tanh, erf, sin, cos and pow of T (float or double): each resolves to T's own overload.
+// exp, log, sqrt, tanh, erf, sin, cos, the roundings and pow of T (float or double): each resolves to T's own overload.
 template <typename T> GJ_DEVICE T gjExp(T x) { return exp(x); }
 template <typename T> GJ_DEVICE T gjLog(T x) { return log(x); }
 template <typename T> GJ_DEVICE T gjSqrt(T x) { return sqrt(x); }
@@ -224,6 +224,10 @@ template <typename T> GJ_DEVICE T gjTanh(T x) { return tanh(x); }
 template <typename T> GJ_DEVICE T gjErf(T x) { return erf(x); }
 template <typename T> GJ_DEVICE T gjSin(T x) { return sin(x); }
 template <typename T> GJ_DEVICE T gjCos(T x) { return cos(x); }
+template <typename T> GJ_DEVICE T gjFloor(T x) { return floor(x); }
+template <typename T> GJ_DEVICE T gjCeil(T x) { return ceil(x); }
+template <typename T> GJ_DEVICE T gjTrunc(T x) { return trunc(x); }
+template <typename T> GJ_DEVICE T gjRound(T x) { return rint(x); }  // halves to even
 template <typename T> GJ_DEVICE T gjPow(T x, T y) { return pow(x, y); }
 
 // Member functions on the device (GJ_DEVICE may be `static`, which members cannot be).
@@ -252,6 +256,10 @@ struct GjMath {
   GJ_METHOD T erf(T x) const { return gjErf(x); }
   GJ_METHOD T sin(T x) const { return gjSin(x); }
   GJ_METHOD T cos(T x) const { return gjCos(x); }
+  GJ_METHOD T floor(T x) const { return gjFloor(x); }
+  GJ_METHOD T ceil(T x) const { return gjCeil(x); }
+  GJ_METHOD T trunc(T x) const { return gjTrunc(x); }
+  GJ_METHOD T round(T x) const { return gjRound(x); }
   GJ_METHOD T pow(T x, T y) const { return gjPow(x, y); }
   GJ_METHOD T max(T x, T y) const { return x != x || x > y ? x : y; }  // NaN when either is
   GJ_METHOD T min(T x, T y) const { return x != x || x < y ? x : y; }

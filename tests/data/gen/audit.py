@@ -197,12 +197,29 @@ def batch_norm_edges(x, w, b):
     return torch.batch_norm(x, w, b, None, None, True, 0.1, 0.25, False)
 
 
+def rounding_edges(a, b):
+    y = a * b
+    return torch.floor(y), torch.ceil(y), torch.trunc(y), torch.round(y), torch.frac(y)
+
+
+def lowered_edges(a, b):
+    """The ops lower-overloads writes as graphjit's rows, at their bounds (relu6's 0 and 6, hardsigmoid's
+    -3 and 3, threshold's 0.5), NaN and infinities."""
+    y = a * b
+    nn = torch.nn.functional
+    return (nn.relu6(y), nn.hardsigmoid(y), nn.threshold(y, 0.5, -1.0), torch.isnan(y), torch.log2(y),
+            torch.log10(y))
+
+
 def tensor(values, dtype=torch.float32):
     return torch.tensor(values, dtype=dtype)
 
 
 def rank0(v):
     return torch.tensor(v, dtype=torch.float32)
+
+
+ROUNDING = [-2.5, -1.5, -0.5, -0.0, 0.0, 0.5, 1.5, 2.5, 3.0, -3.0, 6.0, 0.25, -0.75, NAN, INF, -INF]
 
 
 def grid():
@@ -273,6 +290,10 @@ CASES = [
      [tensor(EDGES), tensor([1.0] * 9)]),
     ("activations_edges", "gelu and silu at the mask's edges", activations_edges,
      [tensor(EDGES), tensor([1.0] * 9)]),
+    ("rounding_edges", "floor, ceil, trunc, round (halves to even) and frac at halves, integers, -0, NaN and "
+     "infinities", rounding_edges, [tensor(ROUNDING), tensor([1.0] * len(ROUNDING))]),
+    ("lowered_edges", "relu6, hardsigmoid, threshold, isnan, log2 and log10 at their bounds, NaN and infinities",
+     lowered_edges, [tensor(ROUNDING), tensor([1.0] * len(ROUNDING))]),
     ("select_edges", "where and masked_fill's gradients with NaN and infinities on the unselected side",
      select_edges, [tensor(EDGES), tensor([1.0] * 9),
                     torch.tensor([True, False, True, False, True, False, True, False, True])]),

@@ -111,7 +111,8 @@ def more_pointwise(x, y, w):
     b = nn.relu6(x * 8) + nn.hardsigmoid(x * 4) + nn.threshold(x, 0.1, -2.0)
     c = torch.addcmul(x, y, w, value=0.5) + torch.lerp(x, y, 0.3) + torch.lerp(x, y, w)
     d = x.expand_as(w) * w.reshape_as(x) + y.view_as(x)
-    return a * b + c * d, torch.isnan(torch.log(x))
+    e = torch.floor(x * 3) + torch.ceil(x * 3) * torch.trunc(y * 2) + torch.round(x * 3) + torch.frac(y * 2)
+    return a * b + c * d + e, torch.isnan(torch.log(x))
 
 
 def scalar_outputs(x, y):
