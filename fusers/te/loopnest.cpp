@@ -264,8 +264,9 @@ bool mentions(const Expr& e, const ExprNode* var) {
   return f.found;
 }
 
-// The loads of `e`.
-std::vector<const Load*> loadsOf(const Expr& e) {
+// The loads of `e` (an expression or a statement).
+template <typename X>
+std::vector<const Load*> loadsOf(const X& e) {
   struct Collect : Visitor {
     using Visitor::visit;
     std::vector<const Load*> loads;
@@ -717,16 +718,7 @@ std::pair<const ExprNode*, int64_t> rowVariable(const Stmt& st) {
 // Loads of an input at `v` in the last index (the rest not mentioning v), keyed by buffer and prefix.
 std::vector<const Load*> rowLoads(const Stmt& st, const ExprNode* v, const std::unordered_set<const BufNode*>& stored) {
   std::vector<const Load*> out;
-  struct Find : Visitor {
-    using Visitor::visit;
-    std::vector<const Load*> loads;
-    void visit(const Load* op) override {
-      loads.push_back(op);
-      Visitor::visit(op);
-    }
-  } f;
-  f.visit(st);
-  for (const Load* l : f.loads) {
+  for (const Load* l : loadsOf(st)) {
     if (stored.count(l->buf.get()) || l->indices.empty() || l->indices.back().get() != v) continue;
     bool clean = true;
     for (size_t k = 0; k + 1 < l->indices.size(); ++k) clean = clean && !mentions(l->indices[k], v);
