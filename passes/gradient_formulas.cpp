@@ -177,6 +177,7 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::Cos: acc(in(0), b.op(OpKind::Neg, {b.op(OpKind::Mul, {gy, b.op(OpKind::Sin, {F(in(0))})})})); return;
     case OpKind::Gelu: acc(in(0), b.op(OpKind::GeluBackward, {gy, F(in(0))})); return;
     case OpKind::Silu: acc(in(0), b.op(OpKind::SiluBackward, {gy, F(in(0))})); return;
+    case OpKind::Hardswish: acc(in(0), b.op(OpKind::HardswishBackward, {gy, F(in(0))})); return;
     case OpKind::LeakyRelu: acc(in(0), b.op(OpKind::LeakyReluBackward, {gy, F(in(0)), F(in(1))})); return;
     case OpKind::Where:  // the condition (bool) takes none
       if (needs(1)) acc(in(1), c.reduceTo(b.op(OpKind::Where, {F(in(0)), gy, b.f(0.0)}), in(1), out));
@@ -383,7 +384,7 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::ZerosLike: case OpKind::OnesLike: case OpKind::FullLike: case OpKind::SigmoidBackward:
     case OpKind::TanhBackward: case OpKind::ThresholdBackward: case OpKind::ClampMinBackward:
     case OpKind::ClampMaxBackward: case OpKind::BelowBackward: case OpKind::MaximumBackward: case OpKind::EqualMask:
-    case OpKind::GeluBackward: case OpKind::SiluBackward: case OpKind::LeakyReluBackward:
+    case OpKind::GeluBackward: case OpKind::SiluBackward: case OpKind::LeakyReluBackward: case OpKind::HardswishBackward:
     case OpKind::SelectBackward: case OpKind::SliceBackward:
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SumBackward:

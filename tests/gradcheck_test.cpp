@@ -95,7 +95,8 @@ const GradCase kCases[] = {
   %tr : Tensor = aten::trunc(%s3)
   %ro : Tensor = aten::round(%s3)
   %fr : Tensor = aten::frac(%s3)
-  return (%a1, %a2, %p1, %p2, %p3, %p4, %p0, %ab, %sg, %rc, %c1, %c2, %c3, %c4, %c5, %h, %mx, %mn, %er, %sn, %cs, %ge, %si, %lr, %fl, %ce, %tr, %ro, %fr)
+  %hs : Tensor = aten::hardswish(%s3)
+  return (%a1, %a2, %p1, %p2, %p3, %p4, %p0, %ab, %sg, %rc, %c1, %c2, %c3, %c4, %c5, %h, %mx, %mn, %er, %sn, %cs, %ge, %si, %lr, %fl, %ce, %tr, %ro, %fr, %hs)
 )IR", {}},
     {"MatrixProducts", R"IR(graph(%a : Double(3, 4), %b : Double(4, 5), %p : Double(2, 3, 4), %q : Double(2, 4, 5), %bias : Double(5), %k : Double(3, 2, 4, 5)):
   %beta : float = prim::Constant[value=0.5]()

@@ -137,6 +137,8 @@ Value* lowerComposite(Node* n) {
       return std::abs(*c) < 0.5 ? low() : op(OpKind::Sub, {end, op(OpKind::Mul, {diff, k(1.0 - *c)}), one()});
     }
     case OpKind::IsNan: return op(OpKind::Ne, {x, x});
+    case OpKind::Hardshrink:  // (x >= -l && x <= l) ? 0 : x, its gradient the same mask
+      return op(OpKind::Where, {op(OpKind::Le, {op(OpKind::Abs, {x}), n->input(1)}), k(0.0), x});
     case OpKind::ExpandAs: return op(OpKind::Expand, {x, op(OpKind::Sizes, {n->input(1)})});
     case OpKind::ReshapeAs: return op(OpKind::Reshape, {x, op(OpKind::Sizes, {n->input(1)})});
     case OpKind::ViewAs: return op(OpKind::View, {x, op(OpKind::Sizes, {n->input(1)})});

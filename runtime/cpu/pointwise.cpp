@@ -288,6 +288,12 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
     case PointwiseOp::Gelu:  // x Phi(x) through erfc, accurate where erf's 1 + erf(x) cancels
       return unary("gelu", op, a, [](auto v) { return v * decltype(v)(0.5) * std::erfc(-v / std::sqrt(decltype(v)(2))); });
     case PointwiseOp::Silu: return unary("silu", op, a, [](auto v) { return v / (1 + std::exp(-v)); });
+    case PointwiseOp::Hardswish:  // as PyTorch's: x * min(max(x + 3, 0), 6) / 6, NaN kept
+      return unary("hardswish", op, a, [](auto v) {
+        using T = decltype(v);
+        const T r = std::isnan(v) ? v : std::min(std::max(v + T(3), T(0)), T(6));
+        return v * r / T(6);
+      });
     case PointwiseOp::LeakyRelu:
       return binary("leaky_relu", op, 0.0, a, b, [](auto x, auto slope) { return x > 0 ? x : x * slope; });
     // (grad, self[, scalar]) -> self's gradient
@@ -316,6 +322,11 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
       return binary("silu_backward", op, 0.0, a, b, [](auto g, auto x) {
         const auto s = 1 / (1 + std::exp(-x));
         return g * (s + x * s * (1 - s));
+      });
+    case PointwiseOp::HardswishBackward:
+      return binary("hardswish_backward", op, 0.0, a, b, [](auto g, auto x) {
+        using T = decltype(x);
+        return x < T(-3) ? decltype(g)(0) : x < T(3) ? g * (x / T(3) + T(0.5)) : g;
       });
     case PointwiseOp::LeakyReluBackward:
       return binary("leaky_relu_backward", op, scalar, a, b,

@@ -203,12 +203,12 @@ def rounding_edges(a, b):
 
 
 def lowered_edges(a, b):
-    """The ops lower-overloads writes as graphjit's rows, at their bounds (relu6's 0 and 6, hardsigmoid's
-    -3 and 3, threshold's 0.5), NaN and infinities."""
+    """The ops lower-overloads writes as graphjit's rows, and hardswish, at their bounds (relu6's 0 and 6,
+    hardsigmoid's and hardswish's -3 and 3, threshold's and hardshrink's 0.5), NaN and infinities."""
     y = a * b
     nn = torch.nn.functional
     return (nn.relu6(y), nn.hardsigmoid(y), nn.threshold(y, 0.5, -1.0), torch.isnan(y), torch.log2(y),
-            torch.log10(y))
+            torch.log10(y), nn.hardswish(y), nn.hardshrink(y, 0.5))
 
 
 def tensor(values, dtype=torch.float32):
@@ -292,7 +292,8 @@ CASES = [
      [tensor(EDGES), tensor([1.0] * 9)]),
     ("rounding_edges", "floor, ceil, trunc, round (halves to even) and frac at halves, integers, -0, NaN and "
      "infinities", rounding_edges, [tensor(ROUNDING), tensor([1.0] * len(ROUNDING))]),
-    ("lowered_edges", "relu6, hardsigmoid, threshold, isnan, log2 and log10 at their bounds, NaN and infinities",
+    ("lowered_edges", "relu6, hardsigmoid, threshold, isnan, log2, log10, hardswish and hardshrink at their "
+     "bounds, NaN and infinities",
      lowered_edges, [tensor(ROUNDING), tensor([1.0] * len(ROUNDING))]),
     ("select_edges", "where and masked_fill's gradients with NaN and infinities on the unselected side",
      select_edges, [tensor(EDGES), tensor([1.0] * 9),
