@@ -102,8 +102,6 @@ struct FuserOptions {
   bool timeKernels = false;
 };
 
-/// How often the kernels of one compile ran: launches that ran, and launches a kernel refused (its
-/// inputs did not fit what it was compiled for; its group then ran unfused). Counted from any thread.
 /// A fused kernel's device launches, timed (FuserOptions::timeKernels).
 struct KernelTime {
   std::string group;    ///< the fusion group's node (Node::describe)
@@ -112,6 +110,8 @@ struct KernelTime {
   double ms = 0;        ///< summed over the launches
 };
 
+/// How often the kernels of one compile ran: launches that ran, and launches a kernel refused (its
+/// inputs did not fit what it was compiled for; its group then ran unfused). Counted from any thread.
 struct KernelRunCounts {
   std::atomic<int64_t> ran{0}, refused{0};
   std::mutex mutex;               ///< guards times

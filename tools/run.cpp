@@ -203,7 +203,7 @@ int cmdRun(const std::string& file, const std::string& inputsDir, const std::str
       if (gradOutputs.empty()) {
         for (size_t i = 0; i < outputs.size(); ++i) {
           std::string name = outputName(g->outputs()[i], i);
-          if (!outputs[i].isTensor()) {  // a scalar has no gradient
+          if (!outputs[i].isTensor()) {  // a scalar has no gradient (a list or None is an error here)
             outputTensor(outputs[i], "%" + name);
             gradOutputs.emplace_back();
             continue;

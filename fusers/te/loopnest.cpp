@@ -17,6 +17,14 @@ namespace gj::te {
 
 namespace {
 
+// A reduction's fold: `x` folded into `acc` by `op`, and the value the fold starts from.
+Expr foldInto(ReduceOpKind op, const Expr& acc, const Expr& x) {
+  return op == ReduceOpKind::Sum ? acc + x : Binary::make(BinaryOpKind::Max, acc, x);
+}
+double foldIdentity(ReduceOpKind op) {
+  return op == ReduceOpKind::Sum ? 0.0 : -std::numeric_limits<double>::infinity();
+}
+
 // ---- finding and replacing one loop ----
 
 // Rebuilds the statement with the loop whose variable is `name` replaced by f(loop).
@@ -237,10 +245,8 @@ void LoopNest::lowerReductions() {
     Stmt mutate(const Store* op, const Stmt& self) override {
       const Reduce* r = op->value.as<Reduce>();
       if (!r) return self;
-      double init = r->op == ReduceOpKind::Sum ? 0.0 : -std::numeric_limits<double>::infinity();
-      Expr acc = Load::make(op->buf, op->indices);
-      Expr next = r->op == ReduceOpKind::Sum ? acc + r->body : Binary::make(BinaryOpKind::Max, acc, r->body);
-      Stmt body = Store::make(op->buf, op->indices, next);
+      const double init = foldIdentity(r->op);
+      Stmt body = Store::make(op->buf, op->indices, foldInto(r->op, Load::make(op->buf, op->indices), r->body));
       for (int64_t k = static_cast<int64_t>(r->vars.size()) - 1; k >= 0; --k)
         body = For::make(r->vars[k], imm(0), imm(r->extents[k]), body);
       return Block::make({Store::make(op->buf, op->indices, FloatImm::make(init, op->buf->type)), body});
@@ -622,11 +628,10 @@ std::vector<Stmt> rfactored(const Store* store, const Expr& first, int64_t step,
   }
   const Buf part = makeBuf(store->buf->name + "_part", {1}, store->buf->type);
   const Expr acc = Load::make(part, {imm(0)}), value = substitute(element ? element(r->body, q) : r->body, at);
-  const Expr next = r->op == ReduceOpKind::Sum ? acc + value : Binary::make(BinaryOpKind::Max, acc, value);
-  const double identity = r->op == ReduceOpKind::Sum ? 0.0 : -std::numeric_limits<double>::infinity();
-  Stmt fold = Cond::make(Compare::make(CompareOpKind::LT, flat, imm(n)), Store::make(part, {imm(0)}, next));
+  Stmt fold = Cond::make(Compare::make(CompareOpKind::LT, flat, imm(n)),
+                         Store::make(part, {imm(0)}, foldInto(r->op, acc, value)));
   if (guard) fold = Cond::make(guard, fold);
-  return {Allocate::make(part), Store::make(part, {imm(0)}, FloatImm::make(identity, part->type)),
+  return {Allocate::make(part), Store::make(part, {imm(0)}, FloatImm::make(foldIdentity(r->op), part->type)),
           For::make(q, imm(0), imm((n + step - 1) / step), fold),
           Store::make(store->buf, store->indices, ThreadReduce::make(r->op, acc, scope)), Free::make(part)};
 }
@@ -843,15 +848,19 @@ Stmt rowBodyForThreads(const Stmt& body, const Expr& t, int64_t threads, ThreadS
 
 }  // namespace
 
-Stmt LoopNest::splitRows(const Stmt& nest, const std::vector<const For*>& loops, int64_t rowCount, int64_t split) {
-  // Blocks b of rowCount x split: row b / split, its slice b % split; the row's thread g = slice x 256 + t
-  // of split x 256.
-  const std::string name = loops.front()->var.as<Var>()->name;
+Stmt LoopNest::flatBody(const Stmt& nest, const std::vector<const For*>& loops, const Expr& at) const {
   std::vector<std::string> chain;
   for (const For* f : loops) chain.push_back(f->var.as<Var>()->name);
   LoopNest flat(nest, inputs_, outputs_);
   flat.flatten(chain);
   const For* all = flat.root().as<For>();
+  return substitute(all->body, {{all->var.get(), all->start + at}});
+}
+
+Stmt LoopNest::splitRows(const Stmt& nest, const std::vector<const For*>& loops, int64_t rowCount, int64_t split) {
+  // Blocks b of rowCount x split: row b / split, its slice b % split; the row's thread g = slice x 256 + t
+  // of split x 256.
+  const std::string name = loops.front()->var.as<Var>()->name;
   const Expr b = Var::make(name + "_block"), t = Var::make(name + "_thread");
   const Expr row = b / imm(split), slice = b % imm(split), S = imm(split);
   const Expr g = slice * imm(kGpuRowThreads) + t;
@@ -863,20 +872,18 @@ Stmt LoopNest::splitRows(const Stmt& nest, const std::vector<const For*>& loops,
     ++partials_;
     const Expr mine = Load::make(blockValue->buf, blockValue->indices);
     const Expr j = Var::make(blockValue->buf->name + "_j");
-    const Expr other = Load::make(partial, {row * S + j});
-    const Expr next = tr->op == ReduceOpKind::Sum ? mine + other : Binary::make(BinaryOpKind::Max, mine, other);
-    const double identity = tr->op == ReduceOpKind::Sum ? 0.0 : -std::numeric_limits<double>::infinity();
+    const Expr next = foldInto(tr->op, mine, Load::make(partial, {row * S + j}));
     return std::vector<Stmt>{
         result,  // the block's value, in every thread of it
         Cond::make(Compare::make(CompareOpKind::EQ, t, imm(0)),
                    Store::make(partial, {row * S + slice}, mine)),
         GridSync::make(),
         // Every block of the row folds the row's partials in one order.
-        Store::make(blockValue->buf, blockValue->indices, FloatImm::make(identity, blockValue->buf->type)),
+        Store::make(blockValue->buf, blockValue->indices, FloatImm::make(foldIdentity(tr->op), blockValue->buf->type)),
         For::make(j, imm(0), S, Store::make(blockValue->buf, blockValue->indices, next))};
   };
-  const Stmt body = rowBodyForThreads(substitute(all->body, {{all->var.get(), all->start + row}}), g,
-                                      split * kGpuRowThreads, ThreadScope::Block, across);
+  const Stmt body = rowBodyForThreads(flatBody(nest, loops, row), g, split * kGpuRowThreads, ThreadScope::Block,
+                                      across);
   LoopOptions threadLoop, blockLoop;
   threadLoop.gpuThread = 0;
   blockLoop.gpuBlock = 0;
@@ -901,18 +908,12 @@ void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel,
   for (const Stmt& nest : nests) {
     if (std::vector<const For*> loops = foldingLoops(nest, false); !loops.empty()) {
       // 32 outputs a block, a lane each; the block's warps split each output's elements.
-      std::vector<std::string> chain;
       int64_t outputs = 1;
-      for (const For* f : loops) {
-        chain.push_back(f->var.as<Var>()->name);
-        outputs *= *intValue(f->stop) - *intValue(f->start);
-      }
-      LoopNest flat(nest, inputs_, outputs_);
-      flat.flatten(chain);
-      const For* all = flat.root().as<For>();
-      const Expr block = Var::make(chain[0] + "_block"), t = Var::make(chain[0] + "_thread");
+      for (const For* f : loops) outputs *= *intValue(f->stop) - *intValue(f->start);
+      const std::string name = loops.front()->var.as<Var>()->name;
+      const Expr block = Var::make(name + "_block"), t = Var::make(name + "_thread");
       const Expr j = block * imm(32) + t % imm(32);
-      const Stmt body = substitute(all->body, {{all->var.get(), all->start + j}});
+      const Stmt body = flatBody(nest, loops, j);
       LoopOptions threadLoop, blockLoop;
       threadLoop.gpuThread = 0;
       blockLoop.gpuBlock = 0;
@@ -942,15 +943,9 @@ void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel,
       if (length <= kGpuWarpRowMost) {
         // A warp a row, 8 rows a block: the row loops flattened into the row each warp takes, its lanes
         // inside, whose shuffles need no barrier.
-        std::vector<std::string> chain;
-        for (const For* f : loops) chain.push_back(f->var.as<Var>()->name);
-        LoopNest flat(nest, inputs_, outputs_);
-        flat.flatten(chain);
-        const For* all = flat.root().as<For>();
         const int64_t warps = kGpuRowThreads / 32;
         const Expr block = Var::make(name + "_block"), lane = t % imm(32), row = block * imm(warps) + t / imm(32);
-        const Stmt body = rowBodyForThreads(substitute(all->body, {{all->var.get(), all->start + row}}), lane, 32,
-                                            ThreadScope::Warp);
+        const Stmt body = rowBodyForThreads(flatBody(nest, loops, row), lane, 32, ThreadScope::Warp);
         const Stmt inRange = Cond::make(Compare::make(CompareOpKind::LT, row, imm(rowCount)), body);
         LoopNest one(For::make(block, imm(0), imm((rowCount + warps - 1) / warps),
                                For::make(t, imm(0), imm(kGpuRowThreads), inRange, threadLoop), blockLoop),

@@ -116,6 +116,8 @@ class LoopNest {
   GpuLaunch gpuLaunch() const;
 
  private:
+  // A folding nest's body (foldingLoops) at element `at` of its loops flattened into one.
+  Stmt flatBody(const Stmt& nest, const std::vector<const For*>& loops, const Expr& at) const;
   // scheduleGpu's split reduction (kGpuSplitRowsMost): the row nest `nest` with its row `loops`, each row
   // over `split` blocks; its partials buffers appended to the outputs.
   Stmt splitRows(const Stmt& nest, const std::vector<const For*>& loops, int64_t rowCount, int64_t split);

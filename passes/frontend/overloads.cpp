@@ -122,19 +122,20 @@ Value* lowerComposite(Node* n) {
       return op(OpKind::Where, {op(OpKind::Le, {x, n->input(1)}), n->input(2), x});
     case OpKind::Addcmul:  // as PyTorch's kernel: self + value * tensor1 * tensor2, left to right
       return op(OpKind::Add, {x, op(OpKind::Mul, {op(OpKind::Mul, {n->input(1), n->input(3)}), n->input(2)}), one()});
-    case OpKind::Lerp: {
+    case OpKind::Lerp: {  // as PyTorch's kernel: self + w (end - self) where |w| < 0.5, else end - (end - self)(1 - w)
       Value* end = n->input(1);
       Value* w = n->input(2);
-      Value* diff = op(OpKind::Sub, {end, x, one()});
-      auto low = [&] { return op(OpKind::Add, {x, op(OpKind::Mul, {diff, w}), one()}); };
-      auto high = [&] { return op(OpKind::Sub, {end, op(OpKind::Mul, {diff, op(OpKind::Rsub, {w, one(), one()})}), one()}); };
-      if (w->type().isTensor())
-        return op(OpKind::Where, {op(OpKind::Lt, {op(OpKind::Abs, {w}), k(0.5)}), low(), high()});
-      const std::optional<double> c = constantDouble(w);
-      if (!c)
+      const std::optional<double> c = w->type().isTensor() ? std::nullopt : constantDouble(w);
+      if (!w->type().isTensor() && !c)
         throw Error("aten::lerp's weight is a scalar that is not a constant", n->where(),
                     "give the weight as a constant, or as a tensor");
-      return std::abs(*c) < 0.5 ? low() : op(OpKind::Sub, {end, op(OpKind::Mul, {diff, k(1.0 - *c)}), one()});
+      Value* diff = op(OpKind::Sub, {end, x, one()});
+      auto low = [&] { return op(OpKind::Add, {x, op(OpKind::Mul, {diff, w}), one()}); };
+      auto high = [&](Value* rest) { return op(OpKind::Sub, {end, op(OpKind::Mul, {diff, rest}), one()}); };
+      if (!c)  // per element
+        return op(OpKind::Where, {op(OpKind::Lt, {op(OpKind::Abs, {w}), k(0.5)}), low(),
+                                  high(op(OpKind::Rsub, {w, one(), one()}))});
+      return std::abs(*c) < 0.5 ? low() : high(k(1.0 - *c));
     }
     case OpKind::IsNan: return op(OpKind::Ne, {x, x});
     case OpKind::Hardshrink:  // (x >= -l && x <= l) ? 0 : x, its gradient the same mask
