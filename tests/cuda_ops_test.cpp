@@ -339,6 +339,35 @@ TEST(CudaOps, MatrixProductsMatchTheCpu) {
   }
 }
 
+// bmm is one strided batched GEMM on the device: each operand's batch layout must reach it whole, or be
+// copied once where BLAS cannot read it. Every layout against the CPU's one GEMM a matrix.
+TEST(CudaOps, BatchedProductsReadEveryBatchLayout) {
+  SKIP_WITHOUT_DEVICE();
+  for (DType t : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(dtypeName(t));
+    const double tol = t == DType::Float32 ? 1e-5 : 1e-12;
+    Tensor x = Tensor::rand({5, 7, 12}, t, 31), y = Tensor::rand({5, 12, 9}, t, 32);
+    // Each batch transposed ([5, 12, 7] read as [5, 7, 12]): BLAS's transposed operand, no copy.
+    Tensor xt = Tensor::rand({5, 12, 7}, t, 33), yt = Tensor::rand({5, 9, 12}, t, 34);
+    // The batch dimension innermost: no matrix is row- or column-major, so it is copied.
+    Tensor xp = Tensor::rand({7, 12, 5}, t, 35);
+    const std::vector<std::pair<Tensor, Tensor>> lefts = {
+        {x, dev(x)}, {xt.transpose(1, 2), dev(xt).transpose(1, 2)},
+        {xp.permute(std::vector<int64_t>{2, 0, 1}), dev(xp).permute(std::vector<int64_t>{2, 0, 1})}};
+    const std::vector<std::pair<Tensor, Tensor>> rights = {{y, dev(y)}, {yt.transpose(1, 2), dev(yt).transpose(1, 2)}};
+    for (const auto& [l, dl] : lefts)
+      for (const auto& [r, dr] : rights) expectMatches(cpu::bmm(dl, dr), cpu::bmm(l, r), tol);
+    // A broadcast operand (batch stride 0), a batch of one, and a broadcasting matmul.
+    Tensor w = Tensor::rand({1, 12, 9}, t, 36);
+    const std::vector<int64_t> five{5, 12, 9};
+    expectMatches(cpu::bmm(dev(x), dev(w).expand(five)), cpu::bmm(x, w.expand(five)), tol);
+    Tensor x1 = Tensor::rand({1, 7, 12}, t, 37);
+    expectMatches(cpu::bmm(dev(x1), dev(w)), cpu::bmm(x1, w), tol);
+    Tensor x4 = Tensor::rand({2, 3, 7, 12}, t, 38), y4 = Tensor::rand({3, 12, 9}, t, 39);
+    expectMatches(cpu::matmul(dev(x4), dev(y4)), cpu::matmul(x4, y4), tol);
+  }
+}
+
 TEST(CudaOps, SoftmaxAndLogSoftmaxMatchTheCpuAlongEveryDimension) {
   SKIP_WITHOUT_DEVICE();
   for (DType t : {DType::Float32, DType::Float64}) {

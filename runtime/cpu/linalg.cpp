@@ -45,6 +45,16 @@ static void gemmInto(const Tensor& out, const Tensor& a, const Tensor& b, double
   }
 }
 
+// The matrices of a batch t [count, rows, cols] as BLAS sees them: they share one layout, so the first
+// one's stands for all, matrix i at i * t.stride(0) elements (0 where the batch broadcasts). A layout that
+// BLAS cannot read is copied once for the whole batch.
+static std::pair<BlasMatrix, int64_t> asBlasBatch(const Tensor& t) {
+  BlasMatrix first = asBlas(t.select(0, 0));
+  if (first.keep.rawData() == t.rawData()) return {BlasMatrix{t, first.trans, first.ld}, t.stride(0)};
+  Tensor c = t.contiguous();
+  return {BlasMatrix{c, false, std::max<int64_t>(c.size(2), 1)}, c.stride(0)};
+}
+
 static void checkMatmulOperands(const char* op, const Tensor& a, const Tensor& b) {
   USER_CHECK(a.defined() && b.defined(), "{}: undefined tensor argument", op);
   USER_CHECK(isFloating(a.dtype()) && a.dtype() == b.dtype(), "{}: expected two float tensors of one dtype, got {} and {}",
@@ -88,6 +98,17 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   USER_CHECK(a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0) && a.size(2) == b.size(1),
              "bmm: cannot multiply batches {} and {}", shapeStr(a.sizes()), shapeStr(b.sizes()));
   Tensor out = Tensor::empty({a.size(0), a.size(1), b.size(2)}, a.dtype(), a.device());
+  if (onCuda(out) && out.numel() > 0 && a.size(2) > 0) {
+    // One strided batched GEMM on the device: a launch per matrix would cost multihead attention's
+    // 128 heads x batch 128 launches a product.
+    USER_CHECK(onCuda(b), "bmm of tensors on two devices");
+    auto [A, strideA] = asBlasBatch(a);
+    auto [B, strideB] = asBlasBatch(b);
+    const int64_t m = a.size(1), n = b.size(2), k = a.size(2);
+    cuda::gemm(out.dtype(), A.trans, B.trans, m, n, k, 1.0, A.keep.rawData(), A.ld, B.keep.rawData(), B.ld, 0.0,
+               out.rawData(), std::max<int64_t>(n, 1), {a.size(0), strideA, strideB, m * n});
+    return out;
+  }
   for (int64_t i = 0; i < a.size(0); ++i) {
     Tensor o = out.select(0, i);
     if (a.size(2) == 0)

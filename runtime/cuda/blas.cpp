@@ -22,6 +22,8 @@ struct Cublas {
   decltype(&::cublasSetMathMode) setMathMode = nullptr;
   decltype(&::cublasSgemm_v2) sgemm = nullptr;
   decltype(&::cublasDgemm_v2) dgemm = nullptr;
+  decltype(&::cublasSgemmStridedBatched) sgemmBatched = nullptr;
+  decltype(&::cublasDgemmStridedBatched) dgemmBatched = nullptr;
   decltype(&::cublasGetStatusString) statusString = nullptr;
   std::string failure;  ///< why cuBLAS cannot be used; empty when it can
 };
@@ -39,6 +41,8 @@ const Cublas& cublas() {
     detail::findEntry(lib, "cublasSetMathMode", c.setMathMode, missing);
     detail::findEntry(lib, "cublasSgemm_v2", c.sgemm, missing);
     detail::findEntry(lib, "cublasDgemm_v2", c.dgemm, missing);
+    detail::findEntry(lib, "cublasSgemmStridedBatched", c.sgemmBatched, missing);
+    detail::findEntry(lib, "cublasDgemmStridedBatched", c.dgemmBatched, missing);
     detail::findEntry(lib, "cublasGetStatusString", c.statusString, missing);
     if (!missing.empty()) c.failure = fmt::format("the cuBLAS library lacks {}", missing);
   });
@@ -64,39 +68,61 @@ cublasHandle_t handle(const Cublas& c) {
 }  // namespace
 
 void gemm(DType dtype, bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
-          int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc) {
+          int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc, const GemmBatch& batch) {
   USER_CHECK(isFloating(dtype), "CUDA gemm: float32 or float64, not {}", dtypeName(dtype));
-  if (requireDevice().emulated) {  // device memory is host memory there; the GEMM is queued like a kernel
+  USER_CHECK(batch.count >= 1, "CUDA gemm: a batch of {} products", batch.count);
+  if (requireDevice().emulated) {  // device memory is host memory there; the GEMMs are queued like a kernel
     a = detail::emulatedHostPointer(a);
     b = detail::emulatedHostPointer(b);
     c = detail::emulatedHostPointer(c);
     detail::emulatedEnqueue(currentStream(), [=] {
-      if (dtype == DType::Float32)
-        return sgemm(transA, transB, m, n, k, static_cast<float>(alpha), static_cast<const float*>(a), lda,
-                     static_cast<const float*>(b), ldb, static_cast<float>(beta), static_cast<float*>(c), ldc);
-      dgemm(transA, transB, m, n, k, alpha, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb,
-            beta, static_cast<double*>(c), ldc);
+      for (int64_t i = 0; i < batch.count; ++i) {
+        if (dtype == DType::Float32) {
+          const auto *A = static_cast<const float*>(a), *B = static_cast<const float*>(b);
+          sgemm(transA, transB, m, n, k, static_cast<float>(alpha), A + i * batch.strideA, lda, B + i * batch.strideB,
+                ldb, static_cast<float>(beta), static_cast<float*>(c) + i * batch.strideC, ldc);
+        } else {
+          const auto *A = static_cast<const double*>(a), *B = static_cast<const double*>(b);
+          dgemm(transA, transB, m, n, k, alpha, A + i * batch.strideA, lda, B + i * batch.strideB, ldb, beta,
+                static_cast<double*>(c) + i * batch.strideC, ldc);
+        }
+      }
     });
     return;
   }
   const Cublas& cb = cublas();
   USER_CHECK(cb.failure.empty(), "{}", cb.failure);
-  USER_CHECK(std::max({m, n, k, lda, ldb, ldc}) <= INT32_MAX, "CUDA gemm: {}x{}x{} is beyond cuBLAS's 32-bit sizes", m, n, k);
+  USER_CHECK(std::max({m, n, k, lda, ldb, ldc, batch.count}) <= INT32_MAX,
+             "CUDA gemm: {} x {}x{}x{} is beyond cuBLAS's 32-bit sizes", batch.count, m, n, k);
   // cuBLAS is column-major: row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, the same
   // memory read with the operands swapped.
   const cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N, opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
+  const int LDA = static_cast<int>(lda), LDB = static_cast<int>(ldb), LDC = static_cast<int>(ldc);
   cublasHandle_t h = handle(cb);
+  if (batch.count > 1) {
+    const int count = static_cast<int>(batch.count);
+    const long long sA = batch.strideA, sB = batch.strideB, sC = batch.strideC;
+    if (dtype == DType::Float32) {
+      const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
+      check(cb, cb.sgemmBatched(h, opB, opA, N, M, K, &al, static_cast<const float*>(b), LDB, sB,
+                                static_cast<const float*>(a), LDA, sA, &be, static_cast<float*>(c), LDC, sC, count),
+            "cublasSgemmStridedBatched");
+    } else {
+      check(cb, cb.dgemmBatched(h, opB, opA, N, M, K, &alpha, static_cast<const double*>(b), LDB, sB,
+                                static_cast<const double*>(a), LDA, sA, &beta, static_cast<double*>(c), LDC, sC, count),
+            "cublasDgemmStridedBatched");
+    }
+    return;
+  }
   if (dtype == DType::Float32) {
     const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
-    check(cb, cb.sgemm(h, opB, opA, N, M, K, &al, static_cast<const float*>(b), static_cast<int>(ldb),
-                       static_cast<const float*>(a), static_cast<int>(lda), &be, static_cast<float*>(c),
-                       static_cast<int>(ldc)),
+    check(cb, cb.sgemm(h, opB, opA, N, M, K, &al, static_cast<const float*>(b), LDB, static_cast<const float*>(a), LDA,
+                       &be, static_cast<float*>(c), LDC),
           "cublasSgemm");
   } else {
-    check(cb, cb.dgemm(h, opB, opA, N, M, K, &alpha, static_cast<const double*>(b), static_cast<int>(ldb),
-                       static_cast<const double*>(a), static_cast<int>(lda), &beta, static_cast<double*>(c),
-                       static_cast<int>(ldc)),
+    check(cb, cb.dgemm(h, opB, opA, N, M, K, &alpha, static_cast<const double*>(b), LDB,
+                       static_cast<const double*>(a), LDA, &beta, static_cast<double*>(c), LDC),
           "cublasDgemm");
   }
 }

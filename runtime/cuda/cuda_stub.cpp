@@ -74,7 +74,7 @@ void copy(const Tensor&, const Tensor&) { fail(); }
 void fill(const Tensor&, double) { fail(); }
 Tensor dropout(const Tensor&, double, const Tensor&, int64_t) { fail(); }
 void gemm(DType, bool, bool, int64_t, int64_t, int64_t, double, const void*, int64_t, const void*, int64_t, double,
-          void*, int64_t) {
+          void*, int64_t, const GemmBatch&) {
   fail();
 }
 void im2col(DType, const void*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,

@@ -69,10 +69,18 @@ void copy(const Tensor& dst, const Tensor& src);
 /// Every element of a contiguous device tensor set to `value`.
 void fill(const Tensor& dst, double value);
 
+/// A batch of equal GEMMs: product i reads A + i * strideA, B + i * strideB and writes C + i * strideC
+/// (strides in elements; 0 repeats a broadcast operand).
+struct GemmBatch {
+  int64_t count = 1;
+  int64_t strideA = 0, strideB = 0, strideC = 0;
+};
+
 /// Row-major C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, as runtime/gemm.h's sgemm and dgemm,
 /// on device pointers through cuBLAS (TF32 off: float32 results compare with the CPU's); float32 or float64.
+/// A batch of more than one runs as one strided batched cuBLAS call (bmm's: one launch, not one a matrix).
 void gemm(DType dtype, bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
-          int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc);
+          int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc, const GemmBatch& batch = {});
 
 /// conv2d's unfolding of one image (`channels` planes of h x w, contiguous device memory) into col
 /// [channels * kH * kW, outH * outW] (zeros in the padding), as runtime/cpu/im2col.h; col2im writes the
