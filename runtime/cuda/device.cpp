@@ -109,6 +109,10 @@ void setUp(Loaded& l) {
   if (api.cuDeviceGetAttribute(&memoryKHz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) == CUDA_SUCCESS &&
       api.cuDeviceGetAttribute(&busBits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) == CUDA_SUCCESS)
     l.info.dramGBs = 2.0 * memoryKHz * 1e3 * (busBits / 8.0) / 1e9;
+  int l2 = 0;
+  if (api.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) == CUDA_SUCCESS && l2 > 0)
+    l.info.l2Bytes = static_cast<size_t>(l2);
+  api.cuDeviceGetAttribute(&l.info.clockKHz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
 }
 
 Loaded& loaded() {

@@ -32,6 +32,8 @@ struct DeviceInfo {
   /// Peak DRAM bandwidth in GB/s (10^9 bytes), from the memory clock and bus width (double data rate);
   /// 0 where the driver does not say (the emulated driver).
   double dramGBs = 0;
+  size_t l2Bytes = 0;  ///< the L2 cache's size; 0 on the emulated driver
+  int clockKHz = 0;    ///< the multiprocessors' typical clock; 0 on the emulated driver
   int driverVersion = 0;  ///< e.g. 13000 for CUDA 13.0
   std::string driverPath;  ///< the libcuda that was loaded, or "emulated"
   /// GJ_CUDA_DRIVER=emulated: the host stands in for the GPU (runtime/cuda/emulator.cpp), for tests of the

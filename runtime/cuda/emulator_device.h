@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 struct GjEmuDim3 {
   unsigned x, y, z;
@@ -85,6 +86,12 @@ const GjEmuApi* gjEmuApi = nullptr;  // set by the emulator (or a module's gj_em
 
 inline void __syncwarp(unsigned mask = 0xffffffffu, int line = __builtin_LINE()) {
   gjEmuApi->warp(GJ_EMU_SYNCWARP, mask, 0, 0, 32, line);
+}
+// The host's monotonic clock in nanoseconds stands in for the multiprocessor's cycle counter.
+inline long long clock64() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 inline void __threadfence(int = __builtin_LINE()) {}
 inline void __threadfence_block(int = __builtin_LINE()) {}

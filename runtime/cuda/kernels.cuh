@@ -343,6 +343,13 @@ GJ_KERNEL void gj_fill(GjFillArgs p) {
   GJ_GRID_STRIDE(i, p.n) gjStore(p.out, p.type, i, p.value);
 }
 
+// gj_hold: one thread spins for `cycles` of its clock, holding the stream (holdForTiming, ops.h).
+GJ_KERNEL void gj_hold(gj_i64 cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
 // acc and v folded by gj_sum_*: their sum, or their maximum (a NaN, once met, stays).
 GJ_DEVICE double gjFold(int max, double acc, double v) {
   if (!max) return acc + v;

@@ -533,4 +533,17 @@ void fill(const Tensor& dst, double value) {
   launch("gj_fill", p.n, p);
 }
 
+void holdForTiming(double microseconds) {
+  const DeviceInfo& d = requireDevice();
+  if (d.emulated) return;
+  // One buffer a process, twice the L2 (64 MiB where the driver does not say), its contents never read.
+  // Never freed: a process's exit may come after the driver's.
+  static const Tensor& evict = *new Tensor(Tensor::empty(
+      {static_cast<int64_t>(std::max<size_t>(2 * d.l2Bytes, size_t{64} << 20) / 4)}, DType::Float32, DeviceKind::Cuda));
+  fill(evict, 1.0);
+  const int64_t cycles = static_cast<int64_t>(microseconds * 1e-3 * (d.clockKHz > 0 ? d.clockKHz : 2'000'000));
+  void* params[] = {const_cast<int64_t*>(&cycles)};
+  kernel("gj_hold").launch({.grid = {1, 1, 1}, .block = {1, 1, 1}}, params);
+}
+
 }  // namespace gj::cuda

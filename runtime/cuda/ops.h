@@ -69,6 +69,13 @@ void copy(const Tensor& dst, const Tensor& src);
 /// Every element of a contiguous device tensor set to `value`.
 void fill(const Tensor& dst, double value);
 
+/// Before a timed launch (FuserOptions::timeKernels): writes a buffer of twice the L2's size, so that the
+/// launch reads its operands from DRAM, then holds the current stream with a kernel that spins for
+/// `microseconds`, so that an event recorded next is stamped when the hold ends, after the host has
+/// issued the launch, rather than while the host still works on it (nvbench's blocking kernel). Events
+/// around the launch then time the device's work alone. Nothing on the emulated driver.
+void holdForTiming(double microseconds = 200);
+
 /// A batch of equal GEMMs: product i reads A + i * strideA, B + i * strideB and writes C + i * strideC
 /// (strides in elements; 0 repeats a broadcast operand).
 struct GemmBatch {
