@@ -892,6 +892,55 @@ TEST(TeGpuRows, SplitReductionsMatchTheCpu) {
     }
 }
 
+// A split column reduction (LoopNest::kGpuSplitColumnLeast): a sum over a long batch into few outputs (a
+// bias gradient's shape) beside a pointwise output in one kernel; each group of 32 outputs over several
+// blocks that meet at a grid barrier, the pointwise nest in the same grid. Outputs of 40 (a group with
+// idle lanes) and 64 (whole groups), columns of 1031 elements (odd: the last block's share shorter)
+// against the CPU's kernels; twice, bitwise the same. The emulated device holds 4 blocks.
+TEST(TeGpuRows, SplitColumnReductionsMatchTheCpu) {
+  if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
+  SKIP_WITHOUT_LLVM();
+  for (int64_t columns : {40, 64}) {
+    const int64_t rows = 1031;
+    const std::string text = fmt::format(R"IR(graph(%x : Float({0}, {1})):
+  %zero : int = prim::Constant[value=0]()
+  %dims : int[] = prim::ListConstruct(%zero)
+  %false : bool = prim::Constant[value=0]()
+  %y : Float({0}, {1}) = aten::tanh(%x)
+  %z : Float({0}, {1}) = aten::mul(%y, %x)
+  %s : Float({1}) = aten::sum(%z, %dims, %false)
+  return (%s, %y)
+)IR", rows, columns);
+    SCOPED_TRACE(text);
+    auto g = parseIR(text);
+    PipelineOptions o;
+    o.fuser = FuserKind::Te;
+    Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false}, o);
+    const Node* group = nullptr;
+    forEachNode(plan.graph->block(), [&](Node* k) { group = k->kind() == OpKind::TensorExprGroup ? k : group; });
+    ASSERT_NE(group, nullptr) << printIR(*plan.graph);
+    const LoopNest::GpuLaunch launch = gpuLoopNest(*group->subgraph(), {}, 4).gpuLaunch();
+    EXPECT_TRUE(launch.cooperative);
+    EXPECT_EQ(launch.blocks[0], 4);  // 2 groups of 32 outputs, each over 2 blocks
+
+    const std::vector<IValue> in = {Tensor::rand({rows, columns}, DType::Float32, 23, -2, 2)};
+    Function cpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy});
+    auto want = cpu.forward(in, {false});
+    Function gpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda});
+    std::vector<Tensor> sums;
+    for (int run = 0; run < 2; ++run) {
+      auto got = gpu.forward(in, {false});
+      sums.push_back(got[0].toTensor().to(DeviceKind::Cpu));
+      EXPECT_LE(test::relError(got[1].toTensor().to(DeviceKind::Cpu), want[1].toTensor()), 1e-5) << "pointwise";
+    }
+    EXPECT_GT(gpu.stats().kernelRuns, 0) << "no fused kernel ran";
+    EXPECT_TRUE(gpu.stats().warnings.empty()) << gpu.stats().warnings.front();
+    EXPECT_LE(test::relError(sums[0], want[0].toTensor()), 1e-5);
+    EXPECT_EQ(std::memcmp(sums[0].rawData(), sums[1].rawData(), sums[0].numel() * sizeof(float)), 0)
+        << "two runs differ";
+  }
+}
+
 // FunctionOptions::timeKernels on the device: each fused kernel's launches counted and timed, its bytes
 // those of its inputs and outputs (a softmax of 3 rows of 40 times x: 480 B in, 480 B out).
 TEST(TeGpuRows, KernelTimesCountEachLaunchAndItsBytes) {

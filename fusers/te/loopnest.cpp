@@ -609,8 +609,8 @@ int64_t rowLength(const Stmt& body) {
 }
 
 // A reduction `store` (buf[0] = Reduce(...)) rfactored across threads: this thread folds element
-// q * step + first of the flattened reduction for every q into a register of its own (under `guard` too,
-// when given), then buf[0] = ThreadReduce of those registers over the threads of `scope`. `element`, when
+// q * step + first (first < step) of the flattened reduction for every q into a register of its own (under
+// `guard` too, when given), then buf[0] = ThreadReduce of those registers over the threads of `scope`. `element`, when
 // given, rewrites the reduction's body knowing q first.
 std::vector<Stmt> rfactored(const Store* store, const Expr& first, int64_t step, const Expr& guard, ThreadScope scope,
                             const std::function<Expr(const Expr& body, const Expr& q)>& element = nullptr) {
@@ -628,21 +628,24 @@ std::vector<Stmt> rfactored(const Store* store, const Expr& first, int64_t step,
   }
   const Buf part = makeBuf(store->buf->name + "_part", {1}, store->buf->type);
   const Expr acc = Load::make(part, {imm(0)}), value = substitute(element ? element(r->body, q) : r->body, at);
-  Stmt fold = Cond::make(Compare::make(CompareOpKind::LT, flat, imm(n)),
-                         Store::make(part, {imm(0)}, foldInto(r->op, acc, value)));
+  // first < step, so flat < n always holds where step divides n: no guard then.
+  Stmt fold = Store::make(part, {imm(0)}, foldInto(r->op, acc, value));
+  if (n % step) fold = Cond::make(Compare::make(CompareOpKind::LT, flat, imm(n)), fold);
   if (guard) fold = Cond::make(guard, fold);
   return {Allocate::make(part), Store::make(part, {imm(0)}, FloatImm::make(foldIdentity(r->op), part->type)),
           For::make(q, imm(0), imm((n + step - 1) / step), fold),
           Store::make(store->buf, store->indices, ThreadReduce::make(r->op, acc, scope)), Free::make(part)};
 }
 
-// The column nest's body, its outputs' loop flattened into `j` (< outputs), for a block of `threads`
-// threads taking 32 outputs, a lane each, its warps (slice t / 32 of threads / 32) folding every
-// (threads / 32)-th element of each reduction, then a ThreadReduce over the lane's threads; a store into
-// an output by the first warp only, for an output there is.
-Stmt columnBodyForThreads(const Stmt& body, const Expr& j, int64_t outputs, const Expr& t, int64_t threads) {
-  const int64_t warps = threads / 32;
-  const Expr slice = t / imm(32), inRange = Compare::make(CompareOpKind::LT, j, imm(outputs));
+// The column nest's body, its outputs' loop flattened into `j` (< outputs), for blocks taking 32 outputs,
+// a lane each: warp `slot` of `slots` (a block's t / 32 of its warps; over a split, its row slice's too)
+// folds every slots-th element of each reduction, then a ThreadReduce over the block's warps gives each
+// lane its output's value, and `across`, when given, carries that block value on across the blocks of a
+// split (splitColumns). A store into an output by warp slot 0 only, for an output there is. A guard is
+// left out where it always holds (outputs a multiple of 32).
+Stmt columnBodyForThreads(const Stmt& body, const Expr& j, int64_t outputs, const Expr& slot, int64_t slots,
+                          const std::function<std::vector<Stmt>(const Stmt& blockValue)>& across = nullptr) {
+  const Expr inRange = outputs % 32 ? Compare::make(CompareOpKind::LT, j, imm(outputs)) : Expr();
   std::unordered_set<const BufNode*> temporaries;
   for (const Stmt& st : statementsOf(body))
     if (const Allocate* a = st.as<Allocate>()) temporaries.insert(a->buf.get());
@@ -650,10 +653,17 @@ Stmt columnBodyForThreads(const Stmt& body, const Expr& j, int64_t outputs, cons
   for (const Stmt& st : statementsOf(body)) {
     const Store* store = st.as<Store>();
     if (store && store->value.as<Reduce>()) {
-      for (Stmt x : rfactored(store, slice, warps, inRange, ThreadScope::Columns)) out.push_back(std::move(x));
+      std::vector<Stmt> folded = rfactored(store, slot, slots, inRange, ThreadScope::Columns);
+      for (Stmt& x : folded) {
+        const Store* result = x.as<Store>();
+        if (across && result && result->value.as<ThreadReduce>())
+          for (Stmt y : across(x)) out.push_back(std::move(y));
+        else
+          out.push_back(std::move(x));
+      }
     } else if (store && !temporaries.count(store->buf.get())) {
-      const Stmt first = Cond::make(Compare::make(CompareOpKind::EQ, slice, imm(0)), st);
-      out.push_back(Cond::make(inRange, first));
+      const Stmt first = Cond::make(Compare::make(CompareOpKind::EQ, slot, imm(0)), st);
+      out.push_back(inRange ? Cond::make(inRange, first) : first);
     } else {
       out.push_back(st);
     }
@@ -894,6 +904,43 @@ Stmt LoopNest::splitRows(const Stmt& nest, const std::vector<const For*>& loops,
   return one.root();
 }
 
+Stmt LoopNest::splitColumns(const Stmt& nest, const std::vector<const For*>& loops, int64_t outputs, int64_t split) {
+  // Blocks b of groups x split: 32 outputs (group b / split), slice b % split of their elements; warp
+  // slot slice x 8 + t / 32 of split x 8 folds every (split x 8)-th element.
+  const int64_t warps = kGpuRowThreads / 32, groups = (outputs + 31) / 32;
+  const std::string name = loops.front()->var.as<Var>()->name;
+  const Expr b = Var::make(name + "_block"), t = Var::make(name + "_thread");
+  const Expr group = b / imm(split), slice = b % imm(split), S = imm(split);
+  const Expr j = group * imm(32) + t % imm(32);
+  auto across = [&](const Stmt& result) {
+    const Store* blockValue = result.as<Store>();
+    const ThreadReduce* tr = blockValue->value.as<ThreadReduce>();
+    const Buf partial = makeBuf(blockValue->buf->name + "_partials", {groups * 32 * split}, blockValue->buf->type);
+    outputs_.push_back(partial);
+    ++partials_;
+    const Expr mine = Load::make(blockValue->buf, blockValue->indices);
+    const Expr k = Var::make(blockValue->buf->name + "_k");
+    const Expr next = foldInto(tr->op, mine, Load::make(partial, {j * S + k}));
+    return std::vector<Stmt>{
+        result,  // the block's value of the lane's output, in every warp of the block
+        Cond::make(Compare::make(CompareOpKind::LT, t, imm(32)), Store::make(partial, {j * S + slice}, mine)),
+        GridSync::make(),
+        // The output's slices folded in one order (by every block of the group; slice 0's stores it).
+        Store::make(blockValue->buf, blockValue->indices, FloatImm::make(foldIdentity(tr->op), blockValue->buf->type)),
+        For::make(k, imm(0), S, Store::make(blockValue->buf, blockValue->indices, next))};
+  };
+  const Stmt body = columnBodyForThreads(flatBody(nest, loops, j), j, outputs, slice * imm(warps) + t / imm(32),
+                                        split * warps, across);
+  LoopOptions threadLoop, blockLoop;
+  threadLoop.gpuThread = 0;
+  blockLoop.gpuBlock = 0;
+  LoopNest one(For::make(b, imm(0), imm(groups * split), For::make(t, imm(0), imm(kGpuRowThreads), body, threadLoop),
+                         blockLoop),
+               inputs_, outputs_);
+  one.simplify();
+  return one.root();
+}
+
 void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel, int64_t splitBlocks) {
   USER_CHECK(loopLevel == 2 || loopLevel == 3, "GPU loop level must be 2 or 3, got {}", loopLevel);
   USER_CHECK(blockSize > 0 && blockCount > 0, "GPU block size and count must be positive");
@@ -902,10 +949,42 @@ void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel,
   // Every nest of the kernel runs in one launch: with a row nest, whose barriers every thread of the block
   // reaches, the others take its block size too.
   bool rows = false;
-  for (const Stmt& nest : nests) rows = rows || !foldingLoops(nest, true).empty() || !foldingLoops(nest, false).empty();
+  int rowNests = 0, columnNests = 0;
+  for (const Stmt& nest : nests) {
+    rowNests += !foldingLoops(nest, true).empty();
+    columnNests += !foldingLoops(nest, false).empty();
+  }
+  rows = rowNests + columnNests > 0;
   if (rows) blockSize = kGpuRowThreads;
+  // A split column reduction (kGpuSplitColumnLeast): the kernel's one folding nest, a column nest of few
+  // 32-output groups over long columns, spread over groups x columnSplit blocks; the kernel's other nests
+  // then run in that grid, loop level 3, so that every thread reaches the grid barrier.
+  int64_t columnSplit = 1, splitGrid = 0;
+  if (columnNests == 1 && rowNests == 0) {
+    for (const Stmt& nest : nests) {
+      std::vector<const For*> loops = foldingLoops(nest, false);
+      if (loops.empty()) continue;
+      int64_t outputs = 1;
+      for (const For* f : loops) outputs *= *intValue(f->stop) - *intValue(f->start);
+      const int64_t groups = (outputs + 31) / 32, length = rowLength(loops.back()->body);
+      if (length >= kGpuSplitColumnLeast)
+        columnSplit = std::min(splitBlocks / groups, length / kGpuSplitColumnElementsLeast);
+      if (columnSplit >= 2) splitGrid = groups * columnSplit;
+      else columnSplit = 1;
+    }
+  }
+  if (splitGrid) {
+    loopLevel = 3;
+    blockCount = splitGrid;
+  }
   std::vector<Stmt> out;
   for (const Stmt& nest : nests) {
+    if (std::vector<const For*> loops = foldingLoops(nest, false); !loops.empty() && columnSplit >= 2) {
+      int64_t outputs = 1;
+      for (const For* f : loops) outputs *= *intValue(f->stop) - *intValue(f->start);
+      out.push_back(splitColumns(nest, loops, outputs, columnSplit));
+      continue;
+    }
     if (std::vector<const For*> loops = foldingLoops(nest, false); !loops.empty()) {
       // 32 outputs a block, a lane each; the block's warps split each output's elements.
       int64_t outputs = 1;
@@ -917,8 +996,8 @@ void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel,
       LoopOptions threadLoop, blockLoop;
       threadLoop.gpuThread = 0;
       blockLoop.gpuBlock = 0;
-      Stmt s = For::make(t, imm(0), imm(kGpuRowThreads), columnBodyForThreads(body, j, outputs, t, kGpuRowThreads),
-                         threadLoop);
+      Stmt s = For::make(t, imm(0), imm(kGpuRowThreads),
+                         columnBodyForThreads(body, j, outputs, t / imm(32), kGpuRowThreads / 32), threadLoop);
       LoopNest one(For::make(block, imm(0), imm((outputs + 31) / 32), s, blockLoop), inputs_, outputs_);
       one.simplify();
       out.push_back(one.root());

@@ -103,6 +103,12 @@ class LoopNest {
   /// The blocks a split reduction may use when the device is not known (an H100's 132 multiprocessors
   /// hold 2 blocks of 256 threads each at any register count the schedules reach).
   static constexpr int64_t kGpuSplitBlocks = 256;
+  /// A split column reduction: a kernel whose one folding nest sums columns (a bias gradient: out[j] =
+  /// sum(x[r, j])) of at least kGpuSplitColumnLeast elements, over too few 32-output groups to fill the
+  /// device, spreads each group over up to splitBlocks / groups blocks, at least
+  /// kGpuSplitColumnElementsLeast of a column's elements a block; partials, a grid barrier and one fold
+  /// order as for rows. The kernel's other (pointwise) nests run at loop level 3 in that grid.
+  static constexpr int64_t kGpuSplitColumnLeast = 1024, kGpuSplitColumnElementsLeast = 128;
   void scheduleGpu(int64_t blockSize = kGpuBlockSize, int64_t blockCount = kGpuBlockCount,
                    int loopLevel = kGpuLoopLevel, int64_t splitBlocks = kGpuSplitBlocks);
   /// The launch a GPU-scheduled nest needs: per axis, the largest trip count of the loops bound to
@@ -121,6 +127,9 @@ class LoopNest {
   // scheduleGpu's split reduction (kGpuSplitRowsMost): the row nest `nest` with its row `loops`, each row
   // over `split` blocks; its partials buffers appended to the outputs.
   Stmt splitRows(const Stmt& nest, const std::vector<const For*>& loops, int64_t rowCount, int64_t split);
+  // scheduleGpu's split column reduction (kGpuSplitColumnLeast): the column nest `nest` of `outputs`
+  // outputs, each group of 32 over `split` blocks; its partials buffers appended to the outputs.
+  Stmt splitColumns(const Stmt& nest, const std::vector<const For*>& loops, int64_t outputs, int64_t split);
   Stmt root_;
   std::vector<Buf> inputs_, outputs_;
   size_t scratch_ = 0;
