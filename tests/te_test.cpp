@@ -768,7 +768,9 @@ TEST(TeFuser, LstmBackwardKeepsBiasReductionsInTheGroup) {
 // LoopNest::scheduleGpu) at odd row lengths, a batch of 1 and of 3, the input a transposed view: softmax,
 // log_softmax, layer norm, a row sum and mean, a column sum over 37 rows, forward and backward, against the
 // TE fuser's CPU kernels (LLVM; the unfused float32 log_softmax is oneDNN's, 1e-6
-// from 0 on a row of one element, where both fusers give 0). On the emulated driver under its race checker.
+// from 0 on a row of one element, where both fusers give 0), or the unfused path in a build without LLVM
+// (and without oneDNN: the CUDA-only build that runs it on a GPU). On the emulated driver under its race
+// checker.
 TEST(TeGpuRows, MatchTheCpuAtOddSizes) {
   if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
   for (int64_t n : {1, 31, 33, 1000, 4097})
@@ -806,8 +808,10 @@ TEST(TeGpuRows, MatchTheCpuAtOddSizes) {
       std::vector<Tensor> gos;
       for (const Shape& sh : {Shape{rows, n}, Shape{rows, n}, Shape{rows}, Shape{n}})
         gos.push_back(Tensor::rand(sh, DType::Float32, 10 + gos.size(), 0.5, 1.5));
-      SKIP_WITHOUT_LLVM();
-      Function cpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy});
+      // The TE fuser's CPU kernels where LLVM is built, else (the CUDA-only build, on a GPU) the unfused
+      // path, which has no oneDNN there either.
+      const FuserKind reference = test::kHaveLlvm ? FuserKind::Te : FuserKind::None;
+      Function cpu(*g, {.fuser = reference, .executor = ExecutorKind::Legacy});
       auto want = cpu.forward(in, rg);
       auto wantGrads = cpu.backward(gos);
       Function gpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda});
@@ -827,11 +831,10 @@ TEST(TeGpuRows, MatchTheCpuAtOddSizes) {
 // A split reduction (LoopNest::kGpuSplitRowsMost): a few long rows, each over several blocks that meet at
 // a grid barrier (a cooperative launch), each block folding the row's partials in one order. A sum of
 // exponentials and a maximum, a softmax (its row loops split across the blocks too) and a layer norm
-// (a mean, then a variance that needs it, then the row), forward and backward, against the TE fuser's
-// CPU kernels; twice, bitwise the same. The emulated device holds 4 such blocks (2 multiprocessors).
+// (a mean, then a variance that needs it, then the row), forward and backward, against the unfused CPU
+// path (no LLVM needed: these run in the CUDA-only build on a GPU too); twice, bitwise the same. The emulated device holds 4 such blocks (2 multiprocessors).
 TEST(TeGpuRows, SplitReductionsMatchTheCpu) {
   if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
-  SKIP_WITHOUT_LLVM();
   const char* bodies[] = {
       R"IR(  %e : Float({0}, {1}) = aten::exp(%x)
   %s : Float({0}) = aten::sum(%e, %dims, %false)
@@ -861,6 +864,7 @@ TEST(TeGpuRows, SplitReductionsMatchTheCpu) {
       // The forward's group is split: a cooperative launch over 4 blocks.
       PipelineOptions o;
       o.fuser = FuserKind::Te;
+      o.fuserOptions.device = DeviceKind::Cuda;
       Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false}, o);
       const Node* group = nullptr;
       forEachNode(plan.graph->block(), [&](Node* k) { group = k->kind() == OpKind::TensorExprGroup ? k : group; });
@@ -873,7 +877,7 @@ TEST(TeGpuRows, SplitReductionsMatchTheCpu) {
       const bool perRow = std::string(body).find("%r : Float({0}) =") != std::string::npos;
       const Shape outShape = perRow ? Shape{rows} : Shape{rows, n};
       const Tensor go = Tensor::rand(outShape, DType::Float32, 22, 0.5, 1.5);
-      Function cpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy});
+      Function cpu(*g, {.fuser = FuserKind::None, .executor = ExecutorKind::Legacy});
       auto want = cpu.forward(in, {true});
       auto wantGrads = cpu.backward({go});
       Function gpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda});
@@ -896,10 +900,9 @@ TEST(TeGpuRows, SplitReductionsMatchTheCpu) {
 // bias gradient's shape) beside a pointwise output in one kernel; each group of 32 outputs over several
 // blocks that meet at a grid barrier, the pointwise nest in the same grid. Outputs of 40 (a group with
 // idle lanes) and 64 (whole groups), columns of 1031 elements (odd: the last block's share shorter)
-// against the CPU's kernels; twice, bitwise the same. The emulated device holds 4 blocks.
+// against the unfused CPU path; twice, bitwise the same. The emulated device holds 4 blocks.
 TEST(TeGpuRows, SplitColumnReductionsMatchTheCpu) {
   if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
-  SKIP_WITHOUT_LLVM();
   for (int64_t columns : {40, 64}) {
     const int64_t rows = 1031;
     const std::string text = fmt::format(R"IR(graph(%x : Float({0}, {1})):
@@ -915,6 +918,7 @@ TEST(TeGpuRows, SplitColumnReductionsMatchTheCpu) {
     auto g = parseIR(text);
     PipelineOptions o;
     o.fuser = FuserKind::Te;
+    o.fuserOptions.device = DeviceKind::Cuda;
     Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false}, o);
     const Node* group = nullptr;
     forEachNode(plan.graph->block(), [&](Node* k) { group = k->kind() == OpKind::TensorExprGroup ? k : group; });
@@ -924,7 +928,7 @@ TEST(TeGpuRows, SplitColumnReductionsMatchTheCpu) {
     EXPECT_EQ(launch.blocks[0], 4);  // 2 groups of 32 outputs, each over 2 blocks
 
     const std::vector<IValue> in = {Tensor::rand({rows, columns}, DType::Float32, 23, -2, 2)};
-    Function cpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy});
+    Function cpu(*g, {.fuser = FuserKind::None, .executor = ExecutorKind::Legacy});
     auto want = cpu.forward(in, {false});
     Function gpu(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda});
     std::vector<Tensor> sums;
