@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -337,6 +338,59 @@ TEST(CudaOps, MatrixProductsMatchTheCpu) {
     Tensor w = Tensor::rand({9, 12}, t, 28);
     expectMatches(cpu::linear(dev(x3), dev(w), dev(bias)), cpu::linear(x3, w, bias), tol);
   }
+}
+
+// Integer arithmetic (gj_map_i64) bit for bit against the CPU's: values beyond 2^53, where a float kernel
+// would round, and at int64's ends, where add, mul, neg and abs wrap as two's complement (as PyTorch's);
+// broadcasts, a transposed operand, where with an int64 and a bool result; and the errors.
+TEST(CudaOps, IntegerArithmeticMatchesTheCpuBitForBit) {
+  SKIP_WITHOUT_DEVICE();
+  auto ints = [](Shape sizes, std::vector<int64_t> v) {
+    Tensor t = Tensor::fromVector(std::move(sizes), std::vector<double>(v.size()), DType::Int64);
+    std::copy(v.begin(), v.end(), t.data<int64_t>());
+    return t;
+  };
+  const int64_t big = (int64_t{1} << 60) + 1, top = std::numeric_limits<int64_t>::max(),
+                bottom = std::numeric_limits<int64_t>::min();
+  Tensor a = ints({2, 3}, {big, -3, top, bottom, (int64_t{1} << 55) + 7, 42});
+  Tensor b = ints({3}, {3, -(int64_t{1} << 53) - 1, 2});
+  Tensor bt = ints({3, 2}, {5, -7, 11, 13, -17, 19}).t();
+  auto same = [](const Tensor& onDevice, const Tensor& onHost) {
+    ASSERT_EQ(onDevice.dtype(), onHost.dtype());
+    Tensor got = host(onDevice).contiguous(), want = onHost.contiguous();
+    ASSERT_EQ(got.sizes(), want.sizes());
+    EXPECT_EQ(std::memcmp(got.rawData(), want.rawData(), want.numel() * dtypeSize(want.dtype())), 0);
+  };
+  for (const Tensor& y : {b, bt}) {
+    same(cpu::add(dev(a), dev(y), 3), cpu::add(a, y, 3));
+    same(cpu::sub(dev(a), dev(y)), cpu::sub(a, y));
+    same(cpu::mul(dev(a), dev(y)), cpu::mul(a, y));
+    for (PointwiseOp op : {PointwiseOp::Maximum, PointwiseOp::Minimum, PointwiseOp::ClampMin, PointwiseOp::ClampMax})
+      same(cpu::pointwise(op, dev(a), dev(y)), cpu::pointwise(op, a, y));
+    same(cpu::pointwise(PointwiseOp::Clamp, dev(a), dev(y), 7), cpu::pointwise(PointwiseOp::Clamp, a, y, 7));
+  }
+  for (PointwiseOp op : {PointwiseOp::Neg, PointwiseOp::Abs, PointwiseOp::Sign, PointwiseOp::Relu})
+    same(cpu::pointwise(op, dev(a), Tensor()), cpu::pointwise(op, a, Tensor()));
+  Tensor three = ints({}, {3});
+  same(cpu::pointwise(PointwiseOp::Pow, dev(a), three), cpu::pointwise(PointwiseOp::Pow, a, three));
+  // True division of integers gives float32, as PyTorch's.
+  Tensor q = cpu::div(dev(a), dev(b));
+  EXPECT_EQ(q.dtype(), DType::Float32);
+  expectMatches(q, cpu::div(a, b), 1e-6);
+  Tensor m = cpu::compare(PointwiseOp::Gt, a, ints({}, {0}));
+  same(cpu::where(dev(m), dev(a), dev(b)), cpu::where(m, a, b));
+  same(cpu::where(dev(m), dev(m), dev(cpu::compare(PointwiseOp::Lt, b, ints({}, {0})))),
+       cpu::where(m, m, cpu::compare(PointwiseOp::Lt, b, ints({}, {0}))));
+  // Bool arithmetic through int64: add is or, mul is and; sub of two bools is refused, as in PyTorch.
+  same(cpu::add(dev(m), dev(m)), cpu::add(m, m));
+  same(cpu::mul(dev(m), dev(m)), cpu::mul(m, m));
+  EXPECT_THROW(cpu::sub(dev(m), dev(m)), Error);
+  EXPECT_THROW(cpu::sub(m, m), Error);
+  // A negative integer exponent is an error on both, as in PyTorch; int64 tensors to tensor powers run
+  // on the CPU only.
+  EXPECT_THROW(cpu::pointwise(PointwiseOp::Pow, dev(a), ints({}, {-1})), Error);
+  EXPECT_THROW(cpu::pointwise(PointwiseOp::Pow, a, ints({}, {-1})), Error);
+  EXPECT_THROW(cpu::pointwise(PointwiseOp::Pow, dev(a), dev(b)), Error);
 }
 
 // bmm is one strided batched GEMM on the device: each operand's batch layout must reach it whole, or be

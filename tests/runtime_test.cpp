@@ -279,7 +279,13 @@ TEST(Kernels, BroadcastingPointwise) {
       for (int64_t k = 0; k < 3; ++k)
         EXPECT_DOUBLE_EQ(s.item((i * 5 + j) * 3 + k), a.item(i * 3 + k) - 2.0 * b.item(j * 3 + k));
   EXPECT_THROW(cpu::add(a, Tensor::rand({2, 4}, DType::Float64, 3)), Error);
-  EXPECT_THROW(cpu::add(a, Tensor::rand({5, 3}, DType::Int64, 3)), Error);
+  // An int64 operand is promoted to the float's dtype, as in PyTorch.
+  Tensor n = Tensor::rand({5, 3}, DType::Int64, 3, -50, 50);
+  Tensor mixed = cpu::add(a, n);
+  ASSERT_EQ(mixed.dtype(), DType::Float64);
+  Tensor want = cpu::add(a, n.to(DType::Float64));
+  for (int64_t i = 0; i < want.numel(); ++i) EXPECT_EQ(mixed.item(i), want.item(i));
+  EXPECT_NE(n.item(0), 0);
 }
 
 // PyTorch's type promotion: float32 with float64 computes in float64, except that a 0-dim float64

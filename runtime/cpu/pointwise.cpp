@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace gj::cpu {
 
@@ -20,6 +21,8 @@ Shape broadcastShapes(std::span<const int64_t> a, std::span<const int64_t> b) {
   }
   return out;
 }
+
+static DType commonDtype(const Tensor& a, const Tensor& b);
 
 static void checkFloat(const Tensor& x, const char* op) {
   USER_CHECK(x.defined(), "{}: undefined tensor argument", op);
@@ -77,15 +80,64 @@ void addInPlace(Tensor& acc, const Tensor& x) {
   accumulate(acc.data<double>(), x);
 }
 
+// x ** n for int64 x and n >= 0, wrapping on overflow as PyTorch's does (by squaring, in unsigned).
+static int64_t integerPower(int64_t x, int64_t n) {
+  uint64_t result = 1, base = static_cast<uint64_t>(x);
+  for (; n > 0; n >>= 1, base *= base)
+    if (n & 1) result *= base;
+  return static_cast<int64_t>(result);
+}
+
+// The binary ops PyTorch computes in integers, on int64 operands of one dtype (`scalar`: add's and sub's
+// alpha, rsub's, clamp's upper bound, all integral here): exact, wrapping on overflow as two's
+// complement (computed in unsigned, where C++ defines it). Bool operands go through int64 and back, as
+// PyTorch's bool arithmetic does (add is or, mul is and); the rest of the ops take float operands.
+static Tensor integral(const char* op, PointwiseOp code, double scalar, const Tensor& a, const Tensor& b) {
+  if (a.dtype() == DType::Bool) {
+    USER_CHECK(code == PointwiseOp::Add || code == PointwiseOp::Mul || code == PointwiseOp::Maximum ||
+                   code == PointwiseOp::Minimum,
+               "{}: two bool operands, which PyTorch refuses too; convert one with .to(torch.int64) first", op);
+    return integral(op, code, scalar, a.to(DType::Int64), b.to(DType::Int64)).to(DType::Bool);
+  }
+  // An infinite bound (clamp's absent one) is the end of int64's range.
+  const int64_t s = std::isinf(scalar) ? (scalar > 0 ? std::numeric_limits<int64_t>::max()
+                                                     : std::numeric_limits<int64_t>::min())
+                                       : static_cast<int64_t>(scalar);
+  USER_CHECK(std::isinf(scalar) || static_cast<double>(s) == scalar,
+             "{}: an int64 operation with the non-integral scalar {}", op, scalar);
+  if (onCuda(a, b)) return cuda::mapIntegral(code, a, b, s);
+  using U = uint64_t;
+  auto wrap = [](U v) { return static_cast<int64_t>(v); };
+  switch (code) {
+    case PointwiseOp::Add: return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t y) { return wrap(U(x) + U(s) * U(y)); });
+    case PointwiseOp::Sub: return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t y) { return wrap(U(x) - U(s) * U(y)); });
+    case PointwiseOp::Mul: return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t y) { return wrap(U(x) * U(y)); });
+    case PointwiseOp::Rsub: return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t y) { return wrap(U(y) - U(s) * U(x)); });
+    case PointwiseOp::ClampMin: return mapBinary<int64_t>(a, b, [](int64_t x, int64_t lo) { return x < lo ? lo : x; });
+    case PointwiseOp::ClampMax: return mapBinary<int64_t>(a, b, [](int64_t x, int64_t hi) { return x > hi ? hi : x; });
+    case PointwiseOp::Clamp:
+      return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t lo) { return x < lo ? (lo > s ? s : lo) : x > s ? s : x; });
+    case PointwiseOp::Maximum: return mapBinary<int64_t>(a, b, [](int64_t x, int64_t y) { return std::max(x, y); });
+    case PointwiseOp::Minimum: return mapBinary<int64_t>(a, b, [](int64_t x, int64_t y) { return std::min(x, y); });
+    case PointwiseOp::Pow:
+      return mapBinary<int64_t>(a, b, [](int64_t x, int64_t n) {
+        if (n < 0) throw Error("pow: integers to negative integer powers are not allowed (as in PyTorch)");
+        return integerPower(x, n);
+      });
+    default: break;
+  }
+  throw Error(fmt::format("{}: expected a float32 or float64 tensor, got {}", op, dtypeName(a.dtype())));
+}
+
 // `code` and `scalar` are the op as a device tensor's kernel runs it (cuda::map).
 template <typename F>
 static Tensor binary(const char* op, PointwiseOp code, double scalar, const Tensor& a, const Tensor& b, F f) {
-  checkFloat(a, op);
-  checkFloat(b, op);
+  USER_CHECK(a.defined() && b.defined(), "{}: undefined tensor argument", op);
   if (a.dtype() != b.dtype()) {  // type promotion: compute in the result's dtype
     DType t = resultType({promotionOperand(a), promotionOperand(b)});
     return binary(op, code, scalar, a.to(t), b.to(t), f);
   }
+  if (!isFloating(a.dtype())) return integral(op, code, scalar, a, b);
   if (onCuda(a, b)) return cuda::map(code, a, b, scalar);
   if (a.dtype() == DType::Float32) return mapBinary<float>(a, b, [&](float x, float y) { return f(x, y); });
   return mapBinary<double>(a, b, [&](double x, double y) { return f(x, y); });
@@ -106,7 +158,10 @@ Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
 Tensor mul(const Tensor& a, const Tensor& b) {
   return binary("mul", PointwiseOp::Mul, 1.0, a, b, [](auto x, auto y) { return x * y; });
 }
+// True division: integer and bool operands divide in the default float dtype, as PyTorch's do.
 Tensor div(const Tensor& a, const Tensor& b) {
+  USER_CHECK(a.defined() && b.defined(), "div: undefined tensor argument");
+  if (!isFloating(commonDtype(a, b))) return div(a.to(DType::Float32), b.to(DType::Float32));
   return binary("div", PointwiseOp::Div, 1.0, a, b, [](auto x, auto y) { return x / y; });
 }
 
@@ -127,6 +182,21 @@ static Tensor mapUnary(const Tensor& x, F f) {
 
 template <typename F>
 static Tensor unary(const char* op, PointwiseOp code, const Tensor& x, F f) {
+  USER_CHECK(x.defined(), "{}: undefined tensor argument", op);
+  if (x.dtype() == DType::Int64 && (code == PointwiseOp::Neg || code == PointwiseOp::Abs ||
+                                    code == PointwiseOp::Sign || code == PointwiseOp::Relu)) {
+    // PyTorch's integer forms (neg wraps at the smallest value, as two's complement does).
+    if (onCuda(x)) return cuda::mapIntegral(code, x, x, 1);
+    return mapUnary<int64_t>(x, [code](int64_t v) {
+      const uint64_t u = static_cast<uint64_t>(v);
+      switch (code) {
+        case PointwiseOp::Neg: return static_cast<int64_t>(0 - u);
+        case PointwiseOp::Abs: return v < 0 ? static_cast<int64_t>(0 - u) : v;
+        case PointwiseOp::Sign: return int64_t{(v > 0) - (v < 0)};
+        default: return v < 0 ? int64_t{0} : v;
+      }
+    });
+  }
   checkFloat(x, op);
   if (onCuda(x)) return cuda::map(code, x, Tensor());
   if (x.dtype() == DType::Float32) return mapUnary<float>(x, [&](float v) { return f(v); });
@@ -222,8 +292,11 @@ Tensor where(const Tensor& cond, const Tensor& a0, const Tensor& b0) {
   const DType t = commonDtype(a0, b0);
   const Tensor a = a0.to(t), b = b0.to(t);
   if (onCuda(cond, a) || onCuda(b)) {
-    USER_CHECK(isFloating(t), "where: the CUDA kernel takes float operands, got {}", dtypeName(t));
-    return cuda::map(PointwiseOp::Where, cond.to(t), a, 1.0, b);
+    if (isFloating(t)) return cuda::map(PointwiseOp::Where, cond.to(t), a, 1.0, b);
+    // int64 exactly, bool through int64 and back
+    const DType i = DType::Int64;
+    const Tensor r = cuda::mapIntegral(PointwiseOp::Where, cond.to(i), a.to(i), 1, b.to(i));
+    return t == i ? r : r.to(t);
   }
   return visitDtype(t, [&](auto zero) {
     using T = decltype(zero);

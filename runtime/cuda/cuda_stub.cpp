@@ -71,6 +71,7 @@ void scatterAdd(const Tensor&, const Tensor&, int64_t, const Tensor&, int64_t, i
   fail();
 }
 void copy(const Tensor&, const Tensor&) { fail(); }
+Tensor mapIntegral(PointwiseOp, const Tensor&, const Tensor&, int64_t, const Tensor&) { fail(); }
 void fill(const Tensor&, double) { fail(); }
 void holdForTiming(double) { fail(); }
 Tensor dropout(const Tensor&, double, const Tensor&, int64_t) { fail(); }

@@ -65,6 +65,13 @@ void untagPointers(GjMapArgs& p) {
   p.b = untag(p.b);
   p.c = untag(p.c);
 }
+void untagPointers(GjMapIntArgs& p) {
+  p.out = untag(p.out);
+  p.a = untag(p.a);
+  p.b = untag(p.b);
+  p.c = untag(p.c);
+}
+void untagPointers(gj_i64&) {}  // gj_hold's cycles
 void untagPointers(GjCopyArgs& p) {
   p.out = untag(p.out);
   p.in = untag(p.in);
@@ -119,6 +126,7 @@ constexpr EmulatedKernel kernel(std::string_view name, bool fibers = false) {
 
 const EmulatedKernel kKernels[] = {
     kernel<GjMapArgs, gj_map_f32>("gj_map_f32"),     kernel<GjMapArgs, gj_map_f64>("gj_map_f64"),
+    kernel<GjMapIntArgs, gj_map_i64>("gj_map_i64"),  kernel<gj_i64, gj_hold>("gj_hold"),
     kernel<GjCopyArgs, gj_copy>("gj_copy"),          kernel<GjFillArgs, gj_fill>("gj_fill"),
     kernel<GjIndexArgs, gj_gather>("gj_gather"),     kernel<GjIndexArgs, gj_scatter_add>("gj_scatter_add"),
     // the reductions' threads cooperate: block semantics

@@ -55,6 +55,20 @@ struct GjMapArgs {
   GjStrides sa, sb, sc;
 };
 
+// gj_map_i64: out (contiguous) = op(a, b[, c]) over int64 operands broadcast over `shape`, for the ops
+// PyTorch computes in integers (cuda::mapIntegral); `scalar` is add's, sub's and rsub's alpha and clamp's
+// upper bound.
+struct GjMapIntArgs {
+  GjShape shape;
+  int op;
+  gj_i64 scalar;
+  gj_i64* out;
+  const gj_i64* a;
+  const gj_i64* b;
+  const gj_i64* c;  // where's other operand (a the condition, 0 or 1), or null
+  GjStrides sa, sb, sc;
+};
+
 // gj_dropout_f32 / gj_dropout_f64: out = prim::philox_dropout(in) (support/philox.h) over n contiguous
 // elements in training mode, with the seed and offset read from rng (int64 [2], device memory).
 struct GjDropoutArgs {
@@ -291,6 +305,42 @@ GJ_DEVICE void gjMap(const GjMapArgs& p) {
 
 GJ_KERNEL void gj_map_f32(GjMapArgs p) { gjMap<float>(p); }
 GJ_KERNEL void gj_map_f64(GjMapArgs p) { gjMap<double>(p); }
+
+// x op y in int64 as PyTorch's integer kernels compute it: wrapping on overflow (in unsigned, where C++
+// defines it); pow's exponent is not negative (the host checks).
+GJ_DEVICE gj_i64 gjIntegral(int op, gj_i64 x, gj_i64 y, gj_i64 z, gj_i64 s) {
+  typedef unsigned long long U;
+  switch (op) {
+    case GJ_PW_Where: return x ? y : z;
+    case GJ_PW_Add: return (gj_i64)((U)x + (U)s * (U)y);
+    case GJ_PW_Sub: return (gj_i64)((U)x - (U)s * (U)y);
+    case GJ_PW_Rsub: return (gj_i64)((U)y - (U)s * (U)x);
+    case GJ_PW_Mul: return (gj_i64)((U)x * (U)y);
+    case GJ_PW_ClampMin: return x < y ? y : x;
+    case GJ_PW_ClampMax: return x > y ? y : x;
+    case GJ_PW_Clamp: return x < y ? (y > s ? s : y) : x > s ? s : x;
+    case GJ_PW_Maximum: return x > y ? x : y;
+    case GJ_PW_Minimum: return x < y ? x : y;
+    case GJ_PW_Pow: {
+      U result = 1, base = (U)x;
+      for (gj_i64 n = y; n > 0; n >>= 1, base *= base)
+        if (n & 1) result *= base;
+      return (gj_i64)result;
+    }
+    case GJ_PW_Neg: return (gj_i64)(0 - (U)x);
+    case GJ_PW_Abs: return x < 0 ? (gj_i64)(0 - (U)x) : x;
+    case GJ_PW_Sign: return (gj_i64)((x > 0) - (x < 0));
+    case GJ_PW_Relu: return x < 0 ? 0 : x;
+  }
+  return 0;
+}
+
+GJ_KERNEL void gj_map_i64(GjMapIntArgs p) {
+  GJ_GRID_STRIDE(i, p.shape.numel) {
+    const GjOffsets3 at = gjOffsets3(i, p.shape, p.sa, p.sb, p.sc);
+    p.out[i] = gjIntegral(p.op, p.a[at.a], p.b[at.b], p.c ? p.c[at.c] : 0, p.scalar);
+  }
+}
 
 template <typename T>
 GJ_DEVICE void gjDropoutMap(const GjDropoutArgs& a) {

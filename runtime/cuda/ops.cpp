@@ -140,6 +140,38 @@ Tensor map(PointwiseOp op, const Tensor& a0, const Tensor& b0, double scalar, co
   return out;
 }
 
+Tensor mapIntegral(PointwiseOp op, const Tensor& a0, const Tensor& b0, int64_t scalar, const Tensor& c0) {
+  const char* what = "CUDA integer op";
+  Tensor a = onDevice(a0, what), b = onDevice(b0, what), c = c0.defined() ? onDevice(c0, what) : Tensor();
+  USER_CHECK(a.dtype() == DType::Int64 && b.dtype() == DType::Int64 && (!c.defined() || c.dtype() == DType::Int64),
+             "{}: expected int64 operands, got {} and {}", what, dtypeName(a.dtype()), dtypeName(b.dtype()));
+  if (op == PointwiseOp::Pow) {
+    // A negative exponent is an error, as in PyTorch; a kernel cannot raise one, so the host reads it: a
+    // number (0-dim) only.
+    USER_CHECK(b0.dim() == 0, "pow: an int64 tensor to the power of an int64 tensor runs on the CPU only; on CUDA "
+                              "the exponent must be a number");
+    USER_CHECK(b0.to(DeviceKind::Cpu).item(0) >= 0, "pow: integers to negative integer powers are not allowed (as in PyTorch)");
+  }
+  Shape shape = cpu::broadcastShapes(a.sizes(), b.sizes());
+  if (c.defined()) shape = cpu::broadcastShapes(shape, c.sizes());
+  Tensor out = Tensor::empty(shape, DType::Int64, DeviceKind::Cuda);
+  GjMapIntArgs p{};
+  p.shape = shapeOf(shape);
+  p.op = static_cast<int>(op);
+  p.scalar = scalar;
+  p.out = static_cast<gj_i64*>(out.rawData());
+  p.a = static_cast<const gj_i64*>(a.rawData());
+  p.b = static_cast<const gj_i64*>(b.rawData());
+  p.sa = stridesOf(a.expand(shape));
+  p.sb = stridesOf(b.expand(shape));
+  if (c.defined()) {
+    p.c = static_cast<const gj_i64*>(c.rawData());
+    p.sc = stridesOf(c.expand(shape));
+  }
+  launch("gj_map_i64", p.shape.numel, p);
+  return out;
+}
+
 namespace {
 
 // Dimensions of sizes x strides, merged where one steps over the next as one run, and those of size 1

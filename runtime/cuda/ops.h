@@ -64,6 +64,12 @@ void scatterAdd(const Tensor& out, const Tensor& in, int64_t inRowStride, const 
 /// cpu::dropout on the device: x contiguous, rng the int64 [2] state (read by the kernel where it lies).
 Tensor dropout(const Tensor& x, double p, const Tensor& rng, int64_t stream);
 
+/// out = op(a, b) over int64 operands broadcast together, for the ops PyTorch computes in integers (add,
+/// sub and rsub with an integral `scalar` alpha, mul, clamp_min, clamp_max, clamp with `scalar` its upper
+/// bound, maximum, minimum, pow, the unary neg, abs, sign and relu of a, and where with a the condition
+/// (0 or 1) and c the other operand): exact, wrapping on overflow.
+Tensor mapIntegral(PointwiseOp op, const Tensor& a, const Tensor& b, int64_t scalar, const Tensor& c = Tensor());
+
 /// dst = src (same sizes; any strides, src may broadcast), converting the dtype; both on the device.
 void copy(const Tensor& dst, const Tensor& src);
 /// Every element of a contiguous device tensor set to `value`.
