@@ -541,7 +541,10 @@ std::optional<DType> pointwiseOperandDtype(const Node* n) {
       if (t.isTensor() && promotesType(n->kind(), i) && !t.sizes) return std::nullopt;
     }
   }
-  return resultType(operands.data(), operands.size());
+  const DType r = resultType(operands.data(), operands.size());
+  if (!isFloating(r))
+    if (auto op = n->info().pointwiseOp(); op && promotesIntegersToFloat(*op)) return DType::Float32;
+  return r;
 }
 
 namespace {

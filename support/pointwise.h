@@ -62,6 +62,19 @@ enum class PointwiseOp : int {
 
 inline int pointwiseArity(PointwiseOp op) { return gjPointwiseArity(static_cast<int>(op)); }
 
+/// Whether PyTorch computes op in the default float dtype (float32) where its operands promote to an
+/// integer or bool dtype, as its float-valued functions do: exp of int64 is float32, integer true division
+/// too; neg, abs, clamp or mul of int64 stay int64. One list for shape propagation and the kernels.
+inline bool promotesIntegersToFloat(PointwiseOp op) {
+  switch (op) {
+    case PointwiseOp::Div: case PointwiseOp::Sigmoid: case PointwiseOp::Tanh: case PointwiseOp::Exp:
+    case PointwiseOp::Log: case PointwiseOp::Sqrt: case PointwiseOp::Rsqrt: case PointwiseOp::Reciprocal:
+    case PointwiseOp::Erf: case PointwiseOp::Sin: case PointwiseOp::Cos:
+      return true;
+    default: return false;
+  }
+}
+
 /// Op's rule over algebra m: m's value type V for every operand (the ones past the op's arity are ignored).
 template <class M, class V>
 V applyPointwise(PointwiseOp op, const M& m, const V& a, const V& b, const V& c) {

@@ -161,7 +161,8 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 // True division: integer and bool operands divide in the default float dtype, as PyTorch's do.
 Tensor div(const Tensor& a, const Tensor& b) {
   USER_CHECK(a.defined() && b.defined(), "div: undefined tensor argument");
-  if (!isFloating(commonDtype(a, b))) return div(a.to(DType::Float32), b.to(DType::Float32));
+  if (!isFloating(commonDtype(a, b)) && promotesIntegersToFloat(PointwiseOp::Div))
+    return div(a.to(DType::Float32), b.to(DType::Float32));
   return binary("div", PointwiseOp::Div, 1.0, a, b, [](auto x, auto y) { return x / y; });
 }
 
@@ -183,6 +184,7 @@ static Tensor mapUnary(const Tensor& x, F f) {
 template <typename F>
 static Tensor unary(const char* op, PointwiseOp code, const Tensor& x, F f) {
   USER_CHECK(x.defined(), "{}: undefined tensor argument", op);
+  if (!isFloating(x.dtype()) && promotesIntegersToFloat(code)) return unary(op, code, x.to(DType::Float32), f);
   if (x.dtype() == DType::Int64 && (code == PointwiseOp::Neg || code == PointwiseOp::Abs ||
                                     code == PointwiseOp::Sign || code == PointwiseOp::Relu)) {
     // PyTorch's integer forms (neg wraps at the smallest value, as two's complement does).

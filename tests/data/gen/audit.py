@@ -106,6 +106,12 @@ def select_int_scalar(x, m):
             m.masked_fill(m, 0), torch.full_like(x, 2.5), torch.ones_like(m), torch.zeros_like(x))
 
 
+def float_of_int(x, b):
+    """PyTorch's float-valued functions of integer and bool tensors compute in float32."""
+    return (torch.cos(x), torch.exp(x), torch.sigmoid(x), torch.tanh(x), torch.sqrt(x), torch.log(x),
+            torch.rsqrt(x), torch.reciprocal(x), torch.erf(x), torch.sin(b), x / b, b / 2)
+
+
 def clamp_int_scalar(x):
     return torch.clamp(x, 0.5, 1.5), torch.clamp(x, min=0), 1.5 - x, x ** 2
 
@@ -260,6 +266,8 @@ CASES = [
       tensor([1.0, 2.5, -3.0, 16777216.0])]),
     ("select_int_scalar", "where and masked_fill of an int64 tensor with float and int scalars",
      select_int_scalar, [torch.tensor([1, 2, -3, 0]), torch.tensor([True, False, False, True])]),
+    ("float_of_int", "cos, exp, sigmoid, tanh, sqrt, log, rsqrt, reciprocal, erf of int64 and sin, true division of bool",
+     float_of_int, [torch.tensor([1, 2, -3, 0, 7]), torch.tensor([True, False, True, True, False])]),
     ("clamp_int_scalar", "clamp, rsub and pow of an int64 tensor with scalars", clamp_int_scalar,
      [torch.tensor([1, 2, -3, 0])]),
     ("pool_edges", "max_pool2d (2 x 2, stride 1) over windows with ties, NaN and -inf", pool_edges,
