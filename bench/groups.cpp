@@ -13,6 +13,7 @@
 #include "runtime/cpu/onednn_lstm.h"
 #include "runtime/cuda/cudnn_lstm.h"
 #include "runtime/cuda/device.h"
+#include "runtime/cuda/ops.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -135,10 +136,11 @@ std::string noLibraryLstm(const Options& o) { return onCuda(o) ? cuda::cudnnUnav
 
 namespace {
 
-// What fraction of the DRAM bandwidth `peakGBs` the timed fused kernels reached, a kernel's bytes being
-// its inputs read and its outputs written once each (as `graphir codegen --stats` counts them): of the
-// kernels that move 16 MiB or more a launch, the slowest; else the one that moves the most.
-std::string bandwidthInfo(const std::vector<KernelTime>& times, double peakGBs) {
+// What fraction of the DRAM bandwidth `peakGBs` the timed kernels (`what`: fused kernels, or the runtime's
+// reductions) reached, a kernel's bytes being its inputs read and its outputs written once each (as
+// `graphir codegen --stats` counts them): of the kernels that move 16 MiB or more a launch, the slowest;
+// else the one that moves the most.
+std::string bandwidthInfo(const std::vector<KernelTime>& times, double peakGBs, std::string_view what = "fused kernel") {
   constexpr int64_t kLarge = int64_t{16} << 20;
   auto gbs = [](const KernelTime& k) { return k.ms > 0 ? k.bytes * k.launches / (k.ms * 1e-3) / 1e9 : 0.0; };
   const KernelTime* pick = nullptr;
@@ -153,11 +155,11 @@ std::string bandwidthInfo(const std::vector<KernelTime>& times, double peakGBs) 
   }
   const std::string share = peakGBs > 0 ? fmt::format("{:.0f}% of {:.0f} GB/s", 100 * gbs(*pick) / peakGBs, peakGBs)
                                         : fmt::format("{:.1f} GB/s (the device's peak unknown)", gbs(*pick));
-  const std::string what = fmt::format("{} ({:.1f} MiB a launch, {:.3f} ms)", pick->group,
+  const std::string which = fmt::format("{} ({:.1f} MiB a launch, {:.3f} ms)", pick->kernel,
                                        pick->bytes / double(1 << 20), pick->ms / pick->launches);
-  return large ? fmt::format("DRAM: {} fused kernel{} of 16 MiB or more, the slowest at {}: {}", large,
-                             large == 1 ? "" : "s", share, what)
-               : fmt::format("DRAM: no fused kernel of 16 MiB; the largest at {}: {}", share, what);
+  return large ? fmt::format("DRAM: {} {}{} of 16 MiB or more, the slowest at {}: {}", large, what,
+                             large == 1 ? "" : "s", share, which)
+               : fmt::format("DRAM: no {} of 16 MiB; the largest at {}: {}", what, share, which);
 }
 
 // The cold cost of a Function (passes, then kernel compilation; all specializations) and what it built.
@@ -816,6 +818,29 @@ std::function<void()> waiting(std::function<void()> f) {
 
 }  // namespace
 
+// --kernel-bandwidth: the row's runtime reductions timed while it runs (cuda::setReductionTimes), and its
+// info says what share of the DRAM's bandwidth they reached, beside the fused kernels'.
+void timeReductions(Row& r) {
+  auto times = std::make_shared<std::vector<KernelTime>>();
+  auto timed = [times](std::function<void()> run) {
+    return [times, run = std::move(run)] {
+      struct Restore {
+        std::vector<KernelTime>* before;
+        ~Restore() { cuda::setReductionTimes(before); }
+      } restore{cuda::setReductionTimes(times.get())};
+      run();
+    };
+  };
+  if (r.forward) r.forward = timed(std::move(r.forward));
+  if (r.backward) r.backward = timed(std::move(r.backward));
+  r.info = [times, info = std::move(r.info)] {
+    std::string out = info ? info() : std::string();
+    if (times->empty()) return out;
+    return (out.empty() ? out : out + ", ") +
+           bandwidthInfo(*times, cuda::requireDevice().dramGBs, "runtime reduction");
+  };
+}
+
 Group buildGroup(const std::string& name, const Options& o) {
   Group g = buildGroupRows(name, o);
   if (!onCuda(o)) return g;
@@ -823,6 +848,7 @@ Group buildGroup(const std::string& name, const Options& o) {
     if (!o.cudaGraphs) {
       if (r.forward) r.forward = waiting(std::move(r.forward));
       if (r.backward) r.backward = waiting(std::move(r.backward));
+      if (o.kernelBandwidth) timeReductions(r);
       continue;
     }
     auto rs = std::make_shared<RowStream>();

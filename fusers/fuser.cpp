@@ -282,8 +282,8 @@ class CountedKernel final : public CompiledKernel {
       for (const Tensor& t : outs) bytes += t.numel() * static_cast<int64_t>(dtypeSize(t.dtype()));
       std::lock_guard lock(runs_->mutex);
       auto it = std::find_if(runs_->times.begin(), runs_->times.end(),
-                             [&](const KernelTime& k) { return k.group == timedAs_; });
-      if (it == runs_->times.end()) it = runs_->times.insert(it, KernelTime{.group = timedAs_});
+                             [&](const KernelTime& k) { return k.kernel == timedAs_; });
+      if (it == runs_->times.end()) it = runs_->times.insert(it, KernelTime{.kernel = timedAs_});
       ++it->launches;
       it->bytes = bytes;
       it->ms += ms;

@@ -2,6 +2,7 @@
 // The interface both fusers implement (STYLE.md, rule 14): find groups in a graph and replace them by
 // fusion nodes; compile each fusion node for a device into a kernel the interpreter calls.
 #include "ir/graph.h"
+#include "runtime/kernel_time.h"
 #include "runtime/tensor.h"
 
 #include <atomic>
@@ -100,14 +101,6 @@ struct FuserOptions {
   /// Device Cuda: each fused kernel launch is timed by events and waited for (KernelRunCounts::times;
   /// graphbench --kernel-bandwidth). Slows every launch: not for timed runs.
   bool timeKernels = false;
-};
-
-/// A fused kernel's device launches, timed (FuserOptions::timeKernels).
-struct KernelTime {
-  std::string group;    ///< the fusion group's node (Node::describe)
-  int64_t launches = 0;
-  int64_t bytes = 0;    ///< per launch: its inputs read and its outputs written, once each
-  double ms = 0;        ///< summed over the launches
 };
 
 /// How often the kernels of one compile ran: launches that ran, and launches a kernel refused (its

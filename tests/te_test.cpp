@@ -963,7 +963,7 @@ TEST(TeGpuRows, KernelTimesCountEachLaunchAndItsBytes) {
   EXPECT_EQ(s.kernelTimes[0].launches, 3);
   EXPECT_EQ(s.kernelTimes[0].bytes, 960);
   EXPECT_GT(s.kernelTimes[0].ms, 0);
-  EXPECT_NE(s.kernelTimes[0].group.find("prim::TensorExprGroup"), std::string::npos) << s.kernelTimes[0].group;
+  EXPECT_NE(s.kernelTimes[0].kernel.find("prim::TensorExprGroup"), std::string::npos) << s.kernelTimes[0].kernel;
   Function untimed(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda});
   untimed.forward(in);
   EXPECT_TRUE(untimed.stats().kernelTimes.empty());

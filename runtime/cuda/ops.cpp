@@ -13,7 +13,9 @@
 #include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
+#include <utility>
 
 #define GJ_KERNEL_TYPES_ONLY
 #include "runtime/cuda/kernels.cuh"
@@ -174,6 +176,40 @@ Tensor mapIntegral(PointwiseOp op, const Tensor& a0, const Tensor& b0, int64_t s
 
 namespace {
 
+thread_local std::vector<KernelTime>* tReductionTimes = nullptr;
+
+// A runtime reduction timed while setReductionTimes has a vector installed: from construction (after
+// holding the stream) to destruction, under `name`, moving `bytes`.
+class TimedReduction {
+ public:
+  TimedReduction(std::string name, int64_t bytes) : times_(tReductionTimes), name_(std::move(name)), bytes_(bytes) {
+    if (!times_) return;
+    holdForTiming();
+    start_.emplace().record();
+  }
+  ~TimedReduction() {
+    if (!times_) return;
+    Event end;
+    end.record();
+    const double ms = end.elapsedMsSince(*start_);
+    auto it = std::find_if(times_->begin(), times_->end(), [&](const KernelTime& k) { return k.kernel == name_; });
+    if (it == times_->end()) it = times_->insert(it, KernelTime{.kernel = name_});
+    ++it->launches;
+    it->bytes = bytes_;
+    it->ms += ms;
+  }
+  TimedReduction(const TimedReduction&) = delete;
+  TimedReduction& operator=(const TimedReduction&) = delete;
+
+ private:
+  std::vector<KernelTime>* times_;
+  std::string name_;
+  int64_t bytes_;
+  std::optional<Event> start_;
+};
+
+int64_t bytesOf(const Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(dtypeSize(t.dtype())) : 0; }
+
 // Dimensions of sizes x strides, merged where one steps over the next as one run, and those of size 1
 // dropped: the same elements in the same row-major order, with fewer index divisions in the kernels.
 void mergeDims(Shape& sizes, Shape& strides) {
@@ -242,6 +278,8 @@ Tensor reduce(const Tensor& x0, const Tensor& y0, std::span<const int64_t> keptS
   mergeDims(kept, keptStrides);
   mergeDims(reduced, reducedStrides);
   Tensor out = Tensor::empty(Shape(outSizes.begin(), outSizes.end()), outType, DeviceKind::Cuda);
+  const TimedReduction timed(fmt::format("{} {} -> {}", what, shapeStr(x.sizes()), shapeStr(outSizes)),
+                             bytesOf(x) + bytesOf(y) + bytesOf(out));
   GjSumArgs p{};
   p.kept = shapeOf(kept);
   p.reduced = shapeOf(reduced);
@@ -309,6 +347,8 @@ std::pair<Tensor, Tensor> extremeRows(const Tensor& x0, int64_t rows, int64_t n,
              rows, n, dtypeName(x.dtype()), shapeStr(x.sizes()));
   Tensor values = Tensor::empty({rows}, x.dtype(), DeviceKind::Cuda);
   Tensor indices = Tensor::empty({rows}, DType::Int64, DeviceKind::Cuda);
+  const TimedReduction timed(fmt::format("CUDA {} of {} rows of {}", min ? "min" : "max", rows, n),
+                             bytesOf(x) + bytesOf(values) + bytesOf(indices));
   GjRowsArgs a{};
   a.rows = rows;
   a.n = n;
@@ -332,6 +372,8 @@ static Tensor softmaxRows(const Tensor& in, const Tensor& y, int64_t dim, bool l
   for (int64_t k = 0; k < d; ++k) outer *= in.size(k);
   for (int64_t k = d + 1; k < in.dim(); ++k) inner *= in.size(k);
   Tensor out = Tensor::empty(in.sizes(), in.dtype(), DeviceKind::Cuda);
+  const TimedReduction timed(fmt::format("{} {} dim {}", what, shapeStr(in.sizes()), d),
+                             bytesOf(in) + bytesOf(y) + bytesOf(out));
   GjSoftmaxArgs a{};
   a.outer = outer;
   a.n = n;
@@ -563,6 +605,10 @@ void fill(const Tensor& dst, double value) {
   p.value = value;
   p.out = dst.rawData();
   launch("gj_fill", p.n, p);
+}
+
+std::vector<KernelTime>* setReductionTimes(std::vector<KernelTime>* times) {
+  return std::exchange(tReductionTimes, times);
 }
 
 void holdForTiming(double microseconds) {

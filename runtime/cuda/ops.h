@@ -6,6 +6,7 @@
 //
 // Operands are device tensors, except that a 0-dim host tensor (a scalar operand) is taken to the device.
 // Results are new contiguous device tensors. Errors are gj::Error ("no CUDA device: ..." without one).
+#include "runtime/kernel_time.h"
 #include "runtime/tensor.h"
 #include "support/pointwise.h"
 
@@ -81,6 +82,13 @@ void fill(const Tensor& dst, double value);
 /// issued the launch, rather than while the host still works on it (nvbench's blocking kernel). Events
 /// around the launch then time the device's work alone. Nothing on the emulated driver.
 void holdForTiming(double microseconds = 200);
+
+/// The runtime's reductions timed (graphbench --kernel-bandwidth): while `times` is installed on this
+/// thread, each sum, amax, max or min with indices, softmax and log_softmax and their gradients on the
+/// device holds the stream (holdForTiming), times its launches between two events, waiting for them, and
+/// adds them to `times` under the op and its shapes, with its bytes (its inputs read and its output
+/// written once each). Returns the vector installed before; null uninstalls.
+std::vector<KernelTime>* setReductionTimes(std::vector<KernelTime>* times);
 
 /// A batch of equal GEMMs: product i reads A + i * strideA, B + i * strideB and writes C + i * strideC
 /// (strides in elements; 0 repeats a broadcast operand).
