@@ -828,6 +828,21 @@ TEST(TeGpuRows, MatchTheCpuAtOddSizes) {
 }
 
 
+// The TE fuser's (last) group of g's forward plan for the GPU, scheduled for a device that holds 4 split
+// blocks: a cooperative launch over all 4.
+void expectASplitLaunch(const Graph& g) {
+  PipelineOptions o;
+  o.fuser = FuserKind::Te;
+  o.fuserOptions.device = DeviceKind::Cuda;
+  Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g.clone()), {false}, o);
+  const Node* group = nullptr;
+  forEachNode(plan.graph->block(), [&](Node* k) { group = k->kind() == OpKind::TensorExprGroup ? k : group; });
+  ASSERT_NE(group, nullptr) << printIR(*plan.graph);
+  const LoopNest::GpuLaunch launch = gpuLoopNest(*group->subgraph(), {}, 4).gpuLaunch();
+  EXPECT_TRUE(launch.cooperative);
+  EXPECT_EQ(launch.blocks[0], 4);
+}
+
 // A split reduction (LoopNest::kGpuSplitRowsMost): a few long rows, each over several blocks that meet at
 // a grid barrier (a cooperative launch), each block folding the row's partials in one order. A sum of
 // exponentials and a maximum, a softmax (its row loops split across the blocks too) and a layer norm
@@ -861,17 +876,7 @@ TEST(TeGpuRows, SplitReductionsMatchTheCpu) {
 )IR", rows, n) + fmt::format(fmt::runtime(body), rows, n) + "\n";
       SCOPED_TRACE(text);
       auto g = parseIR(text);
-      // The forward's group is split: a cooperative launch over 4 blocks.
-      PipelineOptions o;
-      o.fuser = FuserKind::Te;
-      o.fuserOptions.device = DeviceKind::Cuda;
-      Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false}, o);
-      const Node* group = nullptr;
-      forEachNode(plan.graph->block(), [&](Node* k) { group = k->kind() == OpKind::TensorExprGroup ? k : group; });
-      ASSERT_NE(group, nullptr) << printIR(*plan.graph);
-      const LoopNest::GpuLaunch launch = gpuLoopNest(*group->subgraph(), {}, 4).gpuLaunch();
-      EXPECT_TRUE(launch.cooperative);
-      EXPECT_EQ(launch.blocks[0], 4);
+      expectASplitLaunch(*g);
 
       const std::vector<IValue> in = {Tensor::rand({rows, n}, DType::Float32, 21, -2, 2)};
       const bool perRow = std::string(body).find("%r : Float({0}) =") != std::string::npos;
@@ -916,16 +921,7 @@ TEST(TeGpuRows, SplitColumnReductionsMatchTheCpu) {
 )IR", rows, columns);
     SCOPED_TRACE(text);
     auto g = parseIR(text);
-    PipelineOptions o;
-    o.fuser = FuserKind::Te;
-    o.fuserOptions.device = DeviceKind::Cuda;
-    Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false}, o);
-    const Node* group = nullptr;
-    forEachNode(plan.graph->block(), [&](Node* k) { group = k->kind() == OpKind::TensorExprGroup ? k : group; });
-    ASSERT_NE(group, nullptr) << printIR(*plan.graph);
-    const LoopNest::GpuLaunch launch = gpuLoopNest(*group->subgraph(), {}, 4).gpuLaunch();
-    EXPECT_TRUE(launch.cooperative);
-    EXPECT_EQ(launch.blocks[0], 4);  // 2 groups of 32 outputs, each over 2 blocks
+    expectASplitLaunch(*g);  // 2 groups of 32 outputs, each over 2 blocks
 
     const std::vector<IValue> in = {Tensor::rand({rows, columns}, DType::Float32, 23, -2, 2)};
     Function cpu(*g, {.fuser = FuserKind::None, .executor = ExecutorKind::Legacy});

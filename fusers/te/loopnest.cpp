@@ -867,78 +867,63 @@ Stmt LoopNest::flatBody(const Stmt& nest, const std::vector<const For*>& loops, 
   return substitute(all->body, {{all->var.get(), all->start + at}});
 }
 
-Stmt LoopNest::splitRows(const Stmt& nest, const std::vector<const For*>& loops, int64_t rowCount, int64_t split) {
-  // Blocks b of rowCount x split: row b / split, its slice b % split; the row's thread g = slice x 256 + t
-  // of split x 256.
-  const std::string name = loops.front()->var.as<Var>()->name;
-  const Expr b = Var::make(name + "_block"), t = Var::make(name + "_thread");
-  const Expr row = b / imm(split), slice = b % imm(split), S = imm(split);
-  const Expr g = slice * imm(kGpuRowThreads) + t;
-  auto across = [&](const Stmt& result) {
-    const Store* blockValue = result.as<Store>();
-    const ThreadReduce* tr = blockValue->value.as<ThreadReduce>();
-    const Buf partial = makeBuf(blockValue->buf->name + "_partials", {rowCount * split}, blockValue->buf->type);
-    outputs_.push_back(partial);
-    ++partials_;
-    const Expr mine = Load::make(blockValue->buf, blockValue->indices);
-    const Expr j = Var::make(blockValue->buf->name + "_j");
-    const Expr next = foldInto(tr->op, mine, Load::make(partial, {row * S + j}));
-    return std::vector<Stmt>{
-        result,  // the block's value, in every thread of it
-        Cond::make(Compare::make(CompareOpKind::EQ, t, imm(0)),
-                   Store::make(partial, {row * S + slice}, mine)),
-        GridSync::make(),
-        // Every block of the row folds the row's partials in one order.
-        Store::make(blockValue->buf, blockValue->indices, FloatImm::make(foldIdentity(tr->op), blockValue->buf->type)),
-        For::make(j, imm(0), S, Store::make(blockValue->buf, blockValue->indices, next))};
-  };
-  const Stmt body = rowBodyForThreads(flatBody(nest, loops, row), g, split * kGpuRowThreads, ThreadScope::Block,
-                                      across);
+std::vector<Stmt> LoopNest::acrossBlocks(const Stmt& result, const Expr& base, int64_t bases, const Expr& slice,
+                                         int64_t split, const Expr& writer) {
+  const Store* blockValue = result.as<Store>();
+  const ThreadReduce* tr = blockValue->value.as<ThreadReduce>();
+  const Buf partial = makeBuf(blockValue->buf->name + "_partials", {bases * split}, blockValue->buf->type);
+  outputs_.push_back(partial);
+  ++partials_;
+  const Expr S = imm(split), mine = Load::make(blockValue->buf, blockValue->indices);
+  const Expr k = Var::make(blockValue->buf->name + "_k");
+  const Expr next = foldInto(tr->op, mine, Load::make(partial, {base * S + k}));
+  return {result,  // the block's value, in every thread that holds it
+          Cond::make(writer, Store::make(partial, {base * S + slice}, mine)), GridSync::make(),
+          // Every block of the base folds the base's partials in one order.
+          Store::make(blockValue->buf, blockValue->indices, FloatImm::make(foldIdentity(tr->op), blockValue->buf->type)),
+          For::make(k, imm(0), S, Store::make(blockValue->buf, blockValue->indices, next))};
+}
+
+Stmt LoopNest::blockGrid(const Expr& b, const Expr& t, int64_t blocks, const Stmt& body) const {
   LoopOptions threadLoop, blockLoop;
   threadLoop.gpuThread = 0;
   blockLoop.gpuBlock = 0;
-  LoopNest one(For::make(b, imm(0), imm(rowCount * split), For::make(t, imm(0), imm(kGpuRowThreads), body, threadLoop),
-                         blockLoop),
+  LoopNest one(For::make(b, imm(0), imm(blocks), For::make(t, imm(0), imm(kGpuRowThreads), body, threadLoop), blockLoop),
                inputs_, outputs_);
   one.simplify();
   return one.root();
 }
 
+Stmt LoopNest::splitRows(const Stmt& nest, const std::vector<const For*>& loops, int64_t rowCount, int64_t split) {
+  // Blocks b of rowCount x split: row b / split, its slice b % split; the row's thread g = slice x 256 + t
+  // of split x 256.
+  const std::string name = loops.front()->var.as<Var>()->name;
+  const Expr b = Var::make(name + "_block"), t = Var::make(name + "_thread");
+  const Expr row = b / imm(split), slice = b % imm(split);
+  const Expr g = slice * imm(kGpuRowThreads) + t;
+  auto across = [&](const Stmt& result) {
+    return acrossBlocks(result, row, rowCount, slice, split, Compare::make(CompareOpKind::EQ, t, imm(0)));
+  };
+  const Stmt body = rowBodyForThreads(flatBody(nest, loops, row), g, split * kGpuRowThreads, ThreadScope::Block,
+                                      across);
+  return blockGrid(b, t, rowCount * split, body);
+}
+
 Stmt LoopNest::splitColumns(const Stmt& nest, const std::vector<const For*>& loops, int64_t outputs, int64_t split) {
   // Blocks b of groups x split: 32 outputs (group b / split), slice b % split of their elements; warp
-  // slot slice x 8 + t / 32 of split x 8 folds every (split x 8)-th element.
+  // slot slice x 8 + t / 32 of split x 8 folds every (split x 8)-th element. The block's value of each
+  // lane's output is in every warp of the block; the first warp writes it.
   const int64_t warps = kGpuRowThreads / 32, groups = (outputs + 31) / 32;
   const std::string name = loops.front()->var.as<Var>()->name;
   const Expr b = Var::make(name + "_block"), t = Var::make(name + "_thread");
-  const Expr group = b / imm(split), slice = b % imm(split), S = imm(split);
+  const Expr group = b / imm(split), slice = b % imm(split);
   const Expr j = group * imm(32) + t % imm(32);
   auto across = [&](const Stmt& result) {
-    const Store* blockValue = result.as<Store>();
-    const ThreadReduce* tr = blockValue->value.as<ThreadReduce>();
-    const Buf partial = makeBuf(blockValue->buf->name + "_partials", {groups * 32 * split}, blockValue->buf->type);
-    outputs_.push_back(partial);
-    ++partials_;
-    const Expr mine = Load::make(blockValue->buf, blockValue->indices);
-    const Expr k = Var::make(blockValue->buf->name + "_k");
-    const Expr next = foldInto(tr->op, mine, Load::make(partial, {j * S + k}));
-    return std::vector<Stmt>{
-        result,  // the block's value of the lane's output, in every warp of the block
-        Cond::make(Compare::make(CompareOpKind::LT, t, imm(32)), Store::make(partial, {j * S + slice}, mine)),
-        GridSync::make(),
-        // The output's slices folded in one order (by every block of the group; slice 0's stores it).
-        Store::make(blockValue->buf, blockValue->indices, FloatImm::make(foldIdentity(tr->op), blockValue->buf->type)),
-        For::make(k, imm(0), S, Store::make(blockValue->buf, blockValue->indices, next))};
+    return acrossBlocks(result, j, groups * 32, slice, split, Compare::make(CompareOpKind::LT, t, imm(32)));
   };
   const Stmt body = columnBodyForThreads(flatBody(nest, loops, j), j, outputs, slice * imm(warps) + t / imm(32),
                                         split * warps, across);
-  LoopOptions threadLoop, blockLoop;
-  threadLoop.gpuThread = 0;
-  blockLoop.gpuBlock = 0;
-  LoopNest one(For::make(b, imm(0), imm(groups * split), For::make(t, imm(0), imm(kGpuRowThreads), body, threadLoop),
-                         blockLoop),
-               inputs_, outputs_);
-  one.simplify();
-  return one.root();
+  return blockGrid(b, t, groups * split, body);
 }
 
 void LoopNest::scheduleGpu(int64_t blockSize, int64_t blockCount, int loopLevel, int64_t splitBlocks) {

@@ -130,6 +130,14 @@ class LoopNest {
   // scheduleGpu's split column reduction (kGpuSplitColumnLeast): the column nest `nest` of `outputs`
   // outputs, each group of 32 over `split` blocks; its partials buffers appended to the outputs.
   Stmt splitColumns(const Stmt& nest, const std::vector<const For*>& loops, int64_t outputs, int64_t split);
+  // The split schedules' meeting of blocks: the block's value `result` (buf[0] = ThreadReduce(...)) goes
+  // to a partials buffer of `bases` x `split` (an output of the kernel's own), at base x split + slice, by
+  // the threads `writer` holds for; a grid barrier; then every block folds its base's split partials in
+  // one order, so that each has the same value, bitwise.
+  std::vector<Stmt> acrossBlocks(const Stmt& result, const Expr& base, int64_t bases, const Expr& slice, int64_t split,
+                                 const Expr& writer);
+  // A split schedule's launch: blocks b of `blocks`, kGpuRowThreads threads t each, around `body`.
+  Stmt blockGrid(const Expr& b, const Expr& t, int64_t blocks, const Stmt& body) const;
   Stmt root_;
   std::vector<Buf> inputs_, outputs_;
   size_t scratch_ = 0;
