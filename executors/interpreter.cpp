@@ -575,6 +575,41 @@ void Frame::runListAppend(const Node* n) {
   list->push_back(at(n->input(1)).toTensor("prim::ListAppend element"));
   set(n, IValue(std::move(list)));
 }
+// Arithmetic on numbers (TorchScript's size arithmetic): two ints (or bools, as 0 and 1) stay an int, as
+// Python's; a float on either side makes a float; true division and pow give a float. Ints wrap on
+// overflow, as TorchScript's int64 does; a division by zero is an error, as Python's ZeroDivisionError.
+static IValue scalarArithmetic(OpKind kind, const IValue& a, const IValue& b, const char* name) {
+  USER_CHECK((a.isInt() || a.isBool() || a.isDouble()) && (b.isInt() || b.isBool() || b.isDouble()),
+             "{}: expected two numbers", name);
+  if (kind == OpKind::ScalarDiv || kind == OpKind::ScalarPow) {
+    const double x = a.toDouble(name), y = b.toDouble(name);
+    if (kind == OpKind::ScalarPow) return IValue(std::pow(x, y));
+    USER_CHECK(y != 0, "{}: division by zero (Python's ZeroDivisionError)", name);
+    return IValue(x / y);
+  }
+  if (!a.isDouble() && !b.isDouble()) {
+    const auto x = static_cast<uint64_t>(a.isBool() ? int64_t{a.toBool(name)} : a.toInt(name));
+    const auto y = static_cast<uint64_t>(b.isBool() ? int64_t{b.toBool(name)} : b.toInt(name));
+    const auto sx = static_cast<int64_t>(x), sy = static_cast<int64_t>(y);
+    switch (kind) {
+      case OpKind::ScalarAdd: return IValue(static_cast<int64_t>(x + y));
+      case OpKind::ScalarSub: return IValue(static_cast<int64_t>(x - y));
+      case OpKind::ScalarMul: return IValue(static_cast<int64_t>(x * y));
+      case OpKind::ScalarMin: return IValue(std::min(sx, sy));
+      default: return IValue(std::max(sx, sy));
+    }
+  }
+  const double x = a.toDouble(name), y = b.toDouble(name);
+  switch (kind) {
+    case OpKind::ScalarAdd: return IValue(x + y);
+    case OpKind::ScalarSub: return IValue(x - y);
+    case OpKind::ScalarMul: return IValue(x * y);
+    // NaN wins, as Python's min and max of floats do not promise; TorchScript's prim::min gives the NaN
+    case OpKind::ScalarMin: return IValue(std::isnan(x) || std::isnan(y) ? x + y : std::min(x, y));
+    default: return IValue(std::isnan(x) || std::isnan(y) ? x + y : std::max(x, y));
+  }
+}
+
 
 void Frame::runNode(const Node* n) {
   const OpKind kind = cur_->kind;
@@ -656,6 +691,10 @@ void Frame::runNode(const Node* n) {
     case OpKind::Sizes: set(n, IValue(T(0).sizes())); return;
     case OpKind::IntAdd: set(n, IValue(I(0) + I(1))); return;
     case OpKind::IntSub: set(n, IValue(I(0) - I(1))); return;
+    case OpKind::ScalarAdd: case OpKind::ScalarSub: case OpKind::ScalarMul: case OpKind::ScalarMin:
+    case OpKind::ScalarMax: case OpKind::ScalarDiv: case OpKind::ScalarPow:
+      set(n, scalarArithmetic(n->kind(), in[0], in[1], name));
+      return;
     case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt: case OpKind::IntLe: case OpKind::IntGt:
     case OpKind::IntGe:
       if (in[0].isInt() && in[1].isInt()) set(n, IValue(*compareScalars(n->kind(), I(0), I(1))));

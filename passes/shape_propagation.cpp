@@ -587,6 +587,11 @@ Type outputType(const Node* n, size_t k) {
     case OpKind::Len: case OpKind::Size: case OpKind::DTypeOf: case OpKind::IntAdd: case OpKind::FloorDiv:
     case OpKind::Remainder: case OpKind::IntSub: case OpKind::IntOfTensor:
       return Type::of(TypeKind::Int);
+    case OpKind::ScalarAdd: case OpKind::ScalarSub: case OpKind::ScalarMul: case OpKind::ScalarMin:
+    case OpKind::ScalarMax:  // an int for two ints (or bools), else a float
+      return Type::of(in(0)->type().kind == TypeKind::Float || in(1)->type().kind == TypeKind::Float ? TypeKind::Float
+                                                                                                    : TypeKind::Int);
+    case OpKind::ScalarDiv: case OpKind::ScalarPow: return Type::of(TypeKind::Float);
     case OpKind::Sizes: return Type::of(TypeKind::IntList);
     case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt: case OpKind::IntLe: case OpKind::IntGt:
     case OpKind::IntGe: case OpKind::BoolNot:

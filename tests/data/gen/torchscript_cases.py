@@ -293,6 +293,18 @@ def write_more_pointwise():
     write("more_pointwise_script", more_pointwise, args)
     write("more_pointwise_trace", more_pointwise, args, trace=True)
     write("scalar_outputs", scalar_outputs, (rand(3, 4), rand(3, 4)))
+    write("size_arithmetic", size_arithmetic, (rand(5, 4), rand(6, 4)))
+
+
+def size_arithmetic(q, k):
+    """Arithmetic on sizes as attention writes it: pow(int, float), int * int, min and max of numbers,
+    true division of ints, a float beside an int."""
+    d = q.size(-1)
+    scale = d ** 0.5
+    n = q.size(0) * q.size(1)
+    m = min(q.size(0), 3)
+    h = d / 2
+    return torch.matmul(q, k.transpose(0, 1)) / scale, n, m, h, max(scale, 1.5), h * 2 + 1, n - 0.5
 
 
 if __name__ == "__main__":
