@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
 #include <future>
 #include <list>
@@ -258,13 +257,7 @@ class CountedKernel final : public CompiledKernel {
     const bool timed = !timedAs_.empty() && !inputs.empty() && inputs[0]->device() == DeviceKind::Cuda;
     std::optional<cuda::Event> start, end;
     if (timed) {
-      // GJ_KERNEL_TIMING_HOLD_US: the hold's length (ops.h holdForTiming), 0 to time the launch with
-      // the host's work to issue it, as before the hold (bench/results/gpu.md, 2026-11-27).
-      static const double holdUs = [] {
-        const char* v = std::getenv("GJ_KERNEL_TIMING_HOLD_US");
-        return v && *v ? std::atof(v) : 200.0;
-      }();
-      if (holdUs > 0) cuda::holdForTiming(holdUs);
+      cuda::holdForTiming();
       start.emplace().record();
     }
     try {
@@ -281,12 +274,7 @@ class CountedKernel final : public CompiledKernel {
       for (const Tensor* t : inputs) bytes += t->numel() * static_cast<int64_t>(dtypeSize(t->dtype()));
       for (const Tensor& t : outs) bytes += t.numel() * static_cast<int64_t>(dtypeSize(t.dtype()));
       std::lock_guard lock(runs_->mutex);
-      auto it = std::find_if(runs_->times.begin(), runs_->times.end(),
-                             [&](const KernelTime& k) { return k.kernel == timedAs_; });
-      if (it == runs_->times.end()) it = runs_->times.insert(it, KernelTime{.kernel = timedAs_});
-      ++it->launches;
-      it->bytes = bytes;
-      it->ms += ms;
+      addKernelTime(runs_->times, timedAs_, bytes, ms);
     }
     if (plantError_) {
       for (Tensor& t : outs) {

@@ -27,8 +27,8 @@ namespace {
 using nlohmann::json;
 
 // Cases graphjit still refuses, with a clear error (PyTorch's fuser-tests issue takes them on): each must
-// fail with this text on every path (on CUDA only, where `cudaOnly`), never run to a wrong answer. None
-// since integer and bool arithmetic (2026-11-27); a case added here must name its error.
+// fail with this text on every path (on CUDA only, where `cudaOnly`), never run to a wrong answer. Empty
+// while every case runs; a case added here must name its error.
 struct Refusal {
   const char* caseName;
   bool cudaOnly;

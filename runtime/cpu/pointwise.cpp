@@ -22,8 +22,6 @@ Shape broadcastShapes(std::span<const int64_t> a, std::span<const int64_t> b) {
   return out;
 }
 
-static DType commonDtype(const Tensor& a, const Tensor& b);
-
 static void checkFloat(const Tensor& x, const char* op) {
   USER_CHECK(x.defined(), "{}: undefined tensor argument", op);
   USER_CHECK(isFloating(x.dtype()), "{}: expected a float32 or float64 tensor, got {}", op, dtypeName(x.dtype()));
@@ -137,6 +135,8 @@ static Tensor binary(const char* op, PointwiseOp code, double scalar, const Tens
     DType t = resultType({promotionOperand(a), promotionOperand(b)});
     return binary(op, code, scalar, a.to(t), b.to(t), f);
   }
+  if (!isFloating(a.dtype()) && promotesIntegersToFloat(code))
+    return binary(op, code, scalar, a.to(DType::Float32), b.to(DType::Float32), f);
   if (!isFloating(a.dtype())) return integral(op, code, scalar, a, b);
   if (onCuda(a, b)) return cuda::map(code, a, b, scalar);
   if (a.dtype() == DType::Float32) return mapBinary<float>(a, b, [&](float x, float y) { return f(x, y); });
@@ -158,11 +158,8 @@ Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
 Tensor mul(const Tensor& a, const Tensor& b) {
   return binary("mul", PointwiseOp::Mul, 1.0, a, b, [](auto x, auto y) { return x * y; });
 }
-// True division: integer and bool operands divide in the default float dtype, as PyTorch's do.
+// True division: integer and bool operands divide in the default float dtype (promotesIntegersToFloat).
 Tensor div(const Tensor& a, const Tensor& b) {
-  USER_CHECK(a.defined() && b.defined(), "div: undefined tensor argument");
-  if (!isFloating(commonDtype(a, b)) && promotesIntegersToFloat(PointwiseOp::Div))
-    return div(a.to(DType::Float32), b.to(DType::Float32));
   return binary("div", PointwiseOp::Div, 1.0, a, b, [](auto x, auto y) { return x / y; });
 }
 
