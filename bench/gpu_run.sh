@@ -3,11 +3,13 @@
 # and writes one dated results file, gpu-DATE-DEVICE.md, into OUTDIR (then committed to bench/results/);
 # where the machine's python3 has a CUDA torch, the same rows on PyTorch go beside them.
 #
-#   bench/gpu_run.sh [CARRY=gpu-carry] [OUTDIR=bench/results] [PART=all|1|2]
+#   bench/gpu_run.sh [CARRY=gpu-carry] [OUTDIR=bench/results] [PART=all|1|2|bandwidth]
 #
 # The whole run took 8.5 minutes on an H100 (2026-11-24) and 8.7 on an H200 (2026-11-27: 164 + 360 s), near the device tool's 10 minutes a command:
 # PART 1 runs the tests and the rnns timings, PART 2 the other sections and PyTorch's rows, each into a
-# file of its own (gpu-DATE-DEVICE-1.md, -2.md), for two calls.
+# file of its own (gpu-DATE-DEVICE-1.md, -2.md), for two calls. PART bandwidth (a few minutes) runs the
+# reductions' tests (cuda_ops_test, te_test) and the --kernel-bandwidth section alone, the latter once for
+# each of $SPLIT_BLOCKS_PER_SM (default 2; GJ_TE_SPLIT_BLOCKS_PER_SM, the TE split reductions' grid).
 #
 # Every test binary runs whole: the CUDA cases (runtime/cuda, every kernel either fuser generates for the
 # models of tests/data, launched and compared with the interpreter; the unfused ops and Function on the
@@ -20,8 +22,8 @@ carry=${1:-gpu-carry}
 outdir=${2:-bench/results}
 part=${3:-all}
 case $part in
-  all | 1 | 2) ;;
-  *) echo "gpu_run.sh: PART must be all, 1 or 2, not '$part'" >&2; exit 2 ;;
+  all | 1 | 2 | bandwidth) ;;
+  *) echo "gpu_run.sh: PART must be all, 1, 2 or bandwidth, not '$part'" >&2; exit 2 ;;
 esac
 mkdir -p "$outdir"
 built=$(cat "$carry/commit" 2>/dev/null || echo "? (no $carry/commit)")
@@ -58,9 +60,32 @@ status=0
   echo "- device: ${device:-none found} (driver ${driver:-?})"
   echo "- build: CUDA-only (scripts/build --cuda-only) of commit $built, carried from the build machine"
   echo "- cuBLAS: ${GJ_CUBLAS:-from the library path}; cuDNN: ${GJ_CUDNN:-from the library path}"
-  [ "$part" = all ] || echo "- part $part of 2 (bench/gpu_run.sh's PART)"
+  [ "$part" = all ] || echo "- part $part (bench/gpu_run.sh's PART)"
   echo
-  if [ "$part" != 2 ]; then
+  if [ "$part" = bandwidth ]; then
+  echo "## Tests"
+  echo
+  for t in cuda_ops_test te_test; do
+    log=$(mktemp)
+    if "$carry/bin/$t" --gtest_brief=1 > "$log" 2>&1; then result=passed; else result=FAILED; status=1; fi
+    echo "- $t: $result. $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ')"
+    if [ $result = FAILED ]; then echo; echo '```'; tail -60 "$log"; echo '```'; echo; fi
+    rm -f "$log"
+  done
+  echo
+  fusers=old,te  # the legacy fuser's rows (the runtime's reductions) once
+  for per in ${SPLIT_BLOCKS_PER_SM:-2}; do
+    echo "## graphbench --device=cuda --kernel-bandwidth, GJ_TE_SPLIT_BLOCKS_PER_SM=$per"
+    echo
+    echo '```'
+    GJ_TE_SPLIT_BLOCKS_PER_SM=$per "$carry/bin/graphbench" --device cuda --kernel-bandwidth --fuser $fusers \
+      --executor profiling --group rnns,ops --rnns jit,jit_layernorm --nloops 5 --warmup 2 2>&1 | tail -20
+    echo '```'
+    echo
+    fusers=te
+  done
+  fi
+  if [ "$part" = all ] || [ "$part" = 1 ]; then
   echo "## Tests"
   echo
   for t in cuda_test cuda_ops_test emulator_test audit_test fuser_test te_test runtime_test; do
@@ -98,7 +123,7 @@ status=0
   echo '```'
   echo
   fi
-  if [ "$part" != 1 ]; then
+  if [ "$part" = all ] || [ "$part" = 2 ]; then
   echo "## graphbench --device=cuda, fastrnns' layer-norm and dropout rows and --check"
   echo
   echo '```'

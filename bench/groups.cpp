@@ -139,7 +139,8 @@ namespace {
 // What fraction of the DRAM bandwidth `peakGBs` the timed kernels (`what`: fused kernels, or the runtime's
 // reductions) reached, a kernel's bytes being its inputs read and its outputs written once each (as
 // `graphir codegen --stats` counts them): of the kernels that move 16 MiB or more a launch, the slowest;
-// else the one that moves the most.
+// else the one that moves the most. Beside it, the share a device-to-device copy of as many bytes reached
+// (cuda::copyCeilingMs): how far that size allows.
 std::string bandwidthInfo(const std::vector<KernelTime>& times, double peakGBs, std::string_view what = "fused kernel") {
   constexpr int64_t kLarge = int64_t{16} << 20;
   auto gbs = [](const KernelTime& k) { return k.ms > 0 ? k.bytes * k.launches / (k.ms * 1e-3) / 1e9 : 0.0; };
@@ -153,8 +154,13 @@ std::string bandwidthInfo(const std::vector<KernelTime>& times, double peakGBs, 
       pick = &k;
     }
   }
-  const std::string share = peakGBs > 0 ? fmt::format("{:.0f}% of {:.0f} GB/s", 100 * gbs(*pick) / peakGBs, peakGBs)
-                                        : fmt::format("{:.1f} GB/s (the device's peak unknown)", gbs(*pick));
+  std::string share = peakGBs > 0 ? fmt::format("{:.0f}% of {:.0f} GB/s", 100 * gbs(*pick) / peakGBs, peakGBs)
+                                  : fmt::format("{:.1f} GB/s (the device's peak unknown)", gbs(*pick));
+  if (const double copyMs = cuda::copyCeilingMs(pick->bytes); copyMs > 0) {
+    const double copyGBs = pick->bytes / (copyMs * 1e-3) / 1e9;
+    share += peakGBs > 0 ? fmt::format(" (a copy of as many bytes: {:.0f}%)", 100 * copyGBs / peakGBs)
+                         : fmt::format(" (a copy of as many bytes: {:.1f} GB/s)", copyGBs);
+  }
   const std::string which = fmt::format("{} ({:.1f} MiB a launch, {:.3f} ms)", pick->kernel,
                                        pick->bytes / double(1 << 20), pick->ms / pick->launches);
   return large ? fmt::format("DRAM: {} {}{} of 16 MiB or more, the slowest at {}: {}", large, what,

@@ -198,7 +198,8 @@ TEST(CudaKernels, TheUnfusedKernelsCompileWithNvrtcForEveryArchitecture) {
     ASSERT_TRUE(out.ok()) << out.error().what();
     EXPECT_EQ(out.value().log, "");
     for (const char* entry : {"gj_map_f32", "gj_map_f64", "gj_copy", "gj_fill", "gj_reduce", "gj_extreme_rows",
-                              "gj_softmax", "gj_gather", "gj_scatter_add", "gj_im2col", "gj_col2im"})
+                              "gj_softmax", "gj_softmax_rows4_f32", "gj_softmax_rows32_f32",
+                              "gj_softmax_rows4_f64", "gj_softmax_rows32_f64", "gj_gather", "gj_scatter_add", "gj_im2col", "gj_col2im"})
       EXPECT_THAT(out.value().ptx, HasSubstr(std::string(".entry ") + entry)) << entry;
   }
 }

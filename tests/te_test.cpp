@@ -838,9 +838,13 @@ void expectASplitLaunch(const Graph& g) {
   const Node* group = nullptr;
   forEachNode(plan.graph->block(), [&](Node* k) { group = k->kind() == OpKind::TensorExprGroup ? k : group; });
   ASSERT_NE(group, nullptr) << printIR(*plan.graph);
-  const LoopNest::GpuLaunch launch = gpuLoopNest(*group->subgraph(), {}, 4).gpuLaunch();
+  const LoopNest gpu = gpuLoopNest(*group->subgraph(), {}, 4);
+  const LoopNest::GpuLaunch launch = gpu.gpuLaunch();
   EXPECT_TRUE(launch.cooperative);
   EXPECT_EQ(launch.blocks[0], 4);
+  // Every block resident at once: the kernel bounds its registers for as many a multiprocessor.
+  const std::string source = CudaPrinter().kernel("k", gpu.inputs(), gpu.outputs(), gpu.root(), 2);
+  EXPECT_NE(source.find("__global__ void __launch_bounds__(256, 2) k("), std::string::npos) << source;
 }
 
 // A split reduction (LoopNest::kGpuSplitRowsMost): a few long rows, each over several blocks that meet at

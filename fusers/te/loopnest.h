@@ -108,7 +108,7 @@ class LoopNest {
   /// device, spreads each group over up to splitBlocks / groups blocks, at least
   /// kGpuSplitColumnElementsLeast of a column's elements a block; partials, a grid barrier and one fold
   /// order as for rows. The kernel's other (pointwise) nests run at loop level 3 in that grid.
-  static constexpr int64_t kGpuSplitColumnLeast = 1024, kGpuSplitColumnElementsLeast = 128;
+  static constexpr int64_t kGpuSplitColumnLeast = 1024, kGpuSplitColumnElementsLeast = 32;
   void scheduleGpu(int64_t blockSize = kGpuBlockSize, int64_t blockCount = kGpuBlockCount,
                    int loopLevel = kGpuLoopLevel, int64_t splitBlocks = kGpuSplitBlocks);
   /// The launch a GPU-scheduled nest needs: per axis, the largest trip count of the loops bound to

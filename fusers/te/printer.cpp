@@ -510,7 +510,7 @@ void CudaPrinter::visit(const GridSync*) {
 }
 
 std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>& inputs, const std::vector<Buf>& outputs,
-                                const Stmt& body) {
+                                const Stmt& body, int64_t residentBlocks) {
   os_.str("");
   usesPhilox_ = false;
   usesMinMax_ = false;
@@ -546,6 +546,11 @@ std::string CudaPrinter::kernel(const std::string& name, const std::vector<Buf>&
   if (usesColumnReduce32_) scratch += "  __shared__ float gj_cols_f32[" + cols + "];\n";
   if (usesColumnReduce64_) scratch += "  __shared__ double gj_cols_f64[" + cols + "];\n";
   text.insert(bodyAt, scratch);
+  if (usesGridSync_ && residentBlocks > 0) {
+    const std::string global = "__global__ void ";
+    text.insert(text.find(global) + global.size(),
+                "__launch_bounds__(" + std::to_string(LoopNest::kGpuRowThreads) + ", " + std::to_string(residentBlocks) + ") ");
+  }
   if (usesBlockReduce32_ || usesBlockReduce64_ || usesColumnReduce32_ || usesColumnReduce64_ || usesWarpReduce_)
     text = std::string(fusion::kCudaBlockReduceHeader) + text;
   if (usesMinMax_) text = std::string(fusion::kCudaMinMaxHeader) + text;

@@ -79,8 +79,11 @@ class CPrinter : public Printer {
 /// stores are printed where they are read, since the buffer may change in between.
 class CudaPrinter final : public CPrinter {
  public:
+  /// The kernel's CUDA source. A kernel with a grid barrier (a cooperative launch: every block resident at
+  /// once) declares `residentBlocks` blocks a multiprocessor in __launch_bounds__, so that ptxas keeps its
+  /// registers low enough for them (0: no bound).
   std::string kernel(const std::string& name, const std::vector<Buf>& inputs, const std::vector<Buf>& outputs,
-                     const Stmt& body);
+                     const Stmt& body, int64_t residentBlocks = 0);
 
  protected:
   using CPrinter::visit;

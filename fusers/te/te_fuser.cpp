@@ -16,6 +16,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <unordered_set>
 
@@ -391,20 +392,40 @@ class TeCudaKernel final : public CompiledKernel {
 
 }  // namespace
 
+// Where no device is known, a split reduction's LoopNest::kGpuSplitBlocks are taken as 2 a multiprocessor.
+constexpr int64_t kUnknownDeviceMultiprocessors = LoopNest::kGpuSplitBlocks / 2;
+
+// The CUDA source of `gpu`; a cooperative kernel bounded to as many blocks a multiprocessor as its grid
+// needs on `multiprocessors`.
+static std::string cudaSource(const LoopNest& gpu, const std::string& name, int64_t multiprocessors) {
+  const LoopNest::GpuLaunch l = gpu.gpuLaunch();
+  const int64_t blocks = l.blocks[0] * l.blocks[1] * l.blocks[2];
+  const int64_t resident = l.cooperative && multiprocessors > 0 ? (blocks + multiprocessors - 1) / multiprocessors : 0;
+  return CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root(), resident);
+}
+
 std::shared_ptr<const CompiledKernel> compileGpuNest(LoopNest gpu, const std::string& name) {
   // A scratch buffer is written by one nest and read by the next, which one launch cannot order.
   USER_CHECK(gpu.scratch() == 0, "TE kernel {}: a group with a product runs on the CPU only", name);
-  auto kernel = cuda::compileKernel(CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root()), name);
+  auto kernel = cuda::compileKernel(cudaSource(gpu, name, cuda::requireDevice().multiprocessors), name);
   if (!kernel) throw kernel.error();
   return std::make_shared<TeCudaKernel>(std::move(gpu), kernel.value());
 }
 
 namespace {
 
-// The blocks a split reduction may spread over on this process's device: 2 a multiprocessor (blocks of
-// 256 threads at the schedules' register counts), at most LoopNest::kGpuSplitBlocks.
+// The blocks a split reduction may spread over on this process's device: 2 a multiprocessor, or
+// $GJ_TE_SPLIT_BLOCKS_PER_SM (1 to 8: blocks of 256 threads; the kernel's __launch_bounds__ then keeps its
+// registers low enough for them, cudaSource).
 int64_t deviceSplitBlocks() {
-  return std::min<int64_t>(LoopNest::kGpuSplitBlocks, 2 * int64_t{cuda::requireDevice().multiprocessors});
+  static const int64_t perMultiprocessor = [] {
+    const char* v = std::getenv("GJ_TE_SPLIT_BLOCKS_PER_SM");
+    if (!v || !*v) return int64_t{2};
+    const int64_t n = std::atoll(v);
+    USER_CHECK(n >= 1 && n <= 8, "GJ_TE_SPLIT_BLOCKS_PER_SM must be 1 to 8 (blocks of 256 threads a multiprocessor), got '{}'", v);
+    return n;
+  }();
+  return perMultiprocessor * int64_t{cuda::requireDevice().multiprocessors};
 }
 
 std::string signature(const LoopNest& nest) {
@@ -426,7 +447,7 @@ class TeFuser final : public Fuser {
       LoopNest nest = lowerGroup(*group->subgraph());
       std::string loops = "/* loop nest:\n" + toString(nest.root()) + "*/\n";
       scheduleGpu(nest, opts_.cudaLaunch);
-      return loops + CudaPrinter().kernel(name, nest.inputs(), nest.outputs(), nest.root());
+      return loops + cudaSource(nest, name, kUnknownDeviceMultiprocessors);
     }
     LoopNest nest = cpuLoopNest(*group->subgraph(), kParallelGrain);
     Result<std::string> ir = emitLlvmIR(nest, name);
@@ -470,7 +491,8 @@ class TeFuser final : public Fuser {
           LoopNest gpu = gpuLoopNest(sub, opts_.cudaLaunch,
                                      opts_.device == DeviceKind::Cuda ? deviceSplitBlocks() : LoopNest::kGpuSplitBlocks);
           std::ofstream(opts_.dumpDir + "/" + name + ".cu")
-              << CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root());
+              << cudaSource(gpu, name, opts_.device == DeviceKind::Cuda ? cuda::requireDevice().multiprocessors
+                                                                        : kUnknownDeviceMultiprocessors);
         }
       }
       switch (opts_.device) {

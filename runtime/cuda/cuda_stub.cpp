@@ -74,6 +74,7 @@ void copy(const Tensor&, const Tensor&) { fail(); }
 Tensor mapIntegral(PointwiseOp, const Tensor&, const Tensor&, int64_t, const Tensor&) { fail(); }
 void fill(const Tensor&, double) { fail(); }
 void holdForTiming() { fail(); }
+double copyCeilingMs(int64_t) { fail(); }
 std::vector<KernelTime>* setReductionTimes(std::vector<KernelTime>* times) { return times; }
 Tensor dropout(const Tensor&, double, const Tensor&, int64_t) { fail(); }
 void gemm(DType, bool, bool, int64_t, int64_t, int64_t, double, const void*, int64_t, const void*, int64_t, double,

@@ -132,6 +132,10 @@ const EmulatedKernel kKernels[] = {
     // the reductions' threads cooperate: block semantics
     kernel<GjSumArgs, gj_reduce>("gj_reduce", true), kernel<GjRowsArgs, gj_extreme_rows>("gj_extreme_rows", true),
     kernel<GjSoftmaxArgs, gj_softmax>("gj_softmax", true),
+    kernel<GjSoftmaxArgs, gj_softmax_rows4_f32>("gj_softmax_rows4_f32", true),
+    kernel<GjSoftmaxArgs, gj_softmax_rows32_f32>("gj_softmax_rows32_f32", true),
+    kernel<GjSoftmaxArgs, gj_softmax_rows4_f64>("gj_softmax_rows4_f64", true),
+    kernel<GjSoftmaxArgs, gj_softmax_rows32_f64>("gj_softmax_rows32_f64", true),
     kernel<GjConvArgs, gj_im2col>("gj_im2col"),      kernel<GjConvArgs, gj_col2im>("gj_col2im"),
     kernel<GjConvArgs, gj_max_pool2d>("gj_max_pool2d"),
     kernel<GjConvArgs, gj_max_pool2d_backward>("gj_max_pool2d_backward"),

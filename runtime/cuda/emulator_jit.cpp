@@ -122,9 +122,10 @@ bool cooperates(const std::string& source) {
 
 constexpr int kMaxParams = 256;
 
-// The kernels' names: each `extern "C" __global__ void NAME(`.
+// The kernels' names: each `extern "C" __global__ void [__launch_bounds__(...)] NAME(`.
 std::vector<std::string> kernelNames(const std::string& source) {
-  static const std::regex entry(R"(extern\s+"C"\s+__global__\s+void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\()");
+  static const std::regex entry(
+      R"(extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*\()");
   std::vector<std::string> names;
   for (auto it = std::sregex_iterator(source.begin(), source.end(), entry); it != std::sregex_iterator(); ++it)
     names.push_back((*it)[1]);

@@ -99,6 +99,10 @@ struct GjFillArgs {
 // Who folds one unit of work (an output's elements, a row) in gj_reduce, gj_extreme_rows and gj_softmax,
 // whose threads cooperate (kernels.cuh's reductions below).
 enum GjSchedule { GJ_WARPS = 0, GJ_BLOCKS = 1, GJ_COLUMNS = 2 };
+// gj_softmax's rows that a warp holds in registers: up to 32 elements a lane (GJ_WARPS' 1024), or up to 4
+// (rows of 128 or fewer, attention's) in fewer registers.
+#define GJ_SOFTMAX_LANE_MOST 32
+#define GJ_SOFTMAX_LANE_FEW 4
 // Their blocks: 256 threads, 8 warps.
 #define GJ_REDUCE_THREADS 256
 #define GJ_REDUCE_WARPS (GJ_REDUCE_THREADS / 32)
@@ -125,8 +129,10 @@ struct GjSumArgs {
 };
 
 // gj_softmax: softmax or log_softmax along the middle dim of x viewed [outer, n, inner] (contiguous, F32
-// or F64), in double as the CPU's: forward out from in; with `backward`, the gradient from in (the
-// output's gradient g) and y (the forward's output): y * (g - sum(g * y)), or g - exp(y) * sum(g).
+// or F64): forward out from in; with `backward`, the gradient from in (the output's gradient g) and y (the
+// forward's output): y * (g - sum(g * y)), or g - exp(y) * sum(g). The gradient folds in double (g - sum
+// cancels where y is near 1); the forward too, but for a warp's row (below), in the row's own type as
+// PyTorch's CUDA softmax computes it.
 struct GjSoftmaxArgs {
   gj_i64 outer, n, inner;
   int type, log, backward, schedule;
@@ -190,6 +196,13 @@ struct GjConvArgs {
 #define GJ_KERNEL extern "C" __global__
 #define GJ_DEVICE __device__ __forceinline__
 #define GJ_SHARED(T, name, count) __shared__ T name[count]
+#endif
+
+// A loop the GPU's compiler unrolls (the host's compiler, for the emulator, decides for itself).
+#ifdef __CUDACC__
+#define GJ_UNROLL _Pragma("unroll")
+#else
+#define GJ_UNROLL
 #endif
 
 #define GJ_GRID_STRIDE(i, n)                                                                  \
@@ -569,7 +582,92 @@ GJ_KERNEL void gj_extreme_rows(GjRowsArgs p) {
   }
 }
 
-// gj_softmax (GjSoftmaxArgs): rows of x viewed [outer, n, inner].
+// A row that a warp folds (GJ_WARPS, inner 1: contiguous), held in registers: each lane loads its up to
+// K elements (lane, lane + 32, ...) all at once, so that a warp keeps K loads in flight, and the row is
+// read from memory once, not once a pass. The forward computes in T (each exponential once); the
+// gradient in double.
+template <typename T>
+GJ_DEVICE T gjMaxKeepingNaN(T acc, T v) { return acc == acc && (v != v || v > acc) ? v : acc; }
+
+template <typename T>
+GJ_DEVICE T gjWarpFoldOf(int max, T v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const T w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = max ? gjMaxKeepingNaN(v, w) : v + w;
+  }
+  return v;
+}
+
+template <typename T, int K>
+GJ_DEVICE void gjSoftmaxWarpRow(const GjSoftmaxArgs& p, gj_i64 row, bool valid) {
+  const int lane = threadIdx.x % 32, n = valid ? (int)p.n : 0;
+  const T* in = (const T*)p.in + row * p.n;
+  T* out = (T*)p.out + row * p.n;
+  const T zero = 0, inf = (T)1 / zero;
+  // Past the row's end: what leaves the folds unchanged (-inf for the maximum, 0 for the gradient's sum).
+  const T none = p.backward ? zero : -inf;
+  T x[K];
+  GJ_UNROLL
+  for (int k = 0; k < K; ++k) x[k] = k * 32 + lane < n ? in[k * 32 + lane] : none;
+  if (!p.backward) {
+    T m = -inf;
+    GJ_UNROLL
+    for (int k = 0; k < K; ++k) m = gjMaxKeepingNaN(m, x[k]);
+    m = gjWarpFoldOf(1, m);
+    const T shift = m == -inf ? zero : m;  // a row of -inf: keep exp finite
+    T s = 0;
+    GJ_UNROLL
+    for (int k = 0; k < K; ++k) {
+      x[k] -= shift;
+      const T e = k * 32 + lane < n ? gjExp(x[k]) : zero;
+      s += e;
+      if (!p.log) x[k] = e;
+    }
+    s = gjWarpFoldOf(0, s);
+    const T lse = gjLog(s), scale = (T)1 / s;
+    GJ_UNROLL
+    for (int k = 0; k < K; ++k)
+      if (k * 32 + lane < n) out[k * 32 + lane] = p.log ? x[k] - lse : x[k] * scale;
+    return;
+  }
+  const T* yin = (const T*)p.y + row * p.n;
+  T y[K];
+  GJ_UNROLL
+  for (int k = 0; k < K; ++k) y[k] = k * 32 + lane < n ? yin[k * 32 + lane] : zero;
+  double d = 0.0;
+  GJ_UNROLL
+  for (int k = 0; k < K; ++k) d += p.log ? (double)x[k] : (double)x[k] * (double)y[k];
+  d = gjWarpFoldOf(0, d);
+  GJ_UNROLL
+  for (int k = 0; k < K; ++k)
+    if (k * 32 + lane < n) {
+      const double g = x[k], yk = y[k];
+      out[k * 32 + lane] = (T)(p.log ? g - exp(yk) * d : yk * (g - d));
+    }
+}
+
+// The rows of a GJ_WARPS launch over contiguous rows, K elements a lane.
+template <typename T, int K>
+GJ_DEVICE void gjSoftmaxWarpRows(const GjSoftmaxArgs& p) {
+  const gj_i64 rounds = gjRounds(GJ_WARPS, p.outer);
+  for (gj_i64 round = 0; round < rounds; ++round) {
+    const GjUnit u = gjUnitOf(GJ_WARPS, round, p.outer);
+    gjSoftmaxWarpRow<T, K>(p, u.unit, u.valid);
+  }
+}
+
+// gj_softmax_rows{4,32}_f{32,64} (GjSoftmaxArgs): contiguous rows (inner 1) of up to 4 x 32 or 32 x 32
+// elements, a warp each, in registers; entries of their own, so that the registers each takes do not
+// lower the occupancy of another (nor of gj_softmax's other schedules).
+#define GJ_SOFTMAX_ROWS(entry, T, K) \
+  GJ_KERNEL void entry(GjSoftmaxArgs p) { gjSoftmaxWarpRows<T, K>(p); }
+GJ_SOFTMAX_ROWS(gj_softmax_rows4_f32, float, GJ_SOFTMAX_LANE_FEW)
+GJ_SOFTMAX_ROWS(gj_softmax_rows32_f32, float, GJ_SOFTMAX_LANE_MOST)
+GJ_SOFTMAX_ROWS(gj_softmax_rows4_f64, double, GJ_SOFTMAX_LANE_FEW)
+GJ_SOFTMAX_ROWS(gj_softmax_rows32_f64, double, GJ_SOFTMAX_LANE_MOST)
+#undef GJ_SOFTMAX_ROWS
+
+// gj_softmax (GjSoftmaxArgs): rows of x viewed [outer, n, inner], under any schedule.
 GJ_KERNEL void gj_softmax(GjSoftmaxArgs p) {
   GJ_SHARED(double, folds, GJ_REDUCE_THREADS);
   const gj_i64 units = p.outer * p.inner, rounds = gjRounds(p.schedule, units);

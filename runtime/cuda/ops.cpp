@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #define GJ_KERNEL_TYPES_ONLY
 #include "runtime/cuda/kernels.cuh"
@@ -358,7 +360,8 @@ std::pair<Tensor, Tensor> extremeRows(const Tensor& x0, int64_t rows, int64_t n,
 }
 
 // softmax() and softmaxBackward(): gj_softmax over x viewed [outer, n, inner], a warp or a block a row when
-// the rows are contiguous (inner 1), else 32 neighbouring rows a block.
+// the rows are contiguous (inner 1), else 32 neighbouring rows a block; a warp's row (up to 1024 elements)
+// held in registers by gj_softmax_rows*.
 static Tensor softmaxRows(const Tensor& in, const Tensor& y, int64_t dim, bool log, const char* what) {
   USER_CHECK(isFloating(in.dtype()), "{}: expected a float tensor, got {}", what, dtypeName(in.dtype()));
   const int64_t d = in.dim() == 0 ? 0 : wrapDim(dim, in.dim());
@@ -380,7 +383,14 @@ static Tensor softmaxRows(const Tensor& in, const Tensor& y, int64_t dim, bool l
   a.in = in.rawData();
   a.y = y.defined() ? y.rawData() : nullptr;
   a.out = out.rawData();
-  if (n > 0) launchReduction("gj_softmax", a.schedule, outer * inner, a);
+  // Rows a warp holds in registers: kernels of their own (kernels.cuh), by the elements a lane holds.
+  const char* entry = "gj_softmax";
+  if (a.schedule == GJ_WARPS && inner == 1 && n <= 32 * GJ_SOFTMAX_LANE_MOST) {
+    const bool f32 = in.dtype() == DType::Float32;
+    entry = n <= 32 * GJ_SOFTMAX_LANE_FEW ? (f32 ? "gj_softmax_rows4_f32" : "gj_softmax_rows4_f64")
+                                           : (f32 ? "gj_softmax_rows32_f32" : "gj_softmax_rows32_f64");
+  }
+  if (n > 0) launchReduction(entry, a.schedule, outer * inner, a);
   return out;
 }
 
@@ -621,6 +631,28 @@ void holdForTiming() {
   const int64_t cycles = static_cast<int64_t>(microseconds * 1e-3 * (d.clockKHz > 0 ? d.clockKHz : 2'000'000));
   void* params[] = {const_cast<int64_t*>(&cycles)};
   kernel("gj_hold").launch({.grid = {1, 1, 1}, .block = {1, 1, 1}}, params);
+}
+
+double copyCeilingMs(int64_t bytes) {
+  if (requireDevice().emulated || bytes <= 1) return 0;
+  static std::mutex mutex;
+  static std::map<int64_t, double> known;
+  const std::lock_guard lock(mutex);
+  if (auto it = known.find(bytes); it != known.end()) return it->second;
+  const int64_t half = bytes / 2;
+  Tensor from = Tensor::empty({half}, DType::Bool, DeviceKind::Cuda), to = Tensor::empty({half}, DType::Bool, DeviceKind::Cuda);
+  fillBytes(from.rawData(), 1, static_cast<size_t>(half));
+  std::vector<double> ms;
+  for (int run = 0; run < 5; ++run) {
+    holdForTiming();
+    Event start, end;
+    start.record();
+    copyDeviceToDevice(to.rawData(), from.rawData(), static_cast<size_t>(half));
+    end.record();
+    ms.push_back(end.elapsedMsSince(start));
+  }
+  std::nth_element(ms.begin(), ms.begin() + 2, ms.end());
+  return known[bytes] = ms[2];
 }
 
 }  // namespace gj::cuda

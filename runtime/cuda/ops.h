@@ -85,6 +85,12 @@ void fill(const Tensor& dst, double value);
 /// Nothing on the emulated driver.
 void holdForTiming();
 
+/// The device's time for a copy (cuMemcpyDtoDAsync) that moves `bytes`, half read and half written,
+/// timed as holdForTiming's kernels are: the median of 5, measured once a process per size. What a kernel
+/// that moves as many bytes can hope for, where DRAM's peak cannot be reached at that size (a launch's
+/// ramp; its writes may stay in L2). 0 on the emulated driver.
+double copyCeilingMs(int64_t bytes);
+
 /// The runtime's reductions timed (graphbench --kernel-bandwidth): while `times` is installed on this
 /// thread, each sum, amax, max or min with indices, softmax and log_softmax and their gradients on the
 /// device holds the stream (holdForTiming), times its launches between two events, waiting for them, and
