@@ -175,6 +175,29 @@ void emitGradient(GradientContext& c, Node* n) {
     }
     case OpKind::Sin: acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Cos, {F(in(0))})})); return;
     case OpKind::Cos: acc(in(0), b.op(OpKind::Neg, {b.op(OpKind::Mul, {gy, b.op(OpKind::Sin, {F(in(0))})})})); return;
+    case OpKind::Expm1:  // exp(x) = y + 1
+      acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Add, {F(out), b.f(1.0), b.i(1)})}));
+      return;
+    case OpKind::Log1p: acc(in(0), b.op(OpKind::Div, {gy, b.op(OpKind::Add, {F(in(0)), b.f(1.0), b.i(1)})})); return;
+    case OpKind::Atan: {  // 1 / (1 + x^2)
+      Value* x = F(in(0));
+      acc(in(0), b.op(OpKind::Div, {gy, b.op(OpKind::Add, {b.op(OpKind::Mul, {x, x}), b.f(1.0), b.i(1)})}));
+      return;
+    }
+    case OpKind::Asin: case OpKind::Acos: {  // +-1 / sqrt(1 - x^2)
+      Value* x = F(in(0));
+      Value* g = b.op(OpKind::Mul, {gy, b.op(OpKind::Rsqrt, {b.op(OpKind::Rsub, {b.op(OpKind::Mul, {x, x}), b.f(1.0), b.i(1)})})});
+      acc(in(0), n->kind() == OpKind::Asin ? g : b.op(OpKind::Neg, {g}));
+      return;
+    }
+    case OpKind::Sinh: acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Cosh, {F(in(0))})})); return;
+    case OpKind::Cosh: acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Sinh, {F(in(0))})})); return;
+    case OpKind::Erfc: {  // -2 / sqrt(pi) exp(-x^2)
+      Value* x = F(in(0));
+      Value* e = b.op(OpKind::Exp, {b.op(OpKind::Neg, {b.op(OpKind::Mul, {x, x})})});
+      acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {e, b.f(-1.1283791670955126)})}));
+      return;
+    }
     case OpKind::Gelu: acc(in(0), b.op(OpKind::GeluBackward, {gy, F(in(0))})); return;
     case OpKind::Silu: acc(in(0), b.op(OpKind::SiluBackward, {gy, F(in(0))})); return;
     case OpKind::Hardswish: acc(in(0), b.op(OpKind::HardswishBackward, {gy, F(in(0))})); return;

@@ -69,7 +69,9 @@ inline bool promotesIntegersToFloat(PointwiseOp op) {
   switch (op) {
     case PointwiseOp::Div: case PointwiseOp::Sigmoid: case PointwiseOp::Tanh: case PointwiseOp::Exp:
     case PointwiseOp::Log: case PointwiseOp::Sqrt: case PointwiseOp::Rsqrt: case PointwiseOp::Reciprocal:
-    case PointwiseOp::Erf: case PointwiseOp::Sin: case PointwiseOp::Cos:
+    case PointwiseOp::Erf: case PointwiseOp::Sin: case PointwiseOp::Cos: case PointwiseOp::Expm1:
+    case PointwiseOp::Log1p: case PointwiseOp::Atan: case PointwiseOp::Asin: case PointwiseOp::Acos:
+    case PointwiseOp::Sinh: case PointwiseOp::Cosh: case PointwiseOp::Erfc:
       return true;
     default: return false;
   }

@@ -42,6 +42,14 @@ struct CudaTextAlgebra {
   std::string tanh(const std::string& x) const { return call("tanh", x); }
   std::string sigmoid(const std::string& x) const { return div(c(1), add(c(1), exp(neg(x)))); }
   std::string erf(const std::string& x) const { return call("erf", x); }
+  std::string expm1(const std::string& x) const { return call("expm1", x); }
+  std::string log1p(const std::string& x) const { return call("log1p", x); }
+  std::string atan(const std::string& x) const { return call("atan", x); }
+  std::string asin(const std::string& x) const { return call("asin", x); }
+  std::string acos(const std::string& x) const { return call("acos", x); }
+  std::string sinh(const std::string& x) const { return call("sinh", x); }
+  std::string cosh(const std::string& x) const { return call("cosh", x); }
+  std::string erfc(const std::string& x) const { return call("erfc", x); }
   std::string sin(const std::string& x) const { return call("sin", x); }
   std::string cos(const std::string& x) const { return call("cos", x); }
   std::string floor(const std::string& x) const { return call("floor", x); }

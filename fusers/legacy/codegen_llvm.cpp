@@ -155,6 +155,14 @@ class Emitter {
     llvm::Value* tanh(llvm::Value* x) const { return fusion::emitTanh(e.b_, e.m_, x); }
     llvm::Value* sigmoid(llvm::Value* x) const { return fusion::emitSigmoid(e.b_, e.m_, x); }
     llvm::Value* erf(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "erf", x); }
+    llvm::Value* expm1(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "expm1", x); }
+    llvm::Value* log1p(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "log1p", x); }
+    llvm::Value* atan(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "atan", x); }
+    llvm::Value* asin(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "asin", x); }
+    llvm::Value* acos(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "acos", x); }
+    llvm::Value* sinh(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "sinh", x); }
+    llvm::Value* cosh(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "cosh", x); }
+    llvm::Value* erfc(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "erfc", x); }
     llvm::Value* sin(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x); }
     llvm::Value* cos(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x); }
     llvm::Value* floor(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x); }

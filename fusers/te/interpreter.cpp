@@ -173,6 +173,14 @@ class Eval {
       case CallKind::Ceil: return std::ceil(x);
       case CallKind::Trunc: return std::trunc(x);
       case CallKind::Round: return std::nearbyint(x);  // halves to even
+      case CallKind::Expm1: return std::expm1(x);
+      case CallKind::Log1p: return std::log1p(x);
+      case CallKind::Atan: return std::atan(x);
+      case CallKind::Asin: return std::asin(x);
+      case CallKind::Acos: return std::acos(x);
+      case CallKind::Sinh: return std::sinh(x);
+      case CallKind::Cosh: return std::cosh(x);
+      case CallKind::Erfc: return std::erfc(x);
     }
     return 0;
   }

@@ -132,7 +132,10 @@ struct Select : ExprNode {
 };
 
 /// Math intrinsics on floats.
-enum class CallKind : uint8_t { Exp, Log, Tanh, Sigmoid, Sqrt, Neg, Erf, Sin, Cos, Floor, Ceil, Trunc, Round };
+enum class CallKind : uint8_t {
+  Exp, Log, Tanh, Sigmoid, Sqrt, Neg, Erf, Sin, Cos, Floor, Ceil, Trunc, Round,
+  Expm1, Log1p, Atan, Asin, Acos, Sinh, Cosh, Erfc,
+};
 struct Call : ExprNode {
   static constexpr NodeKind kKind = NodeKind::Call;
   Call(CallKind f, Expr x) : ExprNode(kKind, x->type), fn(f), arg(std::move(x)) {}

@@ -204,6 +204,14 @@ class Emitter {
       case CallKind::Ceil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
       case CallKind::Trunc: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x);
       case CallKind::Round: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
+      case CallKind::Expm1: return fusion::emitLibm(b_, m_, "expm1", x);
+      case CallKind::Log1p: return fusion::emitLibm(b_, m_, "log1p", x);
+      case CallKind::Atan: return fusion::emitLibm(b_, m_, "atan", x);
+      case CallKind::Asin: return fusion::emitLibm(b_, m_, "asin", x);
+      case CallKind::Acos: return fusion::emitLibm(b_, m_, "acos", x);
+      case CallKind::Sinh: return fusion::emitLibm(b_, m_, "sinh", x);
+      case CallKind::Cosh: return fusion::emitLibm(b_, m_, "cosh", x);
+      case CallKind::Erfc: return fusion::emitLibm(b_, m_, "erfc", x);
     }
     return nullptr;
   }

@@ -632,6 +632,14 @@ class Lowerer {
     Expr sigmoid(const Expr& x) const { return Call::make(CallKind::Sigmoid, x); }
     Expr erf(const Expr& x) const { return Call::make(CallKind::Erf, x); }
     Expr sin(const Expr& x) const { return Call::make(CallKind::Sin, x); }
+    Expr expm1(const Expr& x) const { return Call::make(CallKind::Expm1, x); }
+    Expr log1p(const Expr& x) const { return Call::make(CallKind::Log1p, x); }
+    Expr atan(const Expr& x) const { return Call::make(CallKind::Atan, x); }
+    Expr asin(const Expr& x) const { return Call::make(CallKind::Asin, x); }
+    Expr acos(const Expr& x) const { return Call::make(CallKind::Acos, x); }
+    Expr sinh(const Expr& x) const { return Call::make(CallKind::Sinh, x); }
+    Expr cosh(const Expr& x) const { return Call::make(CallKind::Cosh, x); }
+    Expr erfc(const Expr& x) const { return Call::make(CallKind::Erfc, x); }
     Expr cos(const Expr& x) const { return Call::make(CallKind::Cos, x); }
     Expr floor(const Expr& x) const { return Call::make(CallKind::Floor, x); }
     Expr ceil(const Expr& x) const { return Call::make(CallKind::Ceil, x); }

@@ -51,6 +51,14 @@ static const char* callName(CallKind k) {
     case CallKind::Ceil: return "ceil";
     case CallKind::Trunc: return "trunc";
     case CallKind::Round: return "round";
+    case CallKind::Expm1: return "expm1";
+    case CallKind::Log1p: return "log1p";
+    case CallKind::Atan: return "atan";
+    case CallKind::Asin: return "asin";
+    case CallKind::Acos: return "acos";
+    case CallKind::Sinh: return "sinh";
+    case CallKind::Cosh: return "cosh";
+    case CallKind::Erfc: return "erfc";
   }
   return "?";
 }
@@ -282,6 +290,14 @@ void CPrinter::visit(const Call* op) {
     case CallKind::Ceil: os_ << "ceil" << f; break;
     case CallKind::Trunc: os_ << "trunc" << f; break;
     case CallKind::Round: os_ << "rint" << f; break;  // halves to even
+    case CallKind::Expm1: os_ << "expm1" << f; break;
+    case CallKind::Log1p: os_ << "log1p" << f; break;
+    case CallKind::Atan: os_ << "atan" << f; break;
+    case CallKind::Asin: os_ << "asin" << f; break;
+    case CallKind::Acos: os_ << "acos" << f; break;
+    case CallKind::Sinh: os_ << "sinh" << f; break;
+    case CallKind::Cosh: os_ << "cosh" << f; break;
+    case CallKind::Erfc: os_ << "erfc" << f; break;
   }
   os_ << "(";
   visit(op->arg);

@@ -352,6 +352,14 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
     case PointwiseOp::Erf: return unary("erf", op, a, [](auto v) { return std::erf(v); });
     case PointwiseOp::Sin: return unary("sin", op, a, [](auto v) { return std::sin(v); });
     case PointwiseOp::Cos: return unary("cos", op, a, [](auto v) { return std::cos(v); });
+    case PointwiseOp::Expm1: return unary("expm1", op, a, [](auto v) { return std::expm1(v); });
+    case PointwiseOp::Log1p: return unary("log1p", op, a, [](auto v) { return std::log1p(v); });
+    case PointwiseOp::Atan: return unary("atan", op, a, [](auto v) { return std::atan(v); });
+    case PointwiseOp::Asin: return unary("asin", op, a, [](auto v) { return std::asin(v); });
+    case PointwiseOp::Acos: return unary("acos", op, a, [](auto v) { return std::acos(v); });
+    case PointwiseOp::Sinh: return unary("sinh", op, a, [](auto v) { return std::sinh(v); });
+    case PointwiseOp::Cosh: return unary("cosh", op, a, [](auto v) { return std::cosh(v); });
+    case PointwiseOp::Erfc: return unary("erfc", op, a, [](auto v) { return std::erfc(v); });
     case PointwiseOp::Floor: return unary("floor", op, a, [](auto v) { return std::floor(v); });
     case PointwiseOp::Ceil: return unary("ceil", op, a, [](auto v) { return std::ceil(v); });
     case PointwiseOp::Trunc: return unary("trunc", op, a, [](auto v) { return std::trunc(v); });

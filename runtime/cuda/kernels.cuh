@@ -243,7 +243,7 @@ GJ_DEVICE gj_i64 gjOffset(gj_i64 i, const GjShape& shape, const GjStrides& s) {
   return gjOffsets3(i, shape, s, s, s).a;
 }
 
-// exp, log, sqrt, tanh, erf, sin, cos, the roundings and pow of T (float or double): each resolves to T's own overload.
+// exp, log, sqrt, tanh, erf, sin, cos, expm1, log1p, atan, asin, acos, sinh, cosh, erfc, the roundings and pow of T (float or double): each resolves to T's own overload.
 template <typename T> GJ_DEVICE T gjExp(T x) { return exp(x); }
 template <typename T> GJ_DEVICE T gjLog(T x) { return log(x); }
 template <typename T> GJ_DEVICE T gjSqrt(T x) { return sqrt(x); }
@@ -251,6 +251,14 @@ template <typename T> GJ_DEVICE T gjTanh(T x) { return tanh(x); }
 template <typename T> GJ_DEVICE T gjErf(T x) { return erf(x); }
 template <typename T> GJ_DEVICE T gjSin(T x) { return sin(x); }
 template <typename T> GJ_DEVICE T gjCos(T x) { return cos(x); }
+template <typename T> GJ_DEVICE T gjExpm1(T x) { return expm1(x); }
+template <typename T> GJ_DEVICE T gjLog1p(T x) { return log1p(x); }
+template <typename T> GJ_DEVICE T gjAtan(T x) { return atan(x); }
+template <typename T> GJ_DEVICE T gjAsin(T x) { return asin(x); }
+template <typename T> GJ_DEVICE T gjAcos(T x) { return acos(x); }
+template <typename T> GJ_DEVICE T gjSinh(T x) { return sinh(x); }
+template <typename T> GJ_DEVICE T gjCosh(T x) { return cosh(x); }
+template <typename T> GJ_DEVICE T gjErfc(T x) { return erfc(x); }
 template <typename T> GJ_DEVICE T gjFloor(T x) { return floor(x); }
 template <typename T> GJ_DEVICE T gjCeil(T x) { return ceil(x); }
 template <typename T> GJ_DEVICE T gjTrunc(T x) { return trunc(x); }
@@ -283,6 +291,14 @@ struct GjMath {
   GJ_METHOD T erf(T x) const { return gjErf(x); }
   GJ_METHOD T sin(T x) const { return gjSin(x); }
   GJ_METHOD T cos(T x) const { return gjCos(x); }
+  GJ_METHOD T expm1(T x) const { return gjExpm1(x); }
+  GJ_METHOD T log1p(T x) const { return gjLog1p(x); }
+  GJ_METHOD T atan(T x) const { return gjAtan(x); }
+  GJ_METHOD T asin(T x) const { return gjAsin(x); }
+  GJ_METHOD T acos(T x) const { return gjAcos(x); }
+  GJ_METHOD T sinh(T x) const { return gjSinh(x); }
+  GJ_METHOD T cosh(T x) const { return gjCosh(x); }
+  GJ_METHOD T erfc(T x) const { return gjErfc(x); }
   GJ_METHOD T floor(T x) const { return gjFloor(x); }
   GJ_METHOD T ceil(T x) const { return gjCeil(x); }
   GJ_METHOD T trunc(T x) const { return gjTrunc(x); }

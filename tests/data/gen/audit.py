@@ -392,5 +392,27 @@ def main():
     print(f"wrote {len(cases)} cases to {os.path.relpath(OUT)}/table.json and table.md")
 
 
+# Cases added after the table above (here, so that the functions above keep their source lines, which the
+# graphs' comments quote).
+def inverse_and_hyperbolic_edges(a, b):
+    y = a * b
+    return (torch.expm1(y), torch.log1p(y), torch.atan(y), torch.asin(y), torch.acos(y), torch.sinh(y),
+            torch.cosh(y), torch.erfc(y))
+
+
+def more_float_of_int(x):
+    """More float-valued functions of an integer tensor: computed in float32."""
+    return (torch.expm1(x), torch.log1p(x), torch.atan(x), torch.asin(x), torch.acos(x), torch.sinh(x),
+            torch.cosh(x), torch.erfc(x))
+
+
+CASES += [
+    ("inverse_and_hyperbolic_edges", "expm1, log1p, atan, asin, acos, sinh, cosh and erfc at the mask's edges "
+     "(log1p's pole at -1, asin's and acos's at +-1)", inverse_and_hyperbolic_edges,
+     [tensor(EDGES), tensor([1.0] * 9)]),
+    ("more_float_of_int", "expm1, log1p, atan, asin, acos, sinh, cosh and erfc of int64 (NaN outside their domains)",
+     more_float_of_int, [torch.tensor([1, 2, -3, 0, 7, -1])]),
+]
+
 if __name__ == "__main__":
     main()
