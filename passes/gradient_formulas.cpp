@@ -192,6 +192,20 @@ void emitGradient(GradientContext& c, Node* n) {
     }
     case OpKind::Sinh: acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Cosh, {F(in(0))})})); return;
     case OpKind::Cosh: acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Sinh, {F(in(0))})})); return;
+    case OpKind::Softplus: {  // x beta > threshold ? 1 : sigmoid(x beta), as PyTorch's mask
+      Value* xb = b.op(OpKind::Mul, {F(in(0)), F(in(1))});
+      acc(in(0), b.op(OpKind::Where, {b.op(OpKind::Gt, {xb, F(in(2))}), gy,
+                                      b.op(OpKind::Mul, {gy, b.op(OpKind::Sigmoid, {xb})})}));
+      return;
+    }
+    case OpKind::Elu: {  // x <= 0 ? scale alpha exp(x) : scale (NaN: scale), as PyTorch's mask
+      Value* x = F(in(0));
+      Value* scaled = b.op(OpKind::Mul, {gy, F(in(2))});
+      acc(in(0), b.op(OpKind::Where, {b.op(OpKind::Le, {x, b.f(0.0)}),
+                                      b.op(OpKind::Mul, {b.op(OpKind::Mul, {scaled, F(in(1))}), b.op(OpKind::Exp, {x})}),
+                                      scaled}));
+      return;
+    }
     case OpKind::Erfc: {  // -2 / sqrt(pi) exp(-x^2)
       Value* x = F(in(0));
       Value* e = b.op(OpKind::Exp, {b.op(OpKind::Neg, {b.op(OpKind::Mul, {x, x})})});

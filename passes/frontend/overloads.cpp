@@ -138,6 +138,9 @@ Value* lowerComposite(Node* n) {
       return std::abs(*c) < 0.5 ? low() : high(k(1.0 - *c));
     }
     case OpKind::IsNan: return op(OpKind::Ne, {x, x});
+    case OpKind::Mish:  // PyTorch's x tanh(log1p(exp(x))); softplus's threshold keeps the gradient finite
+      return op(OpKind::Mul, {x, op(OpKind::Tanh, {op(OpKind::Softplus, {x, constantBefore(n, int64_t{1}),
+                                                                        constantBefore(n, int64_t{20})})})});
     case OpKind::Hardshrink:  // (x >= -l && x <= l) ? 0 : x, its gradient the same mask
       return op(OpKind::Where, {op(OpKind::Le, {op(OpKind::Abs, {x}), n->input(1)}), k(0.0), x});
     case OpKind::ExpandAs: return op(OpKind::Expand, {x, op(OpKind::Sizes, {n->input(1)})});

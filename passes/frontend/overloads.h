@@ -51,12 +51,14 @@ inline constexpr Default kCrossEntropyDefaults[] = {kNone, {Default::Kind::Int, 
                                                     {Default::Kind::Float, 0}};
 inline constexpr Default kContiguousDefaults[] = {{Default::Kind::Int, 0}};
 inline constexpr Default kExpandDefaults[] = {{Default::Kind::Bool, 0, {}, true}};
+inline constexpr Default kEluDefaults[] = {{Default::Kind::Int, 1}};  // input_scale
 inline constexpr DefaultsOverload kDefaultsOverloads[] = {
     {OpKind::EmbeddingOptions, OpKind::Embedding, kEmbeddingDefaults},
     {OpKind::NllLossOptions, OpKind::NllLoss, kNllLossDefaults},
     {OpKind::CrossEntropyLoss, OpKind::CrossEntropy, kCrossEntropyDefaults},
     {OpKind::ContiguousFormat, OpKind::Contiguous, kContiguousDefaults},
-    {OpKind::ExpandImplicit, OpKind::Expand, kExpandDefaults}};
+    {OpKind::ExpandImplicit, OpKind::Expand, kExpandDefaults},
+    {OpKind::EluScaled, OpKind::Elu, kEluDefaults}};
 
 /// PyTorch's ScalarType codes (c10/core/ScalarType.h) of the dtypes graphjit has, and back.
 std::optional<DType> fromScalarType(int64_t code);

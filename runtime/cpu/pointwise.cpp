@@ -376,6 +376,15 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
       });
     case PointwiseOp::LeakyRelu:
       return binary("leaky_relu", op, 0.0, a, b, [](auto x, auto slope) { return x > 0 ? x : x * slope; });
+    case PointwiseOp::Softplus:  // (self, beta, threshold as `scalar`)
+      return binary("softplus", op, scalar, a, b, [s = scalar](auto x, auto beta) {
+        return x * beta > static_cast<decltype(x)>(s) ? x : std::log1p(std::exp(x * beta)) / beta;
+      });
+    case PointwiseOp::Elu:  // (self, alpha, scale as `scalar`)
+      return binary("elu", op, scalar, a, b, [s = scalar](auto x, auto alpha) {
+        const auto scale = static_cast<decltype(x)>(s);
+        return x <= 0 ? scale * alpha * std::expm1(x) : scale * x;
+      });
     // (grad, self[, scalar]) -> self's gradient
     // the bound compared in the operands' dtype, as PyTorch compares a tensor with a number
     case PointwiseOp::ClampMinBackward:  // 0 where x is NaN, as the two below

@@ -406,7 +406,16 @@ def more_float_of_int(x):
             torch.cosh(x), torch.erfc(x))
 
 
+def softplus_elu_mish_edges(a, b):
+    y = a * b
+    return (torch.nn.functional.softplus(y), torch.nn.functional.softplus(y, 2.0, 1.0), torch.nn.functional.elu(y),
+            torch.nn.functional.elu(y, 0.5), torch.nn.functional.mish(y))
+
+
 CASES += [
+    ("softplus_elu_mish_edges", "softplus (default, and beta 2 with threshold 1), elu (alpha 1 and 0.5) and mish at "
+     "the mask's edges and past softplus's threshold", softplus_elu_mish_edges,
+     [tensor(EDGES + [30.0, -30.0, 100.0]), tensor([1.0] * 12)]),
     ("inverse_and_hyperbolic_edges", "expm1, log1p, atan, asin, acos, sinh, cosh and erfc at the mask's edges "
      "(log1p's pole at -1, asin's and acos's at +-1)", inverse_and_hyperbolic_edges,
      [tensor(EDGES), tensor([1.0] * 9)]),
