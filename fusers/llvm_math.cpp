@@ -19,6 +19,13 @@ llvm::Value* emitLibm(llvm::IRBuilder<>& b, llvm::Module& m, const char* base, l
   return b.CreateCall(callee, {x});
 }
 
+llvm::Value* emitLibm2(llvm::IRBuilder<>& b, llvm::Module& m, const char* base, llvm::Value* x, llvm::Value* y) {
+  std::string fn = isDouble(x) ? base : std::string(base) + "f";
+  llvm::Type* t = x->getType();
+  llvm::FunctionCallee callee = m.getOrInsertFunction(fn, llvm::FunctionType::get(t, {t, t}, false));
+  return b.CreateCall(callee, {x, y});
+}
+
 llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x) {
   if (isDouble(x)) return emitLibm(b, m, "exp", x);
   llvm::Type* t = x->getType();

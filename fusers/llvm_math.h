@@ -17,6 +17,8 @@ llvm::Value* emitPhiloxUniform(llvm::IRBuilder<>& b, llvm::Value* seed, llvm::Va
                                llvm::Value* index, llvm::Type* t);
 /// A call to libm's `base` (float: basef).
 llvm::Value* emitLibm(llvm::IRBuilder<>& b, llvm::Module& m, const char* base, llvm::Value* x);
+/// The same for a function of two operands of one type (atan2).
+llvm::Value* emitLibm2(llvm::IRBuilder<>& b, llvm::Module& m, const char* base, llvm::Value* x, llvm::Value* y);
 
 // The CPU kernel ABI both fusers compile to: NAME(ptr args, i64 begin, i64 end), where args holds one
 // pointer per buffer (inputs, then outputs) and [begin, end) is the share of the outer loop this call

@@ -192,6 +192,21 @@ void emitGradient(GradientContext& c, Node* n) {
     }
     case OpKind::Sinh: acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Cosh, {F(in(0))})})); return;
     case OpKind::Cosh: acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Sinh, {F(in(0))})})); return;
+    case OpKind::Atan2: {  // (x, -y) / (x^2 + y^2) for atan2(y, x)
+      Value *y = F(in(0)), *x = F(in(1));
+      Value* r = b.op(OpKind::Reciprocal, {b.op(OpKind::Add, {b.op(OpKind::Mul, {y, y}), b.op(OpKind::Mul, {x, x}), b.i(1)})});
+      if (needs(0)) acc(in(0), c.reduceTo(b.op(OpKind::Mul, {b.op(OpKind::Mul, {gy, x}), r}), in(0), out));
+      if (needs(1)) acc(in(1), c.reduceTo(b.op(OpKind::Mul, {b.op(OpKind::Mul, {gy, b.op(OpKind::Neg, {y})}), r}), in(1), out));
+      return;
+    }
+    case OpKind::Fmod: case OpKind::TensorRemainder: {  // self: 1; other: -trunc(self / other) (floor for remainder)
+      if (needs(0)) acc(in(0), c.reduceTo(gy, in(0), out));
+      if (needs(1)) {
+        Value* q = b.op(n->kind() == OpKind::Fmod ? OpKind::Trunc : OpKind::Floor, {b.op(OpKind::Div, {F(in(0)), F(in(1))})});
+        acc(in(1), c.reduceTo(b.op(OpKind::Neg, {b.op(OpKind::Mul, {gy, q})}), in(1), out));
+      }
+      return;
+    }
     case OpKind::Softplus: {  // x beta > threshold ? 1 : sigmoid(x beta), as PyTorch's mask
       Value* xb = b.op(OpKind::Mul, {F(in(0)), F(in(1))});
       acc(in(0), b.op(OpKind::Where, {b.op(OpKind::Gt, {xb, F(in(2))}), gy,

@@ -72,22 +72,29 @@ class Generator {
     Val a = any(), c = any();
     switch (pick(0, 13)) {
       case 0: {  // a unary pointwise op, any of ops.def's: a new one is tested here with no change to this file
-        // Each with whether it is finite on negative values too (the CPU reference asked once): those that
-        // are not (log, sqrt) get sigmoid(a) + 1.5, in [1.5, 2.5], where they are well conditioned.
-        static const std::vector<std::pair<OpKind, bool>> unary = [] {
-          std::vector<std::pair<OpKind, bool>> ks;
-          const Tensor probe = Tensor::fromVector({4}, {-2.0, -0.5, 0.5, 2.0}, DType::Float64);
+        // Each with the first of three domains where it is finite (the CPU reference asked once): any value
+        // (tanh), sigmoid(a) + 1.5 in [1.5, 2.5] (log, sqrt), sigmoid(a) - 0.5 in (-0.5, 0.5) (asin, acos),
+        // each well conditioned there.
+        static const std::vector<std::pair<OpKind, int>> unary = [] {
+          std::vector<std::pair<OpKind, int>> ks;
+          const std::vector<double> probes[] = {{-2.0, -0.5, 0.5, 2.0}, {1.5, 2.5}, {-0.5, 0.5}};
           for (const OpInfo& op : allOps()) {
             if (op.pointwise < 0 || op.numInputs != 1) continue;
-            Tensor y = cpu::pointwise(*op.pointwiseOp(), probe);
-            bool total = true;
-            for (int64_t j = 0; j < y.numel(); ++j) total = total && std::isfinite(y.item(j));
-            ks.emplace_back(op.kind, total);
+            for (int domain = 0; domain < 3; ++domain) {
+              const std::vector<double>& p = probes[domain];
+              Tensor y = cpu::pointwise(*op.pointwiseOp(), Tensor::fromVector({static_cast<int64_t>(p.size())}, p, DType::Float64));
+              bool finite = true;
+              for (int64_t j = 0; j < y.numel(); ++j) finite = finite && std::isfinite(y.item(j));
+              if (!finite) continue;
+              ks.emplace_back(op.kind, domain);
+              break;
+            }
           }
           return ks;
         }();
-        auto [k, total] = unary[pick(0, static_cast<int>(unary.size()) - 1)];
-        Value* x = total ? a.v : b_.op(OpKind::Add, {b_.op(OpKind::Sigmoid, {a.v}), b_.f(1.5), b_.i(1)});
+        auto [k, domain] = unary[pick(0, static_cast<int>(unary.size()) - 1)];
+        Value* x = a.v;
+        if (domain > 0) x = b_.op(OpKind::Add, {b_.op(OpKind::Sigmoid, {a.v}), b_.f(domain == 1 ? 1.5 : -0.5), b_.i(1)});
         push(b_.op(k, {x}), a.shape);
         return;
       }

@@ -62,6 +62,8 @@ struct CudaTextAlgebra {
     if (y == c(-0.5)) return div(c(1), sqrt(x));
     return fmt::format("pow{}({}, {})", dbl ? "" : "f", x, y);
   }
+  std::string atan2(const std::string& x, const std::string& y) const { return fmt::format("atan2{}({}, {})", dbl ? "" : "f", x, y); }
+  std::string fmod(const std::string& x, const std::string& y) const { return fmt::format("fmod{}({}, {})", dbl ? "" : "f", x, y); }
   // NaN when either operand is (fusers/cuda_math.h, whose text the kernel then starts with)
   std::string max(const std::string& x, const std::string& y) const {
     *usesMinMax = true;

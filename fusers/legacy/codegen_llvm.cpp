@@ -175,6 +175,8 @@ class Emitter {
       if (isConstant(y, -0.5)) return div(c(1), sqrt(x));
       return e.b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
     }
+    llvm::Value* atan2(llvm::Value* x, llvm::Value* y) const { return fusion::emitLibm2(e.b_, e.m_, "atan2", x, y); }
+    llvm::Value* fmod(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFRem(x, y); }  // C's fmod
     // IEEE 754-2019 maximum / minimum: NaN when either operand is.
     llvm::Value* max(llvm::Value* x, llvm::Value* y) const {
       return e.b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y);

@@ -142,6 +142,8 @@ class Eval {
       case BinaryOpKind::Min: return std::isnan(x) || x < y ? x : y;
       case BinaryOpKind::Max: return std::isnan(x) || x > y ? x : y;
       case BinaryOpKind::Pow: return std::pow(x, y);
+      case BinaryOpKind::Atan2: return std::atan2(x, y);
+      case BinaryOpKind::Fmod: return std::fmod(x, y);
     }
     return 0;
   }

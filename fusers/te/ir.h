@@ -106,7 +106,7 @@ struct Var : ExprNode {
   static Expr make(std::string name);
 };
 
-enum class BinaryOpKind : uint8_t { Add, Sub, Mul, Div, Mod, Min, Max, Pow };  // Pow: floats only
+enum class BinaryOpKind : uint8_t { Add, Sub, Mul, Div, Mod, Min, Max, Pow, Atan2, Fmod };  // Pow, Atan2, Fmod: floats only
 struct Binary : ExprNode {
   static constexpr NodeKind kKind = NodeKind::Binary;
   Binary(BinaryOpKind o, Expr x, Expr y) : ExprNode(kKind, x->type), op(o), a(std::move(x)), b(std::move(y)) {}

@@ -160,6 +160,8 @@ class Emitter {
         return isInt ? b_.CreateSelect(b_.CreateICmpSGT(a, c), a, c)
                      : b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a, c);
       case BinaryOpKind::Pow: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, c);
+      case BinaryOpKind::Atan2: return fusion::emitLibm2(b_, m_, "atan2", a, c);
+      case BinaryOpKind::Fmod: return b_.CreateFRem(a, c);  // C's fmod
     }
     return nullptr;
   }

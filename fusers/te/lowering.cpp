@@ -652,6 +652,8 @@ class Lowerer {
       return Binary::make(BinaryOpKind::Pow, x, y);
     }
     Expr max(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Max, x, y); }
+    Expr atan2(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Atan2, x, y); }
+    Expr fmod(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Fmod, x, y); }
     Expr min(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Min, x, y); }
     Expr lt(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::LT, x, y); }
     Expr gt(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::GT, x, y); }

@@ -20,6 +20,8 @@ static const char* binarySymbol(BinaryOpKind op) {
     case BinaryOpKind::Min: return "min";
     case BinaryOpKind::Max: return "max";
     case BinaryOpKind::Pow: return "pow";
+    case BinaryOpKind::Atan2: return "atan2";
+    case BinaryOpKind::Fmod: return "fmod";
   }
   return "?";
 }
@@ -83,7 +85,8 @@ void Printer::visit(const FloatImm* op) {
 }
 void Printer::visit(const Var* op) { os_ << op->name; }
 void Printer::visit(const Binary* op) {
-  if (op->op == BinaryOpKind::Min || op->op == BinaryOpKind::Max || op->op == BinaryOpKind::Pow) {
+  if (op->op == BinaryOpKind::Min || op->op == BinaryOpKind::Max || op->op == BinaryOpKind::Pow ||
+      op->op == BinaryOpKind::Atan2 || op->op == BinaryOpKind::Fmod) {
     os_ << binarySymbol(op->op) << "(";
     visit(op->a);
     os_ << ", ";
@@ -255,8 +258,8 @@ void CPrinter::visit(const Binary* op) {
     os_ << ")";
     return;
   }
-  if (op->op == BinaryOpKind::Pow) {
-    os_ << (isFloat64(op->a) ? "pow(" : "powf(");
+  if (op->op == BinaryOpKind::Pow || op->op == BinaryOpKind::Atan2 || op->op == BinaryOpKind::Fmod) {
+    os_ << binarySymbol(op->op) << (isFloat64(op->a) ? "(" : "f(");
     visit(op->a);
     os_ << ", ";
     visit(op->b);

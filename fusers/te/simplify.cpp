@@ -26,7 +26,7 @@ class Simplifier final : public Mutator {
         case BinaryOpKind::Mod: if (*ib != 0) return imm(*ia % *ib); break;
         case BinaryOpKind::Min: return imm(std::min(*ia, *ib));
         case BinaryOpKind::Max: return imm(std::max(*ia, *ib));
-        case BinaryOpKind::Pow: break;  // floats only
+        case BinaryOpKind::Pow: case BinaryOpKind::Atan2: case BinaryOpKind::Fmod: break;  // floats only
       }
     }
     if (a->type == ScalarKind::Int) {

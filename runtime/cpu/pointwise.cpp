@@ -376,6 +376,13 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
       });
     case PointwiseOp::LeakyRelu:
       return binary("leaky_relu", op, 0.0, a, b, [](auto x, auto slope) { return x > 0 ? x : x * slope; });
+    case PointwiseOp::Atan2: return binary("atan2", op, 0.0, a, b, [](auto y, auto x) { return std::atan2(y, x); });
+    case PointwiseOp::Fmod: return binary("fmod", op, 0.0, a, b, [](auto x, auto y) { return std::fmod(x, y); });
+    case PointwiseOp::TensorRemainder:  // as PyTorch's: fmod, moved into the sign of other
+      return binary("remainder", op, 0.0, a, b, [](auto x, auto y) {
+        auto r = std::fmod(x, y);
+        return r != 0 && (y < 0) != (r < 0) ? r + y : r;
+      });
     case PointwiseOp::Softplus:  // (self, beta, threshold as `scalar`)
       return binary("softplus", op, scalar, a, b, [s = scalar](auto x, auto beta) {
         return x * beta > static_cast<decltype(x)>(s) ? x : std::log1p(std::exp(x * beta)) / beta;

@@ -264,6 +264,8 @@ template <typename T> GJ_DEVICE T gjCeil(T x) { return ceil(x); }
 template <typename T> GJ_DEVICE T gjTrunc(T x) { return trunc(x); }
 template <typename T> GJ_DEVICE T gjRound(T x) { return rint(x); }  // halves to even
 template <typename T> GJ_DEVICE T gjPow(T x, T y) { return pow(x, y); }
+template <typename T> GJ_DEVICE T gjAtan2(T x, T y) { return atan2(x, y); }
+template <typename T> GJ_DEVICE T gjFmod(T x, T y) { return fmod(x, y); }
 
 // Member functions on the device (GJ_DEVICE may be `static`, which members cannot be).
 #ifndef GJ_METHOD
@@ -304,6 +306,8 @@ struct GjMath {
   GJ_METHOD T trunc(T x) const { return gjTrunc(x); }
   GJ_METHOD T round(T x) const { return gjRound(x); }
   GJ_METHOD T pow(T x, T y) const { return gjPow(x, y); }
+  GJ_METHOD T atan2(T x, T y) const { return gjAtan2(x, y); }
+  GJ_METHOD T fmod(T x, T y) const { return gjFmod(x, y); }
   GJ_METHOD T max(T x, T y) const { return x != x || x > y ? x : y; }  // NaN when either is
   GJ_METHOD T min(T x, T y) const { return x != x || x < y ? x : y; }
   GJ_METHOD bool lt(T x, T y) const { return x < y; }

@@ -412,7 +412,23 @@ def softplus_elu_mish_edges(a, b):
             torch.nn.functional.elu(y, 0.5), torch.nn.functional.mish(y))
 
 
+def atan2_fmod_remainder_edges(a, b, c):
+    y = a * b
+    return torch.atan2(y, c), torch.fmod(y, c), torch.remainder(y, c), torch.fmod(y, -0.75), torch.remainder(y, -0.75)
+
+
+def more_float_of_int2(x, y):
+    """atan2 of int64 tensors is float32; fmod and remainder by a float number too."""
+    return torch.atan2(x, y), torch.fmod(x, 1.5), torch.remainder(x, -1.5)
+
+
 CASES += [
+    ("atan2_fmod_remainder_edges", "atan2, fmod and remainder (by a tensor and by a negative number) at the mask's "
+     "edges against divisors of both signs, zeros and infinities", atan2_fmod_remainder_edges,
+     [tensor(EDGES + [7.5, -7.5, 2.0]), tensor([1.0] * 12),
+      tensor([2.0, 2.0, -0.75, 0.3, 1.0, -1.0, -0.3, INF, -INF, 2.0, 2.0, 0.0])]),
+    ("more_float_of_int2", "atan2 of int64 tensors, fmod and remainder of int64 by float numbers", more_float_of_int2,
+     [torch.tensor([1, -2, 3, 0, 7]), torch.tensor([2, 3, -4, 0, -1])]),
     ("softplus_elu_mish_edges", "softplus (default, and beta 2 with threshold 1), elu (alpha 1 and 0.5) and mish at "
      "the mask's edges and past softplus's threshold", softplus_elu_mish_edges,
      [tensor(EDGES + [30.0, -30.0, 100.0]), tensor([1.0] * 12)]),
