@@ -146,11 +146,24 @@ std::vector<Tensor> Tape::backward(const std::vector<IValue>& outputs, const std
   return std::move(leafGrads_);
 }
 
+// Which of a differentiable graph's outputs a gradient can reach: those read by anything but ops whose
+// results take no gradient (aten::detach, comparisons, sizes). Returned, or read by a list, a loop or
+// another graph, an output is seeded.
+static std::vector<bool> seededOutputs(const Node* n) {
+  std::vector<bool> seeded;
+  for (const Value* v : n->outputs()) {
+    bool any = false;
+    for (const Use& u : v->uses()) any = any || !resultTakesNoGradient(u.user->kind());
+    seeded.push_back(any);
+  }
+  return seeded;
+}
+
 static void differentiateBlock(const Block* b, GradientTable& table) {
   for (const Node* n : *b) {
     for (const Block* inner : n->blocks()) differentiateBlock(inner, table);
     if (n->kind() == OpKind::DifferentiableGraph)
-      table[n] = std::make_shared<const Gradient>(differentiate(*n->subgraph()));
+      table[n] = std::make_shared<const Gradient>(differentiate(*n->subgraph(), seededOutputs(n)));
     if (n->kind() == OpKind::FallbackGraph) differentiateBlock(n->subgraph()->block(), table);
   }
 }

@@ -414,10 +414,12 @@ void Frame::recordStep(const Node* n, const Operands& in) {
   std::vector<IValue> detached;
   for (const IValue& v : in) detached.push_back(detach(v));
   auto outs = Interpreter(*grad.forward, nullptr, kernels_, plans_).run(std::move(detached));
-  for (size_t j : grad.gradInputs) {
-    const IValue& v = in[j];
+  for (size_t i = 0; i < grad.gradInputs.size(); ++i) {
+    const IValue& v = in[grad.gradInputs[i]];
     std::vector<std::shared_ptr<const GradEdge>> edges;
-    if (v.isTensorList()) {
+    if (!grad.reached.empty() && !grad.reached[i]) {
+      // no gradient reaches this input: no edge, so that the tape adds nothing (not zeros) to it
+    } else if (v.isTensorList()) {
       for (const Tensor& t : v.toTensorList()) edges.push_back(t.gradEdge());
     } else if (v.isTensor()) {
       edges.push_back(v.toTensor().gradEdge());
@@ -840,6 +842,7 @@ void Frame::runNode(const Node* n) {
     }
     case OpKind::Flatten: set(n, cpu::flatten(T(0), I(1), I(2))); return;
     case OpKind::ZerosLike: set(n, Tensor::zeros(T(0).sizes(), T(0).dtype(), T(0).device())); return;
+    case OpKind::Detach: set(n, T(0).withGradEdge(nullptr)); return;  // the same values, off the tape
     case OpKind::OnesLike: set(n, Tensor::full(T(0).sizes(), T(0).dtype(), 1.0, T(0).device())); return;
     case OpKind::FullLike:
       set(n, Tensor::full(T(0).sizes(), T(0).dtype(), in[1].toDouble("full_like fill_value"), T(0).device()));

@@ -177,7 +177,7 @@ void rewriteForBackward(Graph& f, Node* n) {
 
 }  // namespace
 
-Gradient differentiate(const Graph& original) {
+Gradient differentiate(const Graph& original, const std::vector<bool>& seeded) {
   Gradient grad;
   grad.forward = original.clone();
   Graph& f = *grad.forward;
@@ -201,7 +201,10 @@ Gradient differentiate(const Graph& original) {
     t.requiresGrad.reset();
     gradInputs.push_back(bw.addInput(t, fmt::format("grad_{}", out->name().empty() ? std::to_string(k) : out->name())));
   }
-  for (size_t k = 0; k < f.outputs().size(); ++k) ctx.accumulate(f.outputs()[k], gradInputs[k]);
+  IR_CHECK(seeded.empty() || seeded.size() == f.outputs().size())
+      << "differentiate: " << seeded.size() << " seed flags for " << f.outputs().size() << " outputs";
+  for (size_t k = 0; k < f.outputs().size(); ++k)
+    if (seeded.empty() || seeded[k]) ctx.accumulate(f.outputs()[k], gradInputs[k]);
 
   for (Node* n : f.block()->nodesList() | std::views::reverse) {
     IR_CHECK(n->blocks().empty() && !n->subgraph()) << "differentiate: " << n->describe() << " has blocks";
@@ -215,6 +218,7 @@ Gradient differentiate(const Graph& original) {
     Value* in = f.inputs()[i];
     if (!GradientContext::requiresGrad(in)) continue;
     Value* g = ctx.gradEntry(in);
+    grad.reached.push_back(g != nullptr);
     if (!g) {
       // Nothing flows back: zeros for a tensor; an empty list for a list (the tape adds nothing then).
       g = in->type().isTensor() ? b.op(OpKind::ZerosLike, {ctx.F(in)}, in->type())

@@ -22,6 +22,9 @@ struct Gradient {
   std::shared_ptr<Graph> backward;
   size_t numOutputs = 0;           ///< forward's outputs before the saved values
   std::vector<size_t> gradInputs;  ///< indices of the inputs whose gradients backward returns, in order
+  /// Per gradient backward returns: false where no gradient reaches that input (backward returns zeros
+  /// there, which the tape does not add: PyTorch's undefined gradient, so that no 0 * NaN follows).
+  std::vector<bool> reached;
   /// Gradients left to the tape as matrix products (Note [Products left to the tape]): backward's output
   /// `output` (one of the gradients) holds A and its output `right` (past the gradients) B; the gradient
   /// is A B.
@@ -32,8 +35,12 @@ struct Gradient {
 };
 
 /// Pre: g has no blocks (loops are unrolled or stay outside, in the enclosing graph); the requiresGrad
-/// flags of g's inputs say which gradients are wanted. g is not changed.
-Gradient differentiate(const Graph& g);
+/// flags of g's inputs say which gradients are wanted. g is not changed. `seeded`, when given (one flag an
+/// output of g), says which outputs' gradients flow back: an output read only by ops whose results take
+/// no gradient (aten::detach, a comparison, a size) keeps its gradient input, which the tape fills with
+/// zeros, but the backward reads nothing of it (PyTorch's undefined gradient), so that no 0 * inf or
+/// 0 * NaN reaches the inputs' gradients.
+Gradient differentiate(const Graph& g, const std::vector<bool>& seeded = {});
 
 /// Note [Products left to the tape]: a kept loop's step differentiates once and runs once an iteration,
 /// and a weight's gradient in it is a product of the step's rows (x_t^T g_t, rank 1 at batch 1) that the

@@ -435,7 +435,7 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::ListConcat: case OpKind::Gt: case OpKind::Lt: case OpKind::Ge: case OpKind::Le: case OpKind::Eq:
     case OpKind::Ne:
     case OpKind::IndexSelectBackward: case OpKind::PackPaddedSequenceBackward: case OpKind::ValueSelectingBackward:
-    case OpKind::ZerosLike: case OpKind::OnesLike: case OpKind::FullLike: case OpKind::SigmoidBackward:
+    case OpKind::ZerosLike: case OpKind::OnesLike: case OpKind::FullLike: case OpKind::Detach: case OpKind::SigmoidBackward:
     case OpKind::TanhBackward: case OpKind::ThresholdBackward: case OpKind::ClampMinBackward:
     case OpKind::ClampMaxBackward: case OpKind::BelowBackward: case OpKind::MaximumBackward: case OpKind::EqualMask:
     case OpKind::GeluBackward: case OpKind::SiluBackward: case OpKind::LeakyReluBackward: case OpKind::HardswishBackward:

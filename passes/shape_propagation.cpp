@@ -681,7 +681,7 @@ Type outputType(const Node* n, size_t k) {
       return like(0, to);
     }
     case OpKind::Chunk: case OpKind::Unbind: case OpKind::SplitWithSizes: return Type::of(TypeKind::TensorList);
-    case OpKind::Contiguous: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::ZerosLike:
+    case OpKind::Contiguous: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::ZerosLike: case OpKind::Detach:
     case OpKind::OnesLike: case OpKind::FullLike:
     case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
       return same(0);

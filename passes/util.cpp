@@ -145,7 +145,7 @@ bool hasEffects(const Node* n) {
 }
 
 bool readsOnlyMetadata(OpKind k) { return opInfo(k).readsOnlyMetadata(); }
-bool resultTakesNoGradient(OpKind k) { return readsOnlyMetadata(k) || isComparison(k); }
+bool resultTakesNoGradient(OpKind k) { return readsOnlyMetadata(k) || isComparison(k) || k == OpKind::Detach; }
 bool passesNoGradient(OpKind k) { return isPlumbing(k) || resultTakesNoGradient(k); }
 
 }  // namespace gj

@@ -71,7 +71,7 @@ bool hasEffects(const Node* n);
 /// ops.def's Meta flag: the result is made from the tensor operands' sizes, dtype and device alone.
 bool readsOnlyMetadata(OpKind k);
 /// An op whose result takes no gradient whatever its operands: a metadata read, a comparison (its result
-/// is bool).
+/// is bool), aten::detach.
 bool resultTakesNoGradient(OpKind k);
 /// An op that no gradient passes through, so it may read a value requiring grad outside a
 /// prim::DifferentiableGraph: plumbing, or one whose result takes none.

@@ -734,7 +734,7 @@ std::optional<RowOp> rowOp(const Node* n) {
     case OpKind::Unbind: case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::DTypeOf: case OpKind::ToDType:
     case OpKind::Sum: case OpKind::Mean: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::NllLoss:
     case OpKind::CrossEntropy: case OpKind::Embedding: case OpKind::Cat: case OpKind::Stack: case OpKind::Conv2d:
-    case OpKind::ZerosLike: case OpKind::OnesLike: case OpKind::FullLike:
+    case OpKind::ZerosLike: case OpKind::OnesLike: case OpKind::FullLike: case OpKind::Detach:
     case OpKind::SumToSize: case OpKind::SelectBackward: case OpKind::SliceBackward:
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SplitWithSizes:

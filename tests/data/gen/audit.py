@@ -422,7 +422,14 @@ def more_float_of_int2(x, y):
     return torch.atan2(x, y), torch.fmod(x, 1.5), torch.remainder(x, -1.5)
 
 
+def detach_stops_gradient(a, b):
+    y = a * b
+    return y.detach() * a, torch.sin(y).detach() + b
+
+
 CASES += [
+    ("detach_stops_gradient", "detach: its values, and no gradient through it (a's gradient is b * a, not 2 a b)",
+     detach_stops_gradient, [tensor([0.5, -1.5, 2.0, NAN]), tensor([1.5, 0.25, -2.0, 1.0])]),
     ("atan2_fmod_remainder_edges", "atan2, fmod and remainder (by a tensor and by a negative number) at the mask's "
      "edges against divisors of both signs, zeros and infinities", atan2_fmod_remainder_edges,
      [tensor(EDGES + [7.5, -7.5, 2.0]), tensor([1.0] * 12),
