@@ -207,6 +207,10 @@ void emitGradient(GradientContext& c, Node* n) {
       }
       return;
     }
+    case OpKind::DivFloor: case OpKind::DivTrunc:  // piecewise constant: zeros, as PyTorch's div with a rounding mode
+      if (needs(0)) acc(in(0), b.op(OpKind::ZerosLike, {F(in(0))}));
+      if (needs(1)) acc(in(1), b.op(OpKind::ZerosLike, {F(in(1))}));
+      return;
     case OpKind::Softplus: {  // x beta > threshold ? 1 : sigmoid(x beta), as PyTorch's mask
       Value* xb = b.op(OpKind::Mul, {F(in(0)), F(in(1))});
       acc(in(0), b.op(OpKind::Where, {b.op(OpKind::Gt, {xb, F(in(2))}), gy,

@@ -100,6 +100,8 @@ const GradCase kCases[] = {
   %fm : Tensor = aten::fmod(%s, %y)
   %rm : Tensor = aten::remainder(%s, %y)
   %fs : Tensor = aten::fmod(%s, %lo)
+  %df : Tensor = prim::div_floor(%s, %y)
+  %dt : Tensor = prim::div_trunc(%s, %y)
   %ge : Tensor = aten::gelu(%s)
   %si : Tensor = aten::silu(%s)
   %lr : Tensor = aten::leaky_relu(%s, %slope)
@@ -110,7 +112,7 @@ const GradCase kCases[] = {
   %ro : Tensor = aten::round(%s3)
   %fr : Tensor = aten::frac(%s3)
   %hs : Tensor = aten::hardswish(%s3)
-  return (%a1, %a2, %p1, %p2, %p3, %p4, %p0, %ab, %sg, %rc, %c1, %c2, %c3, %c4, %c5, %h, %mx, %mn, %er, %sn, %cs, %em, %lp, %at, %as, %ac, %sh, %ch, %ec, %sp, %el, %a2t, %fm, %rm, %fs, %ge, %si, %lr, %fl, %ce, %tr, %ro, %fr, %hs)
+  return (%a1, %a2, %p1, %p2, %p3, %p4, %p0, %ab, %sg, %rc, %c1, %c2, %c3, %c4, %c5, %h, %mx, %mn, %er, %sn, %cs, %em, %lp, %at, %as, %ac, %sh, %ch, %ec, %sp, %el, %a2t, %fm, %rm, %fs, %df, %dt, %ge, %si, %lr, %fl, %ce, %tr, %ro, %fr, %hs)
 )IR", {}},
     {"MatrixProducts", R"IR(graph(%a : Double(3, 4), %b : Double(4, 5), %p : Double(2, 3, 4), %q : Double(2, 4, 5), %bias : Double(5), %k : Double(3, 2, 4, 5)):
   %beta : float = prim::Constant[value=0.5]()

@@ -138,6 +138,15 @@ Value* lowerComposite(Node* n) {
       return std::abs(*c) < 0.5 ? low() : high(k(1.0 - *c));
     }
     case OpKind::IsNan: return op(OpKind::Ne, {x, x});
+    case OpKind::DivMode: {  // rounding_mode: None, 'trunc' or 'floor'; rounded, the gradient is 0
+      Value* other = n->input(1);
+      if (n->input(2)->type().kind == TypeKind::None) return op(OpKind::Div, {x, other});
+      const auto mode = constantString(n->input(2));
+      if (mode == "trunc") return op(OpKind::DivTrunc, {x, other});
+      if (mode == "floor") return op(OpKind::DivFloor, {x, other});
+      throw Error("aten::div's rounding_mode must be None or the constant 'trunc' or 'floor'", n->where(),
+                  "pass rounding_mode=None, 'trunc' or 'floor'");
+    }
     case OpKind::Mish:  // PyTorch's x tanh(log1p(exp(x))); softplus's threshold keeps the gradient finite
       return op(OpKind::Mul, {x, op(OpKind::Tanh, {op(OpKind::Softplus, {x, constantBefore(n, int64_t{1}),
                                                                         constantBefore(n, int64_t{20})})})});

@@ -383,6 +383,18 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
         auto r = std::fmod(x, y);
         return r != 0 && (y < 0) != (r < 0) ? r + y : r;
       });
+    case PointwiseOp::DivTrunc: return binary("div_trunc", op, 0.0, a, b, [](auto x, auto y) { return std::trunc(x / y); });
+    case PointwiseOp::DivFloor:  // as PyTorch's: from fmod, so that 1 // 0.1 is 9
+      return binary("div_floor", op, 0.0, a, b, [](auto x, auto y) {
+        using T = decltype(x);
+        if (y == 0) return x / y;
+        const T mod = std::fmod(x, y);
+        T q = (x - mod) / y;
+        if (mod != 0 && (y < 0) != (mod < 0)) q -= T(1);
+        if (q == 0) return std::copysign(T(0), x / y);
+        const T f = std::floor(q);
+        return q - f > T(0.5) ? f + T(1) : f;
+      });
     case PointwiseOp::Softplus:  // (self, beta, threshold as `scalar`)
       return binary("softplus", op, scalar, a, b, [s = scalar](auto x, auto beta) {
         return x * beta > static_cast<decltype(x)>(s) ? x : std::log1p(std::exp(x * beta)) / beta;

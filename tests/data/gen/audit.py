@@ -427,7 +427,16 @@ def detach_stops_gradient(a, b):
     return y.detach() * a, torch.sin(y).detach() + b
 
 
+def div_rounding_modes(a, b):
+    return (torch.div(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="trunc"),
+            torch.div(a, 0.1, rounding_mode="floor"), torch.div(a, -0.3, rounding_mode="trunc"))
+
+
 CASES += [
+    ("div_rounding_modes", "div with rounding_mode 'floor' (PyTorch's from fmod: 1 // 0.1 is 9) and 'trunc', by "
+     "tensors of both signs, zero and infinities and by numbers; gradients 0", div_rounding_modes,
+     [tensor([1.0, -1.0, 7.5, -7.5, 0.5, -0.0, NAN, INF, 3.0, 1.0, -2.0, 0.3]),
+      tensor([0.1, 0.1, 2.0, 2.0, -0.25, 1.0, 1.0, 2.0, 0.0, -INF, INF, 0.1])]),
     ("detach_stops_gradient", "detach: its values, and no gradient through it (a's gradient is b * a, not 2 a b)",
      detach_stops_gradient, [tensor([0.5, -1.5, 2.0, NAN]), tensor([1.5, 0.25, -2.0, 1.0])]),
     ("atan2_fmod_remainder_edges", "atan2, fmod and remainder (by a tensor and by a negative number) at the mask's "
