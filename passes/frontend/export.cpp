@@ -189,6 +189,11 @@ void exportTorchScript(Graph& g) {
       case OpKind::Gelu:
         replaceWith(n, OpKind::GeluApproximate, {n->input(0), constantBefore(n, std::string("none"))});
         continue;
+      case OpKind::DivFloor:
+      case OpKind::DivTrunc:
+        replaceWith(n, OpKind::DivMode, {n->input(0), n->input(1),
+                                         constantBefore(n, std::string(n->kind() == OpKind::DivFloor ? "floor" : "trunc"))});
+        continue;
       case OpKind::PhiloxDropout:  // PyTorch draws its own mask
         replaceWith(n, OpKind::Dropout, {n->input(0), n->input(1), n->input(2)});
         continue;
