@@ -54,6 +54,19 @@ driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null
 slug=$(echo "${device:-unknown}" | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
 report="$outdir/gpu-$(date -u +%F)-$slug$([ "$part" = all ] || echo "-$part").md"
 status=0
+# The "## Tests" section: each test binary run whole, a line each, the tail of its output where it fails.
+run_tests() {
+  echo "## Tests"
+  echo
+  local t log result
+  for t in "$@"; do
+    log=$(mktemp)
+    if "$carry/bin/$t" --gtest_brief=1 > "$log" 2>&1; then result=passed; else result=FAILED; status=1; fi
+    echo "- $t: $result. $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ')"
+    if [ $result = FAILED ]; then echo; echo '```'; tail -60 "$log"; echo '```'; echo; fi
+    rm -f "$log"
+  done
+}
 {
   echo "# GPU run $(date -u '+%F %H:%M UTC')"
   echo
@@ -63,15 +76,7 @@ status=0
   [ "$part" = all ] || echo "- part $part (bench/gpu_run.sh's PART)"
   echo
   if [ "$part" = bandwidth ]; then
-  echo "## Tests"
-  echo
-  for t in cuda_ops_test te_test; do
-    log=$(mktemp)
-    if "$carry/bin/$t" --gtest_brief=1 > "$log" 2>&1; then result=passed; else result=FAILED; status=1; fi
-    echo "- $t: $result. $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ')"
-    if [ $result = FAILED ]; then echo; echo '```'; tail -60 "$log"; echo '```'; echo; fi
-    rm -f "$log"
-  done
+  run_tests cuda_ops_test te_test
   echo
   fusers=old,te  # the legacy fuser's rows (the runtime's reductions) once
   for per in ${SPLIT_BLOCKS_PER_SM:-2}; do
@@ -86,16 +91,7 @@ status=0
   done
   fi
   if [ "$part" = all ] || [ "$part" = 1 ]; then
-  echo "## Tests"
-  echo
-  for t in cuda_test cuda_ops_test emulator_test audit_test fuser_test te_test runtime_test; do
-    log=$(mktemp)
-    if "$carry/bin/$t" --gtest_brief=1 > "$log" 2>&1; then result=passed; else result=FAILED; status=1; fi
-    summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ')
-    echo "- $t: $result. $summary"
-    if [ $result = FAILED ]; then echo; echo '```'; tail -60 "$log"; echo '```'; echo; fi
-    rm -f "$log"
-  done
+  run_tests cuda_test cuda_ops_test emulator_test audit_test fuser_test te_test runtime_test
   log=$(mktemp)
   if "$carry/bin/difftest" --seed 1 --count 200 --device cuda > "$log" 2>&1; then result=passed; else result=FAILED; status=1; fi
   echo "- difftest --device=cuda (200 random graphs, every fuser x executor): $result. $(tail -2 "$log" | tr '\n' ' ')"

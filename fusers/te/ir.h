@@ -106,7 +106,11 @@ struct Var : ExprNode {
   static Expr make(std::string name);
 };
 
-enum class BinaryOpKind : uint8_t { Add, Sub, Mul, Div, Mod, Min, Max, Pow, Atan2, Fmod };  // Pow, Atan2, Fmod: floats only
+enum class BinaryOpKind : uint8_t { Add, Sub, Mul, Div, Mod, Min, Max, Pow, Atan2, Fmod };
+/// Pow, Atan2 and Fmod: floats only, C's math functions of the operands' type (powf, pow, ...).
+inline bool isFloatFunction(BinaryOpKind op) {
+  return op == BinaryOpKind::Pow || op == BinaryOpKind::Atan2 || op == BinaryOpKind::Fmod;
+}
 struct Binary : ExprNode {
   static constexpr NodeKind kKind = NodeKind::Binary;
   Binary(BinaryOpKind o, Expr x, Expr y) : ExprNode(kKind, x->type), op(o), a(std::move(x)), b(std::move(y)) {}

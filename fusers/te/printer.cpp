@@ -85,8 +85,7 @@ void Printer::visit(const FloatImm* op) {
 }
 void Printer::visit(const Var* op) { os_ << op->name; }
 void Printer::visit(const Binary* op) {
-  if (op->op == BinaryOpKind::Min || op->op == BinaryOpKind::Max || op->op == BinaryOpKind::Pow ||
-      op->op == BinaryOpKind::Atan2 || op->op == BinaryOpKind::Fmod) {
+  if (op->op == BinaryOpKind::Min || op->op == BinaryOpKind::Max || isFloatFunction(op->op)) {
     os_ << binarySymbol(op->op) << "(";
     visit(op->a);
     os_ << ", ";
@@ -258,7 +257,7 @@ void CPrinter::visit(const Binary* op) {
     os_ << ")";
     return;
   }
-  if (op->op == BinaryOpKind::Pow || op->op == BinaryOpKind::Atan2 || op->op == BinaryOpKind::Fmod) {
+  if (isFloatFunction(op->op)) {
     os_ << binarySymbol(op->op) << (isFloat64(op->a) ? "(" : "f(");
     visit(op->a);
     os_ << ", ";

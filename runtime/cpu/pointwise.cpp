@@ -317,6 +317,13 @@ Tensor maximumBackward(const Tensor& g, const Tensor& x0, const Tensor& y0) {
 
 // The reference of every pointwise op (the interpreter's; graphjit's generated code is tested against it):
 // formulas of the CPU's own, independent of support/pointwise.def's rules.
+// Whether Python's modulo moves fmod's `mod` into the divisor y's sign: non-zero, of the other sign
+// (remainder and floor division, as PyTorch's).
+template <typename T>
+static bool movesToDivisorSign(T mod, T y) {
+  return mod != 0 && (y < 0) != (mod < 0);
+}
+
 Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar) {
   switch (op) {
     case PointwiseOp::Add: return add(a, b, scalar);
@@ -380,8 +387,8 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
     case PointwiseOp::Fmod: return binary("fmod", op, 0.0, a, b, [](auto x, auto y) { return std::fmod(x, y); });
     case PointwiseOp::TensorRemainder:  // as PyTorch's: fmod, moved into the sign of other
       return binary("remainder", op, 0.0, a, b, [](auto x, auto y) {
-        auto r = std::fmod(x, y);
-        return r != 0 && (y < 0) != (r < 0) ? r + y : r;
+        const auto r = std::fmod(x, y);
+        return movesToDivisorSign(r, y) ? r + y : r;
       });
     case PointwiseOp::DivTrunc: return binary("div_trunc", op, 0.0, a, b, [](auto x, auto y) { return std::trunc(x / y); });
     case PointwiseOp::DivFloor:  // as PyTorch's: from fmod, so that 1 // 0.1 is 9
@@ -390,7 +397,7 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
         if (y == 0) return x / y;
         const T mod = std::fmod(x, y);
         T q = (x - mod) / y;
-        if (mod != 0 && (y < 0) != (mod < 0)) q -= T(1);
+        if (movesToDivisorSign(mod, y)) q -= T(1);
         if (q == 0) return std::copysign(T(0), x / y);
         const T f = std::floor(q);
         return q - f > T(0.5) ? f + T(1) : f;

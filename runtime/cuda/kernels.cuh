@@ -433,8 +433,12 @@ GJ_KERNEL void gj_hold(gj_i64 cycles) {
   }
 }
 
-// acc and v folded by gj_sum_*: their sum, or their maximum (a NaN, once met, stays).
-GJ_DEVICE double gjFold(int max, double acc, double v) {
+// acc and v folded by the reductions: their sum, or their maximum (a NaN, once met, stays).
+// In T: double for gj_reduce's and gj_softmax's folds, the row's own type for gj_softmax_rows*'s forward
+// (v is converted to T first: a shared scratch's element, on the emulator, is a checked reference).
+template <typename T, typename U>
+GJ_DEVICE T gjFold(int max, T acc, U u) {
+  const T v = u;
   if (!max) return acc + v;
   return acc == acc && (v != v || v > acc) ? v : acc;
 }
@@ -491,7 +495,8 @@ GJ_DEVICE gj_i64 gjRounds(int schedule, gj_i64 units) {
 }
 
 // A warp's fold of v, every lane getting it.
-GJ_DEVICE double gjWarpFold(int max, double v) {
+template <typename T>
+GJ_DEVICE T gjWarpFold(int max, T v) {
   for (int o = 16; o > 0; o >>= 1) v = gjFold(max, v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
@@ -606,18 +611,6 @@ GJ_KERNEL void gj_extreme_rows(GjRowsArgs p) {
 // K elements (lane, lane + 32, ...) all at once, so that a warp keeps K loads in flight, and the row is
 // read from memory once, not once a pass. The forward computes in T (each exponential once); the
 // gradient in double.
-template <typename T>
-GJ_DEVICE T gjMaxKeepingNaN(T acc, T v) { return acc == acc && (v != v || v > acc) ? v : acc; }
-
-template <typename T>
-GJ_DEVICE T gjWarpFoldOf(int max, T v) {
-  for (int o = 16; o > 0; o >>= 1) {
-    const T w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = max ? gjMaxKeepingNaN(v, w) : v + w;
-  }
-  return v;
-}
-
 template <typename T, int K>
 GJ_DEVICE void gjSoftmaxWarpRow(const GjSoftmaxArgs& p, gj_i64 row, bool valid) {
   const int lane = threadIdx.x % 32, n = valid ? (int)p.n : 0;
@@ -632,8 +625,8 @@ GJ_DEVICE void gjSoftmaxWarpRow(const GjSoftmaxArgs& p, gj_i64 row, bool valid) 
   if (!p.backward) {
     T m = -inf;
     GJ_UNROLL
-    for (int k = 0; k < K; ++k) m = gjMaxKeepingNaN(m, x[k]);
-    m = gjWarpFoldOf(1, m);
+    for (int k = 0; k < K; ++k) m = gjFold(1, m, x[k]);
+    m = gjWarpFold(1, m);
     const T shift = m == -inf ? zero : m;  // a row of -inf: keep exp finite
     T s = 0;
     GJ_UNROLL
@@ -643,7 +636,7 @@ GJ_DEVICE void gjSoftmaxWarpRow(const GjSoftmaxArgs& p, gj_i64 row, bool valid) 
       s += e;
       if (!p.log) x[k] = e;
     }
-    s = gjWarpFoldOf(0, s);
+    s = gjWarpFold(0, s);
     const T lse = gjLog(s), scale = (T)1 / s;
     GJ_UNROLL
     for (int k = 0; k < K; ++k)
@@ -657,7 +650,7 @@ GJ_DEVICE void gjSoftmaxWarpRow(const GjSoftmaxArgs& p, gj_i64 row, bool valid) 
   double d = 0.0;
   GJ_UNROLL
   for (int k = 0; k < K; ++k) d += p.log ? (double)x[k] : (double)x[k] * (double)y[k];
-  d = gjWarpFoldOf(0, d);
+  d = gjWarpFold(0, d);
   GJ_UNROLL
   for (int k = 0; k < K; ++k)
     if (k * 32 + lane < n) {

@@ -616,10 +616,13 @@ std::vector<KernelTime>* setReductionTimes(std::vector<KernelTime>* times) {
   return std::exchange(tReductionTimes, times);
 }
 
+// holdForTiming's spin when $GJ_KERNEL_TIMING_HOLD_US does not say: far longer than a launch's host work.
+constexpr double kTimingHoldMicroseconds = 200;
+
 void holdForTiming() {
   static const double microseconds = [] {
     const char* v = std::getenv("GJ_KERNEL_TIMING_HOLD_US");
-    return v && *v ? std::atof(v) : 200.0;
+    return v && *v ? std::atof(v) : kTimingHoldMicroseconds;
   }();
   const DeviceInfo& d = requireDevice();
   if (d.emulated || microseconds <= 0) return;

@@ -80,8 +80,9 @@ void fill(const Tensor& dst, double value);
 /// launch reads its operands from DRAM, then holds the current stream with a kernel that spins for
 /// `microseconds`, so that an event recorded next is stamped when the hold ends, after the host has
 /// issued the launch, rather than while the host still works on it (nvbench's blocking kernel). Events
-/// around the launch then time the device's work alone. The hold lasts 200 us, or $GJ_KERNEL_TIMING_HOLD_US
-/// (0: no eviction and no hold, so that the events time the host's work to issue the launch too).
+/// around the launch then time the device's work alone. The hold lasts kTimingHoldMicroseconds (ops.cpp:
+/// long enough for the host to issue a launch), or $GJ_KERNEL_TIMING_HOLD_US microseconds (0: no eviction
+/// and no hold, so that the events time the host's work to issue the launch too).
 /// Nothing on the emulated driver.
 void holdForTiming();
 
