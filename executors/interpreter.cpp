@@ -2,6 +2,7 @@
 
 #include "ir/printer.h"
 #include "passes/contiguous_operands.h"
+#include "passes/shape_propagation.h"
 #include "passes/util.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/gemm.h"
@@ -302,6 +303,8 @@ class Frame {
   }
 
   void runNode(const Node* n);
+  void runOp(const Node* n, const Operands& in);
+  void runWidened(const Node* n, const Operands& in);
   void runListAppend(const Node* n);
   void runSubgraph(const Node* n, const Operands& in) {
     if (tape_ && cur_->kind == OpKind::DifferentiableGraph) return recordStep(n, in);
@@ -613,14 +616,126 @@ static IValue scalarArithmetic(OpKind kind, const IValue& a, const IValue& b, co
 }
 
 
+// A cast to an integer or bool dtype: its result takes no gradient, so a value requiring one may reach it
+// outside a prim::DifferentiableGraph (createAutodiffSubgraphs lets it).
+bool castsToNonFloating(OpKind kind, const Operands& in) {
+  if (kind == OpKind::ToDType && in[1].isInt()) {
+    const std::optional<DType> d = dtypeFromCode(in[1].toInt());
+    return d && !isFloating(*d);
+  }
+  if (kind == OpKind::TypeAs && in[1].isTensor()) return !isFloating(in[1].toTensor().dtype());
+  return false;
+}
+
+// ---- storage dtypes (support/dtype.h) ----
+
+// Whether kind computes on its tensors' values, so that a storage dtype among them is widened first: not
+// for views, casts, structure or ops that read only sizes and dtypes, which take every dtype as it is.
+bool computesInWiderDType(OpKind kind) {
+  const OpInfo& info = opInfo(kind);
+  if (info.group == OpGroupKind::View || info.group == OpGroupKind::Control) return false;
+  if (info.plumbing() || info.readsOnlyMetadata()) return false;
+  return kind != OpKind::ToDType && kind != OpKind::TypeAs;
+}
+
+bool meetsStorageDType(const Operands& in) {
+  for (const IValue& v : in) {
+    if (v.isTensor() && v.toTensor().defined() && isStorageOnly(v.toTensor().dtype())) return true;
+    if (v.isTensorList())
+      for (const Tensor& t : v.toTensorList())
+        if (t.defined() && isStorageOnly(t.dtype())) return true;
+  }
+  return false;
+}
+
+// A number rounded to the dtype it meets a tensor in, as PyTorch converts it before computing: 300
+// beside int8 is 44, 0.1 beside float16 is 0.0999755859375. Of the number's kind but for a float16 or
+// bfloat16 one, which becomes the float it rounds to.
+IValue numberIn(const IValue& v, DType t) {
+  const double x = Tensor::scalar(v.toDouble("a number operand"), t).item();
+  if (isFloating(t)) return IValue(x);
+  return v.isBool() ? IValue(x != 0) : IValue(static_cast<int64_t>(x));
+}
+
+Type runtimeType(const IValue& v) {
+  if (v.isTensor() && v.toTensor().defined()) {
+    const Tensor& t = v.toTensor();
+    return Type::tensor(t.dtype(), t.sizes(), t.device());
+  }
+  if (v.isInt()) return Type::of(TypeKind::Int);
+  if (v.isDouble()) return Type::of(TypeKind::Float);
+  if (v.isBool()) return Type::of(TypeKind::Bool);
+  if (v.isIntList()) return Type::of(TypeKind::IntList);
+  if (v.isTensorList()) return Type::of(TypeKind::TensorList);
+  return v.isTensor() ? Type::tensor() : Type::of(TypeKind::None);
+}
+
+// An op that meets a storage dtype: its tensors in their compute dtypes (float16 in float32, int8 in int64,
+// ...), numbers rounded to the dtype they promote to, then each result stored in the dtype the op's type
+// rule gives (shape propagation's, the one the fusers and the legacy pipeline read): an int8 sum is int64,
+// int8 + int8 int8 again, wrapped, and float16 / float16 float16, rounded once.
+void Frame::runWidened(const Node* n, const Operands& in) {
+  const char* const name = opInfo(cur_->kind).name.data();
+  std::vector<Type> types;
+  std::vector<std::vector<Type>> elements(in.size());
+  const bool needsGradient = tape_ && !passesNoGradient(cur_->kind);
+  for (size_t i = 0; i < in.size(); ++i) {
+    USER_CHECK(!needsGradient || !hasEdge(in[i]), "{}: gradients through {} tensors are not supported yet; hint: compute in float32 "
+               "(x.float()) where a gradient is needed", name, "float16, bfloat16 or narrow integer");
+    types.push_back(runtimeType(in[i]));
+    if (in[i].isTensorList())
+      for (const Tensor& t : in[i].toTensorList()) elements[i].push_back(runtimeType(IValue(t)));
+  }
+  std::optional<DType> promoted;
+  const std::vector<Type> results = outputTypesFor(n, types, elements, &promoted);
+  const bool roundNumbers = n->info().pointwiseOp() && promoted && isStorageOnly(*promoted);
+  auto widen = [](const Tensor& t) { return t.defined() ? t.to(computeDType(t.dtype())) : t; };
+  std::vector<IValue> wide;
+  wide.reserve(in.size());
+  for (const IValue& v : in) {
+    if (v.isTensor()) {
+      wide.emplace_back(widen(v.toTensor()));
+    } else if (v.isTensorList()) {
+      TensorList xs;
+      for (const Tensor& t : v.toTensorList()) xs.push_back(widen(t));
+      wide.emplace_back(std::move(xs));
+    } else if (roundNumbers && (v.isInt() || v.isDouble() || v.isBool())) {
+      wide.push_back(numberIn(v, *promoted));
+    } else {
+      wide.push_back(v);
+    }
+  }
+  std::vector<uint32_t> slots(wide.size());
+  for (uint32_t i = 0; i < slots.size(); ++i) slots[i] = i;
+  Instr widened = *cur_;
+  widened.ins = slots.data();
+  widened.numIns = static_cast<uint32_t>(slots.size());
+  widened.shared = false;  // its operands are this call's copies: nothing to pack once a run
+  const Instr* outer = cur_;
+  cur_ = &widened;
+  runOp(n, Operands(wide.data(), widened));
+  cur_ = outer;
+  for (size_t k = 0; k < n->outputs().size(); ++k) {
+    IValue& r = at(n->output(k));
+    if (r.isTensor() && r.toTensor().defined() && results[k].dtype && r.toTensor().dtype() != *results[k].dtype)
+      r = r.toTensor().to(*results[k].dtype);
+  }
+}
+
 void Frame::runNode(const Node* n) {
   const OpKind kind = cur_->kind;
   if (kind == OpKind::ListAppend) return runListAppend(n);
   if (kind == OpKind::Loop) return runLoop(n);  // reads its operands from their slots
   if (kind == OpKind::If) return runIf(n);
   const Operands in(env_.data(), *cur_);
+  if (computesInWiderDType(kind) && meetsStorageDType(in)) return runWidened(n, in);
+  runOp(n, in);
+}
+
+void Frame::runOp(const Node* n, const Operands& in) {
+  const OpKind kind = cur_->kind;
   const char* const name = opInfo(kind).name.data();  // for the operand accessors' messages
-  if (tape_ && !passesNoGradient(kind))
+  if (tape_ && !passesNoGradient(kind) && !castsToNonFloating(kind, in))
     for (size_t i = 0; i < in.size(); ++i)
       USER_CHECK(!hasEdge(in[i]),
                  "input {} of {} requires grad, but the op runs outside a prim::DifferentiableGraph, so its gradient "
@@ -788,7 +903,8 @@ void Frame::runNode(const Node* n) {
     case OpKind::DTypeOf: set(n, IValue(static_cast<int64_t>(T(0).dtype()))); return;
     case OpKind::ToDType: {
       auto d = dtypeFromCode(I(1));
-      USER_CHECK(d, "aten::to: {} is not a dtype code (0 Float, 1 Double, 2 Long, 3 Bool)", I(1));
+      USER_CHECK(d, "aten::to: {} is not a dtype code (0 Float, 1 Double, 2 Long, 3 Bool, 4 Byte, 5 Char, 6 Short, "
+                 "7 Int, 8 Half, 9 BFloat16)", I(1));
       set(n, T(0).to(*d));
       return;
     }

@@ -24,9 +24,13 @@ std::optional<std::vector<int64_t>> groupSizes(const Value* v, SizeRule rule) {
   return s;
 }
 
+// float32 or float64: the fusers' kernels compute in them; float16 and bfloat16 are storage dtypes that the
+// interpreter computes (support/dtype.h), so their values stay out of groups.
+static bool computesInFloat(DType t) { return isFloating(t) && !isStorageOnly(t); }
+
 bool floatTensor(const Value* v, SizeRule rule) {
   const Type& t = v->type();
-  return t.isTensor() && t.dtype && isFloating(*t.dtype) && groupSizes(v, rule).has_value();
+  return t.isTensor() && t.dtype && computesInFloat(*t.dtype) && groupSizes(v, rule).has_value();
 }
 
 bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
@@ -52,7 +56,7 @@ static std::string dropoutBlocker(const Node* n) {
 
 std::optional<DType> computeDtype(const Node* n) {
   const std::optional<DType> t = isComparison(n->kind()) ? pointwiseOperandDtype(n) : n->output()->type().dtype;
-  return t && isFloating(*t) ? t : std::nullopt;
+  return t && computesInFloat(*t) ? t : std::nullopt;
 }
 
 // A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output.

@@ -17,7 +17,7 @@ bool isPointwise(const Node* n);
 enum class SizeRule : uint8_t { Static, DynamicRows };
 /// v's sizes under the rule; nullopt when it does not hold.
 std::optional<std::vector<int64_t>> groupSizes(const Value* v, SizeRule rule);
-/// A float tensor whose sizes the rule admits.
+/// A float32 or float64 tensor (not a storage dtype) whose sizes the rule admits.
 bool floatTensor(const Value* v, SizeRule rule = SizeRule::Static);
 /// Aligned from the right, each dim of `from` equals `to`'s or is 1 (an unknown leading dim matches only
 /// an unknown one).

@@ -5,6 +5,8 @@
 #include "passes/util.h"
 #include "support/error.h"
 
+#include <algorithm>
+
 namespace gj {
 
 static bool requiresGrad(const Value* v) { return v->type().requiresGrad.value_or(false); }
@@ -33,8 +35,11 @@ bool createAutodiffSubgraphs(Graph& g) {
   bool changed = createInBlock(g.block());
   // Every op left outside a DifferentiableGraph that sees a value requiring grad must only move it, read
   // no more than its shape, or compare it (a bool result, which takes no gradient).
-  forEachNode(g.block(), [](Node* n) {
+  // An op whose results are all integers or bools (a cast to int8, say) takes none either.
+  auto integral = [](const Value* v) { return v->type().isTensor() && v->type().dtype && !isFloating(*v->type().dtype); };
+  forEachNode(g.block(), [&](Node* n) {
     if (passesNoGradient(n->kind())) return;
+    if (!n->outputs().empty() && std::all_of(n->outputs().begin(), n->outputs().end(), integral)) return;
     for (const Value* v : n->inputs())
       if (v->type().requiresGrad.value_or(false))
         throw Error(fmt::format("autodiff: no gradient formula for {}", n->info().name), n->describe(),

@@ -549,6 +549,12 @@ std::optional<DType> pointwiseOperandDtype(const Node* n) {
 
 namespace {
 
+// A sum's type: a sum of integers or bools is int64, as PyTorch's.
+Type integersSumInInt64(Type t) {
+  if (t.dtype && !isFloating(*t.dtype)) t.dtype = DType::Int64;
+  return t;
+}
+
 Type outputType(const Node* n, size_t k) {
   auto in = [&](size_t i) { return n->input(i); };
   auto like = [&](size_t i, std::optional<Sizes> s) { return tensorLike(in(i)->type(), std::move(s)); };
@@ -715,8 +721,10 @@ Type outputType(const Node* n, size_t k) {
       t.dtype = code ? dtypeFromCode(*code) : std::nullopt;
       return t;
     }
-    case OpKind::Sum: case OpKind::Mean: case OpKind::NllLoss: case OpKind::CrossEntropy: return like(0, Sizes{});
-    case OpKind::SumDim: case OpKind::MeanDim: case OpKind::Amax: case OpKind::Amin:
+    case OpKind::Sum: return integersSumInInt64(like(0, Sizes{}));
+    case OpKind::SumDim: return integersSumInInt64(like(0, reduceSizes(in(0), in(1), in(2))));
+    case OpKind::Mean: case OpKind::NllLoss: case OpKind::CrossEntropy: return like(0, Sizes{});
+    case OpKind::MeanDim: case OpKind::Amax: case OpKind::Amin:
       return like(0, reduceSizes(in(0), in(1), in(2)));
     case OpKind::MaxDim: case OpKind::MinDim: {  // the values, then their int64 indices
       auto s = sizesOf(in(0));
@@ -835,6 +843,36 @@ bool propagateShapes(Node* first, Node* last) {
 void checkShapes(const Graph& g) {
   std::unique_ptr<Graph> copy = g.clone();
   ShapePropagator(true).block(copy->block());
+}
+
+std::vector<Type> outputTypesFor(const Node* n, std::span<const Type> operandTypes,
+                                 std::span<const std::vector<Type>> listElementTypes, std::optional<DType>* promoted) {
+  IR_CHECK(operandTypes.size() == n->inputs().size() && listElementTypes.size() == operandTypes.size())
+      << "outputTypesFor: " << operandTypes.size() << " types for " << n->inputs().size() << " operands";
+  // n again in a graph of its own, over inputs of these types; constants (dims, flags, dtype codes) come
+  // along, since the rules read them, and a tensor list is a list of inputs of its elements' types.
+  Graph scratch;
+  ValueMap env;
+  for (size_t i = 0; i < operandTypes.size(); ++i) {
+    const Value* v = n->input(i);
+    if (env.count(v)) continue;
+    if (v->node()->kind() == OpKind::Constant) {
+      env[v] = scratch.block()->append(cloneNode(v->node(), scratch, env))->output();
+    } else if (operandTypes[i].kind == TypeKind::TensorList) {
+      std::vector<Value*> elements;
+      for (const Type& t : listElementTypes[i]) elements.push_back(scratch.addInput(t));
+      Node* list = scratch.block()->append(scratch.create(OpKind::ListConstruct, elements));
+      list->output()->setType(operandTypes[i]);
+      env[v] = list->output();
+    } else {
+      env[v] = scratch.addInput(operandTypes[i]);
+    }
+  }
+  const Node* c = scratch.block()->append(cloneNode(n, scratch, env));
+  if (promoted) *promoted = c->info().pointwiseOp() ? pointwiseOperandDtype(c) : std::nullopt;
+  std::vector<Type> types;
+  for (size_t k = 0; k < c->outputs().size(); ++k) types.push_back(outputType(c, k));
+  return types;
 }
 
 }  // namespace gj

@@ -1,6 +1,9 @@
 #pragma once
 #include "ir/graph.h"
 
+#include <span>
+#include <vector>
+
 namespace gj {
 
 /// Computes the types of every value from the graph inputs' types: dtype, sizes (per dimension where
@@ -19,6 +22,15 @@ bool propagateShapes(Node* first, Node* last);
 /// alpha and the like take no part; float32 for where of two numbers). Its result's dtype, but for a
 /// comparison's, which is bool. nullopt when a dtype or rank it depends on is unknown.
 std::optional<DType> pointwiseOperandDtype(const Node* n);
+
+/// The types node n's results take when its operands have `operandTypes`, by the same rules: for the
+/// interpreter, which meets storage dtypes (support/dtype.h) in a graph whose types a run only now
+/// decides. Operands made by constants are read from n's graph; a tensor list operand's elements have
+/// listElementTypes[i] (empty for any other operand). For a pointwise op, *promoted (when given) is the
+/// dtype its operands meet in (pointwiseOperandDtype).
+std::vector<Type> outputTypesFor(const Node* n, std::span<const Type> operandTypes,
+                                 std::span<const std::vector<Type>> listElementTypes,
+                                 std::optional<DType>* promoted = nullptr);
 
 /// The types a user wrote, checked by propagating them (on a copy; g is unchanged): a gj::Error at the
 /// first node, with its file:line:col, whose operands' known sizes its op cannot take (a GEMM's rank or

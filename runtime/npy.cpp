@@ -17,6 +17,13 @@ static std::string_view descrOf(DType t) {
     case DType::Float64: return "<f8";
     case DType::Int64: return "<i8";
     case DType::Bool: return "|b1";
+    case DType::UInt8: return "|u1";
+    case DType::Int8: return "|i1";
+    case DType::Int16: return "<i2";
+    case DType::Int32: return "<i4";
+    case DType::Float16: return "<f2";
+    // numpy has no bfloat16: its files hold the bits as 2-byte voids (a.view(numpy.uint16) reads them)
+    case DType::BFloat16: return "|V2";
   }
   return "?";
 }
@@ -76,7 +83,8 @@ Tensor parseNpy(std::string_view bytes, const std::string& what) {
   std::optional<DType> dtype;
   for (DType t : kAllDTypes)
     if (descr.substr(0, 5) == "'" + std::string(descrOf(t)) + "'") dtype = t;
-  USER_CHECK(dtype.has_value(), "{}: unsupported .npy dtype {}; expected <f4, <f8, <i8 or |b1",
+  USER_CHECK(dtype.has_value(),
+             "{}: unsupported .npy dtype {}; expected <f4, <f8, <i8, |b1, |u1, |i1, <i2, <i4, <f2 or |V2 (bfloat16)",
              what, descr.substr(0, descr.find(',')));
   // Every dimension is at most 18 digits, but their product can still overflow: count with checks,
   // so that a hostile shape is an error naming the file, never a wrapped size. Strides treat a

@@ -110,19 +110,12 @@ Tensor Tensor::zeros(Shape sizes, DType dtype, DeviceKind device) {
   return t;
 }
 
-template <typename T>
-static void fillAs(const Tensor& t, double v) {
-  T* p = t.data<T>();
-  for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = static_cast<T>(v);
-}
-
 static void fill(const Tensor& t, double v) {
-  switch (t.dtype()) {
-    case DType::Float32: return fillAs<float>(t, v);
-    case DType::Float64: return fillAs<double>(t, v);
-    case DType::Int64: return fillAs<int64_t>(t, v);
-    case DType::Bool: return fillAs<bool>(t, v);
-  }
+  visitDType(t.dtype(), [&]<typename T>(T) {
+    T* p = t.data<T>();
+    const T x = convertElement<T>(v);
+    for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = x;
+  });
 }
 
 Tensor Tensor::full(Shape sizes, DType dtype, double value, DeviceKind device) {
@@ -136,22 +129,14 @@ Tensor Tensor::full(Shape sizes, DType dtype, double value, DeviceKind device) {
 
 Tensor Tensor::scalar(double value, DType dtype) { return full({}, dtype, value); }
 
-template <typename T>
-static void storeAs(const Tensor& t, const std::vector<double>& v) {
-  T* p = t.data<T>();
-  for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(v[i]);
-}
-
 Tensor Tensor::fromVector(Shape sizes, const std::vector<double>& data, DType dtype) {
   USER_CHECK(numelOf(sizes) == static_cast<int64_t>(data.size()), "fromVector: {} values for shape {}",
              data.size(), shapeStr(sizes));
   Tensor t = empty(std::move(sizes), dtype);
-  switch (dtype) {
-    case DType::Float32: storeAs<float>(t, data); break;
-    case DType::Float64: storeAs<double>(t, data); break;
-    case DType::Int64: storeAs<int64_t>(t, data); break;
-    case DType::Bool: storeAs<bool>(t, data); break;
-  }
+  visitDType(dtype, [&]<typename T>(T) {
+    T* p = t.data<T>();
+    for (size_t i = 0; i < data.size(); ++i) p[i] = convertElement<T>(data[i]);
+  });
   return t;
 }
 
@@ -186,6 +171,12 @@ template float* Tensor::data<float>() const;
 template double* Tensor::data<double>() const;
 template int64_t* Tensor::data<int64_t>() const;
 template bool* Tensor::data<bool>() const;
+template uint8_t* Tensor::data<uint8_t>() const;
+template int8_t* Tensor::data<int8_t>() const;
+template int16_t* Tensor::data<int16_t>() const;
+template int32_t* Tensor::data<int32_t>() const;
+template Half* Tensor::data<Half>() const;
+template BFloat16* Tensor::data<BFloat16>() const;
 
 void* Tensor::rawData() const {
   return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(dtypeSize(dtype_));
@@ -202,13 +193,9 @@ double Tensor::item(int64_t flatIndex) const {
   }
   const char* base = static_cast<const char*>(storage_->data());
   int64_t at = offset_ + off;
-  switch (dtype_) {
-    case DType::Float32: return reinterpret_cast<const float*>(base)[at];
-    case DType::Float64: return reinterpret_cast<const double*>(base)[at];
-    case DType::Int64: return static_cast<double>(reinterpret_cast<const int64_t*>(base)[at]);
-    case DType::Bool: return reinterpret_cast<const bool*>(base)[at];
-  }
-  return 0;
+  return visitDType(dtype_, [&]<typename T>(T) {
+    return convertElement<double>(reinterpret_cast<const T*>(base)[at]);
+  });
 }
 
 Tensor Tensor::asStrided(Shape sizes, Shape strides, int64_t offset) const {
@@ -444,23 +431,15 @@ static void copyTyped(const Tensor& dst, const Tensor& src) {
   if (dst.dim() == 2 && src.stride(0) == 1 && src.stride(1) != 1 && dst.stride(0) != 0 && dst.stride(1) != 0) {
     // A transposed view (made contiguous, say): tiles, or every read misses the cache.
     const int64_t drs = dst.stride(0), dcs = dst.stride(1), srs = src.stride(0), scs = src.stride(1);
-    cpu::forEachInTiles(dst.size(0), dst.size(1),
-                        [&](int64_t i, int64_t j) { d[i * drs + j * dcs] = static_cast<D>(s[i * srs + j * scs]); });
+    cpu::forEachInTiles(dst.size(0), dst.size(1), [&](int64_t i, int64_t j) {
+      d[i * drs + j * dcs] = convertElement<D>(s[i * srs + j * scs]);
+    });
     return;
   }
   cpu::forEachOffset<2>(dst.sizes(), {dst.strides().data(), src.strides().data()},
-                        [&](const std::array<int64_t, 2>& o) { d[o[0]] = static_cast<D>(s[o[1]]); });
+                        [&](const std::array<int64_t, 2>& o) { d[o[0]] = convertElement<D>(s[o[1]]); });
 }
 
-template <typename D>
-static void copyToTyped(const Tensor& dst, const Tensor& src) {
-  switch (src.dtype()) {
-    case DType::Float32: return copyTyped<D, float>(dst, src);
-    case DType::Float64: return copyTyped<D, double>(dst, src);
-    case DType::Int64: return copyTyped<D, int64_t>(dst, src);
-    case DType::Bool: return copyTyped<D, bool>(dst, src);
-  }
-}
 
 void Tensor::copyFrom(const Tensor& src) const {
   Tensor s = src.sizes_ == sizes_ ? src : src.expand(sizes_);
@@ -472,12 +451,9 @@ void Tensor::copyFrom(const Tensor& src) const {
     std::memcpy(rawData(), s.rawData(), numel() * dtypeSize(dtype_));
     return;
   }
-  switch (dtype_) {
-    case DType::Float32: return copyToTyped<float>(*this, s);
-    case DType::Float64: return copyToTyped<double>(*this, s);
-    case DType::Int64: return copyToTyped<int64_t>(*this, s);
-    case DType::Bool: return copyToTyped<bool>(*this, s);
-  }
+  visitDType(dtype_, [&]<typename D>(D) {
+    visitDType(s.dtype_, [&]<typename S>(S) { copyTyped<D, S>(*this, s); });
+  });
 }
 
 Tensor Tensor::hostMirror() const {

@@ -3,6 +3,7 @@
 // unless contiguous() or clone() is asked for.
 #include "runtime/shape.h"
 #include "support/dtype.h"
+#include "support/half.h"
 
 #include <cstdint>
 #include <initializer_list>
@@ -149,11 +150,41 @@ template <> struct CType<DType::Float32> { using type = float; };
 template <> struct CType<DType::Float64> { using type = double; };
 template <> struct CType<DType::Int64> { using type = int64_t; };
 template <> struct CType<DType::Bool> { using type = bool; };
+template <> struct CType<DType::UInt8> { using type = uint8_t; };
+template <> struct CType<DType::Int8> { using type = int8_t; };
+template <> struct CType<DType::Int16> { using type = int16_t; };
+template <> struct CType<DType::Int32> { using type = int32_t; };
+template <> struct CType<DType::Float16> { using type = Half; };
+template <> struct CType<DType::BFloat16> { using type = BFloat16; };
 
 template <typename T> constexpr DType dtypeOf();
 template <> constexpr DType dtypeOf<float>() { return DType::Float32; }
 template <> constexpr DType dtypeOf<double>() { return DType::Float64; }
 template <> constexpr DType dtypeOf<int64_t>() { return DType::Int64; }
 template <> constexpr DType dtypeOf<bool>() { return DType::Bool; }
+template <> constexpr DType dtypeOf<uint8_t>() { return DType::UInt8; }
+template <> constexpr DType dtypeOf<int8_t>() { return DType::Int8; }
+template <> constexpr DType dtypeOf<int16_t>() { return DType::Int16; }
+template <> constexpr DType dtypeOf<int32_t>() { return DType::Int32; }
+template <> constexpr DType dtypeOf<Half>() { return DType::Float16; }
+template <> constexpr DType dtypeOf<BFloat16>() { return DType::BFloat16; }
+
+/// f(T{}) for the element type T of dtype t: one switch for code that handles every dtype alike.
+template <typename F>
+decltype(auto) visitDType(DType t, F&& f) {
+  switch (t) {
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    case DType::Int64: return f(int64_t{});
+    case DType::Bool: return f(bool{});
+    case DType::UInt8: return f(uint8_t{});
+    case DType::Int8: return f(int8_t{});
+    case DType::Int16: return f(int16_t{});
+    case DType::Int32: return f(int32_t{});
+    case DType::Float16: return f(Half{});
+    case DType::BFloat16: return f(BFloat16{});
+  }
+  return f(float{});
+}
 
 }  // namespace gj

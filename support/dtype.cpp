@@ -2,25 +2,41 @@
 
 namespace gj {
 
-size_t dtypeSize(DType t) {
+namespace {
+
+struct DTypeInfo {
+  size_t bytes;
+  std::string_view irName, name;
+  int category;  // 0 bool, 1 integer, 2 floating
+  DType compute;
+};
+
+constexpr DTypeInfo info(DType t) {
   switch (t) {
-    case DType::Float32: return 4;
-    case DType::Float64: return 8;
-    case DType::Int64: return 8;
-    case DType::Bool: return 1;
+    case DType::Float32: return {4, "Float", "float32", 2, DType::Float32};
+    case DType::Float64: return {8, "Double", "float64", 2, DType::Float64};
+    case DType::Int64: return {8, "Long", "int64", 1, DType::Int64};
+    case DType::Bool: return {1, "Bool", "bool", 0, DType::Bool};
+    case DType::UInt8: return {1, "Byte", "uint8", 1, DType::Int64};
+    case DType::Int8: return {1, "Char", "int8", 1, DType::Int64};
+    case DType::Int16: return {2, "Short", "int16", 1, DType::Int64};
+    case DType::Int32: return {4, "Int", "int32", 1, DType::Int64};
+    case DType::Float16: return {2, "Half", "float16", 2, DType::Float32};
+    case DType::BFloat16: return {2, "BFloat16", "bfloat16", 2, DType::Float32};
   }
-  return 0;
+  return {0, "?", "?", 0, t};
 }
 
-std::string_view dtypeIrName(DType t) {
-  switch (t) {
-    case DType::Float32: return "Float";
-    case DType::Float64: return "Double";
-    case DType::Int64: return "Long";
-    case DType::Bool: return "Bool";
-  }
-  return "?";
-}
+int category(DType t) { return info(t).category; }
+
+}  // namespace
+
+size_t dtypeSize(DType t) { return info(t).bytes; }
+std::string_view dtypeIrName(DType t) { return info(t).irName; }
+std::string_view dtypeName(DType t) { return info(t).name; }
+bool isFloating(DType t) { return category(t) == 2; }
+bool isIntegral(DType t) { return category(t) == 1; }
+DType computeDType(DType t) { return info(t).compute; }
 
 std::optional<DType> dtypeFromIrName(std::string_view name) {
   for (DType t : kAllDTypes)
@@ -34,32 +50,21 @@ std::optional<DType> dtypeFromCode(int64_t code) {
   return std::nullopt;
 }
 
-std::string_view dtypeName(DType t) {
-  switch (t) {
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Int64: return "int64";
-    case DType::Bool: return "bool";
+DType promoteTypes(DType a, DType b) {
+  if (a == b) return a;
+  if (category(a) != category(b)) return category(a) > category(b) ? a : b;
+  if (isFloating(a)) {
+    const bool halves = dtypeSize(a) == 2 && dtypeSize(b) == 2;  // float16 with bfloat16
+    if (halves) return DType::Float32;
+    return dtypeSize(a) > dtypeSize(b) ? a : b;
   }
-  return "?";
+  // integers: uint8 holds no negatives, so with int8 both fit only in int16
+  const bool unsignedByte = a == DType::UInt8 || b == DType::UInt8;
+  if (unsignedByte && dtypeSize(a) == 1 && dtypeSize(b) == 1) return DType::Int16;
+  return dtypeSize(a) > dtypeSize(b) ? a : b;
 }
-
-static int promotionRank(DType t) {
-  switch (t) {
-    case DType::Bool: return 0;
-    case DType::Int64: return 1;
-    case DType::Float32: return 2;
-    case DType::Float64: return 3;
-  }
-  return 0;
-}
-
-DType promoteTypes(DType a, DType b) { return promotionRank(a) >= promotionRank(b) ? a : b; }
 
 namespace {
-
-// 0 bool, 1 integer, 2 floating
-int category(DType t) { return t == DType::Bool ? 0 : isFloating(t) ? 2 : 1; }
 
 // The deciding group's dtype `higher` against the groups below it (`lower`); nullopt: no operand there.
 std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {

@@ -41,6 +41,42 @@ void expectMatches(const Tensor& onDevice, const Tensor& onHost, double tol) {
 
 double tolerance(DType t) { return t == DType::Float32 ? 2e-6 : 1e-13; }
 
+// gj_copy's conversions (gjLoad, gjStore) against the host's convertElement for every pair of dtypes: every
+// float16 bit pattern, float32 values at float16's and bfloat16's rounding ties and edges, and int64 values
+// past 2^53 that narrower integers wrap.
+// The same values element by element: bit for bit, but that any NaN matches any (the device converts
+// through double, which quiets a signaling NaN).
+void expectSameElements(const Tensor& got, const Tensor& want) {
+  ASSERT_EQ(got.dtype(), want.dtype());
+  ASSERT_EQ(got.numel(), want.numel());
+  const size_t size = dtypeSize(want.dtype());
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    if (std::isnan(got.item(i)) && std::isnan(want.item(i))) continue;
+    ASSERT_EQ(std::memcmp(static_cast<const char*>(got.rawData()) + i * size,
+                          static_cast<const char*>(want.rawData()) + i * size, size), 0)
+        << "element " << i << ": " << got.item(i) << " (host " << want.item(i) << ")";
+  }
+}
+
+TEST(CudaOps, CastsBetweenEveryPairOfDtypesMatchTheHost) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor halves = Tensor::empty({65536}, DType::Float16);
+  for (int b = 0; b < 65536; ++b) halves.data<Half>()[b].bits = static_cast<uint16_t>(b);
+  expectSameElements(host(dev(halves).to(DType::Float32)), halves.to(DType::Float32));
+  const std::vector<double> edges = {65519.0, 65520.0, 2049.0, 0x1.0p-25, 0x1.8p-25, 0x1.ffcp-15, -0.0, 300.7,
+                                     -1.0, 1.0e-8, 3.3, 0x1.0101p0, 0x1.0103p0, 3.4e38, 0.5, -128.5};
+  const Tensor values = Tensor::fromVector({static_cast<int64_t>(edges.size())}, edges, DType::Float32);
+  Tensor wide = Tensor::fromVector({3}, {0, 0, 0}, DType::Int64);
+  wide.data<int64_t>()[0] = (int64_t{1} << 62) + 0x12345;
+  wide.data<int64_t>()[1] = -(int64_t{1} << 60) - 7;
+  wide.data<int64_t>()[2] = 65536 + 255;
+  for (const Tensor& from : {values, wide})
+    for (DType to : kAllDTypes) {
+      SCOPED_TRACE(std::string(dtypeName(from.dtype())) + " to " + std::string(dtypeName(to)));
+      expectSameElements(host(dev(from).to(to)), from.to(to));
+    }
+}
+
 // Every pointwise op of ops.def (cpu::pointwise sends a device tensor's to the kernel's rule): a new op is
 // tested here with no change to this file.
 TEST(CudaOps, PointwiseOpsMatchTheCpuWithBroadcastsViewsAndScalars) {

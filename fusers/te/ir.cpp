@@ -14,7 +14,14 @@ ScalarKind scalarKindOf(DType t) {
     case DType::Float64: return ScalarKind::Float64;
     case DType::Int64: return ScalarKind::Int;
     case DType::Bool: return ScalarKind::Bool;
+    case DType::UInt8:
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Float16:
+    case DType::BFloat16: break;  // storage dtypes: the fusers leave their values out of groups
   }
+  IR_CHECK(false) << "te: no scalar kind for the storage dtype " << dtypeName(t);
   return ScalarKind::Float32;
 }
 

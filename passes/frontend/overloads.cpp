@@ -67,7 +67,8 @@ Value* castTo(Node* n, Value* x, Value* dtype) {
   auto code = constantInt(dtype);
   auto d = code ? frontend::fromScalarType(*code) : std::nullopt;
   if (!d)
-    throw Error(fmt::format("{}'s dtype must be a constant torch.float32, float64, int64 or bool", n->info().name),
+    throw Error(fmt::format("{}'s dtype must be a constant torch.float32, float64, float16, bfloat16, int64, int32, "
+                            "int16, int8, uint8 or bool", n->info().name),
                 n->where(), "write the dtype as a constant, or cast first");
   return emitAt(n, OpKind::ToDType, {x, constantBefore(n, static_cast<int64_t>(*d))});
 }
@@ -147,6 +148,7 @@ Value* lowerComposite(Node* n) {
       throw Error("aten::div's rounding_mode must be None or the constant 'trunc' or 'floor'", n->where(),
                   "pass rounding_mode=None, 'trunc' or 'floor'");
     }
+    case OpKind::FloorDivide: return op(OpKind::DivFloor, {x, n->input(1)});
     case OpKind::Mish:  // PyTorch's x tanh(log1p(exp(x))); softplus's threshold keeps the gradient finite
       return op(OpKind::Mul, {x, op(OpKind::Tanh, {op(OpKind::Softplus, {x, constantBefore(n, int64_t{1}),
                                                                         constantBefore(n, int64_t{20})})})});
@@ -253,6 +255,12 @@ int64_t scalarTypeOf(DType d) {
     case DType::Float32: return 6;
     case DType::Float64: return 7;
     case DType::Bool: return 11;
+    case DType::UInt8: return 0;
+    case DType::Int8: return 1;
+    case DType::Int16: return 2;
+    case DType::Int32: return 3;
+    case DType::Float16: return 5;
+    case DType::BFloat16: return 15;
   }
   return -1;
 }

@@ -103,9 +103,21 @@ static Tensor integral(const char* op, PointwiseOp code, double scalar, const Te
                                        : static_cast<int64_t>(scalar);
   USER_CHECK(std::isinf(scalar) || static_cast<double>(s) == scalar,
              "{}: an int64 operation with the non-integral scalar {}", op, scalar);
+  const bool divides = code == PointwiseOp::DivTrunc || code == PointwiseOp::DivFloor || code == PointwiseOp::Fmod ||
+                       code == PointwiseOp::TensorRemainder;
+  if (divides && onCuda(a, b))  // on the host, which can raise PyTorch's error for a zero divisor
+    return integral(op, code, scalar, a.to(DeviceKind::Cpu), b.to(DeviceKind::Cpu)).to(DeviceKind::Cuda);
   if (onCuda(a, b)) return cuda::mapIntegral(code, a, b, s);
   using U = uint64_t;
   auto wrap = [](U v) { return static_cast<int64_t>(v); };
+  // Integer division as PyTorch's: a zero divisor is an error (its ZeroDivisionError), and -1 divides
+  // without the overflow of INT64_MIN / -1 (the quotient wraps, the remainder is 0).
+  auto divisor = [op](int64_t y) {
+    if (y == 0) throw Error(fmt::format("{}: integer division by zero (PyTorch raises ZeroDivisionError)", op));
+    return y;
+  };
+  auto quotient = [&](int64_t x, int64_t y) { return divisor(y) == -1 ? wrap(U(0) - U(x)) : x / y; };
+  auto remainderOf = [&](int64_t x, int64_t y) { return divisor(y) == -1 ? int64_t{0} : x % y; };
   switch (code) {
     case PointwiseOp::Add: return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t y) { return wrap(U(x) + U(s) * U(y)); });
     case PointwiseOp::Sub: return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t y) { return wrap(U(x) - U(s) * U(y)); });
@@ -121,6 +133,18 @@ static Tensor integral(const char* op, PointwiseOp code, double scalar, const Te
       return mapBinary<int64_t>(a, b, [](int64_t x, int64_t n) {
         if (n < 0) throw Error("pow: integers to negative integer powers are not allowed (as in PyTorch)");
         return integerPower(x, n);
+      });
+    case PointwiseOp::DivTrunc: return mapBinary<int64_t>(a, b, quotient);
+    case PointwiseOp::DivFloor:
+      return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t y) {
+        const int64_t q = quotient(x, y), r = remainderOf(x, y);
+        return r != 0 && (r < 0) != (y < 0) ? q - 1 : q;
+      });
+    case PointwiseOp::Fmod: return mapBinary<int64_t>(a, b, remainderOf);
+    case PointwiseOp::TensorRemainder:
+      return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t y) {
+        const int64_t r = remainderOf(x, y);
+        return r != 0 && (r < 0) != (y < 0) ? r + y : r;
       });
     default: break;
   }
@@ -222,15 +246,13 @@ static DType commonDtype(const Tensor& a, const Tensor& b) {
   return resultType({promotionOperand(a), promotionOperand(b)});
 }
 
-// f(T) for the C++ type T of dtype t.
+// f(T) for the C++ type T of the compute dtype t (the interpreter widens storage dtypes before a kernel).
 template <typename F>
 static auto visitDtype(DType t, F f) {
-  switch (t) {
-    case DType::Float32: return f(float{});
-    case DType::Float64: return f(double{});
-    case DType::Int64: return f(int64_t{});
-    case DType::Bool: break;
-  }
+  IR_CHECK(!isStorageOnly(t)) << "a pointwise kernel given a " << dtypeName(t) << " tensor";
+  if (t == DType::Float32) return f(float{});
+  if (t == DType::Float64) return f(double{});
+  if (t == DType::Int64) return f(int64_t{});
   return f(bool{});
 }
 

@@ -61,9 +61,26 @@ bool reducesTrailingDims(const Tensor& x, const ReducePlan& p) {
   return true;
 }
 
+// A sum of integers or bools, in int64 as PyTorch's: exact, wrapping on overflow. On the host for a device
+// tensor too (a double accumulator would round past 2^53).
+static Tensor integerSum(const Tensor& x, const ReducePlan& p) {
+  if (onCuda(x)) return integerSum(x.to(DeviceKind::Cpu), p).to(DeviceKind::Cuda);
+  const Tensor xi = x.to(DType::Int64);
+  Tensor acc = Tensor::zeros(p.keptSizes, DType::Int64);
+  Tensor accView = acc.expand(xi.sizes());
+  auto* a = reinterpret_cast<uint64_t*>(acc.data<int64_t>());
+  const int64_t* in = xi.data<int64_t>();
+  forEachOffset<2>(xi.sizes(), {accView.strides().data(), xi.strides().data()},
+                   [&](const std::array<int64_t, 2>& o) { a[o[0]] += static_cast<uint64_t>(in[o[1]]); });
+  return acc.view(p.outSizes);
+}
+
 static Tensor reduceSum(const char* op, const Tensor& x, std::span<const int64_t> dims, bool keepdim, bool isMean) {
-  USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
+  USER_CHECK(x.defined(), "{}: undefined tensor argument", op);
+  USER_CHECK(isFloating(x.dtype()) || !isMean, "{}: a {} tensor has no mean (PyTorch refuses it too); hint: "
+             "convert it with .float() first", op, dtypeName(x.dtype()));
   ReducePlan p = planReduce(x, dims, keepdim);
+  if (!isFloating(x.dtype())) return integerSum(x, p);
   double scale = isMean ? (p.count ? 1.0 / static_cast<double>(p.count) : std::numeric_limits<double>::quiet_NaN())
                         : 1.0;
   if (onCuda(x)) return cuda::sum(x, p.keptSizes, p.outSizes, scale);
@@ -97,11 +114,28 @@ static Tensor extremumTyped(const Tensor& x, const ReducePlan& p, bool smallest)
   return out.view(p.outSizes);
 }
 
+// The same for int64 (bools go through int64 and back), on the host.
+static Tensor integerExtremum(const Tensor& x, const ReducePlan& p, bool smallest) {
+  if (onCuda(x)) return integerExtremum(x.to(DeviceKind::Cpu), p, smallest).to(DeviceKind::Cuda);
+  const Tensor xi = x.to(DType::Int64);
+  Tensor out = Tensor::full(p.keptSizes, DType::Int64, 0);
+  int64_t* o = out.data<int64_t>();
+  std::fill(o, o + out.numel(), smallest ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min());
+  Tensor outView = out.expand(xi.sizes());
+  const int64_t* in = xi.data<int64_t>();
+  forEachOffset<2>(xi.sizes(), {outView.strides().data(), xi.strides().data()}, [&](const std::array<int64_t, 2>& off) {
+    int64_t& m = o[off[0]];
+    m = smallest ? std::min(m, in[off[1]]) : std::max(m, in[off[1]]);
+  });
+  return out.view(p.outSizes).to(x.dtype());
+}
+
 static Tensor extremum(const char* op, const Tensor& x, std::span<const int64_t> dims, bool keepdim, bool smallest) {
-  USER_CHECK(x.defined() && isFloating(x.dtype()), "{}: expected a float tensor", op);
+  USER_CHECK(x.defined(), "{}: undefined tensor argument", op);
   ReducePlan p = planReduce(x, dims, keepdim);
   USER_CHECK(x.numel() > 0, "{}: the tensor {} is empty, so it has no {}", op, shapeStr(x.sizes()),
              smallest ? "minimum" : "maximum");
+  if (!isFloating(x.dtype())) return integerExtremum(x, p, smallest);
   if (onCuda(x)) {
     if (!smallest) return cuda::amax(x, p.keptSizes, p.outSizes);
     Tensor negated = cuda::map(PointwiseOp::Neg, x, Tensor());

@@ -20,8 +20,12 @@
 
 typedef long long gj_i64;
 
-// Element types, as support/dtype.h numbers them.
-enum GjType { GJ_F32 = 0, GJ_F64 = 1, GJ_I64 = 2, GJ_BOOL = 3 };
+// Element types, as support/dtype.h numbers them. Past GJ_BOOL the storage types, which only gj_copy and
+// gj_fill (through gjLoad and gjStore) meet: every op computes them in float32 or int64.
+enum GjType {
+  GJ_F32 = 0, GJ_F64 = 1, GJ_I64 = 2, GJ_BOOL = 3,
+  GJ_U8 = 4, GJ_I8 = 5, GJ_I16 = 6, GJ_I32 = 7, GJ_F16 = 8, GJ_BF16 = 9
+};
 
 // The iteration space of a kernel: row-major over `sizes`.
 struct GjShape {
@@ -388,21 +392,103 @@ GJ_DEVICE void gjDropoutMap(const GjDropoutArgs& a) {
 GJ_KERNEL void gj_dropout_f32(GjDropoutArgs p) { gjDropoutMap<float>(p); }
 GJ_KERNEL void gj_dropout_f64(GjDropoutArgs p) { gjDropoutMap<double>(p); }
 
+// A float's bits and back (a union: the device's compiler and the emulator's both read it as intended).
+GJ_DEVICE unsigned gjBits(float f) {
+  union { float f; unsigned u; } x;
+  x.f = f;
+  return x.u;
+}
+GJ_DEVICE float gjFloatOfBits(unsigned u) {
+  union { float f; unsigned u; } x;
+  x.u = u;
+  return x.f;
+}
+
+// float16 and bfloat16 bits, rounded to nearest even as support/half.h rounds them on the host.
+GJ_DEVICE unsigned short gjHalfBits(float f) {
+  const unsigned x = gjBits(f);
+  const unsigned short sign = (unsigned short)((x >> 16) & 0x8000u);
+  const unsigned ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) return sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u);
+  if (ax < 0x00800000u) return sign;
+  const int e = (int)(ax >> 23) - 127;
+  if (e > 15) return sign | 0x7c00u;
+  const unsigned m = (ax & 0x7fffffu) | 0x800000u;
+  const int shift = e >= -14 ? 13 : 13 + (-14 - e);
+  if (shift > 24) return sign;
+  unsigned kept = m >> shift;
+  const unsigned rest = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+  if (rest > halfway || (rest == halfway && (kept & 1u))) ++kept;
+  return (unsigned short)(sign | (e >= -14 ? ((unsigned)(e + 15) << 10) + kept - 0x400u : kept));
+}
+
+GJ_DEVICE float gjHalfValue(unsigned short h) {
+  const unsigned sign = (unsigned)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0x1f) return gjFloatOfBits(sign | 0x7f800000u | (m << 13));
+  if (e == 0) return sign ? -(float)m * 5.9604644775390625e-8f : (float)m * 5.9604644775390625e-8f;  // 2^-24
+  return gjFloatOfBits(sign | ((e + 112) << 23) | (m << 13));
+}
+
+GJ_DEVICE unsigned short gjBFloat16Bits(float f) {
+  const unsigned x = gjBits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
+  return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
 GJ_DEVICE double gjLoad(const void* base, int type, gj_i64 at) {
   switch (type) {
     case GJ_F32: return ((const float*)base)[at];
     case GJ_F64: return ((const double*)base)[at];
     case GJ_I64: return (double)((const gj_i64*)base)[at];
+    case GJ_U8: return ((const unsigned char*)base)[at];
+    case GJ_I8: return ((const signed char*)base)[at];
+    case GJ_I16: return ((const short*)base)[at];
+    case GJ_I32: return ((const int*)base)[at];
+    case GJ_F16: return gjHalfValue(((const unsigned short*)base)[at]);
+    case GJ_BF16: return gjFloatOfBits((unsigned)((const unsigned short*)base)[at] << 16);
     default: return ((const bool*)base)[at] ? 1.0 : 0.0;
   }
 }
 
+// A float truncates toward zero through int64 and wraps into a narrower integer, as the host's
+// convertElement; double reaches float16 and bfloat16 through float.
 GJ_DEVICE void gjStore(void* base, int type, gj_i64 at, double v) {
   switch (type) {
     case GJ_F32: ((float*)base)[at] = (float)v; return;
     case GJ_F64: ((double*)base)[at] = v; return;
     case GJ_I64: ((gj_i64*)base)[at] = (gj_i64)v; return;
+    case GJ_U8: ((unsigned char*)base)[at] = (unsigned char)(gj_i64)v; return;
+    case GJ_I8: ((signed char*)base)[at] = (signed char)(gj_i64)v; return;
+    case GJ_I16: ((short*)base)[at] = (short)(gj_i64)v; return;
+    case GJ_I32: ((int*)base)[at] = (int)(gj_i64)v; return;
+    case GJ_F16: ((unsigned short*)base)[at] = gjHalfBits((float)v); return;
+    case GJ_BF16: ((unsigned short*)base)[at] = gjBFloat16Bits((float)v); return;
     default: ((bool*)base)[at] = v != 0.0; return;
+  }
+}
+
+// Integer types (bool among them) convert through int64, where a double would round past 2^53.
+GJ_DEVICE bool gjIntegerType(int type) { return type == GJ_I64 || type == GJ_BOOL || (type >= GJ_U8 && type <= GJ_I32); }
+
+GJ_DEVICE gj_i64 gjLoadInteger(const void* base, int type, gj_i64 at) {
+  switch (type) {
+    case GJ_I64: return ((const gj_i64*)base)[at];
+    case GJ_U8: return ((const unsigned char*)base)[at];
+    case GJ_I8: return ((const signed char*)base)[at];
+    case GJ_I16: return ((const short*)base)[at];
+    case GJ_I32: return ((const int*)base)[at];
+    default: return ((const bool*)base)[at] ? 1 : 0;
+  }
+}
+
+GJ_DEVICE void gjStoreInteger(void* base, int type, gj_i64 at, gj_i64 v) {
+  switch (type) {
+    case GJ_I64: ((gj_i64*)base)[at] = v; return;
+    case GJ_U8: ((unsigned char*)base)[at] = (unsigned char)v; return;
+    case GJ_I8: ((signed char*)base)[at] = (signed char)v; return;
+    case GJ_I16: ((short*)base)[at] = (short)v; return;
+    case GJ_I32: ((int*)base)[at] = (int)v; return;
+    default: ((bool*)base)[at] = v != 0; return;
   }
 }
 
@@ -412,10 +498,17 @@ GJ_KERNEL void gj_copy(GjCopyArgs p) {
     const gj_i64 to = gjOffset(i, p.shape, p.sout);
     if (p.inType == p.outType) {  // bit for bit: int64 beyond 2^53 survives
       switch (p.inType) {
-        case GJ_F32: ((float*)p.out)[to] = ((const float*)p.in)[from]; break;
-        case GJ_BOOL: ((bool*)p.out)[to] = ((const bool*)p.in)[from]; break;
+        case GJ_F32: case GJ_I32: ((unsigned*)p.out)[to] = ((const unsigned*)p.in)[from]; break;
+        case GJ_BOOL: case GJ_U8: case GJ_I8:
+          ((unsigned char*)p.out)[to] = ((const unsigned char*)p.in)[from];
+          break;
+        case GJ_I16: case GJ_F16: case GJ_BF16:
+          ((unsigned short*)p.out)[to] = ((const unsigned short*)p.in)[from];
+          break;
         default: ((gj_i64*)p.out)[to] = ((const gj_i64*)p.in)[from]; break;  // 8 bytes: double or int64
       }
+    } else if (gjIntegerType(p.inType) && gjIntegerType(p.outType)) {
+      gjStoreInteger(p.out, p.outType, to, gjLoadInteger(p.in, p.inType, from));
     } else {
       gjStore(p.out, p.outType, to, gjLoad(p.in, p.inType, from));
     }

@@ -30,7 +30,10 @@ extern const char* const kPointwiseH;
 extern const char* const kPointwiseDef;
 
 static_assert(static_cast<int>(DType::Float32) == GJ_F32 && static_cast<int>(DType::Float64) == GJ_F64 &&
-                  static_cast<int>(DType::Int64) == GJ_I64 && static_cast<int>(DType::Bool) == GJ_BOOL,
+                  static_cast<int>(DType::Int64) == GJ_I64 && static_cast<int>(DType::Bool) == GJ_BOOL &&
+                  static_cast<int>(DType::UInt8) == GJ_U8 && static_cast<int>(DType::Int8) == GJ_I8 &&
+                  static_cast<int>(DType::Int16) == GJ_I16 && static_cast<int>(DType::Int32) == GJ_I32 &&
+                  static_cast<int>(DType::Float16) == GJ_F16 && static_cast<int>(DType::BFloat16) == GJ_BF16,
               "kernels.cuh numbers the element types as support/dtype.h does");
 
 // `text` with every line that is `include` replaced by `by`.

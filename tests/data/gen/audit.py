@@ -331,8 +331,8 @@ def run_case(name, what, fn, inputs):
     scripted = torch.jit.script(fn)
     graph = relative(str(scripted.inlined_graph))  # F.hardtanh and friends' bodies in place
     names = [v.debugName().split(".")[0] for v in scripted.graph.inputs()]
-    leaves = [t.clone().requires_grad_(True) if isinstance(t, Tensor) and t.is_floating_point() else t
-              for t in inputs]
+    leaves = [t.clone().requires_grad_(True)
+              if isinstance(t, Tensor) and t.dtype in (torch.float32, torch.float64) else t for t in inputs]
     outputs = flatten(scripted(*leaves))
     gen = torch.Generator().manual_seed(len(name))
     grad_outputs = [torch.rand(o.shape, generator=gen, dtype=o.dtype) + 0.5
@@ -432,7 +432,37 @@ def div_rounding_modes(a, b):
             torch.div(a, 0.1, rounding_mode="floor"), torch.div(a, -0.3, rounding_mode="trunc"))
 
 
+def narrow_integers(a, b, u, s, i):
+    return (a + b, a * 3, a < 300, u - 1, u + a, -u, i * i, s // b, a / b, torch.sum(a), torch.abs(a),
+            torch.clamp(a, -5, 5), torch.where(a > b, a, b), torch.cat([a, b]), torch.max(a), a.to(torch.int32),
+            u >= -1, s.float(), torch.remainder(s, b))
+
+
+def half_precision(h, b, x):
+    return (h + 0.1, h * h, h < 0.1, torch.exp(b), b * 3.3, h + b, torch.sum(h), h.float(), x.half(),
+            x.to(torch.bfloat16), torch.relu(b), torch.sigmoid(b), h / 3, x.to(torch.int8), torch.tanh(b), h + x,
+            torch.mean(b), torch.max(h), torch.abs(h), torch.where(h > 0.5, h, -h), torch.cat([h, h]))
+
+
+
 CASES += [
+    ("narrow_integers", "uint8, int8, int16 and int32 in arithmetic (wrapping in their own width), comparisons "
+     "with numbers they cannot hold (300 beside int8 is 44, -1 beside uint8 255), promotion (uint8 with int8 "
+     "meets in int16), floor and true division, sums in int64, abs of -128, clamp, where, cat, max and casts",
+     narrow_integers,
+     [torch.tensor([1, 50, -7, 127, -128, 100], dtype=torch.int8),
+      torch.tensor([3, -4, 2, 1, -1, 100], dtype=torch.int8),
+      torch.tensor([0, 200, 255, 1, 128, 7], dtype=torch.uint8),
+      torch.tensor([-300, 7, 32767, -32768, 9, -9], dtype=torch.int16),
+      torch.tensor([65536, -46341, 3, 2147483647, -2, 46341], dtype=torch.int32)]),
+    ("half_precision", "float16 and bfloat16 computed in float32 and rounded once: numbers rounded to the "
+     "tensor's dtype first (0.1 beside float16), exp, tanh, sigmoid and relu of bfloat16 (PyTorch 1.13 has no "
+     "CPU float16 kernels for them), float16 with bfloat16 in float32, sums, means and max, casts "
+     "from float32 (overflow to inf, underflow to 0 and to subnormals, NaN, ties) and to int8 (300.7 is 44)",
+     half_precision,
+     [torch.tensor([0.1, 1.0, -2.5, 65504.0, 6.1e-5, -0.0, NAN, INF], dtype=torch.float16),
+      torch.tensor([1.5, 2.5, -3.0e38, 1.0e-38, 0.1, -0.0, NAN, -INF], dtype=torch.bfloat16),
+      torch.tensor([300.7, 65520.0, 65519.0, 1.0e-8, 3.0e-8, 2049.0, NAN, -1.0e5])]),
     ("div_rounding_modes", "div with rounding_mode 'floor' (PyTorch's from fmod: 1 // 0.1 is 9) and 'trunc', by "
      "tensors of both signs, zero and infinities and by numbers; gradients 0", div_rounding_modes,
      [tensor([1.0, -1.0, 7.5, -7.5, 0.5, -0.0, NAN, INF, 3.0, 1.0, -2.0, 0.3]),
