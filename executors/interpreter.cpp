@@ -985,6 +985,17 @@ void Frame::runOp(const Node* n, const Operands& in) {
       return;
     }
     case OpKind::IndexSelect: set(n, cpu::indexSelect(T(0), I(1), T(2))); return;
+    case OpKind::BitwiseAnd: case OpKind::BitwiseOr: case OpKind::BitwiseXor: case OpKind::LeftShift:
+    case OpKind::RightShift: {
+      const cpu::BitwiseOp op = kind == OpKind::BitwiseAnd  ? cpu::BitwiseOp::And
+                                : kind == OpKind::BitwiseOr  ? cpu::BitwiseOp::Or
+                                : kind == OpKind::BitwiseXor ? cpu::BitwiseOp::Xor
+                                : kind == OpKind::LeftShift  ? cpu::BitwiseOp::LeftShift
+                                                             : cpu::BitwiseOp::RightShift;
+      set(n, cpu::bitwise(op, T(0), tensorOrScalar(in[1], T(0), name)));
+      return;
+    }
+    case OpKind::BitwiseNot: set(n, cpu::bitwiseNot(T(0))); return;
     case OpKind::IndexSelectBackward: set(n, cpu::indexSelectBackward(T(0), Ints(1), I(2), T(3))); return;
     case OpKind::PackPaddedSequence: {
       auto r = cpu::packPaddedSequence(T(0), T(1), in[2].toBool("batch_first"));

@@ -11,7 +11,7 @@
 
 namespace gj {
 
-enum class OpKind : uint8_t {
+enum class OpKind : uint16_t {  // more than 256 ops: TorchScript's forms beside graphjit's
 #define OP(E, NAME, IN, OUT, GROUP, FLAGS, SCHEMA) E,
 #include "ir/ops.def"
 #undef OP

@@ -432,6 +432,8 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::DifferentiableGraph: case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len:
     case OpKind::Size: case OpKind::Sizes: case OpKind::DTypeOf: case OpKind::IntAdd: case OpKind::FloorDiv:
     case OpKind::Remainder: case OpKind::IntSub: case OpKind::IntOfTensor: case OpKind::NewZeros: case OpKind::Sort:
+    case OpKind::BitwiseAnd: case OpKind::BitwiseOr: case OpKind::BitwiseXor: case OpKind::LeftShift:
+    case OpKind::RightShift: case OpKind::BitwiseNot:
     case OpKind::ScalarAdd: case OpKind::ScalarSub: case OpKind::ScalarMul: case OpKind::ScalarDiv:
     case OpKind::ScalarPow: case OpKind::ScalarMin: case OpKind::ScalarMax:
     case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt:

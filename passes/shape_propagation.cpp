@@ -794,6 +794,10 @@ Type outputType(const Node* n, size_t k) {
       if (k == 1) t.dtype = DType::Int64;
       return t;
     }
+    case OpKind::BitwiseAnd: case OpKind::BitwiseOr: case OpKind::BitwiseXor: case OpKind::LeftShift:
+    case OpKind::RightShift:
+      return pointwiseType(n);
+    case OpKind::BitwiseNot: return same(0);
     case OpKind::IndexSelect: {
       auto s = sizesOf(in(0));
       auto d = normDim(constantInt(in(1)), rankOf(in(0)));

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -62,6 +63,13 @@ IValue decode(const json& e) {
   }
   Shape shape;
   for (const json& d : e["shape"]) shape.push_back(d.get<int64_t>());
+  const DType dtype = dtypeOf(e["dtype"]);
+  if (isIntegral(dtype)) {  // exactly: int64's ends are not doubles
+    Tensor t = Tensor::empty(shape, DType::Int64);
+    int64_t* p = t.data<int64_t>();
+    for (const json& v : e["values"]) *p++ = v.get<int64_t>();
+    return IValue(t.to(dtype));
+  }
   std::vector<double> values;
   for (const json& v : e["values"]) values.push_back(v.is_boolean() ? v.get<bool>() : number(v));
   return IValue(Tensor::fromVector(shape, values, dtypeOf(e["dtype"])));
@@ -84,6 +92,13 @@ std::string mismatch(const Tensor& got0, const Tensor& want, double tol) {
     return fmt::format("dtype {} where PyTorch's is {}", dtypeName(got.dtype()), dtypeName(want.dtype()));
   if (got.sizes() != want.sizes())
     return fmt::format("shape {} where PyTorch's is {}", shapeStr(got.sizes()), shapeStr(want.sizes()));
+  if (!isFloating(want.dtype())) {  // integers and bools exactly, through int64 (not through double)
+    const Tensor g = got.to(DType::Int64).contiguous(), w = want.to(DType::Int64).contiguous();
+    if (std::equal(g.data<int64_t>(), g.data<int64_t>() + g.numel(), w.data<int64_t>())) return "";
+    std::string values;
+    for (int64_t i = 0; i < g.numel(); ++i) values += fmt::format("{}{} ({})", i ? ", " : "", g.data<int64_t>()[i], w.data<int64_t>()[i]);
+    return fmt::format("integers differ; got (PyTorch): {}", values);
+  }
   const double err = relativeError(got, want);
   if (err <= tol) return "";
   std::string values;

@@ -740,6 +740,8 @@ std::optional<RowOp> rowOp(const Node* n) {
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SplitWithSizes:
     case OpKind::SumBackward: case OpKind::MeanBackward: case OpKind::PhiloxDropout: case OpKind::IntSub:
     case OpKind::IntOfTensor: case OpKind::NewZeros: case OpKind::Sort: case OpKind::IndexSelect:
+    case OpKind::BitwiseAnd: case OpKind::BitwiseOr: case OpKind::BitwiseXor: case OpKind::LeftShift:
+    case OpKind::RightShift: case OpKind::BitwiseNot:
     case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt:
     case OpKind::IntLe: case OpKind::IntGt: case OpKind::IntGe: case OpKind::BoolNot: case OpKind::RaiseIf:
     case OpKind::ListConcat:

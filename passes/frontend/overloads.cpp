@@ -149,6 +149,11 @@ Value* lowerComposite(Node* n) {
                   "pass rounding_mode=None, 'trunc' or 'floor'");
     }
     case OpKind::FloorDivide: return op(OpKind::DivFloor, {x, n->input(1)});
+    case OpKind::BitwiseAndNamed: return op(OpKind::BitwiseAnd, {x, n->input(1)});
+    case OpKind::BitwiseOrNamed: return op(OpKind::BitwiseOr, {x, n->input(1)});
+    case OpKind::BitwiseXorNamed: return op(OpKind::BitwiseXor, {x, n->input(1)});
+    case OpKind::LeftShiftNamed: return op(OpKind::LeftShift, {x, n->input(1)});
+    case OpKind::RightShiftNamed: return op(OpKind::RightShift, {x, n->input(1)});
     case OpKind::Mish:  // PyTorch's x tanh(log1p(exp(x))); softplus's threshold keeps the gradient finite
       return op(OpKind::Mul, {x, op(OpKind::Tanh, {op(OpKind::Softplus, {x, constantBefore(n, int64_t{1}),
                                                                         constantBefore(n, int64_t{20})})})});

@@ -35,6 +35,11 @@ Tensor compare(PointwiseOp op, const Tensor& a, const Tensor& b);
 /// aten::where: a where the bool `cond` holds, else b; the three broadcast together, a and b in their
 /// common dtype (aten::masked_fill(x, mask, v) is where(mask, v, x)).
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+/// The bitwise ops of integer tensors (logical ones of bools): a and b broadcast, in their promoted dtype.
+enum class BitwiseOp : uint8_t { And, Or, Xor, LeftShift, RightShift };
+Tensor bitwise(BitwiseOp op, const Tensor& a, const Tensor& b);
+/// ~x of an integer tensor, not of a bool one.
+Tensor bitwiseNot(const Tensor& x);
 Tensor neg(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);

@@ -307,6 +307,56 @@ static Tensor mapThree(const Tensor& a, const Tensor& b, const Tensor& c, F f) {
   return out;
 }
 
+static const char* bitwiseName(BitwiseOp op) {
+  switch (op) {
+    case BitwiseOp::And: return "__and__";
+    case BitwiseOp::Or: return "__or__";
+    case BitwiseOp::Xor: return "__xor__";
+    case BitwiseOp::LeftShift: return "__lshift__";
+    case BitwiseOp::RightShift: return "__rshift__";
+  }
+  return "?";
+}
+
+// In int64 (the interpreter widens narrower integers first, whose results wrap back into their width). A
+// shift by a negative count or by 64 or more gives 0, or the sign for a right shift, as PyTorch 2 defines
+// it (PyTorch 1.13 took the count modulo the width, as x86 does).
+Tensor bitwise(BitwiseOp op, const Tensor& a, const Tensor& b) {
+  const char* name = bitwiseName(op);
+  USER_CHECK(a.defined() && b.defined(), "{}: undefined tensor argument", name);
+  USER_CHECK(!isFloating(a.dtype()) && !isFloating(b.dtype()),
+             "{}: expected integer or bool tensors, got {} and {} (PyTorch refuses float ones too)", name,
+             dtypeName(a.dtype()), dtypeName(b.dtype()));
+  if (onCuda(a, b)) return bitwise(op, a.to(DeviceKind::Cpu), b.to(DeviceKind::Cpu)).to(DeviceKind::Cuda);
+  const DType t = resultType({promotionOperand(a), promotionOperand(b)});
+  const bool shift = op == BitwiseOp::LeftShift || op == BitwiseOp::RightShift;
+  USER_CHECK(t != DType::Bool || !shift, "{}: bool tensors cannot be shifted (PyTorch refuses it too); hint: convert "
+             "with .to(torch.int64) first", name);
+  const Tensor x = a.to(DType::Int64), y = b.to(DType::Int64);
+  auto with = [&](auto f) { return mapBinary<int64_t>(x, y, f).to(t); };
+  switch (op) {
+    case BitwiseOp::And: return with([](int64_t p, int64_t q) { return p & q; });
+    case BitwiseOp::Or: return with([](int64_t p, int64_t q) { return p | q; });
+    case BitwiseOp::Xor: return with([](int64_t p, int64_t q) { return p ^ q; });
+    case BitwiseOp::LeftShift:
+      return with([](int64_t p, int64_t c) {
+        return c < 0 || c >= 64 ? int64_t{0} : static_cast<int64_t>(static_cast<uint64_t>(p) << c);
+      });
+    case BitwiseOp::RightShift:
+      return with([](int64_t p, int64_t c) { return c < 0 || c >= 64 ? (p < 0 ? int64_t{-1} : int64_t{0}) : p >> c; });
+  }
+  return Tensor();
+}
+
+Tensor bitwiseNot(const Tensor& x) {
+  USER_CHECK(x.defined(), "bitwise_not: undefined tensor argument");
+  USER_CHECK(!isFloating(x.dtype()), "bitwise_not: expected an integer or bool tensor, got {} (PyTorch refuses a "
+             "float one too)", dtypeName(x.dtype()));
+  if (onCuda(x, x)) return bitwiseNot(x.to(DeviceKind::Cpu)).to(DeviceKind::Cuda);
+  if (x.dtype() == DType::Bool) return mapUnary<bool>(x, [](bool v) { return !v; });
+  return mapUnary<int64_t>(x.to(DType::Int64), [](int64_t v) { return ~v; }).to(x.dtype());
+}
+
 Tensor where(const Tensor& cond, const Tensor& a0, const Tensor& b0) {
   USER_CHECK(cond.defined() && a0.defined() && b0.defined(), "where: undefined tensor argument");
   USER_CHECK(cond.dtype() == DType::Bool, "where: the condition must be a bool tensor, got {}", dtypeName(cond.dtype()));

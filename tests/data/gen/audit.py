@@ -444,8 +444,19 @@ def half_precision(h, b, x):
             torch.mean(b), torch.max(h), torch.abs(h), torch.where(h > 0.5, h, -h), torch.cat([h, h]))
 
 
+def bitwise_ops(a, b, c, m, n, s):
+    return (a & b, a | b, a ^ b, ~a, a << c, a >> c, m & n, m | n, m ^ n, ~m, a & 6, m ^ 1, n | 2,
+            torch.bitwise_and(a, b), torch.bitwise_xor(m, n), s << 3, s >> 2, s & a, ~s, s ^ 300)
+
 
 CASES += [
+    ("bitwise_ops", "&, |, ^, ~, << and >> of int64 (negative values, counts 0 to 63), of bools (logical) and of "
+     "int8 (wrapping: 300 beside int8 is 44), with tensors and numbers, and the named forms",
+     bitwise_ops,
+     [torch.tensor([5, -5, 12, -1, 0, 9223372036854775807]), torch.tensor([3, 6, -8, 255, -1, -2]),
+      torch.tensor([0, 1, 3, 63, 62, 7]), torch.tensor([True, False, True, False, True, True]),
+      torch.tensor([True, True, False, False, False, True]),
+      torch.tensor([1, -128, 127, 50, -3, 0], dtype=torch.int8)]),
     ("narrow_integers", "uint8, int8, int16 and int32 in arithmetic (wrapping in their own width), comparisons "
      "with numbers they cannot hold (300 beside int8 is 44, -1 beside uint8 255), promotion (uint8 with int8 "
      "meets in int16), floor and true division, sums in int64, abs of -128, clamp, where, cat, max and casts",
