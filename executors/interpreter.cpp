@@ -186,6 +186,9 @@ Tensor pointwise(const Node* n, const Operands& in) {
   }
   if (op == PointwiseOp::Pow && !in[1].isTensor()) {  // PyTorch's pow by a number 0.5 or -0.5: sqrt, rsqrt
     const double e = in[1].toDouble(what.c_str());
+    USER_CHECK(!(in[1].isInt() && e < 0 && !isFloating(a.dtype())),
+               "pow: integers to negative integer powers are not allowed (PyTorch refuses them too); hint: raise a "
+               "float tensor (x.float()) instead");
     if (e == 0.5 || e == -0.5) return cpu::pointwise(e > 0 ? PointwiseOp::Sqrt : PointwiseOp::Rsqrt, a, Tensor(), 0);
   }
   if (op == PointwiseOp::MaximumBackward)  // three tensors

@@ -149,6 +149,41 @@ Value* lowerComposite(Node* n) {
                   "pass rounding_mode=None, 'trunc' or 'floor'");
     }
     case OpKind::FloorDivide: return op(OpKind::DivFloor, {x, n->input(1)});
+    case OpKind::ClampTensor: case OpKind::ClampMinTensor: case OpKind::ClampMaxTensor: {
+      // PyTorch's masks: self where lo <= self <= hi; lo where self < lo < hi; hi where self > hi or hi < lo.
+      // Elsewhere (a NaN, or self < lo == hi) the value min(max(self, lo), hi) with no gradient.
+      const bool both = n->kind() == OpKind::ClampTensor;
+      Value* lo = n->kind() == OpKind::ClampMaxTensor ? nullptr : n->input(1);
+      Value* hi = n->kind() == OpKind::ClampMinTensor ? nullptr : n->input(both ? 2 : 1);
+      if (lo && lo->type().kind == TypeKind::None) lo = nullptr;
+      if (hi && hi->type().kind == TypeKind::None) hi = nullptr;
+      if (!lo && !hi)
+        throw Error("aten::clamp needs a min or a max bound", n->where(), "pass min=, max= or both");
+      auto both_ = [&](OpKind k, Value* a, Value* b) { return op(k, {a, b}); };
+      Value* inside = lo && hi ? both_(OpKind::BitwiseAnd, both_(OpKind::Ge, x, lo), both_(OpKind::Le, x, hi))
+                      : lo     ? both_(OpKind::Ge, x, lo)
+                               : both_(OpKind::Le, x, hi);
+      Value* bound = op(OpKind::Detach, {lo && hi ? both_(OpKind::Minimum, both_(OpKind::Maximum, x, lo), hi)
+                                         : lo     ? both_(OpKind::Maximum, x, lo)
+                                                  : both_(OpKind::Minimum, x, hi)});
+      if (hi) {
+        Value* above = both_(OpKind::Gt, x, hi);
+        if (lo) above = both_(OpKind::BitwiseOr, above, both_(OpKind::Lt, hi, lo));
+        bound = op(OpKind::Where, {above, hi, bound});
+      }
+      if (lo) {
+        Value* below = both_(OpKind::Lt, x, lo);
+        if (hi) below = both_(OpKind::BitwiseAnd, below, both_(OpKind::Lt, lo, hi));
+        bound = op(OpKind::Where, {below, lo, bound});
+      }
+      return op(OpKind::Where, {inside, x, bound});
+    }
+    case OpKind::MaskedFillTensor:
+      return op(OpKind::Where, {n->input(1), op(OpKind::TypeAs, {n->input(2), x}), x});
+    case OpKind::PowScalarBase: {
+      Value* exponent = n->input(1);
+      return op(OpKind::Pow, {op(OpKind::Add, {op(OpKind::ZerosLike, {exponent}), x, one()}), exponent});
+    }
     case OpKind::BitwiseAndNamed: return op(OpKind::BitwiseAnd, {x, n->input(1)});
     case OpKind::BitwiseOrNamed: return op(OpKind::BitwiseOr, {x, n->input(1)});
     case OpKind::BitwiseXorNamed: return op(OpKind::BitwiseXor, {x, n->input(1)});

@@ -129,10 +129,12 @@ static Tensor integral(const char* op, PointwiseOp code, double scalar, const Te
       return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t lo) { return x < lo ? (lo > s ? s : lo) : x > s ? s : x; });
     case PointwiseOp::Maximum: return mapBinary<int64_t>(a, b, [](int64_t x, int64_t y) { return std::max(x, y); });
     case PointwiseOp::Minimum: return mapBinary<int64_t>(a, b, [](int64_t x, int64_t y) { return std::min(x, y); });
-    case PointwiseOp::Pow:
+    case PointwiseOp::Pow:  // by a negative tensor element as PyTorch's: 1 and -1 keep their magnitude, all else 0
       return mapBinary<int64_t>(a, b, [](int64_t x, int64_t n) {
-        if (n < 0) throw Error("pow: integers to negative integer powers are not allowed (as in PyTorch)");
-        return integerPower(x, n);
+        if (n >= 0) return integerPower(x, n);
+        if (x == 1) return int64_t{1};
+        if (x == -1) return n % 2 ? int64_t{-1} : int64_t{1};
+        return int64_t{0};
       });
     case PointwiseOp::DivTrunc: return mapBinary<int64_t>(a, b, quotient);
     case PointwiseOp::DivFloor:

@@ -358,7 +358,8 @@ GJ_DEVICE gj_i64 gjIntegral(int op, gj_i64 x, gj_i64 y, gj_i64 z, gj_i64 s) {
     case GJ_PW_Clamp: return x < y ? (y > s ? s : y) : x > s ? s : x;
     case GJ_PW_Maximum: return x > y ? x : y;
     case GJ_PW_Minimum: return x < y ? x : y;
-    case GJ_PW_Pow: {
+    case GJ_PW_Pow: {  // by a negative exponent: 1 and -1 keep their magnitude, all else 0 (as the host's)
+      if (y < 0) return x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0;
       U result = 1, base = (U)x;
       for (gj_i64 n = y; n > 0; n >>= 1, base *= base)
         if (n & 1) result *= base;

@@ -152,13 +152,6 @@ Tensor mapIntegral(PointwiseOp op, const Tensor& a0, const Tensor& b0, int64_t s
   Tensor a = onDevice(a0, what), b = onDevice(b0, what), c = c0.defined() ? onDevice(c0, what) : Tensor();
   USER_CHECK(a.dtype() == DType::Int64 && b.dtype() == DType::Int64 && (!c.defined() || c.dtype() == DType::Int64),
              "{}: expected int64 operands, got {} and {}", what, dtypeName(a.dtype()), dtypeName(b.dtype()));
-  if (op == PointwiseOp::Pow) {
-    // A negative exponent is an error, as in PyTorch; a kernel cannot raise one, so the host reads it: a
-    // number (0-dim) only.
-    USER_CHECK(b0.dim() == 0, "pow: an int64 tensor to the power of an int64 tensor runs on the CPU only; on CUDA "
-                              "the exponent must be a number");
-    USER_CHECK(b0.to(DeviceKind::Cpu).item(0) >= 0, "pow: integers to negative integer powers are not allowed (as in PyTorch)");
-  }
   Shape shape = cpu::broadcastShapes(a.sizes(), b.sizes());
   if (c.defined()) shape = cpu::broadcastShapes(shape, c.sizes());
   Tensor out = Tensor::empty(shape, DType::Int64, DeviceKind::Cuda);

@@ -448,8 +448,20 @@ def bitwise_ops(a, b, c, m, n, s):
     return (a & b, a | b, a ^ b, ~a, a << c, a >> c, m & n, m | n, m ^ n, ~m, a & 6, m ^ 1, n | 2,
             torch.bitwise_and(a, b), torch.bitwise_xor(m, n), s << 3, s >> 2, s & a, ~s, s ^ 300)
 
+def tensor_bounds_and_bases(x, lo, hi, m, v, e):
+    return (torch.clamp(x, lo, hi), torch.clamp(x, min=lo), torch.clamp(x, max=hi), torch.clamp_min(x, lo),
+            torch.clamp_max(x, hi), x.masked_fill(m, v), 2.0 ** x, torch.pow(3, e), torch.pow(2.5, e))
+
 
 CASES += [
+    ("tensor_bounds_and_bases", "clamp, clamp_min and clamp_max by tensors (NaN in each operand, ties with each "
+     "bound, bounds equal and crossed), masked_fill by a 0-d tensor, and a number "
+     "to the power of a tensor", tensor_bounds_and_bases,
+     [tensor([0.5, -2.0, 3.0, NAN, 1.0, 0.0, 2.0, 5.0, 0.0, 1.0, 2.0, 1.0, 0.0, 1.5]),
+      tensor([0.0, -1.0, 1.0, 0.0, NAN, 0.0, 1.0, 3.0, 1.0, 1.0, 1.0, 1.0, 3.0, 3.0]),
+      tensor([1.0, 0.0, 2.0, 1.0, 2.0, NAN, 2.0, 1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0]),
+      torch.tensor([True, False, True, False, True, False, True, False, True, False, True, False, True, False]),
+      torch.tensor(7.0), torch.tensor([1, 2, 0, -1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])]),
     ("bitwise_ops", "&, |, ^, ~, << and >> of int64 (negative values, counts 0 to 63), of bools (logical) and of "
      "int8 (wrapping: 300 beside int8 is 44), with tensors and numbers, and the named forms",
      bitwise_ops,
