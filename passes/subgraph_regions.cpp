@@ -2,6 +2,7 @@
 
 #include "passes/util.h"
 
+#include <algorithm>
 #include <unordered_set>
 #include <utility>
 
@@ -69,6 +70,17 @@ Node* mergeIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std
       if (produced.count(v) || env.count(v)) continue;
       if (v->node()->kind() == OpKind::Constant) {
         env[v] = sub->block()->append(cloneNode(v->node(), *sub, env))->output();
+        continue;
+      }
+      // A list of constants (permute's dims, a view's sizes) comes along too, so that the formulas and
+      // rules inside read it as the constant it is, as they do where constant propagation folded it.
+      const Node* list = v->node();
+      if (list->kind() == OpKind::ListConstruct && !list->inputs().empty() &&
+          std::all_of(list->inputs().begin(), list->inputs().end(),
+                      [](const Value* e) { return e->node()->kind() == OpKind::Constant; })) {
+        for (const Value* e : list->inputs())
+          if (!env.count(e)) env[e] = sub->block()->append(cloneNode(e->node(), *sub, env))->output();
+        env[v] = sub->block()->append(cloneNode(list, *sub, env))->output();
         continue;
       }
       env[v] = sub->addInput(v->type(), v->name());

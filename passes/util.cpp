@@ -30,6 +30,18 @@ std::optional<bool> constantBool(const Value* v) {
 }
 
 std::optional<std::vector<int64_t>> constantInts(const Value* v) {
+  const Node* list = v->node();
+  if (list->kind() == OpKind::ListConstruct && v->type().kind == TypeKind::IntList) {  // of constants, never appended to
+    for (const Use& u : v->uses())
+      if (u.user->kind() == OpKind::ListAppend) return std::nullopt;
+    std::vector<int64_t> xs;
+    for (const Value* e : list->inputs()) {
+      const std::optional<int64_t> x = constantInt(e);
+      if (!x) return std::nullopt;
+      xs.push_back(*x);
+    }
+    return xs;
+  }
   const ConstantValue* c = constantOf(v);
   if (!c || c->index() != 4) return std::nullopt;
   return std::get<std::vector<int64_t>>(*c);

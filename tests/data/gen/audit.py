@@ -452,8 +452,14 @@ def tensor_bounds_and_bases(x, lo, hi, m, v, e):
     return (torch.clamp(x, lo, hi), torch.clamp(x, min=lo), torch.clamp(x, max=hi), torch.clamp_min(x, lo),
             torch.clamp_max(x, hi), x.masked_fill(m, v), 2.0 ** x, torch.pow(3, e), torch.pow(2.5, e))
 
+def stack_permute(a, b):
+    return torch.stack([a * 2.0, b, a + b]).permute(1, 0, 2), torch.sum(a.view([3, 2]), [1])
+
 
 CASES += [
+    ("stack_permute", "permute's dims and view's sizes as lists of constants (not folded) with gradients, under "
+     "the profiling executor as under the legacy one", stack_permute,
+     [tensor([0.5, -1.5, 2.0, 3.0, -0.25, 1.0]).view(2, 3), tensor([1.5, 0.25, -2.0, 1.0, 4.0, -3.0]).view(2, 3)]),
     ("tensor_bounds_and_bases", "clamp, clamp_min and clamp_max by tensors (NaN in each operand, ties with each "
      "bound, bounds equal and crossed), masked_fill by a 0-d tensor, and a number "
      "to the power of a tensor", tensor_bounds_and_bases,
