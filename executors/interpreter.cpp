@@ -817,8 +817,12 @@ void Frame::runOp(const Node* n, const Operands& in) {
       return;
     case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt: case OpKind::IntLe: case OpKind::IntGt:
     case OpKind::IntGe:
-      if (in[0].isInt() && in[1].isInt()) set(n, IValue(*compareScalars(n->kind(), I(0), I(1))));
-      else set(n, IValue(*compareScalars(n->kind(), in[0].toDouble(), in[1].toDouble())));
+      if (!in[0].isDouble() && !in[1].isDouble()) {  // ints and bools (True == True) exactly
+        auto integer = [&](const IValue& v) { return v.isBool() ? int64_t{v.toBool()} : v.toInt(name); };
+        set(n, IValue(*compareScalars(n->kind(), integer(in[0]), integer(in[1]))));
+      } else {
+        set(n, IValue(*compareScalars(n->kind(), in[0].toDouble(name), in[1].toDouble(name))));
+      }
       return;
     case OpKind::BoolNot: set(n, IValue(!in[0].toBool("aten::__not__"))); return;
     case OpKind::RaiseIf:

@@ -773,8 +773,12 @@ Type outputType(const Node* n, size_t k) {
     case OpKind::AdaptiveAvgPool2d: {
       auto x = sizesOf(in(0));
       auto size = constantInts(in(1));
-      if (!x || x->size() != 4 || !size || size->empty() || size->size() > 2) return like(0, std::nullopt);
-      return like(0, Sizes{(*x)[0], (*x)[1], (*size)[0], size->back()});
+      if (!x || (x->size() != 4 && x->size() != 3) || !size || size->empty() || size->size() > 2)
+        return like(0, std::nullopt);
+      Sizes s(x->begin(), x->end() - 2);  // [N, C] or [C]
+      s.push_back((*size)[0]);
+      s.push_back(size->back());
+      return like(0, s);
     }
     case OpKind::Flatten: return like(0, flattenSizes(n));
     case OpKind::ConvolutionBackward:

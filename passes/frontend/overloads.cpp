@@ -228,6 +228,22 @@ Value* lowerOverload(Node* n) {
   }
   // aten::to(self, dtype, non_blocking, copy, memory_format): the flags do not change the values
   if (n->kind() == OpKind::ToDTypeOptions) return castTo(n, n->input(0), n->input(1));
+  // aten::to with a device (and a dtype, a layout, pinned memory): the device is the one the graph runs on,
+  // as for the factories; a dtype casts
+  if (n->kind() == OpKind::ToWithOptions || n->kind() == OpKind::ToDevice) {
+    const bool options = n->kind() == OpKind::ToWithOptions;
+    if (options) {
+      Value* layout = n->input(2);
+      Value* pinMemory = n->input(4);
+      const bool strided = layout->type().kind == TypeKind::None || constantInt(layout) == 0;
+      const bool pageable = pinMemory->type().kind == TypeKind::None || constantBool(pinMemory) == false;
+      if (!strided || !pageable)
+        throw Error("aten::to with a layout other than torch.strided or pinned memory", n->where(),
+                    "leave layout and pin_memory out: graphjit's results are strided, on the device the graph runs on");
+    }
+    Value* dtype = n->input(options ? 1 : 2);
+    return dtype->type().kind == TypeKind::None ? n->input(0) : castTo(n, n->input(0), dtype);
+  }
   if (n->kind() == OpKind::Clone) return n->input(0);  // graphjit's values are never written in place
   if (const frontend::DefaultsOverload* o = withDefaults(n->kind())) return lowerDefaults(n, *o);
   const std::optional<OpKind> plain = withoutDType(n->kind());

@@ -435,8 +435,9 @@ Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
 }
 
 Tensor adaptiveAvgPool2d(const Tensor& xin, int64_t oh, int64_t ow) {
+  if (xin.defined() && xin.dim() == 3) return adaptiveAvgPool2d(xin.unsqueeze(0), oh, ow).squeeze(0);  // [C, H, W]
   USER_CHECK(xin.defined() && isFloating(xin.dtype()) && xin.dim() == 4,
-             "adaptive_avg_pool2d: expected a float input [N, C, H, W], got {}",
+             "adaptive_avg_pool2d: expected a float input [N, C, H, W] or [C, H, W], got {}",
              xin.defined() ? shapeStr(xin.sizes()) : "undefined");
   USER_CHECK(oh > 0 && ow > 0 && xin.size(2) > 0 && xin.size(3) > 0,
              "adaptive_avg_pool2d: output size ({}, {}) and the input's {} must be positive", oh, ow,
@@ -453,6 +454,8 @@ Tensor adaptiveAvgPool2d(const Tensor& xin, int64_t oh, int64_t ow) {
 }
 
 Tensor adaptiveAvgPool2dBackward(const Tensor& gin, const Tensor& x) {
+  if (x.defined() && gin.defined() && x.dim() == 3 && gin.dim() == 3)
+    return adaptiveAvgPool2dBackward(gin.unsqueeze(0), x.unsqueeze(0)).squeeze(0);
   USER_CHECK(x.defined() && x.dim() == 4 && isFloating(x.dtype()) && gin.defined() && gin.dim() == 4 &&
                  gin.size(0) == x.size(0) && gin.size(1) == x.size(1) && gin.dtype() == x.dtype(),
              "_adaptive_avg_pool2d_backward: the output gradient {} does not match the input {}",

@@ -455,8 +455,16 @@ def tensor_bounds_and_bases(x, lo, hi, m, v, e):
 def stack_permute(a, b):
     return torch.stack([a * 2.0, b, a + b]).permute(1, 0, 2), torch.sum(a.view([3, 2]), [1])
 
+def other_forms(x, c, flag: bool):
+    y = x * 2.0 if flag == True else x
+    return (torch.nn.functional.adaptive_avg_pool2d(c, [2, 2]), y.to(device=x.device) + 1.0,
+            x.to(x.device, torch.float64), y.to(dtype=torch.float64, device=x.device))
+
 
 CASES += [
+    ("other_forms", "adaptive_avg_pool2d of a 3-d input, to(device=..., dtype=...) in its two printed forms, and "
+     "a bool compared with True", other_forms,
+     [tensor([0.5, -1.5, 2.0, NAN]), tensor([float(v) / 7 for v in range(24)]).view(2, 3, 4), True]),
     ("stack_permute", "permute's dims and view's sizes as lists of constants (not folded) with gradients, under "
      "the profiling executor as under the legacy one", stack_permute,
      [tensor([0.5, -1.5, 2.0, 3.0, -0.25, 1.0]).view(2, 3), tensor([1.5, 0.25, -2.0, 1.0, 4.0, -3.0]).view(2, 3)]),
