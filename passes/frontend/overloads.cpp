@@ -4,6 +4,7 @@
 #include "passes/util.h"
 #include "support/error.h"
 
+#include <limits>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -149,6 +150,16 @@ Value* lowerComposite(Node* n) {
                   "pass rounding_mode=None, 'trunc' or 'floor'");
     }
     case OpKind::FloorDivide: return op(OpKind::DivFloor, {x, n->input(1)});
+    case OpKind::SliceOptional: {  // a None start is 0, a None end the dim's end (int64's largest, clamped)
+      auto orDefault = [&](Value* v, int64_t none) {
+        if (v->type().kind == TypeKind::None) return constantBefore(n, none);
+        if (v->type().kind != TypeKind::Int)
+          throw Error("aten::slice's start and end must be ints or None", n->where(), "pass ints, or leave them out");
+        return v;
+      };
+      return op(OpKind::Slice, {x, n->input(1), orDefault(n->input(2), 0),
+                                orDefault(n->input(3), std::numeric_limits<int64_t>::max()), n->input(4)});
+    }
     case OpKind::ClampTensor: case OpKind::ClampMinTensor: case OpKind::ClampMaxTensor: {
       // PyTorch's masks: self where lo <= self <= hi; lo where self < lo < hi; hi where self > hi or hi < lo.
       // Elsewhere (a NaN, or self < lo == hi) the value min(max(self, lo), hi) with no gradient.

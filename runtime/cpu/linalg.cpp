@@ -25,8 +25,38 @@ static BlasMatrix asBlas(const Tensor& m) {
   return {c, false, std::max<int64_t>(cols, 1)};
 }
 
+// The same in int64, exact and wrapping on overflow as PyTorch's (which has no BLAS for integers either):
+// on the host, a device product through it too.
+static void integerGemmInto(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
+  if (onCuda(out)) {
+    Tensor h = beta == 0.0 ? Tensor::empty(out.sizes(), out.dtype()) : out.to(DeviceKind::Cpu);
+    integerGemmInto(h, a.to(DeviceKind::Cpu), b.to(DeviceKind::Cpu), alpha, beta);
+    out.copyFrom(h);
+    return;
+  }
+  const auto al = static_cast<int64_t>(alpha), be = static_cast<int64_t>(beta);
+  USER_CHECK(static_cast<double>(al) == alpha && static_cast<double>(be) == beta,
+             "an int64 matrix product takes integer alpha and beta, got {} and {}", alpha, beta);
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  const int64_t* pa = a.data<int64_t>();
+  const int64_t* pb = b.data<int64_t>();
+  int64_t* po = out.data<int64_t>();
+  const int64_t as0 = a.stride(0), as1 = a.stride(1), bs0 = b.stride(0), bs1 = b.stride(1);
+  using U = uint64_t;
+  parallelFor(m, m * n * std::max<int64_t>(k, 1), [&](int64_t i) {
+    for (int64_t j = 0; j < n; ++j) {
+      U s = 0;
+      for (int64_t p = 0; p < k; ++p) s += U(pa[i * as0 + p * as1]) * U(pb[p * bs0 + j * bs1]);
+      U r = U(al) * s;
+      if (be != 0) r += U(be) * U(po[i * n + j]);
+      po[i * n + j] = static_cast<int64_t>(r);
+    }
+  });
+}
+
 // out[M,N] = alpha * a[M,K] b[K,N] + beta * out. out is contiguous.
 static void gemmInto(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
+  if (out.dtype() == DType::Int64) return integerGemmInto(out, a, b, alpha, beta);
   BlasMatrix A = asBlas(a), B = asBlas(b);
   int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   if (onCuda(out)) {
@@ -57,8 +87,9 @@ static std::pair<BlasMatrix, int64_t> asBlasBatch(const Tensor& t) {
 
 static void checkMatmulOperands(const char* op, const Tensor& a, const Tensor& b) {
   USER_CHECK(a.defined() && b.defined(), "{}: undefined tensor argument", op);
-  USER_CHECK(isFloating(a.dtype()) && a.dtype() == b.dtype(), "{}: expected two float tensors of one dtype, got {} and {}",
-             op, dtypeName(a.dtype()), dtypeName(b.dtype()));
+  USER_CHECK((isFloating(a.dtype()) || a.dtype() == DType::Int64) && a.dtype() == b.dtype(),
+             "{}: expected two float or int64 tensors of one dtype (as PyTorch), got {} and {}", op,
+             dtypeName(a.dtype()), dtypeName(b.dtype()));
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {
@@ -98,7 +129,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   USER_CHECK(a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0) && a.size(2) == b.size(1),
              "bmm: cannot multiply batches {} and {}", shapeStr(a.sizes()), shapeStr(b.sizes()));
   Tensor out = Tensor::empty({a.size(0), a.size(1), b.size(2)}, a.dtype(), a.device());
-  if (onCuda(out) && out.numel() > 0 && a.size(2) > 0) {
+  if (onCuda(out) && out.numel() > 0 && a.size(2) > 0 && isFloating(out.dtype())) {
     // One strided batched GEMM on the device: a launch per matrix would cost multihead attention's
     // 128 heads x batch 128 launches a product.
     USER_CHECK(onCuda(b), "bmm of tensors on two devices");

@@ -460,8 +460,16 @@ def other_forms(x, c, flag: bool):
     return (torch.nn.functional.adaptive_avg_pool2d(c, [2, 2]), y.to(device=x.device) + 1.0,
             x.to(x.device, torch.float64), y.to(dtype=torch.float64, device=x.device))
 
+def integer_products(a, b, c, s, t):
+    return (torch.mm(a, b), torch.matmul(c, b), torch.matmul(a[0], b[:, 1]), torch.matmul(s, t), a @ b.t().t())
+
 
 CASES += [
+    ("integer_products", "matrix products of int64 (wrapping past int64's ends), batched and of vectors, and of int8 "
+     "(wrapping in int8), as PyTorch's exact integer products", integer_products,
+     [torch.tensor([[1, -2, 3], [4611686018427387904, 5, -6]]), torch.tensor([[7, 8], [-9, 10], [11, -12]]),
+      torch.tensor([[[1, 2, 3]], [[-4, 5, 6]]]),
+      torch.tensor([[100, -50], [3, 127]], dtype=torch.int8), torch.tensor([[2, 1], [-1, 3]], dtype=torch.int8)]),
     ("other_forms", "adaptive_avg_pool2d of a 3-d input, to(device=..., dtype=...) in its two printed forms, and "
      "a bool compared with True", other_forms,
      [tensor([0.5, -1.5, 2.0, NAN]), tensor([float(v) / 7 for v in range(24)]).view(2, 3, 4), True]),
