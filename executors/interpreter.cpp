@@ -197,7 +197,13 @@ Tensor pointwise(const Node* n, const Operands& in) {
   const double inf = std::numeric_limits<double>::infinity();
   auto bound = [&](size_t i, double none) { return in[i].isNone() ? IValue(none) : in[i]; };
   const bool clamp = op == PointwiseOp::Clamp;
-  const Tensor b = arity >= 2 ? tensorOrScalar(clamp ? bound(1, -inf) : in[1], a, what.c_str()) : Tensor();
+  // A number that takes no part in promotion (hardtanh's bounds, masked_fill's value) is in self's dtype.
+  Tensor b;
+  if (arity >= 2) {
+    const IValue second = clamp ? bound(1, -inf) : in[1];
+    b = second.isTensor() || promotesType(n->kind(), 1) ? tensorOrScalar(second, a, what.c_str())
+                                                        : Tensor::scalar(second.toDouble(what.c_str()), a.dtype());
+  }
   const double c = arity >= 3 ? (clamp ? bound(2, inf) : in[2]).toDouble(what.c_str()) : 0.0;
   return cpu::pointwise(op, a, b, c);
 }

@@ -4,6 +4,7 @@
 // c10::BFloat16 do. convertElement is the one element conversion every dtype cast uses.
 #include <bit>
 #include <cmath>
+#include <climits>
 #include <cstdint>
 #include <type_traits>
 
@@ -70,9 +71,20 @@ struct BFloat16 {
 template <typename T>
 inline constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
-/// An element of type S as type D, as PyTorch casts: a float to an integer truncates toward zero through
-/// int64 and then wraps into a narrower integer; an integer wraps; anything nonzero (NaN included) is true;
-/// double reaches float16 and bfloat16 through float.
+/// A float truncated toward zero into an integer of `Bits` bits (32 or 64) as x86's conversion does, which
+/// PyTorch's CPU casts are: NaN and values out of range give the smallest value (INT32_MIN, INT64_MIN).
+template <int Bits>
+constexpr int64_t truncateLikeX86(double v) {
+  constexpr double limit = Bits == 32 ? 0x1.0p31 : 0x1.0p63;
+  constexpr int64_t smallest = Bits == 32 ? INT32_MIN : INT64_MIN;
+  if (!(v > -limit - 1.0 && v < limit)) return smallest;  // NaN fails both comparisons
+  return static_cast<int64_t>(v);
+}
+
+/// An element of type S as type D, as PyTorch casts on the CPU: a float to an integer truncates toward zero
+/// (through int32 for the integers of 32 bits and fewer, which then wrap into theirs, as a C++ cast
+/// compiles on x86; NaN and out-of-range values give INT32_MIN there, INT64_MIN for int64); an integer
+/// wraps; anything nonzero (NaN included) is true; double reaches float16 and bfloat16 through float.
 template <typename D, typename S>
 constexpr D convertElement(S s) {
   if constexpr (std::is_same_v<D, S>) {
@@ -83,7 +95,7 @@ constexpr D convertElement(S s) {
   } else if constexpr (kIsHalfLike<D>) {
     return D(static_cast<float>(s));
   } else if constexpr (std::is_integral_v<D> && (std::is_floating_point_v<S> || kIsHalfLike<S>)) {
-    return static_cast<D>(static_cast<int64_t>(static_cast<double>(s)));
+    return static_cast<D>(truncateLikeX86<sizeof(D) == 8 ? 64 : 32>(static_cast<double>(s)));
   } else if constexpr (kIsHalfLike<S>) {
     return static_cast<D>(static_cast<float>(s));
   } else {

@@ -75,14 +75,29 @@ IValue decode(const json& e) {
   return IValue(Tensor::fromVector(shape, values, dtypeOf(e["dtype"])));
 }
 
-const json& table() {
-  static const json t = [] {
-    const std::string path = test::dataDir() + "/audit/table.json";
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path);
-    return json::parse(in);
-  }();
+json readTable(const std::string& name) {
+  const std::string path = test::dataDir() + "/" + name + "/table.json";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return json::parse(in);
+}
+
+const json& auditTable() {
+  static const json t = readTable("audit");
   return t;
+}
+
+const json& conformanceTable() {
+  static const json t = readTable("conformance");
+  return t;
+}
+
+// float16 and bfloat16 results within one unit in their last place (PyTorch's libm and the host's may
+// differ by one in float32, which a rounding to 11 or 8 bits can show); the rest as the header says.
+double outputTolerance(const Tensor& want) {
+  if (want.dtype() == DType::Float16) return 1e-3;
+  if (want.dtype() == DType::BFloat16) return 8e-3;
+  return 1e-5;
 }
 
 // Where `got` differs from PyTorch's `want` beyond `tol` ("" when it does not).
@@ -113,15 +128,8 @@ struct Combination {
   DeviceKind device;
 };
 
-class Audit : public testing::TestWithParam<Combination> {};
-
-TEST_P(Audit, EveryCaseMatchesPyTorch) {
-  const auto [fuser, executor, device] = GetParam();
-  if (fuser != FuserKind::None && device == DeviceKind::Cpu) SKIP_WITHOUT_LLVM();
-  if (device == DeviceKind::Cuda)
-    if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
-  const json& cases = table()["cases"];
-  ASSERT_GE(cases.size(), 20u);
+// Every case of a table (audit/ or conformance/) under one fuser x executor x device.
+void runCases(const json& cases, const std::string& table, FuserKind fuser, ExecutorKind executor, DeviceKind device) {
   for (const json& c : cases) {
     const std::string name = c["name"];
     SCOPED_TRACE(name + ": " + c["what"].get<std::string>());
@@ -138,7 +146,7 @@ TEST_P(Audit, EveryCaseMatchesPyTorch) {
     bool backward = false;
     for (const json& g : c["grads"]) backward = backward || !g.is_null();
     try {
-      auto g = parseIR(c["graph"].get<std::string>(), "audit/" + name);
+      auto g = parseIR(c["graph"].get<std::string>(), table + "/" + name);
       lowerTorchScript(*g);
       checkShapes(*g);
       Function f(*g, {.fuser = fuser, .executor = executor, .device = device});
@@ -149,7 +157,8 @@ TEST_P(Audit, EveryCaseMatchesPyTorch) {
         ASSERT_EQ(outs.size(), c["outputs"].size());
         for (size_t k = 0; k < outs.size(); ++k) {
           ASSERT_TRUE(outs[k].isTensor()) << "output " << k << " is " << outs[k].describe();
-          EXPECT_EQ(mismatch(outs[k].toTensor(), decode(c["outputs"][k]).toTensor(), 1e-5), "") << "output " << k;
+          const Tensor want = decode(c["outputs"][k]).toTensor();
+          EXPECT_EQ(mismatch(outs[k].toTensor(), want, outputTolerance(want)), "") << "output " << k;
         }
         if (!backward) continue;
         auto grads = f.backward(gradOutputs);
@@ -169,6 +178,31 @@ TEST_P(Audit, EveryCaseMatchesPyTorch) {
   }
 }
 
+class Audit : public testing::TestWithParam<Combination> {};
+class Conformance : public testing::TestWithParam<Combination> {};
+
+#define SKIP_WITHOUT_BACKEND(fuser, device)                                 \
+  if ((fuser) != FuserKind::None && (device) == DeviceKind::Cpu) SKIP_WITHOUT_LLVM(); \
+  if ((device) == DeviceKind::Cuda)                                         \
+    if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what()
+
+TEST_P(Audit, EveryCaseMatchesPyTorch) {
+  const auto [fuser, executor, device] = GetParam();
+  SKIP_WITHOUT_BACKEND(fuser, device);
+  const json& cases = auditTable()["cases"];
+  ASSERT_GE(cases.size(), 20u);
+  runCases(cases, "audit", fuser, executor, device);
+}
+
+// The conformance suite (gen/conformance.py): every pointwise op over every dtype and operand kind.
+TEST_P(Conformance, EveryOpDTypeAndOperandKindMatchesPyTorch) {
+  const auto [fuser, executor, device] = GetParam();
+  SKIP_WITHOUT_BACKEND(fuser, device);
+  const json& cases = conformanceTable()["cases"];
+  ASSERT_GE(cases.size(), 60u);
+  runCases(cases, "conformance", fuser, executor, device);
+}
+
 std::vector<Combination> combinations() {
   std::vector<Combination> all;
   for (DeviceKind d : {DeviceKind::Cpu, DeviceKind::Cuda})
@@ -177,10 +211,13 @@ std::vector<Combination> combinations() {
   return all;
 }
 
-INSTANTIATE_TEST_SUITE_P(Fusers, Audit, testing::ValuesIn(combinations()), [](const auto& info) {
+std::string combinationName(const testing::TestParamInfo<Combination>& info) {
   const Combination& p = info.param;
   return fmt::format("{}_{}_{}", fuserName(p.fuser), executorName(p.executor), deviceName(p.device));
-});
+}
+
+INSTANTIATE_TEST_SUITE_P(Fusers, Audit, testing::ValuesIn(combinations()), combinationName);
+INSTANTIATE_TEST_SUITE_P(Fusers, Conformance, testing::ValuesIn(combinations()), combinationName);
 
 }  // namespace
 }  // namespace gj

@@ -120,8 +120,8 @@ Value* lowerComposite(Node* n) {
     case OpKind::Relu6: return op(OpKind::Hardtanh, {x, k(0.0), k(6.0)});
     case OpKind::Hardsigmoid:  // PyTorch's min(max(x + 3, 0), 6) / 6, its gradient 1/6 strictly inside
       return op(OpKind::Div, {op(OpKind::Hardtanh, {op(OpKind::Add, {x, k(3.0), one()}), k(0.0), k(6.0)}), k(6.0)});
-    case OpKind::Threshold:  // x <= threshold ? value : x, its gradient the same mask
-      return op(OpKind::Where, {op(OpKind::Le, {x, n->input(1)}), n->input(2), x});
+    case OpKind::Threshold:  // x <= threshold ? value : x, its gradient the same mask, in x's dtype
+      return op(OpKind::MaskedFill, {x, op(OpKind::Le, {x, n->input(1)}), n->input(2)});
     case OpKind::Addcmul:  // as PyTorch's kernel: self + value * tensor1 * tensor2, left to right
       return op(OpKind::Add, {x, op(OpKind::Mul, {op(OpKind::Mul, {n->input(1), n->input(3)}), n->input(2)}), one()});
     case OpKind::Lerp: {  // as PyTorch's kernel: self + w (end - self) where |w| < 0.5, else end - (end - self)(1 - w)

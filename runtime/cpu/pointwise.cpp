@@ -125,7 +125,7 @@ static Tensor integral(const char* op, PointwiseOp code, double scalar, const Te
     case PointwiseOp::Rsub: return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t y) { return wrap(U(y) - U(s) * U(x)); });
     case PointwiseOp::ClampMin: return mapBinary<int64_t>(a, b, [](int64_t x, int64_t lo) { return x < lo ? lo : x; });
     case PointwiseOp::ClampMax: return mapBinary<int64_t>(a, b, [](int64_t x, int64_t hi) { return x > hi ? hi : x; });
-    case PointwiseOp::Clamp:
+    case PointwiseOp::Clamp: case PointwiseOp::Hardtanh:
       return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t lo) { return x < lo ? (lo > s ? s : lo) : x > s ? s : x; });
     case PointwiseOp::Maximum: return mapBinary<int64_t>(a, b, [](int64_t x, int64_t y) { return std::max(x, y); });
     case PointwiseOp::Minimum: return mapBinary<int64_t>(a, b, [](int64_t x, int64_t y) { return std::min(x, y); });
@@ -208,6 +208,10 @@ template <typename F>
 static Tensor unary(const char* op, PointwiseOp code, const Tensor& x, F f) {
   USER_CHECK(x.defined(), "{}: undefined tensor argument", op);
   if (!isFloating(x.dtype()) && promotesIntegersToFloat(code)) return unary(op, code, x.to(DType::Float32), f);
+  // An integer is its own floor, ceiling, rounding and truncation, and a bool its own sign, as in PyTorch.
+  const bool rounds = code == PointwiseOp::Floor || code == PointwiseOp::Ceil || code == PointwiseOp::Round ||
+                      code == PointwiseOp::Trunc;
+  if ((x.dtype() == DType::Int64 && rounds) || (x.dtype() == DType::Bool && code == PointwiseOp::Sign)) return x.clone();
   if (x.dtype() == DType::Int64 && (code == PointwiseOp::Neg || code == PointwiseOp::Abs ||
                                     code == PointwiseOp::Sign || code == PointwiseOp::Relu)) {
     // PyTorch's integer forms (neg wraps at the smallest value, as two's complement does).

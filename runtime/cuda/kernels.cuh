@@ -355,7 +355,7 @@ GJ_DEVICE gj_i64 gjIntegral(int op, gj_i64 x, gj_i64 y, gj_i64 z, gj_i64 s) {
     case GJ_PW_Mul: return (gj_i64)((U)x * (U)y);
     case GJ_PW_ClampMin: return x < y ? y : x;
     case GJ_PW_ClampMax: return x > y ? y : x;
-    case GJ_PW_Clamp: return x < y ? (y > s ? s : y) : x > s ? s : x;
+    case GJ_PW_Clamp: case GJ_PW_Hardtanh: return x < y ? (y > s ? s : y) : x > s ? s : x;
     case GJ_PW_Maximum: return x > y ? x : y;
     case GJ_PW_Minimum: return x < y ? x : y;
     case GJ_PW_Pow: {  // by a negative exponent: 1 and -1 keep their magnitude, all else 0 (as the host's)
@@ -451,17 +451,24 @@ GJ_DEVICE double gjLoad(const void* base, int type, gj_i64 at) {
   }
 }
 
-// A float truncates toward zero through int64 and wraps into a narrower integer, as the host's
-// convertElement; double reaches float16 and bfloat16 through float.
+// A float truncated toward zero as the host's convertElement (x86's conversion, PyTorch's CPU casts):
+// into int64, or through int32 for the narrower integers, NaN and values out of range the smallest value
+// (where the GPU's own conversion would saturate); double reaches float16 and bfloat16 through float.
+GJ_DEVICE gj_i64 gjTruncate(double v, bool wide) {
+  const double limit = wide ? 9223372036854775808.0 : 2147483648.0;
+  if (!(v > -limit - 1.0 && v < limit)) return wide ? (gj_i64)(-9223372036854775807LL - 1) : -2147483647LL - 1;
+  return (gj_i64)v;
+}
+
 GJ_DEVICE void gjStore(void* base, int type, gj_i64 at, double v) {
   switch (type) {
     case GJ_F32: ((float*)base)[at] = (float)v; return;
     case GJ_F64: ((double*)base)[at] = v; return;
-    case GJ_I64: ((gj_i64*)base)[at] = (gj_i64)v; return;
-    case GJ_U8: ((unsigned char*)base)[at] = (unsigned char)(gj_i64)v; return;
-    case GJ_I8: ((signed char*)base)[at] = (signed char)(gj_i64)v; return;
-    case GJ_I16: ((short*)base)[at] = (short)(gj_i64)v; return;
-    case GJ_I32: ((int*)base)[at] = (int)(gj_i64)v; return;
+    case GJ_I64: ((gj_i64*)base)[at] = gjTruncate(v, true); return;
+    case GJ_U8: ((unsigned char*)base)[at] = (unsigned char)gjTruncate(v, false); return;
+    case GJ_I8: ((signed char*)base)[at] = (signed char)gjTruncate(v, false); return;
+    case GJ_I16: ((short*)base)[at] = (short)gjTruncate(v, false); return;
+    case GJ_I32: ((int*)base)[at] = (int)gjTruncate(v, false); return;
     case GJ_F16: ((unsigned short*)base)[at] = gjHalfBits((float)v); return;
     case GJ_BF16: ((unsigned short*)base)[at] = gjBFloat16Bits((float)v); return;
     default: ((bool*)base)[at] = v != 0.0; return;
