@@ -17,6 +17,8 @@ import os
 
 import torch
 
+from audit import encode  # the audit table's encoding of a tensor or a number
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance")
 NAN, INF = math.nan, math.inf
 
@@ -99,19 +101,6 @@ def accepted(params, expr, inputs):
 def script(params, exprs):
     src = f"def f({params}):\n    return ({', '.join(exprs)},)\n"
     return torch.jit.CompilationUnit(src).f
-
-
-def encode(v):
-    if isinstance(v, bool):
-        return {"scalar": "bool", "value": v}
-    if isinstance(v, int):
-        return {"scalar": "int", "value": v}
-    if isinstance(v, float):
-        return {"scalar": "float", "value": repr(v)}
-    dtype = str(v.dtype).replace("torch.", "")
-    flat = v.detach().reshape(-1).tolist()
-    values_ = [repr(float(e)) for e in flat] if v.is_floating_point() else flat
-    return {"dtype": dtype, "shape": list(v.shape), "values": values_}
 
 
 def case(name, what, params, names, exprs, inputs):
