@@ -2,7 +2,6 @@
 
 #include "passes/util.h"
 
-#include <algorithm>
 #include <unordered_set>
 #include <utility>
 
@@ -72,15 +71,12 @@ Node* mergeIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std
         env[v] = sub->block()->append(cloneNode(v->node(), *sub, env))->output();
         continue;
       }
-      // A list of constants (permute's dims, a view's sizes) comes along too, so that the formulas and
-      // rules inside read it as the constant it is, as they do where constant propagation folded it.
-      const Node* list = v->node();
-      if (list->kind() == OpKind::ListConstruct && !list->inputs().empty() &&
-          std::all_of(list->inputs().begin(), list->inputs().end(),
-                      [](const Value* e) { return e->node()->kind() == OpKind::Constant; })) {
-        for (const Value* e : list->inputs())
+      // A list of int constants (permute's dims, a view's sizes) comes along too, so that the formulas and
+      // rules inside read it as the constant it is (constantInts), as where constant propagation folded it.
+      if (v->node()->kind() == OpKind::ListConstruct && constantInts(v)) {
+        for (const Value* e : v->node()->inputs())
           if (!env.count(e)) env[e] = sub->block()->append(cloneNode(e->node(), *sub, env))->output();
-        env[v] = sub->block()->append(cloneNode(list, *sub, env))->output();
+        env[v] = sub->block()->append(cloneNode(v->node(), *sub, env))->output();
         continue;
       }
       env[v] = sub->addInput(v->type(), v->name());

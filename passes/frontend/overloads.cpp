@@ -4,10 +4,10 @@
 #include "passes/util.h"
 #include "support/error.h"
 
-#include <limits>
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
 namespace gj {
 
@@ -77,14 +77,17 @@ Value* castTo(Node* n, Value* x, Value* dtype) {
 // zeros_like / ones_like / full_like: a dtype casts the result; the layout must be strided (None or 0) and
 // pin_memory None or false; a device is taken as the one the graph runs on (a trace records its example's);
 // the memory format is a layout hint graphjit's contiguous results need not follow.
-Value* lowerFactory(Node* n, const frontend::Factory& f) {
-  Value* layout = n->input(f.options + 1);
-  Value* pinMemory = n->input(f.options + 3);
+// A factory's or a cast's layout must be strided (None or 0) and its pin_memory None or false.
+void requireStridedPageable(const Node* n, const Value* layout, const Value* pinMemory) {
   const bool strided = layout->type().kind == TypeKind::None || constantInt(layout) == 0;
   const bool pageable = pinMemory->type().kind == TypeKind::None || constantBool(pinMemory) == false;
   if (!strided || !pageable)
     throw Error(fmt::format("{} with a layout other than torch.strided or pinned memory", n->info().name), n->where(),
                 "leave layout and pin_memory out: graphjit's results are strided, on the device the graph runs on");
+}
+
+Value* lowerFactory(Node* n, const frontend::Factory& f) {
+  requireStridedPageable(n, n->input(f.options + 1), n->input(f.options + 3));
   std::vector<Value*> operands(n->inputs().begin(), n->inputs().begin() + static_cast<long>(f.options));
   Value* dtype = n->input(f.options);
   if (dtype->type().kind != TypeKind::None) operands[0] = castTo(n, operands[0], dtype);
@@ -170,21 +173,20 @@ Value* lowerComposite(Node* n) {
       if (hi && hi->type().kind == TypeKind::None) hi = nullptr;
       if (!lo && !hi)
         throw Error("aten::clamp needs a min or a max bound", n->where(), "pass min=, max= or both");
-      auto both_ = [&](OpKind k, Value* a, Value* b) { return op(k, {a, b}); };
-      Value* inside = lo && hi ? both_(OpKind::BitwiseAnd, both_(OpKind::Ge, x, lo), both_(OpKind::Le, x, hi))
-                      : lo     ? both_(OpKind::Ge, x, lo)
-                               : both_(OpKind::Le, x, hi);
-      Value* bound = op(OpKind::Detach, {lo && hi ? both_(OpKind::Minimum, both_(OpKind::Maximum, x, lo), hi)
-                                         : lo     ? both_(OpKind::Maximum, x, lo)
-                                                  : both_(OpKind::Minimum, x, hi)});
+      Value* inside = lo && hi ? op(OpKind::BitwiseAnd, {op(OpKind::Ge, {x, lo}), op(OpKind::Le, {x, hi})})
+                      : lo     ? op(OpKind::Ge, {x, lo})
+                               : op(OpKind::Le, {x, hi});
+      Value* bound = op(OpKind::Detach, {lo && hi ? op(OpKind::Minimum, {op(OpKind::Maximum, {x, lo}), hi})
+                                         : lo     ? op(OpKind::Maximum, {x, lo})
+                                                  : op(OpKind::Minimum, {x, hi})});
       if (hi) {
-        Value* above = both_(OpKind::Gt, x, hi);
-        if (lo) above = both_(OpKind::BitwiseOr, above, both_(OpKind::Lt, hi, lo));
+        Value* above = op(OpKind::Gt, {x, hi});
+        if (lo) above = op(OpKind::BitwiseOr, {above, op(OpKind::Lt, {hi, lo})});
         bound = op(OpKind::Where, {above, hi, bound});
       }
       if (lo) {
-        Value* below = both_(OpKind::Lt, x, lo);
-        if (hi) below = both_(OpKind::BitwiseAnd, below, both_(OpKind::Lt, lo, hi));
+        Value* below = op(OpKind::Lt, {x, lo});
+        if (hi) below = op(OpKind::BitwiseAnd, {below, op(OpKind::Lt, {lo, hi})});
         bound = op(OpKind::Where, {below, lo, bound});
       }
       return op(OpKind::Where, {inside, x, bound});
@@ -243,15 +245,7 @@ Value* lowerOverload(Node* n) {
   // as for the factories; a dtype casts
   if (n->kind() == OpKind::ToWithOptions || n->kind() == OpKind::ToDevice) {
     const bool options = n->kind() == OpKind::ToWithOptions;
-    if (options) {
-      Value* layout = n->input(2);
-      Value* pinMemory = n->input(4);
-      const bool strided = layout->type().kind == TypeKind::None || constantInt(layout) == 0;
-      const bool pageable = pinMemory->type().kind == TypeKind::None || constantBool(pinMemory) == false;
-      if (!strided || !pageable)
-        throw Error("aten::to with a layout other than torch.strided or pinned memory", n->where(),
-                    "leave layout and pin_memory out: graphjit's results are strided, on the device the graph runs on");
-    }
+    if (options) requireStridedPageable(n, n->input(2), n->input(4));
     Value* dtype = n->input(options ? 1 : 2);
     return dtype->type().kind == TypeKind::None ? n->input(0) : castTo(n, n->input(0), dtype);
   }

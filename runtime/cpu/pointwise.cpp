@@ -86,6 +86,13 @@ static int64_t integerPower(int64_t x, int64_t n) {
   return static_cast<int64_t>(result);
 }
 
+// Whether Python's modulo moves fmod's `mod` into the divisor y's sign: non-zero, of the other sign
+// (remainder and floor division, as PyTorch's).
+template <typename T>
+static bool movesToDivisorSign(T mod, T y) {
+  return mod != 0 && (y < 0) != (mod < 0);
+}
+
 // The binary ops PyTorch computes in integers, on int64 operands of one dtype (`scalar`: add's and sub's
 // alpha, rsub's, clamp's upper bound, all integral here): exact, wrapping on overflow as two's
 // complement (computed in unsigned, where C++ defines it). Bool operands go through int64 and back, as
@@ -139,14 +146,14 @@ static Tensor integral(const char* op, PointwiseOp code, double scalar, const Te
     case PointwiseOp::DivTrunc: return mapBinary<int64_t>(a, b, quotient);
     case PointwiseOp::DivFloor:
       return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t y) {
-        const int64_t q = quotient(x, y), r = remainderOf(x, y);
-        return r != 0 && (r < 0) != (y < 0) ? q - 1 : q;
+        const int64_t q = quotient(x, y);
+        return movesToDivisorSign(remainderOf(x, y), y) ? q - 1 : q;
       });
     case PointwiseOp::Fmod: return mapBinary<int64_t>(a, b, remainderOf);
     case PointwiseOp::TensorRemainder:
       return mapBinary<int64_t>(a, b, [&](int64_t x, int64_t y) {
         const int64_t r = remainderOf(x, y);
-        return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+        return movesToDivisorSign(r, y) ? r + y : r;
       });
     default: break;
   }
@@ -395,13 +402,6 @@ Tensor maximumBackward(const Tensor& g, const Tensor& x0, const Tensor& y0) {
 
 // The reference of every pointwise op (the interpreter's; graphjit's generated code is tested against it):
 // formulas of the CPU's own, independent of support/pointwise.def's rules.
-// Whether Python's modulo moves fmod's `mod` into the divisor y's sign: non-zero, of the other sign
-// (remainder and floor division, as PyTorch's).
-template <typename T>
-static bool movesToDivisorSign(T mod, T y) {
-  return mod != 0 && (y < 0) != (mod < 0);
-}
-
 Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar) {
   switch (op) {
     case PointwiseOp::Add: return add(a, b, scalar);

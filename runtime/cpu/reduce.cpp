@@ -118,7 +118,7 @@ static Tensor extremumTyped(const Tensor& x, const ReducePlan& p, bool smallest)
 static Tensor integerExtremum(const Tensor& x, const ReducePlan& p, bool smallest) {
   if (onCuda(x)) return integerExtremum(x.to(DeviceKind::Cpu), p, smallest).to(DeviceKind::Cuda);
   const Tensor xi = x.to(DType::Int64);
-  Tensor out = Tensor::full(p.keptSizes, DType::Int64, 0);
+  Tensor out = Tensor::empty(p.keptSizes, DType::Int64);
   int64_t* o = out.data<int64_t>();
   std::fill(o, o + out.numel(), smallest ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min());
   Tensor outView = out.expand(xi.sizes());
