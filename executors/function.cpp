@@ -109,6 +109,7 @@ std::vector<IValue> LegacyExecutor::run(std::vector<IValue> inputs, const std::v
   ro.tape = tape;
   ro.requiresGrad = requiresGrad;
   ro.keepAlive = plan;
+  ro.device = opts_.device;
   return Interpreter(*plan->graph, &plan->gradients, &plan->kernels, plan->runPlans.get()).run(std::move(inputs), ro);
 }
 
@@ -179,6 +180,7 @@ std::vector<IValue> ProfilingExecutor::profile(Mode& m, std::vector<IValue> inpu
   ro.requiresGrad = requiresGrad;
   ro.observer = &rec;
   ro.keepAlive = plan;
+  ro.device = opts_.device;
   auto out = Interpreter(*plan->graph, &plan->gradients, &plan->kernels, plan->runPlans.get()).run(std::move(inputs), ro);
   lock.lock();
   for (size_t i = 0; i < observed_.size(); ++i)
@@ -229,6 +231,7 @@ std::vector<IValue> ProfilingExecutor::run(std::vector<IValue> inputs, const std
   ro.requiresGrad = requiresGrad;
   ro.observer = &guards;
   ro.keepAlive = plan;
+  ro.device = opts_.device;
   auto out = Interpreter(*plan->graph, &plan->gradients, &plan->kernels, plan->runPlans.get()).run(std::move(inputs), ro);
   lock.lock();
   noteGuardResult(modeFor(requiresGrad), guards.failures);

@@ -239,10 +239,10 @@ bool hasEdge(const IValue& v) {
 class Frame {
  public:
   Frame(const Graph& g, const GradientTable* gradients, const KernelTable* kernels, RunPlanCache* plans, Tape* tape,
-        RunObserver* observer, std::shared_ptr<const void> keepAlive)
+        RunObserver* observer, std::shared_ptr<const void> keepAlive, DeviceKind device)
       : plan_(plans ? &plans->impl().plan(g) : &ownPlan_.emplace(makeGraphPlan(g))), env_(plan_->numSlots),
         gradients_(gradients), kernels_(kernels), plans_(plans), tape_(tape), observer_(observer),
-        keepAlive_(std::move(keepAlive)) {}
+        keepAlive_(std::move(keepAlive)), device_(device) {}
 
   void runBlock(const Block* b) {
     const BlockPlan& bp = plan_->blocks.at(b);
@@ -323,13 +323,15 @@ class Frame {
     if (cur_->kind == OpKind::FallbackGraph) {
       // Same tape and observer: values keep their grad edges across the call.
       const Graph& sub = *n->subgraph();
-      Frame f(sub, gradients_, kernels_, plans_, tape_, observer_, keepAlive_);
+      Frame f(sub, gradients_, kernels_, plans_, tape_, observer_, keepAlive_, device_);
       for (size_t i = 0; i < in.size(); ++i) f.at(sub.inputs()[i]) = in[i];
       f.runBlock(sub.block());
       for (size_t k = 0; k < n->outputs().size(); ++k) at(n->output(k)) = f.at(sub.outputs()[k]);
       return;
     }
-    auto outs = Interpreter(*n->subgraph(), gradients_, kernels_, plans_).run(in.copy());
+    RunOptions ro;
+    ro.device = device_;
+    auto outs = Interpreter(*n->subgraph(), gradients_, kernels_, plans_).run(in.copy(), ro);
     for (size_t k = 0; k < outs.size(); ++k) at(n->output(k)) = std::move(outs[k]);
   }
   // Runs a compiled fusion group; false (the caller runs the subgraph) when the kernel refuses.
@@ -379,6 +381,7 @@ class Frame {
   Tape* tape_;
   RunObserver* observer_;
   std::shared_ptr<const void> keepAlive_;
+  DeviceKind device_;
 };
 
 // A right operand the packed path takes: a float32 matrix on the CPU, row-major or transposed, with
@@ -425,7 +428,9 @@ void Frame::recordStep(const Node* n, const Operands& in) {
   const Gradient& grad = *step->gradient;
   std::vector<IValue> detached;
   for (const IValue& v : in) detached.push_back(detach(v));
-  auto outs = Interpreter(*grad.forward, nullptr, kernels_, plans_).run(std::move(detached));
+  RunOptions ro;
+  ro.device = device_;
+  auto outs = Interpreter(*grad.forward, nullptr, kernels_, plans_).run(std::move(detached), ro);
   for (size_t i = 0; i < grad.gradInputs.size(); ++i) {
     const IValue& v = in[grad.gradInputs[i]];
     std::vector<std::shared_ptr<const GradEdge>> edges;
@@ -1056,6 +1061,14 @@ void Frame::runOp(const Node* n, const Operands& in) {
     case OpKind::PhiloxDropout:
       set(n, cpu::dropout(T(0), in[1].toDouble("dropout p"), in[2].toBool("train"), T(3), I(4)));
       return;
+    case OpKind::PhiloxUniform: set(n, cpu::uniform(T(0), T(1), I(2))); return;
+    case OpKind::Full: {
+      const auto d = dtypeFromCode(I(2));
+      USER_CHECK(d, "prim::full: {} is not a dtype code", I(2));
+      for (int64_t s : Ints(0)) USER_CHECK(s >= 0, "prim::full: negative size {} in {}", s, shapeStr(Ints(0)));
+      set(n, Tensor::full(Ints(0), *d, in[1].toDouble("full fill_value"), device_));
+      return;
+    }
     case OpKind::SplitWithSizes: set(n, IValue(cpu::splitWithSizes(T(0), Ints(1), I(2)))); return;
 #include "ir/pointwise_cases.inc"
       set(n, pointwise(n, in));
@@ -1127,7 +1140,7 @@ std::vector<IValue> Interpreter::run(std::vector<IValue> inputs, const RunOption
       inputs[i] = t.withGradEdge(leafEdge(i, t.dtype()));
     }
   }
-  Frame f(g_, gradients_, kernels_, plans_, opts.tape, opts.observer, opts.keepAlive);
+  Frame f(g_, gradients_, kernels_, plans_, opts.tape, opts.observer, opts.keepAlive, opts.device);
   return runFrame(g_, f, std::move(inputs));
 }
 

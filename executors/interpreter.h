@@ -25,6 +25,7 @@ struct RunOptions {
   std::vector<bool> requiresGrad;     ///< with a tape: the inputs that become leaves
   RunObserver* observer = nullptr;
   std::shared_ptr<const void> keepAlive;  ///< with a tape: kept by every step (the plan owning the tables)
+  DeviceKind device = DeviceKind::Cpu;    ///< the device the graph runs on: where prim::full makes its tensors
 };
 
 /// Why `v` does not match `expected` ("" when it does): dtype, rank, a size (* matches any) or device.

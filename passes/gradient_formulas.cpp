@@ -225,6 +225,7 @@ void emitGradient(GradientContext& c, Node* n) {
                                       scaled}));
       return;
     }
+    case OpKind::Lgamma: acc(in(0), b.op(OpKind::Mul, {gy, b.op(OpKind::Digamma, {F(in(0))})})); return;
     case OpKind::Erfc: {  // -2 / sqrt(pi) exp(-x^2)
       Value* x = F(in(0));
       Value* e = b.op(OpKind::Exp, {b.op(OpKind::Neg, {b.op(OpKind::Mul, {x, x})})});
@@ -450,7 +451,7 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SumBackward:
     case OpKind::MeanBackward: case OpKind::NativeLayerNormBackward: case OpKind::VarBackward:
     case OpKind::NativeBatchNormBackward: case OpKind::MaxPool2dWithIndicesBackward:
-    case OpKind::AdaptiveAvgPool2dBackward:
+    case OpKind::AdaptiveAvgPool2dBackward: case OpKind::Digamma: case OpKind::Full: case OpKind::PhiloxUniform:
 #include "ir/frontend_cases.inc"
       break;
   }

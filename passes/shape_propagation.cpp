@@ -793,6 +793,14 @@ Type outputType(const Node* n, size_t k) {
       return like(0, constantInts(in(1)));
     case OpKind::NewZeros: case OpKind::IndexSelectBackward: case OpKind::PackPaddedSequenceBackward:
       return like(0, listedSizes(in(1)));
+    case OpKind::Full: {  // on the device the graph runs on, which its type leaves open
+      Type t = Type::tensor();
+      auto code = constantInt(in(2));
+      if (code) t.dtype = dtypeFromCode(*code);
+      t.sizes = listedSizes(in(0));
+      return t;
+    }
+    case OpKind::PhiloxUniform: return same(0);
     case OpKind::Sort: {
       Type t = same(0);
       if (k == 1) t.dtype = DType::Int64;

@@ -157,7 +157,9 @@ bool hasEffects(const Node* n) {
 }
 
 bool readsOnlyMetadata(OpKind k) { return opInfo(k).readsOnlyMetadata(); }
-bool resultTakesNoGradient(OpKind k) { return readsOnlyMetadata(k) || isComparison(k) || k == OpKind::Detach; }
+bool resultTakesNoGradient(OpKind k) {
+  return readsOnlyMetadata(k) || isComparison(k) || k == OpKind::Detach || k == OpKind::PhiloxUniform;
+}
 bool passesNoGradient(OpKind k) { return isPlumbing(k) || resultTakesNoGradient(k); }
 
 }  // namespace gj

@@ -72,6 +72,7 @@ inline bool promotesIntegersToFloat(PointwiseOp op) {
     case PointwiseOp::Erf: case PointwiseOp::Sin: case PointwiseOp::Cos: case PointwiseOp::Expm1:
     case PointwiseOp::Log1p: case PointwiseOp::Atan: case PointwiseOp::Asin: case PointwiseOp::Acos:
     case PointwiseOp::Sinh: case PointwiseOp::Cosh: case PointwiseOp::Erfc: case PointwiseOp::Atan2:
+    case PointwiseOp::Lgamma: case PointwiseOp::Digamma:
       return true;
     default: return false;
   }

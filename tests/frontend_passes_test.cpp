@@ -80,6 +80,27 @@ TEST(CheckCalls, DropsPythonWarnings) {
   EXPECT_FILECHECK(printIR(*g), "CHECK-NOT: aten::warn\nCHECK: aten::tanh");
 }
 
+TEST(CheckCalls, DropsAStrictFusionBlocksObjectAndRefusesOtherObjects) {
+  auto g = lowered(R"IR(graph(%x.1 : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %o : __torch__.torch.jit.strict_fusion = prim::CreateObject()
+  %i : NoneType = prim::CallMethod[name="__init__"](%o)
+  %e : NoneType = prim::Enter(%o)
+  %y : Tensor = aten::add(%x.1, %x.1, %one)
+  %q : Tensor = prim::Exit(%o)
+  return (%y)
+)IR", "check-calls");
+  EXPECT_FILECHECK(printIR(*g), "CHECK-NOT: prim::CreateObject\nCHECK-NOT: prim::Enter\nCHECK: aten::add\nCHECK-NOT: prim::Exit");
+  std::string e = errorOf([&] {
+    lowered(R"IR(graph(%x.1 : Tensor):
+  %o : __torch__.Counter = prim::CreateObject() # model.py:3:8
+  return (%x.1)
+)IR", "check-calls");
+  });
+  EXPECT_NE(e.find("prim::CreateObject makes an object of class __torch__.Counter"), std::string::npos) << e;
+  EXPECT_NE(e.find("ts.ir:2:28 (Python source model.py:3:8)"), std::string::npos) << e;
+}
+
 TEST(LowerModuleAttributes, GetAttrChainsBecomeInputsNamedByStateDictKey) {
   auto g = lowered(R"IR(graph(%self : __torch__.Outer, %x.1 : Double(2, 3)):
   %block : __torch__.Block = prim::GetAttr[name="block"](%self)
@@ -514,6 +535,101 @@ TEST(LowerOverloads, AnInPlaceBatchNormUpdatesTheStatisticsLaterReadsSee) {
   EXPECT_FILECHECK(printIR(*g), R"(CHECK: %y : Tensor, %m : Tensor, %s : Tensor, %[[M:.*]] : Double(2), %[[V:.*]] : Double(2) = aten::_native_batch_norm_legit_functional(%x, %w, %b, %rm, %rv,
 CHECK: return (%y, %rm, %[[M]], %[[V]])
 )");
+}
+
+// aten::ones / zeros / empty / full by sizes: prim::full, float32 unless a dtype is given (full: its fill
+// value's dtype); a layout other than strided is an error naming the op.
+TEST(LowerOverloads, SizedFactoriesAreFullsOfTheirDtype) {
+  auto g = lowered(R"IR(graph(%k : int):
+  %none : NoneType = prim::Constant()
+  %two : int = prim::Constant[value=2]()
+  %seven : int = prim::Constant[value=7]()
+  %f64 : int = prim::Constant[value=7]()
+  %half : float = prim::Constant[value=0.5]()
+  %s : int[] = prim::ListConstruct(%k, %two)
+  %a : Tensor = aten::ones(%s, %none, %none, %none, %none)
+  %b : Tensor = aten::zeros(%s, %f64, %none, %none, %none)
+  %c : Tensor = aten::empty(%s, %none, %none, %none, %none, %none)
+  %d : Tensor = aten::full(%s, %seven, %none, %none, %none, %none)
+  %e : Tensor = aten::full(%s, %half, %none, %none, %none, %none)
+  return (%a, %b, %c, %d, %e)
+)IR", "lower-overloads");
+  const std::vector<DType> dtypes = {DType::Float32, DType::Float64, DType::Float32, DType::Int64, DType::Float32};
+  auto out = Interpreter(*g).run({IValue(int64_t{3})});
+  ASSERT_EQ(out.size(), 5u);
+  const double fills[] = {1, 0, 0, 7, 0.5};
+  for (size_t i = 0; i < 5; ++i) {
+    const Tensor& t = out[i].toTensor();
+    EXPECT_EQ(t.sizes(), (Shape{3, 2})) << i;
+    EXPECT_EQ(t.dtype(), dtypes[i]) << i;
+    for (int64_t j = 0; j < t.numel(); ++j) EXPECT_EQ(t.item(j), fills[i]) << i;
+  }
+  std::string e = errorOf([&] {
+    lowered(R"IR(graph(%k : int):
+  %none : NoneType = prim::Constant()
+  %sparse : int = prim::Constant[value=1]()
+  %s : int[] = prim::ListConstruct(%k)
+  %a : Tensor = aten::ones(%s, %none, %sparse, %none, %none) # model.py:4:8
+  return (%a)
+)IR", "lower-overloads");
+  });
+  EXPECT_NE(e.find("aten::ones with a layout other than torch.strided"), std::string::npos) << e;
+}
+
+// self.add_(other, alpha), a buffer's num_batches_tracked.add_(1): aten::add, which later reads of self read;
+// a read outside the block that updates it is an error.
+TEST(LowerOverloads, AnInPlaceAddIsReadAfterIt) {
+  auto g = lowered(R"IR(graph(%x : Tensor, %n : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %before : Tensor = aten::mul(%x, %n)
+  %u : Tensor = aten::add_(%n, %one, %one)
+  %after : Tensor = aten::mul(%x, %n)
+  return (%before, %after)
+)IR", "lower-overloads");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: %before : Tensor = aten::mul(%x, %n)
+CHECK: %[[N:.*]] : Tensor = aten::add(%n, %one, %one)
+CHECK: %after : Tensor = aten::mul(%x, %[[N]])
+CHECK-NOT: aten::add_)");
+  std::string e = errorOf([&] {
+    lowered(R"IR(graph(%x : Tensor, %n : Tensor, %c : bool):
+  %one : int = prim::Constant[value=1]()
+   = prim::If(%c)
+    block0():
+      %u : Tensor = aten::add_(%n, %one, %one) # model.py:5:8
+      -> ()
+    block1():
+      -> ()
+  %after : Tensor = aten::mul(%x, %n)
+  return (%after)
+)IR", "lower-overloads");
+  });
+  EXPECT_NE(e.find("aten::add_ updates %n in place, and it is read outside the loop or if that updates it"),
+            std::string::npos) << e;
+}
+
+// aten::rand_like and aten::rand draw from the graph's %rng, their streams counted with the dropouts'.
+TEST(LowerOverloads, RandomOpsShareTheGraphsRngAndCountStreams) {
+  auto g = lowered(R"IR(graph(%x : Tensor, %k : int):
+  %none : NoneType = prim::Constant()
+  %p : float = prim::Constant[value=0.5]()
+  %yes : bool = prim::Constant[value=1]()
+  %s : int[] = prim::ListConstruct(%k)
+  %a : Tensor = aten::dropout(%x, %p, %yes)
+  %r : Tensor = aten::rand_like(%a, %none, %none, %none, %none, %none)
+  %q : Tensor = aten::rand(%s, %none, %none, %none, %none)
+  return (%r, %q)
+)IR", "lower-overloads");
+  EXPECT_FILECHECK(printIR(*g), R"(CHECK: %rng : Long(2)):
+CHECK: prim::philox_dropout(%x, %p, %yes, %rng,
+CHECK: %r : Tensor = prim::philox_uniform(%a, %rng,
+CHECK: %[[F:.*]] : Tensor = prim::full(%s,
+CHECK: %q : Tensor = prim::philox_uniform(%[[F]], %rng,)");
+  std::vector<int64_t> streams;
+  for (const Node* n : *g->block()) {
+    if (n->kind() == OpKind::PhiloxDropout) streams.push_back(*constantInt(n->input(4)));
+    if (n->kind() == OpKind::PhiloxUniform) streams.push_back(*constantInt(n->input(2)));
+  }
+  EXPECT_EQ(streams, (std::vector<int64_t>{0, 1, 2}));
 }
 
 TEST(LowerOverloads, DropoutDrawsFromTheGraphsRngInputInTraining) {

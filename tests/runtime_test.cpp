@@ -665,6 +665,34 @@ TEST(Dropout, RateScaleAndStreams) {
   for (int64_t i = 0; i < n; i += 97) EXPECT_EQ(all.item(i), 0.0);
 }
 
+// prim::philox_uniform's host kernel: numbers in [0, 1) with a mean within 4 sigma of 1/2; dropout's
+// numbers (element i dropped exactly where its number is below p); the same in float32 and float64; others
+// for another seed, offset or stream.
+TEST(Uniform, RangeMeanAndDropoutsNumbers) {
+  const int64_t n = 40000;
+  Tensor like = Tensor::rand({200, 200}, DType::Float32, 3, 0.5, 2.0);
+  Tensor u = cpu::uniform(like, rngState(17, 5), 2);
+  ASSERT_EQ(u.sizes(), like.sizes());
+  ASSERT_EQ(u.dtype(), DType::Float32);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_GE(u.item(i), 0.0) << i;
+    ASSERT_LT(u.item(i), 1.0) << i;
+    sum += u.item(i);
+  }
+  EXPECT_LE(std::abs(sum / n - 0.5), 4 * std::sqrt(1.0 / 12 / n)) << sum / n;
+  Tensor dropped = cpu::dropout(Tensor::full({200, 200}, DType::Float32, 1.0), 0.3, true, rngState(17, 5), 2);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(dropped.item(i) == 0, static_cast<float>(u.item(i)) < 0.3f) << i;
+  EXPECT_EQ(relError(cpu::uniform(like.to(DType::Float64), rngState(17, 5), 2), u.to(DType::Float64)), 0.0);
+  auto first = [](const Tensor& t) { return std::vector<double>{t.item(0), t.item(1), t.item(2), t.item(3), t.item(4)}; };
+  EXPECT_NE(first(cpu::uniform(like, rngState(18, 5), 2)), first(u));
+  EXPECT_NE(first(cpu::uniform(like, rngState(17, 6), 2)), first(u));
+  EXPECT_NE(first(cpu::uniform(like, rngState(17, 5), 3)), first(u));
+  EXPECT_THROW(cpu::uniform(Tensor::fromVector({2}, {1, 2}, DType::Int64), rngState(1, 0), 0), Error);
+  EXPECT_THROW(cpu::uniform(like, Tensor::rand({3}, DType::Float32, 1), 0), Error);
+}
+
 TEST(Dropout, BadArgumentsAreErrors) {
   Tensor x = Tensor::rand({4, 4}, DType::Float32, 1);
   EXPECT_THROW(cpu::dropout(x, 1.5, true, rngState(1, 0), 0), Error);

@@ -12,6 +12,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "models/lstm.h"
+#include "passes/frontend.h"
 #include "passes/util.h"
 #include "runtime/cuda/device.h"
 #include "runtime/nvrtc.h"
@@ -1206,6 +1207,45 @@ std::vector<bool> maskOf(const Tensor& t) {
 std::vector<IValue> onDevice(std::vector<IValue> in, DeviceKind d) {
   for (IValue& v : in) v = v.toTensor().to(d);
   return in;
+}
+
+// aten::rand_like as PyTorch prints it: prim::philox_uniform on the graph's %rng, the numbers of the host
+// kernel on every path (fused around or not, on the CPU and the device), and no gradient through them:
+// z = r x + x gives x the gradient g (r + 1) and y none.
+TEST(RandLike, SameNumbersOnEveryPathAndNoGradientThroughThem) {
+  auto g = std::shared_ptr<Graph>(parseIR(R"IR(graph(%x : Float(37, 29), %y : Float(37, 29)):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %r : Tensor = aten::rand_like(%y, %none, %none, %none, %none, %none)
+  %m : Tensor = aten::mul(%r, %x)
+  %z : Tensor = aten::add(%m, %x, %one)
+  return (%z, %r)
+)IR"));
+  lowerTorchScript(*g);
+  ASSERT_EQ(g->inputs().size(), 3u);
+  ASSERT_EQ(g->inputs()[2]->name(), "rng");
+  Tensor x = Tensor::rand({37, 29}, DType::Float32, 3, 0.5, 2.0), y = Tensor::rand({37, 29}, DType::Float32, 4);
+  Tensor rng = Tensor::fromVector({2}, {4242, 3}, DType::Int64), go = Tensor::rand({37, 29}, DType::Float32, 8, 0.5, 1.5);
+  const Tensor r = cpu::uniform(y, rng, 0);
+  const Tensor z = cpu::add(cpu::mul(r, x), x);
+  const Tensor gx = cpu::mul(go, cpu::add(r, Tensor::full({37, 29}, DType::Float32, 1.0)));
+  std::vector<DeviceKind> devices = {DeviceKind::Cpu};
+  if (cuda::available()) devices.push_back(DeviceKind::Cuda);
+  for (DeviceKind d : devices)
+    for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
+      for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+        if (d == DeviceKind::Cpu && f != FuserKind::None && !test::kHaveLlvm) continue;
+        const std::string where = fmt::format("fuser {}, executor {}, on {}", fuserName(f), executorName(e), deviceName(d));
+        Function fn(*g, {.fuser = f, .executor = e, .device = d});
+        for (int run = 0; run < 2; ++run) {  // the profiling executor's profiled run, then its optimized plan
+          auto out = fn.forward(onDevice({x, y, rng}, d), {true, true, false});
+          EXPECT_EQ(test::relError(out[1].toTensor().to(DeviceKind::Cpu), r), 0.0) << where;
+          EXPECT_LE(test::relError(out[0].toTensor().to(DeviceKind::Cpu), z), 1e-6) << where;
+          auto grads = fn.backward({go.to(d), Tensor()});
+          EXPECT_LE(test::relError(grads[0].to(DeviceKind::Cpu), gx), 1e-6) << where;
+          if (grads[1].defined()) EXPECT_EQ(test::relError(grads[1].to(DeviceKind::Cpu), Tensor::zeros({37, 29}, DType::Float32)), 0.0) << where;
+        }
+      }
 }
 
 // One seed and offset, one mask: the graph interpreter, the TE interpreter on the TE group's loop nest, and

@@ -50,6 +50,7 @@ struct CudaTextAlgebra {
   std::string sinh(const std::string& x) const { return call("sinh", x); }
   std::string cosh(const std::string& x) const { return call("cosh", x); }
   std::string erfc(const std::string& x) const { return call("erfc", x); }
+  std::string lgamma(const std::string& x) const { return call("lgamma", x); }
   std::string sin(const std::string& x) const { return call("sin", x); }
   std::string cos(const std::string& x) const { return call("cos", x); }
   std::string floor(const std::string& x) const { return call("floor", x); }

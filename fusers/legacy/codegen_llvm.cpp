@@ -163,6 +163,7 @@ class Emitter {
     llvm::Value* sinh(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "sinh", x); }
     llvm::Value* cosh(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "cosh", x); }
     llvm::Value* erfc(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "erfc", x); }
+    llvm::Value* lgamma(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "lgamma", x); }
     llvm::Value* sin(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x); }
     llvm::Value* cos(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x); }
     llvm::Value* floor(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x); }

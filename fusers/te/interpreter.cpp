@@ -183,6 +183,7 @@ class Eval {
       case CallKind::Sinh: return std::sinh(x);
       case CallKind::Cosh: return std::cosh(x);
       case CallKind::Erfc: return std::erfc(x);
+      case CallKind::Lgamma: return std::lgamma(x);
     }
     return 0;
   }

@@ -138,7 +138,7 @@ struct Select : ExprNode {
 /// Math intrinsics on floats.
 enum class CallKind : uint8_t {
   Exp, Log, Tanh, Sigmoid, Sqrt, Neg, Erf, Sin, Cos, Floor, Ceil, Trunc, Round,
-  Expm1, Log1p, Atan, Asin, Acos, Sinh, Cosh, Erfc,
+  Expm1, Log1p, Atan, Asin, Acos, Sinh, Cosh, Erfc, Lgamma,
 };
 struct Call : ExprNode {
   static constexpr NodeKind kKind = NodeKind::Call;

@@ -214,6 +214,7 @@ class Emitter {
       case CallKind::Sinh: return fusion::emitLibm(b_, m_, "sinh", x);
       case CallKind::Cosh: return fusion::emitLibm(b_, m_, "cosh", x);
       case CallKind::Erfc: return fusion::emitLibm(b_, m_, "erfc", x);
+      case CallKind::Lgamma: return fusion::emitLibm(b_, m_, "lgamma", x);
     }
     return nullptr;
   }

@@ -640,6 +640,7 @@ class Lowerer {
     Expr sinh(const Expr& x) const { return Call::make(CallKind::Sinh, x); }
     Expr cosh(const Expr& x) const { return Call::make(CallKind::Cosh, x); }
     Expr erfc(const Expr& x) const { return Call::make(CallKind::Erfc, x); }
+    Expr lgamma(const Expr& x) const { return Call::make(CallKind::Lgamma, x); }
     Expr cos(const Expr& x) const { return Call::make(CallKind::Cos, x); }
     Expr floor(const Expr& x) const { return Call::make(CallKind::Floor, x); }
     Expr ceil(const Expr& x) const { return Call::make(CallKind::Ceil, x); }
@@ -739,7 +740,7 @@ std::optional<RowOp> rowOp(const Node* n) {
     case OpKind::EmbeddingBackward: case OpKind::SoftmaxBackward: case OpKind::LogSoftmaxBackward:
     case OpKind::NllLossBackward: case OpKind::ConvolutionBackward: case OpKind::SplitWithSizes:
     case OpKind::SumBackward: case OpKind::MeanBackward: case OpKind::PhiloxDropout: case OpKind::IntSub:
-    case OpKind::IntOfTensor: case OpKind::NewZeros: case OpKind::Sort: case OpKind::IndexSelect:
+    case OpKind::IntOfTensor: case OpKind::NewZeros: case OpKind::Full: case OpKind::PhiloxUniform: case OpKind::Sort: case OpKind::IndexSelect:
     case OpKind::BitwiseAnd: case OpKind::BitwiseOr: case OpKind::BitwiseXor: case OpKind::LeftShift:
     case OpKind::RightShift: case OpKind::BitwiseNot:
     case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt:

@@ -61,6 +61,7 @@ static const char* callName(CallKind k) {
     case CallKind::Sinh: return "sinh";
     case CallKind::Cosh: return "cosh";
     case CallKind::Erfc: return "erfc";
+    case CallKind::Lgamma: return "lgamma";
   }
   return "?";
 }
@@ -300,6 +301,7 @@ void CPrinter::visit(const Call* op) {
     case CallKind::Sinh: os_ << "sinh" << f; break;
     case CallKind::Cosh: os_ << "cosh" << f; break;
     case CallKind::Erfc: os_ << "erfc" << f; break;
+    case CallKind::Lgamma: os_ << "lgamma" << f; break;
   }
   os_ << "(";
   visit(op->arg);

@@ -197,6 +197,21 @@ void exportTorchScript(Graph& g) {
       case OpKind::PhiloxDropout:  // PyTorch draws its own mask
         replaceWith(n, OpKind::Dropout, {n->input(0), n->input(1), n->input(2)});
         continue;
+      case OpKind::PhiloxUniform: {  // and its own numbers
+        Value* none = constantBefore(n, ConstantValue{});
+        replaceWith(n, OpKind::RandLike, {n->input(0), none, none, none, none, none});
+        continue;
+      }
+      case OpKind::Full: {  // the dtype as a ScalarType code
+        const auto code = constantInt(n->input(2));
+        const auto d = code ? dtypeFromCode(*code) : std::nullopt;
+        if (!d)
+          throw Error("prim::full's dtype is not a constant dtype code", n->where(), "write the dtype as a constant");
+        Value* none = constantBefore(n, ConstantValue{});
+        replaceWith(n, OpKind::FullSized, {n->input(0), n->input(1), constantBefore(n, frontend::scalarTypeOf(*d)),
+                                           none, none, none});
+        continue;
+      }
       default:
         if (writeOverload(n)) continue;
         if (!pytorchHas(n))

@@ -63,15 +63,20 @@ Value* emitAt(Node* at, OpKind kind, const std::vector<Value*>& inputs) {
   return v;
 }
 
-// x in the dtype a ScalarType code names (a constant), for an op's `dtype` argument that is not None.
-Value* castTo(Node* n, Value* x, Value* dtype) {
+// The dtype an op's `dtype` argument names: a constant ScalarType code.
+DType dtypeArgument(const Node* n, const Value* dtype) {
   auto code = constantInt(dtype);
   auto d = code ? frontend::fromScalarType(*code) : std::nullopt;
   if (!d)
     throw Error(fmt::format("{}'s dtype must be a constant torch.float32, float64, float16, bfloat16, int64, int32, "
                             "int16, int8, uint8 or bool", n->info().name),
                 n->where(), "write the dtype as a constant, or cast first");
-  return emitAt(n, OpKind::ToDType, {x, constantBefore(n, static_cast<int64_t>(*d))});
+  return *d;
+}
+
+// x in the dtype a ScalarType code names (a constant), for an op's `dtype` argument that is not None.
+Value* castTo(Node* n, Value* x, Value* dtype) {
+  return emitAt(n, OpKind::ToDType, {x, constantBefore(n, static_cast<int64_t>(dtypeArgument(n, dtype)))});
 }
 
 // zeros_like / ones_like / full_like: a dtype casts the result; the layout must be strided (None or 0) and
@@ -92,6 +97,19 @@ Value* lowerFactory(Node* n, const frontend::Factory& f) {
   Value* dtype = n->input(f.options);
   if (dtype->type().kind != TypeKind::None) operands[0] = castTo(n, operands[0], dtype);
   return emitAt(n, f.plain, operands);
+}
+
+// aten::zeros / ones / empty / full by sizes: prim::full in the dtype given, else float32 (full: its fill
+// value's, int64 for an int and bool for a bool, as PyTorch infers it). Options as for the other factories.
+Value* lowerSizedFactory(Node* n, Value* fill, size_t options) {
+  requireStridedPageable(n, n->input(options + 1), n->input(options + 3));
+  const Value* dtype = n->input(options);
+  const bool inferred = n->kind() == OpKind::FullSized;
+  DType d = DType::Float32;
+  if (dtype->type().kind != TypeKind::None) d = dtypeArgument(n, dtype);
+  else if (inferred && fill->type().kind == TypeKind::Int) d = DType::Int64;
+  else if (inferred && fill->type().kind == TypeKind::Bool) d = DType::Bool;
+  return emitAt(n, OpKind::Full, {n->input(0), fill, constantBefore(n, static_cast<int64_t>(d))});
 }
 
 // gelu(x, approximate): 'none' is aten::gelu(x); 'tanh' is 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
@@ -232,6 +250,9 @@ Value* lowerOverload(Node* n) {
   if (n->kind() == OpKind::GeluApproximate) return lowerGelu(n);
   if (Value* v = lowerComposite(n)) return v;
   switch (n->kind()) {
+    case OpKind::Zeros: case OpKind::Empty: return lowerSizedFactory(n, constantBefore(n, int64_t{0}), 1);
+    case OpKind::Ones: return lowerSizedFactory(n, constantBefore(n, int64_t{1}), 1);
+    case OpKind::FullSized: return lowerSizedFactory(n, n->input(1), 2);
     case OpKind::MaxAll: case OpKind::MinAll:  // over every dim, the gradient shared among ties as PyTorch's
       return emitAt(n, n->kind() == OpKind::MaxAll ? OpKind::Amax : OpKind::Amin,
                     {n->input(0), constantBefore(n, std::vector<int64_t>{}), constantBefore(n, false)});
@@ -259,6 +280,21 @@ Value* lowerOverload(Node* n) {
   return emitAt(n, *plain, operands);
 }
 
+// n (an in-place op, or its functional replacement f) updates `old` to `updated`: every read of old after
+// n in n's block (or in blocks nested there) reads updated. A read outside that block is an error, since
+// whether the update happened before it depends on the block's path.
+void readUpdatedAfter(Node* n, const Node* f, Value* old, Value* updated, const char* what) {
+  for (const Use& u : std::vector<Use>(old->uses())) {
+    if (u.user == n || u.user == f) continue;
+    Node* reader = ancestorIn(u.user, n->owningBlock());
+    if (!reader)
+      throw Error(fmt::format("{} updates {} in place, and it is read outside the loop or if that updates it",
+                              n->info().name, what),
+                  n->where(), "read it inside the block that updates it, or update a copy");
+    if (n->isBefore(reader)) u.user->replaceInput(u.index, updated);
+  }
+}
+
 // aten::native_batch_norm updates its running statistics in place: it becomes the functional row, whose
 // last two results are the updated statistics, and every read of a statistic after it reads those.
 void lowerNativeBatchNorm(Node* n) {
@@ -267,37 +303,51 @@ void lowerNativeBatchNorm(Node* n) {
     Value* statistic = n->input(3 + s);
     f->output(3 + s)->setType(statistic->type());
     if (statistic->type().kind == TypeKind::None) continue;
-    for (const Use& u : std::vector<Use>(statistic->uses())) {
-      if (u.user == n || u.user == f) continue;
-      Node* reader = ancestorIn(u.user, n->owningBlock());
-      if (!reader)
-        throw Error("aten::native_batch_norm updates a running statistic that is read outside its loop or if",
-                    n->where(), "read the statistics inside the block that updates them, or after a plain "
-                                "aten::batch_norm");
-      if (n->isBefore(reader)) u.user->replaceInput(u.index, f->output(3 + s));
-    }
+    readUpdatedAfter(n, f, statistic, f->output(3 + s), "a running statistic");
   }
 }
 
-// The graph's generator state for dropout: its input %rng (int64 [2]: Philox's seed and offset), added
-// after the others when the graph has none.
+// self.add_(other, alpha): aten::add, read in self's place after it (a buffer's num_batches_tracked.add_(1)).
+Value* lowerAddInPlace(Node* n) {
+  Value* sum = emitAt(n, OpKind::Add, {n->input(0), n->input(1), n->input(2)});
+  sum->setType(n->input(0)->type());
+  readUpdatedAfter(n, sum->node(), n->input(0), sum, fmt::format("%{}", n->input(0)->name()).c_str());
+  return sum;
+}
+
+// The graph's generator state for its random ops: its input %rng (int64 [2]: Philox's seed and offset),
+// added after the others when the graph has none.
 Value* rngInput(Graph& g) {
   for (Value* in : g.inputs())
     if (in->name() == "rng") {
       if (in->type().isTensor() && (!in->type().dtype || *in->type().dtype == DType::Int64)) return in;
-      throw Error(fmt::format("the graph's input %rng has type {}; aten::dropout reads its generator state from "
-                              "an input so named, an int64 tensor [2]", in->type().str()),
-                  "", "rename the input, or make it the int64 [seed, offset] of the dropout masks");
+      throw Error(fmt::format("the graph's input %rng has type {}; aten::dropout, rand and rand_like read their "
+                              "generator state from an input so named, an int64 tensor [2]", in->type().str()),
+                  "", "rename the input, or make it the int64 [seed, offset] of the random numbers");
     }
   return g.addInput(Type::tensor(DType::Int64, {2}), "rng");
 }
 
-// aten::dropout(x, p, train): x itself when train is the constant false, else prim::philox_dropout on the
-// graph's %rng, each dropout a stream of its own (its place among the graph's dropouts).
-Value* lowerDropout(Graph& g, Node* n, int64_t& streams) {
-  if (constantBool(n->input(2)) == false) return n->input(0);
-  return emitAt(n, OpKind::PhiloxDropout,
-                {n->input(0), n->input(1), n->input(2), rngInput(g), constantBefore(n, streams++)});
+// The random ops on the graph's %rng, each a stream of its own (its place among the graph's random ops):
+// aten::dropout(x, p, train) is x itself when train is the constant false, else prim::philox_dropout;
+// aten::rand_like(x, ...) and aten::rand(size, ...) are prim::philox_uniform of x (cast to the dtype given)
+// or of prim::full(size, 0, dtype).
+Value* lowerRandom(Graph& g, Node* n, int64_t& streams) {
+  switch (n->kind()) {
+    case OpKind::Dropout:
+      if (constantBool(n->input(2)) == false) return n->input(0);
+      return emitAt(n, OpKind::PhiloxDropout,
+                    {n->input(0), n->input(1), n->input(2), rngInput(g), constantBefore(n, streams++)});
+    case OpKind::RandLike: {
+      requireStridedPageable(n, n->input(2), n->input(4));
+      Value* x = n->input(1)->type().kind == TypeKind::None ? n->input(0) : castTo(n, n->input(0), n->input(1));
+      return emitAt(n, OpKind::PhiloxUniform, {x, rngInput(g), constantBefore(n, streams++)});
+    }
+    case OpKind::Rand:
+      return emitAt(n, OpKind::PhiloxUniform,
+                    {lowerSizedFactory(n, constantBefore(n, int64_t{0}), 1), rngInput(g), constantBefore(n, streams++)});
+    default: return nullptr;
+  }
 }
 
 }  // namespace
@@ -330,16 +380,21 @@ int64_t scalarTypeOf(DType d) {
 
 bool lowerOverloads(Graph& g) {
   std::vector<Node*> done;
-  // the in-place batch norms first: a clone of a statistic before one must still read the old value
+  // the in-place updates first: a clone of a statistic before one must still read the old value
   forEachNode(g.block(), [&](Node* n) {
-    if (n->kind() != OpKind::NativeBatchNormInPlace) return;
-    lowerNativeBatchNorm(n);
-    done.push_back(n);
+    if (n->kind() == OpKind::NativeBatchNormInPlace) {
+      lowerNativeBatchNorm(n);
+      done.push_back(n);
+    } else if (n->kind() == OpKind::AddInPlace) {
+      g.replaceValue(n->output(), lowerAddInPlace(n));
+      done.push_back(n);
+    }
   });
-  int64_t dropouts = 0;
+  int64_t randomOps = 0;
   forEachNode(g.block(), [&](Node* n) {
-    if (n->kind() == OpKind::NativeBatchNormInPlace) return;
-    Value* lowered = n->kind() == OpKind::Dropout ? lowerDropout(g, n, dropouts) : lowerOverload(n);
+    if (n->kind() == OpKind::NativeBatchNormInPlace || n->kind() == OpKind::AddInPlace) return;
+    Value* lowered = lowerRandom(g, n, randomOps);
+    if (!lowered) lowered = lowerOverload(n);
     if (!lowered) return;
     lowered->setType(n->output()->type());
     g.replaceValue(n->output(), lowered);

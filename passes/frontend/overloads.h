@@ -28,7 +28,8 @@ struct Factory {
 inline constexpr Factory kFactories[] = {{OpKind::ZerosLikeOptions, OpKind::ZerosLike, 1},
                                          {OpKind::OnesLikeOptions, OpKind::OnesLike, 1},
                                          {OpKind::FullLikeOptions, OpKind::FullLike, 2},
-                                         {OpKind::NewZerosOptions, OpKind::NewZeros, 2}};
+                                         {OpKind::NewZerosOptions, OpKind::NewZeros, 2},
+                                         {OpKind::EmptyLikeOptions, OpKind::ZerosLike, 1}};
 
 /// A trailing argument's default: None, an int, a float, a bool or a str.
 struct Default {

@@ -91,6 +91,10 @@ PhiloxState philoxState(const Tensor& rng);
 /// by the numbers support/philox.h draws for element i from rng's seed and offset and `stream`; x itself
 /// when not training. On the host or the device (the mask is the same).
 Tensor dropout(const Tensor& x, double p, bool train, const Tensor& rng, int64_t stream);
+/// prim::philox_uniform: a tensor of like's sizes, dtype and device whose element i is the uniform number in
+/// [0, 1) support/philox.h draws for i (dropout's, so one seed gives the same numbers on either device).
+/// like must be float32 or float64 (float16 and bfloat16 the interpreter widens first).
+Tensor uniform(const Tensor& like, const Tensor& rng, int64_t stream);
 
 // ---- data movement ----
 Tensor cat(std::span<const Tensor> xs, int64_t dim);

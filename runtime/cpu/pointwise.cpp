@@ -88,6 +88,35 @@ static int64_t integerPower(int64_t x, int64_t n) {
 
 // Whether Python's modulo moves fmod's `mod` into the divisor y's sign: non-zero, of the other sign
 // (remainder and floor division, as PyTorch's).
+// lgamma through the reentrant lgamma_r (lgamma writes the process-wide signgam).
+template <typename T>
+static T lgammaOf(T x) {
+  int sign = 0;
+  if constexpr (std::is_same_v<T, float>) return ::lgammaf_r(x, &sign);
+  else return ::lgamma_r(x, &sign);
+}
+
+// digamma as PyTorch's CPU kernel computes it (the oracle of support/pointwise.def's rule): the reflection
+// on x's fraction below 0, the recurrence up to 10, then the asymptotic series in 1 / x^2.
+template <typename T>
+static T digammaOf(T x) {
+  constexpr double kPi = 3.14159265358979323846;
+  if (x == 0) return std::copysign(std::numeric_limits<T>::infinity(), -x);
+  if (x < 0) {
+    if (x == std::trunc(x)) return std::numeric_limits<T>::quiet_NaN();
+    const T r = x - std::trunc(x);
+    return digammaOf<T>(1 - x) - static_cast<T>(kPi) / std::tan(static_cast<T>(kPi) * r);
+  }
+  T result = 0;
+  while (x < 10) {
+    result -= 1 / x;
+    x += 1;
+  }
+  const double z = 1.0 / (static_cast<double>(x) * x);
+  const double series = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132)))));
+  return static_cast<T>(result + std::log(static_cast<double>(x)) - 0.5 / x - series);
+}
+
 template <typename T>
 static bool movesToDivisorSign(T mod, T y) {
   return mod != 0 && (y < 0) != (mod < 0);
@@ -445,6 +474,8 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
     case PointwiseOp::Sinh: return unary("sinh", op, a, [](auto v) { return std::sinh(v); });
     case PointwiseOp::Cosh: return unary("cosh", op, a, [](auto v) { return std::cosh(v); });
     case PointwiseOp::Erfc: return unary("erfc", op, a, [](auto v) { return std::erfc(v); });
+    case PointwiseOp::Lgamma: return unary("lgamma", op, a, [](auto v) { return lgammaOf(v); });
+    case PointwiseOp::Digamma: return unary("digamma", op, a, [](auto v) { return digammaOf(v); });
     case PointwiseOp::Floor: return unary("floor", op, a, [](auto v) { return std::floor(v); });
     case PointwiseOp::Ceil: return unary("ceil", op, a, [](auto v) { return std::ceil(v); });
     case PointwiseOp::Trunc: return unary("trunc", op, a, [](auto v) { return std::trunc(v); });

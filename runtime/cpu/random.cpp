@@ -1,4 +1,5 @@
-// prim::philox_dropout's kernel: support/philox.h's numbers, the mask computed here by a formula of its own.
+// prim::philox_dropout's and prim::philox_uniform's kernels: support/philox.h's numbers, the mask computed here
+// by a formula of its own.
 #include "runtime/cpu/loops.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/cuda/ops.h"
@@ -12,7 +13,7 @@ namespace gj::cpu {
 // The generator state's form, on either device (the device kernel reads its two words where they lie).
 static void checkRng(const Tensor& rng) {
   USER_CHECK(rng.defined() && rng.dtype() == DType::Int64 && rng.dim() == 1 && rng.numel() == 2,
-             "dropout: the generator state must be an int64 tensor [2] (seed, offset), not {}",
+             "the random ops' generator state must be an int64 tensor [2] (seed, offset), not {}",
              rng.defined() ? fmt::format("{} {}", dtypeName(rng.dtype()), shapeStr(rng.sizes())) : "undefined");
 }
 
@@ -52,6 +53,31 @@ Tensor dropout(const Tensor& x, double p, bool train, const Tensor& rng, int64_t
     dropoutTyped<float>(in.data<float>(), out.data<float>(), x.numel(), static_cast<float>(p), s, stream);
   else
     dropoutTyped<double>(in.data<double>(), out.data<double>(), x.numel(), p, s, stream);
+  return out;
+}
+
+template <typename T>
+static void uniformTyped(T* out, int64_t n, PhiloxState s, int64_t stream) {
+  const int64_t blocks = (n + 3) / 4;
+  parallelFor(blocks, n, [&](int64_t blk) {
+    unsigned bits[4];
+    gjPhiloxBlock(s.seed, s.offset, stream, blk, bits);
+    for (int64_t lane = 0; lane < 4 && blk * 4 + lane < n; ++lane) out[blk * 4 + lane] = gjPhiloxUnit<T>(bits[lane]);
+  });
+}
+
+Tensor uniform(const Tensor& like, const Tensor& rng, int64_t stream) {
+  USER_CHECK(like.defined() && isFloating(like.dtype()) && !isStorageOnly(like.dtype()),
+             "rand: uniform numbers are float32 or float64 (float16 and bfloat16 through them), not {}",
+             like.defined() ? dtypeName(like.dtype()) : "an undefined tensor");
+  USER_CHECK(like.numel() <= (int64_t{1} << 34), "rand: {} elements are more than Philox's counter numbers (2^34)",
+             like.numel());
+  checkRng(rng);
+  if (onCuda(like)) return cuda::uniform(like, rng, stream);
+  const PhiloxState s = philoxState(rng);
+  Tensor out = Tensor::empty(like.sizes(), like.dtype());
+  if (like.dtype() == DType::Float32) uniformTyped<float>(out.data<float>(), like.numel(), s, stream);
+  else uniformTyped<double>(out.data<double>(), like.numel(), s, stream);
   return out;
 }
 

@@ -77,6 +77,7 @@ void holdForTiming() { fail(); }
 double copyCeilingMs(int64_t) { fail(); }
 std::vector<KernelTime>* setReductionTimes(std::vector<KernelTime>* times) { return times; }
 Tensor dropout(const Tensor&, double, const Tensor&, int64_t) { fail(); }
+Tensor uniform(const Tensor&, const Tensor&, int64_t) { fail(); }
 void gemm(DType, bool, bool, int64_t, int64_t, int64_t, double, const void*, int64_t, const void*, int64_t, double,
           void*, int64_t, const GemmBatch&) {
   fail();

@@ -143,6 +143,8 @@ const EmulatedKernel kKernels[] = {
     kernel<GjConvArgs, gj_adaptive_avg_pool2d_backward>("gj_adaptive_avg_pool2d_backward"),
     kernel<GjDropoutArgs, gj_dropout_f32>("gj_dropout_f32"),
     kernel<GjDropoutArgs, gj_dropout_f64>("gj_dropout_f64"),
+    kernel<GjDropoutArgs, gj_uniform_f32>("gj_uniform_f32"),
+    kernel<GjDropoutArgs, gj_uniform_f64>("gj_uniform_f64"),
 };
 
 // What a CUfunction points at: a kernel of kernels.cuh, or one of a module built for the host.

@@ -247,7 +247,7 @@ GJ_DEVICE gj_i64 gjOffset(gj_i64 i, const GjShape& shape, const GjStrides& s) {
   return gjOffsets3(i, shape, s, s, s).a;
 }
 
-// exp, log, sqrt, tanh, erf, sin, cos, expm1, log1p, atan, asin, acos, sinh, cosh, erfc, the roundings and pow of T (float or double): each resolves to T's own overload.
+// exp, log, sqrt, tanh, erf, sin, cos, expm1, log1p, atan, asin, acos, sinh, cosh, erfc, lgamma, the roundings and pow of T (float or double): each resolves to T's own overload.
 template <typename T> GJ_DEVICE T gjExp(T x) { return exp(x); }
 template <typename T> GJ_DEVICE T gjLog(T x) { return log(x); }
 template <typename T> GJ_DEVICE T gjSqrt(T x) { return sqrt(x); }
@@ -263,6 +263,7 @@ template <typename T> GJ_DEVICE T gjAcos(T x) { return acos(x); }
 template <typename T> GJ_DEVICE T gjSinh(T x) { return sinh(x); }
 template <typename T> GJ_DEVICE T gjCosh(T x) { return cosh(x); }
 template <typename T> GJ_DEVICE T gjErfc(T x) { return erfc(x); }
+template <typename T> GJ_DEVICE T gjLgamma(T x) { return lgamma(x); }
 template <typename T> GJ_DEVICE T gjFloor(T x) { return floor(x); }
 template <typename T> GJ_DEVICE T gjCeil(T x) { return ceil(x); }
 template <typename T> GJ_DEVICE T gjTrunc(T x) { return trunc(x); }
@@ -305,6 +306,7 @@ struct GjMath {
   GJ_METHOD T sinh(T x) const { return gjSinh(x); }
   GJ_METHOD T cosh(T x) const { return gjCosh(x); }
   GJ_METHOD T erfc(T x) const { return gjErfc(x); }
+  GJ_METHOD T lgamma(T x) const { return gjLgamma(x); }
   GJ_METHOD T floor(T x) const { return gjFloor(x); }
   GJ_METHOD T ceil(T x) const { return gjCeil(x); }
   GJ_METHOD T trunc(T x) const { return gjTrunc(x); }
@@ -392,6 +394,18 @@ GJ_DEVICE void gjDropoutMap(const GjDropoutArgs& a) {
 
 GJ_KERNEL void gj_dropout_f32(GjDropoutArgs p) { gjDropoutMap<float>(p); }
 GJ_KERNEL void gj_dropout_f64(GjDropoutArgs p) { gjDropoutMap<double>(p); }
+
+// gj_uniform_f32 / gj_uniform_f64: out[i] = element i's uniform number in [0, 1) (prim::philox_uniform); the
+// arguments are dropout's, without `in` and `p`.
+template <typename T>
+GJ_DEVICE void gjUniformMap(const GjDropoutArgs& a) {
+  T* out = (T*)a.out;
+  const gj_i64 seed = a.rng[0], offset = a.rng[1];
+  GJ_GRID_STRIDE(i, a.n) out[i] = gjPhiloxUniform<T>(seed, offset, a.stream, i);
+}
+
+GJ_KERNEL void gj_uniform_f32(GjDropoutArgs p) { gjUniformMap<float>(p); }
+GJ_KERNEL void gj_uniform_f64(GjDropoutArgs p) { gjUniformMap<double>(p); }
 
 // A float's bits and back (a union: the device's compiler and the emulator's both read it as intended).
 GJ_DEVICE unsigned gjBits(float f) {

@@ -598,6 +598,20 @@ Tensor dropout(const Tensor& x, double p, const Tensor& rng, int64_t stream) {
   return out;
 }
 
+Tensor uniform(const Tensor& like, const Tensor& rng, int64_t stream) {
+  USER_CHECK(like.device() == DeviceKind::Cuda && isFloating(like.dtype()) && !isStorageOnly(like.dtype()),
+             "CUDA uniform: a float32 or float64 device tensor expected");
+  Tensor state = rng.device() == DeviceKind::Cuda ? rng.contiguous() : rng.to(DeviceKind::Cuda);
+  Tensor out = Tensor::empty(like.sizes(), like.dtype(), DeviceKind::Cuda);
+  GjDropoutArgs a{};
+  a.n = like.numel();
+  a.stream = stream;
+  a.rng = static_cast<const gj_i64*>(state.rawData());
+  a.out = out.rawData();
+  if (a.n > 0) launch(like.dtype() == DType::Float32 ? "gj_uniform_f32" : "gj_uniform_f64", a.n, a);
+  return out;
+}
+
 void fill(const Tensor& dst, double value) {
   USER_CHECK(dst.device() == DeviceKind::Cuda && dst.isContiguous(), "CUDA fill: a contiguous device tensor expected");
   GjFillArgs p{};

@@ -64,6 +64,8 @@ void scatterAdd(const Tensor& out, const Tensor& in, int64_t inRowStride, const 
 
 /// cpu::dropout on the device: x contiguous, rng the int64 [2] state (read by the kernel where it lies).
 Tensor dropout(const Tensor& x, double p, const Tensor& rng, int64_t stream);
+/// cpu::uniform on the device: like a float32 or float64 device tensor.
+Tensor uniform(const Tensor& like, const Tensor& rng, int64_t stream);
 
 /// out = op(a, b) over int64 operands broadcast together, for the ops PyTorch computes in integers (add,
 /// sub and rsub with an integral `scalar` alpha, mul, clamp_min, clamp_max, clamp with `scalar` its upper

@@ -330,6 +330,7 @@ def flatten(value):
 def run_case(name, what, fn, inputs):
     scripted = torch.jit.script(fn)
     graph = relative(str(scripted.inlined_graph))  # F.hardtanh and friends' bodies in place
+    encoded_inputs = [encode(v) for v in inputs]  # before the run, which may update one in place (add_)
     names = [v.debugName().split(".")[0] for v in scripted.graph.inputs()]
     leaves = [t.clone().requires_grad_(True)
               if isinstance(t, Tensor) and t.dtype in (torch.float32, torch.float64) else t for t in inputs]
@@ -348,7 +349,7 @@ def run_case(name, what, fn, inputs):
         "name": name,
         "what": what,
         "graph": graph,
-        "inputs": [dict(encode(v), name=n) for n, v in zip(names, inputs)],
+        "inputs": [dict(e, name=n) for n, e in zip(names, encoded_inputs)],
         "outputs": [encode(o) for o in outputs],
         "grad_outputs": [encode(g) if g is not None else None for g in grad_outputs],
         "grads": [encode(g) if g is not None else None for g in grads],
@@ -463,8 +464,28 @@ def other_forms(x, c, flag: bool):
 def integer_products(a, b, c, s, t):
     return (torch.mm(a, b), torch.matmul(c, b), torch.matmul(a[0], b[:, 1]), torch.matmul(s, t), a @ b.t().t())
 
+def gamma_edges(x, i):
+    return torch.lgamma(x), torch.digamma(x.detach()), torch.lgamma(i), torch.digamma(i)
+
+def sized_factories(x, n, k: int):
+    n.add_(1)
+    with torch.jit.strict_fusion():
+        y = x + torch.ones(3) * n
+    grown = torch.empty(0)
+    for j in range(k):
+        grown = torch.cat([grown, x[j:j + 1] * 2.0])
+    return (y, torch.zeros([k, 2], dtype=torch.float64), torch.full([2], 7), torch.full([2], 1.5),
+            torch.full([1], 2, dtype=torch.bool), torch.ones(2, dtype=torch.int32) + k, grown, torch.empty_like(x) * 0.0 + 1.0)
+
 
 CASES += [
+    ("gamma_edges", "lgamma and its gradient (digamma) at the poles (0, -1, -0, -inf), at inf, NaN and between, "
+     "digamma itself (no gradient), and both of int64 (in float32)", gamma_edges,
+     [tensor(EDGES + [2.5, -2.5, 1e-3, 30.0, -7.25, 1.4616321]),
+      torch.tensor([0, 1, 2, -3, 10, 171, -9223372036854775807, 9223372036854775807, 5, 6, 7, 8, 9, 11, 12])]),
+    ("sized_factories", "ones, zeros, empty, full (its dtype from the fill value or given) by sizes, empty_like, a buffer's "
+     "in-place add_ read after it, and a torch.jit.strict_fusion block", sized_factories,
+     [tensor([0.5, -1.5, 2.0]), torch.tensor([4]), 2]),
     ("integer_products", "matrix products of int64 (wrapping past int64's ends), batched and of vectors, and of int8 "
      "(wrapping in int8), as PyTorch's exact integer products", integer_products,
      [torch.tensor([[1, -2, 3], [4611686018427387904, 5, -6]]), torch.tensor([[7, 8], [-9, 10], [11, -12]]),

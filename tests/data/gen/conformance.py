@@ -33,6 +33,7 @@ UNARY = {
     "relu": "torch.relu(a)", "floor": "torch.floor(a)", "ceil": "torch.ceil(a)", "round": "torch.round(a)",
     "trunc": "torch.trunc(a)", "frac": "torch.frac(a)", "expm1": "torch.expm1(a)", "log1p": "torch.log1p(a)",
     "log2": "torch.log2(a)", "log10": "torch.log10(a)", "erf": "torch.erf(a)", "erfc": "torch.erfc(a)",
+    "lgamma": "torch.lgamma(a)", "digamma": "torch.digamma(a)",
     "reciprocal": "torch.reciprocal(a)", "atan": "torch.atan(a)", "asin": "torch.asin(a)",
     "acos": "torch.acos(a)", "sinh": "torch.sinh(a)", "cosh": "torch.cosh(a)", "isnan": "torch.isnan(a)",
     "bitwise_not": "torch.bitwise_not(a)", "square": "a * a", "clamp": "torch.clamp(a, 0, 5)",
