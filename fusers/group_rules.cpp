@@ -24,13 +24,14 @@ std::optional<std::vector<int64_t>> groupSizes(const Value* v, SizeRule rule) {
   return s;
 }
 
-// float32 or float64: the fusers' kernels compute in them; float16 and bfloat16 are storage dtypes that the
-// interpreter computes (support/dtype.h), so their values stay out of groups.
-static bool computesInFloat(DType t) { return isFloating(t) && !isStorageOnly(t); }
+// float32 or float64: the fusers' kernels compute in them; float16 and bfloat16 are storage dtypes, which a
+// fuser that converts at its loads and stores (`storage`) computes in float32, and the others leave to the
+// interpreter (support/dtype.h).
+static bool computesInFloat(DType t, bool storage) { return isFloating(t) && (storage || !isStorageOnly(t)); }
 
-bool floatTensor(const Value* v, SizeRule rule) {
+bool floatTensor(const Value* v, SizeRule rule, bool storage) {
   const Type& t = v->type();
-  return t.isTensor() && t.dtype && computesInFloat(*t.dtype) && groupSizes(v, rule).has_value();
+  return t.isTensor() && t.dtype && computesInFloat(*t.dtype, storage) && groupSizes(v, rule).has_value();
 }
 
 bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
@@ -54,24 +55,24 @@ static std::string dropoutBlocker(const Node* n) {
   return "";
 }
 
-std::optional<DType> computeDtype(const Node* n) {
+std::optional<DType> computeDtype(const Node* n, bool storage) {
   const std::optional<DType> t = isComparison(n->kind()) ? pointwiseOperandDtype(n) : n->output()->type().dtype;
-  return t && computesInFloat(*t) ? t : std::nullopt;
+  return t && computesInFloat(*t, storage) ? std::optional(computeDType(*t)) : std::nullopt;
 }
 
 // A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output.
-std::string pointwiseBlocker(const Node* n, bool mixedDtypes, SizeRule rule) {
+std::string pointwiseBlocker(const Node* n, bool mixedDtypes, SizeRule rule, bool storage) {
   if (!isPointwise(n)) return "not pointwise";
   if (n->kind() == OpKind::PhiloxDropout) return dropoutBlocker(n);
   const bool boolResult = isComparison(n->kind());
   auto sizesOk = [&](const Value* v) { return groupSizes(v, rule).has_value(); };
   if (n->outputs().size() != 1 || !sizesOk(n->output()) ||
-      !(boolResult ? n->output()->type().dtype == DType::Bool : floatTensor(n->output(), rule)))
+      !(boolResult ? n->output()->type().dtype == DType::Bool : floatTensor(n->output(), rule, storage)))
     return rule == SizeRule::Static
                ? "the output has no static sizes or is not float (run shape propagation on a specialized graph)"
                : "the output is not float, or a size other than the leading one is unknown (run shape "
                  "propagation on a specialized graph)";
-  const auto compute = computeDtype(n);
+  const auto compute = computeDtype(n, storage);
   if (!compute) return "it compares operands that are not float";
   auto out = *groupSizes(n->output(), rule);
   for (size_t i = 0; i < n->inputs().size(); ++i) {
@@ -84,24 +85,25 @@ std::string pointwiseBlocker(const Node* n, bool mixedDtypes, SizeRule rule) {
       if (v->type().dtype != DType::Bool || !sizesOk(v))
         return fmt::format("condition %{} is not a bool tensor of static sizes", v->name());
     } else {
-      if (!floatTensor(v, rule)) return fmt::format("input %{} has no static sizes or is not float", v->name());
-      if (!mixedDtypes && v->type().dtype != compute) return fmt::format("input %{} has another dtype", v->name());
+      if (!floatTensor(v, rule, storage)) return fmt::format("input %{} has no static sizes or is not float", v->name());
+      if (!mixedDtypes && computeDType(*v->type().dtype) != compute)
+        return fmt::format("input %{} has another dtype", v->name());
     }
     if (!broadcastsTo(*groupSizes(v, rule), out)) return fmt::format("input %{} does not broadcast to the output", v->name());
   }
   return "";
 }
 
-bool fusiblePointwise(const Node* n, bool mixedDtypes, SizeRule rule) {
-  return pointwiseBlocker(n, mixedDtypes, rule).empty();
+bool fusiblePointwise(const Node* n, bool mixedDtypes, SizeRule rule, bool storage) {
+  return pointwiseBlocker(n, mixedDtypes, rule, storage).empty();
 }
 
-bool fusibleChunk(const Node* n, SizeRule rule) {
+bool fusibleChunk(const Node* n, SizeRule rule, bool storage) {
   if (n->kind() != OpKind::Chunk) return false;
   auto chunks = constantInt(n->input(1));
   auto dim = constantInt(n->input(2));
   auto sizes = groupSizes(n->input(0), rule);
-  if (!chunks || !dim || !sizes || *chunks <= 0 || !floatTensor(n->input(0), rule)) return false;
+  if (!chunks || !dim || !sizes || *chunks <= 0 || !floatTensor(n->input(0), rule, storage)) return false;
   int64_t rank = static_cast<int64_t>(sizes->size());
   if (*dim < -rank || *dim >= rank) return false;
   int64_t d = *dim < 0 ? *dim + rank : *dim;

@@ -17,24 +17,27 @@ bool isPointwise(const Node* n);
 enum class SizeRule : uint8_t { Static, DynamicRows };
 /// v's sizes under the rule; nullopt when it does not hold.
 std::optional<std::vector<int64_t>> groupSizes(const Value* v, SizeRule rule);
-/// A float32 or float64 tensor (not a storage dtype) whose sizes the rule admits.
-bool floatTensor(const Value* v, SizeRule rule = SizeRule::Static);
+/// A float32 or float64 tensor whose sizes the rule admits; with `storage`, a float16 or bfloat16 one too (a
+/// fuser that converts at its loads and stores, computing in float32).
+bool floatTensor(const Value* v, SizeRule rule = SizeRule::Static, bool storage = false);
 /// Aligned from the right, each dim of `from` equals `to`'s or is 1 (an unknown leading dim matches only
 /// an unknown one).
 bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& to);
 /// The float dtype a pointwise node computes in: its output's, or a comparison's operands' promoted dtype
-/// (its result is bool); nullopt when that is not a float.
-std::optional<DType> computeDtype(const Node* n);
+/// (its result is bool); float32 for a storage dtype with `storage`; nullopt when that is not a float.
+std::optional<DType> computeDtype(const Node* n, bool storage = false);
 /// A pointwise node over float tensors of admitted sizes, scalar operands constant, inputs broadcasting to its
 /// output; its tensor inputs in its compute dtype unless `mixedDtypes` (type promotion inside the kernel).
 /// Bool tensors enter only as a condition operand (where's, masked_fill's) and leave only as a comparison's
 /// result: the kernels compute them as 1 and 0 in the float dtype.
-bool fusiblePointwise(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static);
+/// `storage` admits float16 and bfloat16 tensors as floatTensor does.
+bool fusiblePointwise(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static, bool storage = false);
 /// Which of fusiblePointwise's conditions n fails, in words ("" when none does).
-std::string pointwiseBlocker(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static);
+std::string pointwiseBlocker(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static,
+                             bool storage = false);
 /// chunk(x, n, d) with constants, an evenly divisible x of admitted sizes (never along an unknown dim),
 /// unpacked once.
-bool fusibleChunk(const Node* n, SizeRule rule = SizeRule::Static);
+bool fusibleChunk(const Node* n, SizeRule rule = SizeRule::Static, bool storage = false);
 
 /// Moves aten::chunk above the pointwise ops that produce its input, so that chunks apply to tensors
 /// computed outside any group (and a group partitions them as it loads them):

@@ -18,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -139,6 +141,70 @@ TEST(LegacyFuser, Float64KernelsMatchTheInterpreter) {
   auto ref = Interpreter(*g).run(in);
   EXPECT_EQ(f.stats().fusionGroups, 1) << f.stats().str();
   EXPECT_LE(test::relError(fused[0].toTensor(), ref[0].toTensor()), 1e-14);
+}
+
+// float16 and bfloat16 in a legacy group: loaded as floats, every op's result rounded to its dtype at once
+// and numbers to the dtype they meet (0.1 beside float16), as the unfused ops do, so the group's results are
+// the interpreter's bit for bit (ops whose float32 code is exact: products, sums, quotients, sqrt, relu,
+// comparisons), at NaN, the infinities, ties, subnormals and overflow; on the CPU, the device when there is
+// one, and NVRTC compiles the kernel.
+TEST(LegacyFuser, HalfAndBFloat16GroupsAreTheInterpretersBitForBit) {
+  const char* ir = R"IR(graph(%x : Half(3, 5), %y : Half(5), %u : BFloat16(3, 5)):
+  %one : int = prim::Constant[value=1]()
+  %tenth : float = prim::Constant[value=0.1]()
+  %a : Tensor = aten::mul(%x, %tenth)
+  %b : Tensor = aten::add(%a, %y, %one)
+  %c : Tensor = aten::div(%b, %x)
+  %d : Tensor = aten::sqrt(%c)
+  %e : Tensor = aten::relu(%d)
+  %m : Tensor = aten::lt(%b, %tenth)
+  %v : Tensor = aten::mul(%u, %tenth)
+  %w : Tensor = aten::add(%v, %u, %one)
+  %q : Tensor = aten::sub(%w, %b, %one)
+  return (%e, %m, %w, %q)
+)IR";
+  auto g = parseIR(ir);
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  std::vector<IValue> in = {
+      Tensor::fromVector({3, 5}, {1.0, -2.5, 65504.0, 6.1e-5, -0.0, nan, inf, 3.0, 0.30004882812, 1e-7, 2049.0, -7.0,
+                                  0.5, 100.0, -inf}, DType::Float16),
+      Tensor::fromVector({5}, {0.25, -1.0, 1e-4, 3.5, 60000.0}, DType::Float16),
+      Tensor::fromVector({3, 5}, {1.5, -3.0e38, 1.0e-38, 0.1, -0.0, nan, -inf, 2.5, 3.0e38, 7.0, 0.3, -0.2, 1e3, 4.0,
+                                  1.0}, DType::BFloat16)};
+  const auto ref = Interpreter(*g).run(in);
+  auto same = [](const Tensor& a, const Tensor& b) {
+    const Tensor x = a.to(DeviceKind::Cpu).contiguous(), y = b.contiguous();
+    return x.dtype() == y.dtype() && x.sizes() == y.sizes() &&
+           std::memcmp(x.rawData(), y.rawData(), static_cast<size_t>(x.numel()) * dtypeSize(x.dtype())) == 0;
+  };
+  std::vector<DeviceKind> devices;
+  if (test::kHaveLlvm) devices.push_back(DeviceKind::Cpu);
+  if (cuda::available()) devices.push_back(DeviceKind::Cuda);
+  for (DeviceKind d : devices) {
+    Function f(*g, {.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy, .device = d});
+    std::vector<IValue> on;
+    for (const IValue& v : in) on.push_back(v.toTensor().to(d));
+    auto out = f.forward(on);
+    EXPECT_EQ(f.stats().fusionGroups, 1) << f.stats().str();
+    EXPECT_GE(f.stats().kernelRuns, 1) << f.stats().str();
+    for (size_t i = 0; i < ref.size(); ++i)
+      EXPECT_TRUE(same(out[i].toTensor(), ref[i].toTensor())) << deviceName(d) << " output " << i;
+  }
+  if (!haveNvrtc()) return;
+  PipelineOptions o;
+  o.fuser = FuserKind::Legacy;
+  Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false, false, false}, o);
+  size_t groups = 0;
+  forEachNode(plan.graph->block(), [&](Node* n) {
+    if (n->kind() != OpKind::FusionGroup) return;
+    ++groups;
+    const std::string src = legacy::emitCudaKernel(legacy::buildKernelSpec(*n->subgraph()), "k");
+    EXPECT_NE(src.find("gjHalfBits"), std::string::npos) << src;
+    auto r = nvrtcCompile(src, "k", "sm_90");
+    ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
+    EXPECT_TRUE(r.value().log.empty()) << r.value().log << "\n" << src;
+  });
+  EXPECT_EQ(groups, 1u);
 }
 
 TEST(LegacyFuser, NanAndInfPropagateAsUnfused) {

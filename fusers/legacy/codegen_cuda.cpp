@@ -6,6 +6,7 @@
 #include "runtime/tensor.h"
 #include "support/error.h"
 #include "support/philox.h"
+#include "support/half_bits_text.h"
 #include "support/philox_text.h"
 
 #include <fmt/format.h>
@@ -92,7 +93,20 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
   const bool dbl = spec.dtype == DType::Float64;
   const char* T = dbl ? "double" : "float";
   std::string params;
-  auto cType = [&](DType t) { return t == DType::Int64 ? "long long" : t == DType::Bool ? "bool" : T; };
+  auto cType = [&](DType t) {
+    if (isStorageOnly(t)) return "unsigned short";  // float16 and bfloat16 bits (support/half_bits.h)
+    return t == DType::Int64 ? "long long" : t == DType::Bool ? "bool" : T;
+  };
+  // A float16 or bfloat16 value: its float, or a float's bits rounded to it (computing in float32).
+  bool usesHalfBits = false;
+  auto widened = [&](DType t, const std::string& bits) {
+    usesHalfBits = true;
+    return t == DType::Float16 ? fmt::format("gjHalfValue({})", bits) : fmt::format("gjFloatOfBits((unsigned){} << 16)", bits);
+  };
+  auto narrowed = [&](DType t, const std::string& v) {
+    usesHalfBits = true;
+    return fmt::format("{}({})", t == DType::Float16 ? "gjHalfBits" : "gjBFloat16Bits", v);
+  };
   for (size_t i = 0; i < spec.argSizes.size(); ++i)
     params += fmt::format("const {}* __restrict__ in{}, ", cType(spec.argDtypes[i]), i);
   for (size_t i = 0; i < spec.outputs.size(); ++i) params += fmt::format("{}* __restrict__ out{}, ", cType(spec.outDtypes[i]), i);
@@ -132,6 +146,7 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
           if (l.strides[d] != 0) off += fmt::format(" + i{} * {}LL", d, l.strides[d]);
         rhs = fmt::format("in{}[{}]", l.arg, off);
         if (spec.argDtypes[l.arg] == DType::Bool) rhs = fmt::format("({})({} ? 1 : 0)", T, rhs);  // a condition
+        if (isStorageOnly(spec.argDtypes[l.arg])) rhs = widened(spec.argDtypes[l.arg], rhs);
         break;
       }
       case KernelSpec::ExprKind::Op: {
@@ -140,6 +155,7 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
         std::string args[3];
         for (size_t a = 0; a < 3 && a < x.args.size(); ++a) args[a] = operand(x.args[a]);
         rhs = applyPointwise(*rule, CudaTextAlgebra{dbl, &usesMinMax}, args[0], args[1], args[2]);
+        if (x.roundTo) rhs = widened(*x.roundTo, narrowed(*x.roundTo, rhs));  // as the unfused op stores it
         break;
       }
       case KernelSpec::ExprKind::Dropout: {
@@ -151,10 +167,14 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
     }
     s += fmt::format("    const {} v{} = {};\n", T, e, rhs);
   }
-  for (size_t o = 0; o < spec.outputs.size(); ++o)  // a bool output holds a comparison's 1 or 0
-    s += fmt::format("    out{}[i] = {}{};\n", o, operand(spec.outputs[o]), spec.outDtypes[o] == DType::Bool ? " != 0" : "");
+  for (size_t o = 0; o < spec.outputs.size(); ++o) {  // a bool output holds a comparison's 1 or 0
+    const DType t = spec.outDtypes[o];
+    const std::string v = operand(spec.outputs[o]);
+    s += fmt::format("    out{}[i] = {};\n", o, t == DType::Bool ? v + " != 0" : isStorageOnly(t) ? narrowed(t, v) : v);
+  }
   s += "  }\n}\n";
   if (usesMinMax) s = std::string(fusion::kCudaMinMaxHeader) + s;
+  if (usesHalfBits) s = std::string(kHalfBitsHeader) + "\n" + s;
   return usesPhilox ? std::string(kPhiloxHeader) + "\n" + s : s;
 }
 

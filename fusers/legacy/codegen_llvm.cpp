@@ -74,6 +74,9 @@ class Emitter {
       if (spec_.outDtypes[o] == DType::Bool) {  // a comparison's 1 or 0, stored as a byte
         t = llvm::Type::getInt8Ty(ctx_);
         v = b_.CreateZExt(b_.CreateFCmpUNE(v, cf(0)), t);
+      } else if (isStorageOnly(spec_.outDtypes[o])) {
+        t = llvm::Type::getInt16Ty(ctx_);
+        v = narrowed(spec_.outDtypes[o], v);
       }
       b_.CreateStore(v, b_.CreateGEP(t, out, b_.CreateAdd(outBase, col)));
     }
@@ -108,6 +111,26 @@ class Emitter {
     return offsets;
   }
 
+  // float16 and bfloat16 (only in float32 groups): a value's float from its 16 bits, and a float's bits rounded
+  // to nearest even, as support/half.h converts on the host. float16 by LLVM's half (F16C's conversions);
+  // bfloat16 by integer arithmetic on the float's bits, a NaN kept quiet.
+  llvm::Value* widened(DType t, llvm::Value* bits) {
+    if (t == DType::Float16) return b_.CreateFPExt(b_.CreateBitCast(bits, llvm::Type::getHalfTy(ctx_)), t_);
+    llvm::Type* i32 = llvm::Type::getInt32Ty(ctx_);
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, i32), 16), t_);
+  }
+  llvm::Value* narrowed(DType t, llvm::Value* v) {
+    llvm::Type* i16 = llvm::Type::getInt16Ty(ctx_);
+    if (t == DType::Float16) return b_.CreateBitCast(b_.CreateFPTrunc(v, llvm::Type::getHalfTy(ctx_)), i16);
+    llvm::Type* i32 = llvm::Type::getInt32Ty(ctx_);
+    auto k = [&](uint32_t c) { return llvm::ConstantInt::get(i32, c); };
+    llvm::Value* x = b_.CreateBitCast(v, i32);
+    llvm::Value* high = b_.CreateLShr(x, 16);
+    llvm::Value* isNan = b_.CreateICmpUGT(b_.CreateAnd(x, k(0x7fffffffu)), k(0x7f800000u));
+    llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(b_.CreateAdd(x, k(0x7fffu)), b_.CreateAnd(high, k(1))), 16);
+    return b_.CreateTrunc(b_.CreateSelect(isNan, b_.CreateOr(high, k(0x40u)), rounded), i16);
+  }
+
   llvm::Value* expr(const KernelSpec::Expr& e, llvm::Function* f, const std::vector<llvm::Value*>& rowOffset,
                     llvm::Value* col, llvm::Value* linear) {
     switch (e.kind) {
@@ -121,9 +144,17 @@ class Emitter {
           llvm::Value* byte = b_.CreateLoad(i8, b_.CreateGEP(i8, p, b_.CreateAdd(rowOffset[e.load], inner)));
           return b_.CreateUIToFP(b_.CreateICmpNE(byte, llvm::ConstantInt::get(i8, 0)), t_);
         }
+        if (isStorageOnly(spec_.argDtypes[l.arg])) {
+          llvm::Type* i16 = llvm::Type::getInt16Ty(ctx_);
+          return widened(spec_.argDtypes[l.arg],
+                         b_.CreateLoad(i16, b_.CreateGEP(i16, p, b_.CreateAdd(rowOffset[e.load], inner))));
+        }
         return b_.CreateLoad(t_, b_.CreateGEP(t_, p, b_.CreateAdd(rowOffset[e.load], inner)));
       }
-      case KernelSpec::ExprKind::Op: return op(e);
+      case KernelSpec::ExprKind::Op: {
+        llvm::Value* v = op(e);
+        return e.roundTo ? widened(*e.roundTo, narrowed(*e.roundTo, v)) : v;  // as the unfused op stores it
+      }
       case KernelSpec::ExprKind::Dropout: {
         llvm::Value* rng = f->getArg(static_cast<unsigned>(e.rngArg));
         llvm::Value* seed = b_.CreateLoad(i64_, rng);

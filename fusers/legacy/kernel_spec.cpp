@@ -1,6 +1,7 @@
 #include "fusers/legacy/kernel_spec.h"
 
 #include "fusers/group_rules.h"
+#include "passes/shape_propagation.h"
 #include "passes/util.h"
 #include "runtime/tensor.h"
 #include "support/error.h"
@@ -28,7 +29,9 @@ std::string KernelSpec::key() const {
     switch (e.kind) {
       case ExprKind::Load: s += fmt::format("l{};", e.load); break;
       case ExprKind::Scalar: s += fmt::format("s{:a};", e.scalar); break;
-      case ExprKind::Op: s += fmt::format("{}({});", opInfo(e.op).name, fmt::join(e.args, ",")); break;
+      case ExprKind::Op:
+        s += fmt::format("{}({}){};", opInfo(e.op).name, fmt::join(e.args, ","), e.roundTo ? dtypeName(*e.roundTo) : "");
+        break;
       case ExprKind::Dropout: s += fmt::format("dropout({};rng{};s{});", fmt::join(e.args, ","), e.rngArg, e.stream); break;
     }
   }
@@ -66,7 +69,7 @@ class SpecBuilder {
     // The dtype the group computes in: its pointwise nodes' (the fuser joins nodes of one).
     for (const Node* n : *sub_.block())
       if (n->info().group == OpGroupKind::Pointwise)
-        if (auto t = fusion::computeDtype(n)) spec_.dtype = *t;
+        if (auto t = fusion::computeDtype(n, /*storage=*/true)) spec_.dtype = *t;
     for (size_t i = 0; i < sub_.inputs().size(); ++i) {
       const Value* in = sub_.inputs()[i];
       USER_CHECK(in->type().isTensor(), "fusion: input %{} is not a tensor", in->name());
@@ -88,23 +91,33 @@ class SpecBuilder {
   }
   int load(size_t arg, int64_t offset, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
     spec_.loads.push_back({arg, offset, broadcastStrides(sizes, strides, spec_.shape)});
-    return add({KernelSpec::ExprKind::Load, OpKind::Add, {}, spec_.loads.size() - 1, 0});
+    return add({KernelSpec::ExprKind::Load, OpKind::Add, {}, spec_.loads.size() - 1, 0, 0, 0, std::nullopt});
   }
+  int scalar(double value) { return add({KernelSpec::ExprKind::Scalar, OpKind::Add, {}, 0, value, 0, 0, std::nullopt}); }
   int exprOf(const Value* v) {
     if (auto it = expr_.find(v); it != expr_.end()) return it->second;
     if (auto it = argOf_.find(v); it != argOf_.end()) {
       const auto& sizes = spec_.argSizes[it->second];
       return expr_[v] = load(it->second, 0, sizes, contiguousStrides(sizes));
     }
-    if (auto d = constantDouble(v)) return expr_[v] = add({KernelSpec::ExprKind::Scalar, OpKind::Add, {}, 0, *d});
+    if (auto d = constantDouble(v)) return expr_[v] = scalar(*d);
     USER_CHECK(false, "fusion: value %{} cannot be read in a kernel", v->name());
     return -1;
   }
   void node(const Node* n) {
     switch (n->info().group) {
       case OpGroupKind::Pointwise: {
-        KernelSpec::Expr e{KernelSpec::ExprKind::Op, n->kind(), {}, 0, 0};
-        for (const Value* v : n->inputs()) e.args.push_back(exprOf(v));
+        // Beside a storage dtype, numbers are rounded to it first, as the unfused op rounds them
+        // (0.1 beside float16 is 0.0999755859375); the result is rounded to its own dtype.
+        const std::optional<DType> meets = pointwiseOperandDtype(n);
+        const bool roundNumbers = meets && isStorageOnly(*meets);
+        KernelSpec::Expr e{KernelSpec::ExprKind::Op, n->kind(), {}, 0, 0, 0, 0, std::nullopt};
+        for (const Value* v : n->inputs()) {
+          const auto number = constantDouble(v);
+          e.args.push_back(roundNumbers && number ? scalar(Tensor::scalar(*number, *meets).item()) : exprOf(v));
+        }
+        const std::optional<DType> out = n->output()->type().dtype;
+        if (out && isStorageOnly(*out)) e.roundTo = *out;
         expr_[n->output()] = add(std::move(e));
         return;
       }
@@ -136,7 +149,7 @@ class SpecBuilder {
     // Its numbers follow its own element index: the group's, when its output has the group's shape.
     USER_CHECK(staticSizes(n->output()) == spec_.shape, "fusion: prim::philox_dropout of another shape than the group's");
     KernelSpec::Expr e{KernelSpec::ExprKind::Dropout, n->kind(), {exprOf(n->input(0)), exprOf(n->input(1))}, 0, 0,
-                       rng->second, *stream};
+                       rng->second, *stream, std::nullopt};
     expr_[n->output()] = add(std::move(e));
   }
   // Each piece of chunk(x, n, d) (x an input) is a view of x: the k-th slab along d.

@@ -4,6 +4,7 @@
 #include "runtime/cpu/ops.h"
 #include "runtime/cuda/device.h"
 #include "runtime/nvrtc.h"
+#include "support/half_bits_text.h"
 #include "support/philox_text.h"
 #include "support/error.h"
 
@@ -44,11 +45,12 @@ static std::string spliced(std::string text, const std::string& include, const s
 }
 
 const std::string& kernelSource() {
-  // One text for NVRTC: the pointwise rules' header and table spliced in where kernels.cuh includes them.
+  // One text for NVRTC: the headers kernels.cuh includes spliced in where it includes them.
   static const std::string s = spliced(
-      spliced(kKernelsCu, "#include \"support/pointwise.h\"",
-              spliced(kPointwiseH, "#include \"support/pointwise.def\"", kPointwiseDef)),
-      "#include \"support/philox.h\"", kPhiloxHeader);
+      spliced(spliced(kKernelsCu, "#include \"support/pointwise.h\"",
+                      spliced(kPointwiseH, "#include \"support/pointwise.def\"", kPointwiseDef)),
+              "#include \"support/philox.h\"", kPhiloxHeader),
+      "#include \"support/half_bits.h\"", kHalfBitsHeader);
   return s;
 }
 
