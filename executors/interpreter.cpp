@@ -649,7 +649,7 @@ bool computesInWiderDType(OpKind kind) {
   const OpInfo& info = opInfo(kind);
   if (info.group == OpGroupKind::View || info.group == OpGroupKind::Control) return false;
   if (info.plumbing() || info.readsOnlyMetadata()) return false;
-  return kind != OpKind::ToDType && kind != OpKind::TypeAs;
+  return kind != OpKind::ToDType && kind != OpKind::TypeAs && kind != OpKind::CastOnDevice;
 }
 
 bool meetsStorageDType(const Operands& in) {
@@ -1062,6 +1062,15 @@ void Frame::runOp(const Node* n, const Operands& in) {
       set(n, cpu::dropout(T(0), in[1].toDouble("dropout p"), in[2].toBool("train"), T(3), I(4)));
       return;
     case OpKind::PhiloxUniform: set(n, cpu::uniform(T(0), T(1), I(2))); return;
+    case OpKind::CastOnDevice: {
+      const std::vector<int64_t>& from = Ints(1);
+      const int64_t to = T(0).device() == DeviceKind::Cpu ? I(2) : I(3);
+      const bool casts = to >= 0 && std::find(from.begin(), from.end(), static_cast<int64_t>(T(0).dtype())) != from.end();
+      const auto d = casts ? dtypeFromCode(to) : std::nullopt;
+      USER_CHECK(!casts || d, "prim::cast_on_device: {} is not a dtype code", to);
+      set(n, casts ? T(0).to(*d) : T(0));
+      return;
+    }
     case OpKind::Full: {
       const auto d = dtypeFromCode(I(2));
       USER_CHECK(d, "prim::full: {} is not a dtype code", I(2));

@@ -301,7 +301,7 @@ void emitGradient(GradientContext& c, Node* n) {
       return;
     }
     case OpKind::Contiguous: acc(in(0), gy); return;
-    case OpKind::TypeAs: case OpKind::ToDType: acc(in(0), c.castTo(gy, in(0))); return;
+    case OpKind::TypeAs: case OpKind::ToDType: case OpKind::CastOnDevice: acc(in(0), c.castTo(gy, in(0))); return;
     case OpKind::Chunk: case OpKind::SplitWithSizes:
       acc(in(0), b.op(OpKind::Cat, {c.gradOf(out), F(in(2))}));
       return;

@@ -801,6 +801,18 @@ Type outputType(const Node* n, size_t k) {
       return t;
     }
     case OpKind::PhiloxUniform: return same(0);
+    case OpKind::CastOnDevice: {  // the dtype where the input's dtype and device decide it
+      Type t = same(0);
+      const auto from = constantInts(in(1));
+      const auto cpu = constantInt(in(2)), cuda = constantInt(in(3));
+      if (!t.dtype || !from || !cpu || !cuda) return t.dtype.reset(), t;
+      if (std::find(from->begin(), from->end(), static_cast<int64_t>(*t.dtype)) == from->end()) return t;
+      std::optional<int64_t> code;
+      if (t.device) code = *t.device == DeviceKind::Cpu ? *cpu : *cuda;
+      else if (*cpu == *cuda) code = *cpu;
+      t.dtype = !code ? std::nullopt : *code < 0 ? t.dtype : dtypeFromCode(*code);
+      return t;
+    }
     case OpKind::Sort: {
       Type t = same(0);
       if (k == 1) t.dtype = DType::Int64;

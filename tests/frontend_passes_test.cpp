@@ -607,6 +607,28 @@ CHECK-NOT: aten::add_)");
             std::string::npos) << e;
 }
 
+// A trace's {2} constant where an op reads a tensor (`2 ** x` casts it with aten::to first): a 0-d prim::full
+// of its declared dtype, so the power is float32 here.
+TEST(FoldShapeChecks, ATensorConstantReadAsATensorIsAFull) {
+  auto g = parseIR(R"IR(graph(%a : Float(3)):
+  %2 : Float(requires_grad=0, device=cpu) = prim::Constant[value={2}]() # t.py:1:0
+  %3 : Device = prim::Constant[value="cpu"]()
+  %4 : int = prim::Constant[value=6]()
+  %5 : bool = prim::Constant[value=0]()
+  %7 : NoneType = prim::Constant()
+  %8 : Float(requires_grad=0, device=cpu) = aten::to(%2, %3, %4, %5, %5, %7)
+  %9 : Float(requires_grad=0, device=cpu) = aten::detach(%8)
+  %10 : Float(3) = aten::pow(%9, %a)
+  return (%10)
+)IR", "ts.ir");
+  lowerTorchScript(*g);
+  EXPECT_FILECHECK(printIR(*g), "CHECK: prim::full\nCHECK: aten::pow");
+  const Tensor a = Tensor::fromVector({3}, {0.5, -1.5, 3.0}, DType::Float32);
+  const Tensor y = Interpreter(*g).run({IValue(a)})[0].toTensor();
+  ASSERT_EQ(y.dtype(), DType::Float32);
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(y.item(i), static_cast<double>(std::pow(2.0f, static_cast<float>(a.item(i))))) << i;
+}
+
 // aten::rand_like and aten::rand draw from the graph's %rng, their streams counted with the dropouts'.
 TEST(LowerOverloads, RandomOpsShareTheGraphsRngAndCountStreams) {
   auto g = lowered(R"IR(graph(%x : Tensor, %k : int):

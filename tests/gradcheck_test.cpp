@@ -96,6 +96,9 @@ const GradCase kCases[] = {
   %ec : Tensor = aten::erfc(%s)
   %lg : Tensor = aten::lgamma(%s)
   %lx : Tensor = aten::lgamma(%x)
+  %f64 : int[] = prim::Constant[value=[1]]()
+  %to64 : int = prim::Constant[value=1]()
+  %ad : Tensor = prim::cast_on_device(%s, %f64, %to64, %to64)
   %sp : Tensor = aten::softplus(%s, %two, %hi)
   %el : Tensor = aten::elu(%s, %half, %two)
   %a2t : Tensor = aten::atan2(%s, %t)
@@ -114,7 +117,7 @@ const GradCase kCases[] = {
   %ro : Tensor = aten::round(%s3)
   %fr : Tensor = aten::frac(%s3)
   %hs : Tensor = aten::hardswish(%s3)
-  return (%a1, %a2, %p1, %p2, %p3, %p4, %p0, %ab, %sg, %rc, %c1, %c2, %c3, %c4, %c5, %h, %mx, %mn, %er, %sn, %cs, %em, %lp, %at, %as, %ac, %sh, %ch, %ec, %lg, %lx, %sp, %el, %a2t, %fm, %rm, %fs, %df, %dt, %ge, %si, %lr, %fl, %ce, %tr, %ro, %fr, %hs)
+  return (%a1, %a2, %p1, %p2, %p3, %p4, %p0, %ab, %sg, %rc, %c1, %c2, %c3, %c4, %c5, %h, %mx, %mn, %er, %sn, %cs, %em, %lp, %at, %as, %ac, %sh, %ch, %ec, %lg, %lx, %ad, %sp, %el, %a2t, %fm, %rm, %fs, %df, %dt, %ge, %si, %lr, %fl, %ce, %tr, %ro, %fr, %hs)
 )IR", {}},
     {"MatrixProducts", R"IR(graph(%a : Double(3, 4), %b : Double(4, 5), %p : Double(2, 3, 4), %q : Double(2, 4, 5), %bias : Double(5), %k : Double(3, 2, 4, 5)):
   %beta : float = prim::Constant[value=0.5]()

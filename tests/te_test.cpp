@@ -1248,6 +1248,37 @@ TEST(RandLike, SameNumbersOnEveryPathAndNoGradientThroughThem) {
       }
 }
 
+// torch.autocast's casts pick their dtype by the device a tensor is on: bfloat16 on the CPU and float16 on
+// the device for this trace, and none on the CPU where its flag is off.
+TEST(Autocast, TheReducedDtypeIsTheDevicesOwn) {
+  auto g = std::shared_ptr<Graph>(parseIR(R"IR(graph(%x : Float(2, 3)):
+  %t : bool = prim::Constant[value=1]()
+  %f : bool = prim::Constant[value=0]()
+  %half : int = prim::Constant[value=5]()
+  %bf16 : int = prim::Constant[value=15]()
+  %a : Tensor = aten::_autocast_to_reduced_precision(%x, %t, %t, %half, %bf16)
+  %b : Tensor = aten::_autocast_to_reduced_precision(%x, %t, %f, %half, %bf16)
+  %c : Tensor = aten::_autocast_to_full_precision(%a, %t, %t)
+  return (%a, %b, %c)
+)IR"));
+  lowerTorchScript(*g);
+  const Tensor x = Tensor::rand({2, 3}, DType::Float32, 5, -2.0, 2.0);
+  std::vector<DeviceKind> devices = {DeviceKind::Cpu};
+  if (cuda::available()) devices.push_back(DeviceKind::Cuda);
+  for (DeviceKind d : devices) {
+    const DType reduced = d == DeviceKind::Cpu ? DType::BFloat16 : DType::Float16;
+    Function fn(*g, {.executor = ExecutorKind::Legacy, .device = d});
+    auto out = fn.forward({x.to(d)});
+    const Tensor a = out[0].toTensor().to(DeviceKind::Cpu), b = out[1].toTensor().to(DeviceKind::Cpu),
+                 c = out[2].toTensor().to(DeviceKind::Cpu);
+    ASSERT_EQ(a.dtype(), reduced) << deviceName(d);
+    EXPECT_EQ(test::relError(a.to(DType::Float32), x.to(reduced).to(DType::Float32)), 0.0) << deviceName(d);
+    EXPECT_EQ(b.dtype(), d == DeviceKind::Cpu ? DType::Float32 : DType::Float16) << deviceName(d);
+    EXPECT_EQ(c.dtype(), DType::Float32) << deviceName(d);
+    EXPECT_EQ(test::relError(c, a.to(DType::Float32)), 0.0) << deviceName(d);
+  }
+}
+
 // One seed and offset, one mask: the graph interpreter, the TE interpreter on the TE group's loop nest, and
 // every fuser's compiled kernels (LLVM on the CPU; NVRTC's CUDA C on a device, the emulated driver in CI)
 // drop the same elements, forward and backward (whose gradient regenerates the mask), and keep the same

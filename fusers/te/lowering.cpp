@@ -732,7 +732,7 @@ std::optional<RowOp> rowOp(const Node* n) {
     case OpKind::Bmm: case OpKind::Matmul: case OpKind::Addmm: case OpKind::Linear: case OpKind::T:
     case OpKind::Transpose: case OpKind::Permute: case OpKind::Select: case OpKind::Slice: case OpKind::View:
     case OpKind::Reshape: case OpKind::Unsqueeze: case OpKind::Squeeze: case OpKind::Expand: case OpKind::Chunk:
-    case OpKind::Unbind: case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::DTypeOf: case OpKind::ToDType:
+    case OpKind::Unbind: case OpKind::Contiguous: case OpKind::TypeAs: case OpKind::DTypeOf: case OpKind::ToDType: case OpKind::CastOnDevice:
     case OpKind::Sum: case OpKind::Mean: case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::NllLoss:
     case OpKind::CrossEntropy: case OpKind::Embedding: case OpKind::Cat: case OpKind::Stack: case OpKind::Conv2d:
     case OpKind::ZerosLike: case OpKind::OnesLike: case OpKind::FullLike: case OpKind::Detach:

@@ -211,10 +211,34 @@ Value* lowerComposite(Node* n) {
     }
     case OpKind::MaskedFillTensor:
       return op(OpKind::Where, {n->input(1), op(OpKind::TypeAs, {n->input(2), x}), x});
-    case OpKind::PowScalarBase: {
-      Value* exponent = n->input(1);
-      return op(OpKind::Pow, {op(OpKind::Add, {op(OpKind::ZerosLike, {exponent}), x, one()}), exponent});
+    case OpKind::PowScalarBase: case OpKind::RemainderScalarBase: {  // the number as a tensor of the promoted dtype
+      Value* other = n->input(1);
+      return op(n->kind() == OpKind::PowScalarBase ? OpKind::Pow : OpKind::TensorRemainder,
+                {op(OpKind::Add, {op(OpKind::ZerosLike, {other}), x, one()}), other});
     }
+    case OpKind::Square: return op(OpKind::Pow, {x, constantBefore(n, int64_t{2})});
+    case OpKind::AutocastToReduced: case OpKind::AutocastToFull: {  // the flags and dtypes constants, as PyTorch prints them
+      const bool reduced = n->kind() == OpKind::AutocastToReduced;
+      auto target = [&](size_t flag, size_t dtype) {
+        const auto on = constantBool(n->input(flag));
+        if (!on) throw Error(fmt::format("{}'s enabled flags must be constants", n->info().name), n->where(),
+                             "pass True or False");
+        return *on ? static_cast<int64_t>(reduced ? dtypeArgument(n, n->input(dtype)) : DType::Float32) : int64_t{-1};
+      };
+      const std::vector<int64_t> from = reduced ? std::vector<int64_t>{static_cast<int64_t>(DType::Float32)}
+                                                : std::vector<int64_t>{static_cast<int64_t>(DType::Float16),
+                                                                       static_cast<int64_t>(DType::BFloat16)};
+      return op(OpKind::CastOnDevice, {x, constantBefore(n, from), constantBefore(n, target(2, 4)),
+                                       constantBefore(n, target(1, 3))});
+    }
+    case OpKind::LogicalAnd: case OpKind::LogicalOr: case OpKind::LogicalXor: {
+      Value* a = op(OpKind::Ne, {x, constantBefore(n, int64_t{0})});
+      Value* b = op(OpKind::Ne, {n->input(1), constantBefore(n, int64_t{0})});
+      return op(n->kind() == OpKind::LogicalAnd ? OpKind::BitwiseAnd : n->kind() == OpKind::LogicalOr ? OpKind::BitwiseOr
+                                                                                                       : OpKind::Ne,
+                {a, b});
+    }
+    case OpKind::LogicalNot: return op(OpKind::Eq, {x, constantBefore(n, int64_t{0})});
     case OpKind::BitwiseAndNamed: return op(OpKind::BitwiseAnd, {x, n->input(1)});
     case OpKind::BitwiseOrNamed: return op(OpKind::BitwiseOr, {x, n->input(1)});
     case OpKind::BitwiseXorNamed: return op(OpKind::BitwiseXor, {x, n->input(1)});

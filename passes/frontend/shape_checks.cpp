@@ -121,8 +121,26 @@ bool foldQueries(Graph& g) {
   return !done.empty();
 }
 
+// A {2} constant read as a tensor: prim::full of its declared sizes (0-d when they are not printed) and
+// dtype (else its number's: int64, float32 or bool, as torch.tensor(2) makes it).
+void tensorOfConstant(Graph& g, Node* n) {
+  const Type& t = n->output()->type();
+  const ConstantValue& c = n->constant();
+  DType d = std::holds_alternative<int64_t>(c) ? DType::Int64 : std::holds_alternative<bool>(c) ? DType::Bool : DType::Float32;
+  if (t.dtype) d = *t.dtype;
+  std::vector<int64_t> sizes;
+  if (t.sizes)
+    for (int64_t s : *t.sizes) sizes.push_back(s == kUnknownDim ? 1 : s);
+  Node* full = g.create(OpKind::Full, {constantBefore(n, sizes), constantBefore(n, c), constantBefore(n, static_cast<int64_t>(d))});
+  full->output()->setType(Type::tensor(d, sizes));
+  full->insertBefore(n);
+  full->setPositionsOf(n);
+  g.replaceAllUsesWith(n->output(), full->output());
+}
+
 // A trace's 0-dim tensors of a scalar (prim::NumToTensor, a {2} constant) read as the scalar where an op
-// takes one: a pointwise op's Tensor|Scalar operand, aten::Int.
+// takes one: a pointwise op's Tensor|Scalar operand, aten::Int. A {2} constant read otherwise (`2 ** x`
+// casts it first) is a prim::full.
 bool scalarsOfTensors(Graph& g) {
   bool changed = false;
   forEachNode(g.block(), [&](Node* n) {
@@ -143,6 +161,10 @@ bool scalarsOfTensors(Graph& g) {
         g.replaceAllUsesWith(u.user->output(), scalar);
         changed = true;
       }
+    }
+    if (tensorConstant && !n->output()->uses().empty()) {
+      tensorOfConstant(g, n);
+      changed = true;
     }
   });
   return changed;

@@ -464,6 +464,10 @@ def other_forms(x, c, flag: bool):
 def integer_products(a, b, c, s, t):
     return (torch.mm(a, b), torch.matmul(c, b), torch.matmul(a[0], b[:, 1]), torch.matmul(s, t), a @ b.t().t())
 
+def scalar_bases_and_logical(x, i, b):
+    return (3 % x.detach(), 3 % i, 2.5 % i, 2 ** x, torch.square(b), torch.square(i), torch.square(x),
+            torch.logical_and(x, i), torch.logical_or(b, x), torch.logical_xor(x, b), torch.logical_not(x), torch.logical_not(i))
+
 def gamma_edges(x, i):
     return torch.lgamma(x), torch.digamma(x.detach()), torch.lgamma(i), torch.digamma(i)
 
@@ -477,8 +481,24 @@ def sized_factories(x, n, k: int):
     return (y, torch.zeros([k, 2], dtype=torch.float64), torch.full([2], 7), torch.full([2], 1.5),
             torch.full([1], 2, dtype=torch.bool), torch.ones(2, dtype=torch.int32) + k, grown, torch.empty_like(x) * 0.0 + 1.0)
 
+def autocast_casts(x):
+    z = torch.sigmoid(x)._autocast_to_reduced_precision(True, True, torch.bfloat16, torch.bfloat16)
+    h = z._autocast_to_full_precision(True, True)
+    return (z, h, h * 2.0, x._autocast_to_full_precision(True, True),
+            x._autocast_to_reduced_precision(False, False, torch.half, torch.half))
+
 
 CASES += [
+    ("autocast_casts", "autocast's casts as a trace of torch.autocast code prints them: float32 to bfloat16 "
+     "(the reduced dtype of either device: the audit's answers hold on both) and back, float32 left alone by the "
+     "full-precision cast and by a reduced one with the flags off; the gradient cast back through bfloat16",
+     autocast_casts,
+     [tensor([0.3, -1.7, 2.0, NAN, 0.0, -INF, 1e-3, 40.0])]),
+    ("scalar_bases_and_logical", "a number modulo a tensor (3 % x: PyTorch's remainder, the divisor's sign; 1.13 "
+     "has no gradient for it) and to a tensor's power in the promoted dtype, square (of a bool: int64), and "
+     "logical_and, or, xor and not of floats (NaN is true), int64 and bools", scalar_bases_and_logical,
+     [tensor([0.5, -1.5, 2.0, NAN, 0.0, -0.0, 4.0, -7.0]), torch.tensor([2, -2, 4, 5, 1, -3, 7, 6]),
+      torch.tensor([True, False, True, False, True, True, False, False])]),
     ("gamma_edges", "lgamma and its gradient (digamma) at the poles (0, -1, -0, -inf), at inf, NaN and between, "
      "digamma itself (no gradient), and both of int64 (in float32)", gamma_edges,
      [tensor(EDGES + [2.5, -2.5, 1e-3, 30.0, -7.25, 1.4616321]),
