@@ -12,6 +12,23 @@ namespace gj::fusion {
 
 static bool isDouble(llvm::Value* x) { return x->getType()->isDoubleTy(); }
 
+llvm::Value* emitWidenStorage(llvm::IRBuilder<>& b, DType t, llvm::Value* bits) {
+  llvm::LLVMContext& ctx = b.getContext();
+  if (t == DType::Float16) return b.CreateFPExt(b.CreateBitCast(bits, llvm::Type::getHalfTy(ctx)), b.getFloatTy());
+  return b.CreateBitCast(b.CreateShl(b.CreateZExt(bits, b.getInt32Ty()), 16), b.getFloatTy());
+}
+
+llvm::Value* emitNarrowStorage(llvm::IRBuilder<>& b, DType t, llvm::Value* v) {
+  llvm::LLVMContext& ctx = b.getContext();
+  if (t == DType::Float16) return b.CreateBitCast(b.CreateFPTrunc(v, llvm::Type::getHalfTy(ctx)), b.getInt16Ty());
+  auto k = [&](uint32_t c) { return b.getInt32(c); };
+  llvm::Value* x = b.CreateBitCast(v, b.getInt32Ty());
+  llvm::Value* high = b.CreateLShr(x, 16);
+  llvm::Value* isNan = b.CreateICmpUGT(b.CreateAnd(x, k(0x7fffffffu)), k(0x7f800000u));
+  llvm::Value* rounded = b.CreateLShr(b.CreateAdd(b.CreateAdd(x, k(0x7fffu)), b.CreateAnd(high, k(1))), 16);
+  return b.CreateTrunc(b.CreateSelect(isNan, b.CreateOr(high, k(0x40u)), rounded), b.getInt16Ty());
+}
+
 llvm::Value* emitLibm(llvm::IRBuilder<>& b, llvm::Module& m, const char* base, llvm::Value* x) {
   std::string fn = isDouble(x) ? base : std::string(base) + "f";
   llvm::Type* t = x->getType();

@@ -6,6 +6,8 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "support/dtype.h"
+
 namespace gj::fusion {
 
 llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x);
@@ -15,6 +17,11 @@ llvm::Value* emitSigmoid(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x);
 /// all i64: the rounds of gjPhilox4x32_10 over 32-bit LLVM words (vectorizable: no calls, no branches).
 llvm::Value* emitPhiloxUniform(llvm::IRBuilder<>& b, llvm::Value* seed, llvm::Value* offset, llvm::Value* stream,
                                llvm::Value* index, llvm::Type* t);
+/// A float16 or bfloat16 value's float from its 16 bits (an i16), and a float's 16 bits rounded to nearest
+/// even, as support/half.h converts on the host: float16 by LLVM's half (F16C's conversions), bfloat16 by
+/// integer arithmetic on the float's bits, a NaN kept quiet.
+llvm::Value* emitWidenStorage(llvm::IRBuilder<>& b, DType t, llvm::Value* bits);
+llvm::Value* emitNarrowStorage(llvm::IRBuilder<>& b, DType t, llvm::Value* v);
 /// A call to libm's `base` (float: basef).
 llvm::Value* emitLibm(llvm::IRBuilder<>& b, llvm::Module& m, const char* base, llvm::Value* x);
 /// The same for a function of two operands of one type (atan2).

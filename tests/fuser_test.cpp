@@ -6,6 +6,9 @@
 #include "executors/pipeline.h"
 #include "fusers/legacy/codegen.h"
 #include "fusers/legacy/kernel_spec.h"
+#include "fusers/te/interpreter.h"
+#include "fusers/te/lowering.h"
+#include "fusers/te/printer.h"
 #include "ir/printer.h"
 #include "models/lstm.h"
 #include "passes/util.h"
@@ -143,12 +146,12 @@ TEST(LegacyFuser, Float64KernelsMatchTheInterpreter) {
   EXPECT_LE(test::relError(fused[0].toTensor(), ref[0].toTensor()), 1e-14);
 }
 
-// float16 and bfloat16 in a legacy group: loaded as floats, every op's result rounded to its dtype at once
-// and numbers to the dtype they meet (0.1 beside float16), as the unfused ops do, so the group's results are
-// the interpreter's bit for bit (ops whose float32 code is exact: products, sums, quotients, sqrt, relu,
+// float16 and bfloat16 in a group of either fuser: loaded as floats, every op's result rounded to its dtype at
+// once and numbers to the dtype they meet (0.1 beside float16), as the unfused ops do, so the group's results
+// are the interpreter's bit for bit (ops whose float32 code is exact: products, sums, quotients, sqrt, relu,
 // comparisons), at NaN, the infinities, ties, subnormals and overflow; on the CPU, the device when there is
-// one, and NVRTC compiles the kernel.
-TEST(LegacyFuser, HalfAndBFloat16GroupsAreTheInterpretersBitForBit) {
+// one, the TE interpreter on the group's nest, and NVRTC compiles both fusers' kernels.
+TEST(Fusers, HalfAndBFloat16GroupsAreTheInterpretersBitForBit) {
   const char* ir = R"IR(graph(%x : Half(3, 5), %y : Half(5), %u : BFloat16(3, 5)):
   %one : int = prim::Constant[value=1]()
   %tenth : float = prim::Constant[value=0.1]()
@@ -180,31 +183,47 @@ TEST(LegacyFuser, HalfAndBFloat16GroupsAreTheInterpretersBitForBit) {
   std::vector<DeviceKind> devices;
   if (test::kHaveLlvm) devices.push_back(DeviceKind::Cpu);
   if (cuda::available()) devices.push_back(DeviceKind::Cuda);
-  for (DeviceKind d : devices) {
-    Function f(*g, {.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy, .device = d});
-    std::vector<IValue> on;
-    for (const IValue& v : in) on.push_back(v.toTensor().to(d));
-    auto out = f.forward(on);
-    EXPECT_EQ(f.stats().fusionGroups, 1) << f.stats().str();
-    EXPECT_GE(f.stats().kernelRuns, 1) << f.stats().str();
-    for (size_t i = 0; i < ref.size(); ++i)
-      EXPECT_TRUE(same(out[i].toTensor(), ref[i].toTensor())) << deviceName(d) << " output " << i;
+  for (FuserKind fk : {FuserKind::Legacy, FuserKind::Te})
+    for (DeviceKind d : devices) {
+      const std::string where = fmt::format("fuser {} on {}", fuserName(fk), deviceName(d));
+      Function f(*g, {.fuser = fk, .executor = ExecutorKind::Legacy, .device = d});
+      std::vector<IValue> on;
+      for (const IValue& v : in) on.push_back(v.toTensor().to(d));
+      auto out = f.forward(on);
+      EXPECT_EQ(f.stats().fusionGroups, 1) << where << ": " << f.stats().str();
+      EXPECT_GE(f.stats().kernelRuns, 1) << where << ": " << f.stats().str();
+      for (size_t i = 0; i < ref.size(); ++i)
+        EXPECT_TRUE(same(out[i].toTensor(), ref[i].toTensor())) << where << ", output " << i;
+    }
+  for (FuserKind fk : {FuserKind::Legacy, FuserKind::Te}) {
+    PipelineOptions o;
+    o.fuser = fk;
+    Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false, false, false}, o);
+    size_t groups = 0;
+    forEachNode(plan.graph->block(), [&](Node* n) {
+      if (!n->subgraph() || (n->kind() != OpKind::FusionGroup && n->kind() != OpKind::TensorExprGroup)) return;
+      ++groups;
+      std::string src;
+      if (fk == FuserKind::Legacy) {
+        src = legacy::emitCudaKernel(legacy::buildKernelSpec(*n->subgraph()), "k");
+      } else {
+        std::vector<Tensor> args;  // the group's inputs are the graph's, in order
+        for (const IValue& v : in) args.push_back(v.toTensor());
+        const te::LoopNest nest = te::lowerGroup(*n->subgraph());
+        const auto outs = te::interpret(nest, args);
+        for (size_t i = 0; i < outs.size(); ++i)
+          EXPECT_TRUE(same(outs[i], ref[i].toTensor())) << "TE interpreter, output " << i;
+        const te::LoopNest gpu = te::gpuLoopNest(*n->subgraph(), {});
+        src = te::CudaPrinter().kernel("k", gpu.inputs(), gpu.outputs(), gpu.root());
+      }
+      EXPECT_NE(src.find("gjHalfBits"), std::string::npos) << src;
+      if (!haveNvrtc()) return;
+      auto r = nvrtcCompile(src, "k", "sm_90");
+      ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
+      EXPECT_TRUE(r.value().log.empty()) << r.value().log << "\n" << src;
+    });
+    EXPECT_EQ(groups, 1u) << fuserName(fk);
   }
-  if (!haveNvrtc()) return;
-  PipelineOptions o;
-  o.fuser = FuserKind::Legacy;
-  Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false, false, false}, o);
-  size_t groups = 0;
-  forEachNode(plan.graph->block(), [&](Node* n) {
-    if (n->kind() != OpKind::FusionGroup) return;
-    ++groups;
-    const std::string src = legacy::emitCudaKernel(legacy::buildKernelSpec(*n->subgraph()), "k");
-    EXPECT_NE(src.find("gjHalfBits"), std::string::npos) << src;
-    auto r = nvrtcCompile(src, "k", "sm_90");
-    ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
-    EXPECT_TRUE(r.value().log.empty()) << r.value().log << "\n" << src;
-  });
-  EXPECT_EQ(groups, 1u);
 }
 
 TEST(LegacyFuser, NanAndInfPropagateAsUnfused) {

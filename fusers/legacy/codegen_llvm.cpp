@@ -111,25 +111,9 @@ class Emitter {
     return offsets;
   }
 
-  // float16 and bfloat16 (only in float32 groups): a value's float from its 16 bits, and a float's bits rounded
-  // to nearest even, as support/half.h converts on the host. float16 by LLVM's half (F16C's conversions);
-  // bfloat16 by integer arithmetic on the float's bits, a NaN kept quiet.
-  llvm::Value* widened(DType t, llvm::Value* bits) {
-    if (t == DType::Float16) return b_.CreateFPExt(b_.CreateBitCast(bits, llvm::Type::getHalfTy(ctx_)), t_);
-    llvm::Type* i32 = llvm::Type::getInt32Ty(ctx_);
-    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, i32), 16), t_);
-  }
-  llvm::Value* narrowed(DType t, llvm::Value* v) {
-    llvm::Type* i16 = llvm::Type::getInt16Ty(ctx_);
-    if (t == DType::Float16) return b_.CreateBitCast(b_.CreateFPTrunc(v, llvm::Type::getHalfTy(ctx_)), i16);
-    llvm::Type* i32 = llvm::Type::getInt32Ty(ctx_);
-    auto k = [&](uint32_t c) { return llvm::ConstantInt::get(i32, c); };
-    llvm::Value* x = b_.CreateBitCast(v, i32);
-    llvm::Value* high = b_.CreateLShr(x, 16);
-    llvm::Value* isNan = b_.CreateICmpUGT(b_.CreateAnd(x, k(0x7fffffffu)), k(0x7f800000u));
-    llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(b_.CreateAdd(x, k(0x7fffu)), b_.CreateAnd(high, k(1))), 16);
-    return b_.CreateTrunc(b_.CreateSelect(isNan, b_.CreateOr(high, k(0x40u)), rounded), i16);
-  }
+  // float16 and bfloat16 (only in float32 groups, so t_ is float)
+  llvm::Value* widened(DType t, llvm::Value* bits) { return fusion::emitWidenStorage(b_, t, bits); }
+  llvm::Value* narrowed(DType t, llvm::Value* v) { return fusion::emitNarrowStorage(b_, t, v); }
 
   llvm::Value* expr(const KernelSpec::Expr& e, llvm::Function* f, const std::vector<llvm::Value*>& rowOffset,
                     llvm::Value* col, llvm::Value* linear) {

@@ -1,6 +1,7 @@
 #include "fusers/te/interpreter.h"
 
 #include "support/error.h"
+#include "support/half.h"
 #include "support/philox.h"
 
 #include <cmath>
@@ -88,6 +89,8 @@ class Eval {
         const Store* st = s.as<Store>();
         double v = expr(st->value);
         if (st->buf->type == ScalarKind::Float32) v = static_cast<float>(v);
+        if (st->buf->storage == DType::Float16) v = floatFromHalfBits(halfBitsFromFloat(static_cast<float>(v)));
+        if (st->buf->storage == DType::BFloat16) v = floatFromBFloat16Bits(bfloat16BitsFromFloat(static_cast<float>(v)));
         storage(st->buf).data.at(offset(st->buf, st->indices)) = v;
         return;
       }
@@ -184,6 +187,8 @@ class Eval {
       case CallKind::Cosh: return std::cosh(x);
       case CallKind::Erfc: return std::erfc(x);
       case CallKind::Lgamma: return std::lgamma(x);
+      case CallKind::RoundHalf: return floatFromHalfBits(halfBitsFromFloat(static_cast<float>(x)));
+      case CallKind::RoundBFloat16: return floatFromBFloat16Bits(bfloat16BitsFromFloat(static_cast<float>(x)));
     }
     return 0;
   }
@@ -213,7 +218,7 @@ std::vector<Tensor> interpret(const LoopNest& nest, const std::vector<Tensor>& i
   ev.stmt(nest.root());
   std::vector<Tensor> outs;
   for (const Buf& b : std::span(nest.outputs()).first(nest.outputs().size() - nest.scratch())) {
-    DType dt = b->type == ScalarKind::Float64 ? DType::Float64 : DType::Float32;
+    const DType dt = bufDType(*b);
     outs.push_back(Tensor::fromVector(b->dims, ev.bufs.at(b.get()).data, dt));
   }
   return outs;

@@ -19,7 +19,7 @@ ScalarKind scalarKindOf(DType t) {
     case DType::Int16:
     case DType::Int32:
     case DType::Float16:
-    case DType::BFloat16: break;  // storage dtypes: the fusers leave their values out of groups
+    case DType::BFloat16: break;  // storage dtypes: a buffer's `storage`, its values Float32 (lowering.cpp)
   }
   IR_CHECK(false) << "te: no scalar kind for the storage dtype " << dtypeName(t);
   return ScalarKind::Float32;
@@ -45,9 +45,11 @@ const char* scalarKindName(ScalarKind k) {
   return "?";
 }
 
-Buf makeBuf(std::string name, std::vector<int64_t> dims, ScalarKind type) {
-  return std::make_shared<const BufNode>(BufNode{std::move(name), std::move(dims), type});
+Buf makeBuf(std::string name, std::vector<int64_t> dims, ScalarKind type, std::optional<DType> storage) {
+  return std::make_shared<const BufNode>(BufNode{std::move(name), std::move(dims), type, storage});
 }
+
+DType bufDType(const BufNode& b) { return b.storage.value_or(dtypeOf(b.type)); }
 
 std::optional<int64_t> intValue(const Expr& e) {
   if (auto i = e.as<IntImm>()) return i->value;

@@ -73,14 +73,19 @@ class Handle {
 using Expr = Handle<ExprNode>;
 using Stmt = Handle<StmtNode>;
 
-/// A buffer: a named, typed, row-major array. Buffers are compared by identity.
+/// A buffer: a named, typed, row-major array. Buffers are compared by identity. A float16 or bfloat16 group
+/// input or output has `storage` set and type Float32: its loads widen the 16 bits to a float and its stores
+/// round the float to them, as the unfused ops do.
 struct BufNode {
   std::string name;
   std::vector<int64_t> dims;
   ScalarKind type;
+  std::optional<DType> storage;
 };
 using Buf = std::shared_ptr<const BufNode>;
-Buf makeBuf(std::string name, std::vector<int64_t> dims, ScalarKind type);
+Buf makeBuf(std::string name, std::vector<int64_t> dims, ScalarKind type, std::optional<DType> storage = std::nullopt);
+/// The dtype of the tensor a buffer holds: its storage dtype, else its type's.
+DType bufDType(const BufNode& b);
 
 // ---- expressions ----
 
@@ -139,6 +144,7 @@ struct Select : ExprNode {
 enum class CallKind : uint8_t {
   Exp, Log, Tanh, Sigmoid, Sqrt, Neg, Erf, Sin, Cos, Floor, Ceil, Trunc, Round,
   Expm1, Log1p, Atan, Asin, Acos, Sinh, Cosh, Erfc, Lgamma,
+  RoundHalf, RoundBFloat16,  ///< a float rounded to float16 / bfloat16 and back (a storage dtype's op result)
 };
 struct Call : ExprNode {
   static constexpr NodeKind kKind = NodeKind::Call;

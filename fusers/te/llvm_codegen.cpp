@@ -104,7 +104,7 @@ class Emitter {
       off = b_.CreateAdd(b_.CreateMul(off, llvm::ConstantInt::get(i64_, buf->dims[d])), expr(idx[d]));
     auto it = bufs_.find(buf.get());
     IR_CHECK(it != bufs_.end()) << "TE LLVM codegen: buffer " << buf->name << " is not allocated";
-    return b_.CreateGEP(typeOf(buf->type), it->second, off);
+    return b_.CreateGEP(buf->storage ? b_.getInt16Ty() : typeOf(buf->type), it->second, off);
   }
 
   llvm::Value* exprUncached(const Expr& e) {
@@ -126,6 +126,8 @@ class Emitter {
       case NodeKind::Cast: return cast(e.as<Cast>());
       case NodeKind::Load: {
         const Load* l = e.as<Load>();
+        if (l->buf->storage)  // 16 bits, widened to a float
+          return fusion::emitWidenStorage(b_, *l->buf->storage, b_.CreateLoad(b_.getInt16Ty(), address(l->buf, l->indices)));
         return b_.CreateLoad(typeOf(l->buf->type), address(l->buf, l->indices));
       }
       case NodeKind::Philox: {
@@ -215,6 +217,10 @@ class Emitter {
       case CallKind::Cosh: return fusion::emitLibm(b_, m_, "cosh", x);
       case CallKind::Erfc: return fusion::emitLibm(b_, m_, "erfc", x);
       case CallKind::Lgamma: return fusion::emitLibm(b_, m_, "lgamma", x);
+      case CallKind::RoundHalf: case CallKind::RoundBFloat16: {
+        const DType t = op->fn == CallKind::RoundHalf ? DType::Float16 : DType::BFloat16;
+        return fusion::emitWidenStorage(b_, t, fusion::emitNarrowStorage(b_, t, x));
+      }
     }
     return nullptr;
   }
@@ -243,7 +249,10 @@ class Emitter {
       }
       case NodeKind::Store: {
         const Store* st = s.as<Store>();
-        b_.CreateStore(expr(st->value), address(st->buf, st->indices));
+        llvm::Value* at = address(st->buf, st->indices);  // the address, then the value (tests/data/codegen)
+        llvm::Value* v = expr(st->value);
+        if (st->buf->storage) v = fusion::emitNarrowStorage(b_, *st->buf->storage, v);
+        b_.CreateStore(v, at);
         return;
       }
       case NodeKind::Allocate: {

@@ -1,7 +1,9 @@
 #include "fusers/te/lowering.h"
 
 #include "fusers/group_rules.h"
+#include "passes/shape_propagation.h"
 #include "passes/util.h"
+#include "runtime/tensor.h"
 #include "support/error.h"
 #include "support/philox.h"
 
@@ -47,6 +49,12 @@ std::optional<int64_t> normalizedDims(const Value* x, const Value* normalizedSha
 }
 
 
+// The kind a dtype's values take in a nest: float16 and bfloat16 are Float32 (their buffers' `storage`).
+static ScalarKind valueKind(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? ScalarKind::Float32 : scalarKindOf(t); }
+static std::optional<DType> storageOf(DType t) {
+  return t == DType::Float16 || t == DType::BFloat16 ? std::optional(t) : std::nullopt;
+}
+
 class Lowerer {
  public:
   Lowerer(const Graph& sub, LoweringOptions options) : sub_(sub), options_(options) {}
@@ -56,7 +64,7 @@ class Lowerer {
       const Value* in = sub_.inputs()[i];
       auto s = staticSizes(in);
       USER_CHECK(s && in->type().dtype, "TE lowering: input %{} needs static sizes and a dtype", in->name());
-      Buf b = makeBuf(fmt::format("in{}", i), *s, scalarKindOf(*in->type().dtype));
+      Buf b = makeBuf(fmt::format("in{}", i), *s, valueKind(*in->type().dtype), storageOf(*in->type().dtype));
       inputs_.push_back(b);
       bufOf_[in] = b;
     }
@@ -132,7 +140,7 @@ class Lowerer {
     const Value* out = sub_.outputs()[k];
     auto s = staticSizes(out);
     USER_CHECK(s && out->type().dtype, "TE lowering: output %{} needs static sizes", out->name());
-    return makeBuf(fmt::format("out{}", k), *s, scalarKindOf(*out->type().dtype));
+    return makeBuf(fmt::format("out{}", k), *s, valueKind(*out->type().dtype), storageOf(*out->type().dtype));
   }
 
   // Output partitioning: each part of aten::cat `cat` with the slice of `out` it is stored into.
@@ -584,13 +592,24 @@ class Lowerer {
     USER_CHECK(rule.has_value(), "TE lowering: {} cannot be lowered", n->info().name);
     // The op's scalar rule (support/pointwise.def) over TE expressions in its compute type (a comparison's
     // result, 1 or 0 there, becomes a bool); operands past its arity are not read.
-    const ScalarKind result = scalarKindOf(*v->type().dtype);
-    const auto compute = fusion::computeDtype(n);
+    // Beside a storage dtype numbers are rounded to it first, and a storage dtype's result is rounded to it,
+    // as the unfused op rounds them (0.1 beside float16 is 0.0999755859375).
+    const DType out = *v->type().dtype;
+    const ScalarKind result = valueKind(out);
+    const auto compute = fusion::computeDtype(n, /*storage=*/true);
     USER_CHECK(compute.has_value(), "TE lowering: {} does not compute in a float dtype", n->describe());
     const ScalarKind t = scalarKindOf(*compute);
+    const std::optional<DType> meets = pointwiseOperandDtype(n);
     Expr x[3];
-    for (size_t i = 0; i < 3 && i < n->inputs().size(); ++i) x[i] = operand(n->input(i), idx, t);
+    for (size_t i = 0; i < 3 && i < n->inputs().size(); ++i) {
+      const auto number = constantDouble(n->input(i));
+      x[i] = meets && isStorageOnly(*meets) && number && !n->input(i)->type().isTensor()
+                 ? FloatImm::make(Tensor::scalar(*number, *meets).item(), t)
+                 : operand(n->input(i), idx, t);
+    }
     Expr r = applyPointwise(*rule, TeAlgebra{t}, x[0], x[1], x[2]);
+    if (out == DType::Float16 || out == DType::BFloat16)
+      r = Call::make(out == DType::Float16 ? CallKind::RoundHalf : CallKind::RoundBFloat16, r);
     return result == t ? r : Cast::make(result, r);
   }
 

@@ -64,11 +64,18 @@ class CPrinter : public Printer {
   /// support/philox.h's gjPhiloxUniform, whose text the kernel then starts with (usesPhilox_).
   void visit(const Philox* op) override;
   void index(const Buf& buf, const std::vector<Expr>& indices) override;
+  /// A float16 or bfloat16 buffer's 16 bits converted by support/half_bits.h's functions, whose text the
+  /// kernel then starts with (usesHalfBits_).
+  void visit(const Load* op) override;
+  void visit(const Store* op) override;
   std::string loopMarks(const LoopOptions&) override { return ""; }
   bool isFloat64(const Expr& e) const { return e->type == ScalarKind::Float64; }
   /// The C type of a buffer element (Int is int64: long long).
   static const char* cType(ScalarKind k) { return k == ScalarKind::Int ? "long long" : scalarKindName(k); }
+  /// A buffer's C element type: float16 and bfloat16 as their 16 bits.
+  static const char* cType(const Buf& b) { return b->storage ? "unsigned short" : cType(b->type); }
   bool usesPhilox_ = false;
+  bool usesHalfBits_ = false;
   bool usesMinMax_ = false;  ///< the kernel calls gjMin / gjMax, whose text it then starts with
 };
 

@@ -211,7 +211,8 @@ bool canJoin(const Node* n, const Region& r, bool products) {
     return any;
   }
   if (n->kind() == OpKind::Cat) return inRegion(n->input(0));
-  if (!fusiblePointwise(n, /*mixedDtypes=*/true)) return false;
+  // float16 and bfloat16 join too: the nest loads and stores them as 16 bits (lowering.cpp)
+  if (!fusiblePointwise(n, /*mixedDtypes=*/true, SizeRule::Static, /*storage=*/true)) return false;
   for (const Value* v : n->inputs())  // nothing may consume a terminal node inside the group
     if (inRegion(v) && terminal(v->node())) return false;
   return fitsRegion(region, *staticSizes(n->output()));
@@ -249,7 +250,7 @@ std::string fusionBlocker(const Node* n, bool products) {
   if (k == OpKind::ListConstruct || k == OpKind::Cat)
     return "a cat joins when it has a constant dim, parts of one float dtype, its own list, and a part the group "
            "computes";
-  std::string why = pointwiseBlocker(n, /*mixedDtypes=*/true);
+  std::string why = pointwiseBlocker(n, /*mixedDtypes=*/true, SizeRule::Static, /*storage=*/true);
   return why.empty() ? "fusible, but no other fusible op of its shape is next to it (a group needs two)" : why;
 }
 
@@ -310,7 +311,7 @@ int64_t fuseInBlock(gj::Block* b, bool products) {
 
 std::vector<TensorSignature> signatures(const std::vector<Buf>& bufs) {
   std::vector<TensorSignature> sigs;
-  for (const Buf& b : bufs) sigs.push_back({dtypeOf(b->type), b->dims});
+  for (const Buf& b : bufs) sigs.push_back({bufDType(*b), b->dims});
   return sigs;
 }
 
@@ -460,7 +461,7 @@ class TeFuser final : public Fuser {
     KernelCost c;
     c.flops = floatingOps(nest.root());
     auto bytes = [](const Buf& b) {
-      int64_t n = static_cast<int64_t>(dtypeSize(dtypeOf(b->type)));
+      int64_t n = static_cast<int64_t>(dtypeSize(bufDType(*b)));
       for (int64_t d : b->dims) n *= d;
       return n;
     };
