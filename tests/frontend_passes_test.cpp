@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace gj {
 namespace {
 
@@ -605,6 +607,36 @@ CHECK-NOT: aten::add_)");
   });
   EXPECT_NE(e.find("aten::add_ updates %n in place, and it is read outside the loop or if that updates it"),
             std::string::npos) << e;
+}
+
+// A random op inside loops draws new numbers in every iteration, as PyTorch's: its stream numbers the
+// iteration of every enclosing loop, so no two iterations of two nested loops repeat a draw.
+TEST(LowerOverloads, ARandomOpInLoopsDrawsAStreamOfItsOwnEachIteration) {
+  auto g = parseIR(R"IR(graph(%x : Float(2, 3), %n : int, %m : int):
+  %none : NoneType = prim::Constant()
+  %yes : bool = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %empty : Tensor[] = prim::ListConstruct()
+  %outs : Tensor[] = prim::Loop(%n, %yes, %empty)
+    block0(%i : int, %acc : Tensor[]):
+      %inner : Tensor[] = prim::Loop(%m, %yes, %acc)
+        block0(%j : int, %acc2 : Tensor[]):
+          %r : Tensor = aten::rand_like(%x, %none, %none, %none, %none, %none)
+          %more : Tensor[] = prim::ListConstruct(%r)
+          %next : Tensor[] = aten::add(%acc2, %more)
+          -> (%yes, %next)
+      -> (%yes, %inner)
+  %all : Tensor = aten::stack(%outs, %zero)
+  return (%all)
+)IR", "ts.ir");
+  lowerTorchScript(*g);
+  const Tensor rng = Tensor::fromVector({2}, {77, 4}, DType::Int64);
+  const Tensor all = Interpreter(*g).run({IValue(Tensor::rand({2, 3}, DType::Float32, 1)), IValue(int64_t{3}),
+                                           IValue(int64_t{2}), IValue(rng)})[0].toTensor();
+  ASSERT_EQ(all.sizes(), (Shape{6, 2, 3}));
+  std::set<double> firsts;
+  for (int64_t k = 0; k < 6; ++k) firsts.insert(all.item(k * 6));
+  EXPECT_EQ(firsts.size(), 6u) << "two iterations drew the same numbers";
 }
 
 // A trace's {2} constant where an op reads a tensor (`2 ** x` casts it with aten::to first): a 0-d prim::full

@@ -352,24 +352,46 @@ Value* rngInput(Graph& g) {
   return g.addInput(Type::tensor(DType::Int64, {2}), "rng");
 }
 
-// The random ops on the graph's %rng, each a stream of its own (its place among the graph's random ops):
+bool isRandom(OpKind k) { return k == OpKind::Dropout || k == OpKind::RandLike || k == OpKind::Rand; }
+
+// A random op's stream: its place among the graph's `count` random ops, and inside loops a stream of its own
+// in every iteration, place + count (id + 1), where id numbers the iteration of all the enclosing loops
+// (outermost first: id = id * trips + i), so that each iteration draws new numbers as PyTorch's would. A
+// loop the executors unroll folds it to constants again.
+Value* streamOf(Node* n, int64_t place, int64_t count) {
+  std::vector<const Node*> loops;
+  for (const Node* at = n->owningBlock()->owningNode(); at; at = at->owningBlock()->owningNode())
+    if (at->kind() == OpKind::Loop) loops.push_back(at);
+  if (loops.empty()) return constantBefore(n, place);
+  auto intOp = [&](OpKind k, Value* a, Value* b) { return emitBefore(n, k, {a, b}, Type::of(TypeKind::Int)); };
+  Value* id = nullptr;
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+    Value* i = (*it)->block(0)->inputs()[0];
+    id = id ? intOp(OpKind::IntAdd, intOp(OpKind::ScalarMul, id, (*it)->input(0)), i) : i;
+  }
+  Value* iteration = intOp(OpKind::IntAdd, id, constantBefore(n, int64_t{1}));
+  return intOp(OpKind::IntAdd, constantBefore(n, place), intOp(OpKind::ScalarMul, constantBefore(n, count), iteration));
+}
+
+// The random ops on the graph's %rng, each a stream of its own (streamOf):
 // aten::dropout(x, p, train) is x itself when train is the constant false, else prim::philox_dropout;
 // aten::rand_like(x, ...) and aten::rand(size, ...) are prim::philox_uniform of x (cast to the dtype given)
 // or of prim::full(size, 0, dtype).
-Value* lowerRandom(Graph& g, Node* n, int64_t& streams) {
+Value* lowerRandom(Graph& g, Node* n, int64_t& place, int64_t count) {
   switch (n->kind()) {
     case OpKind::Dropout:
       if (constantBool(n->input(2)) == false) return n->input(0);
       return emitAt(n, OpKind::PhiloxDropout,
-                    {n->input(0), n->input(1), n->input(2), rngInput(g), constantBefore(n, streams++)});
+                    {n->input(0), n->input(1), n->input(2), rngInput(g), streamOf(n, place++, count)});
     case OpKind::RandLike: {
       requireStridedPageable(n, n->input(2), n->input(4));
       Value* x = n->input(1)->type().kind == TypeKind::None ? n->input(0) : castTo(n, n->input(0), n->input(1));
-      return emitAt(n, OpKind::PhiloxUniform, {x, rngInput(g), constantBefore(n, streams++)});
+      return emitAt(n, OpKind::PhiloxUniform, {x, rngInput(g), streamOf(n, place++, count)});
     }
-    case OpKind::Rand:
-      return emitAt(n, OpKind::PhiloxUniform,
-                    {lowerSizedFactory(n, constantBefore(n, int64_t{0}), 1), rngInput(g), constantBefore(n, streams++)});
+    case OpKind::Rand: {
+      Value* zeros = lowerSizedFactory(n, constantBefore(n, int64_t{0}), 1);
+      return emitAt(n, OpKind::PhiloxUniform, {zeros, rngInput(g), streamOf(n, place++, count)});
+    }
     default: return nullptr;
   }
 }
@@ -414,10 +436,11 @@ bool lowerOverloads(Graph& g) {
       done.push_back(n);
     }
   });
-  int64_t randomOps = 0;
+  int64_t randomOps = 0, place = 0;
+  forEachNode(g.block(), [&](Node* n) { randomOps += isRandom(n->kind()); });
   forEachNode(g.block(), [&](Node* n) {
     if (n->kind() == OpKind::NativeBatchNormInPlace || n->kind() == OpKind::AddInPlace) return;
-    Value* lowered = lowerRandom(g, n, randomOps);
+    Value* lowered = lowerRandom(g, n, place, randomOps);
     if (!lowered) lowered = lowerOverload(n);
     if (!lowered) return;
     lowered->setType(n->output()->type());

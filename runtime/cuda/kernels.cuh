@@ -395,8 +395,8 @@ GJ_DEVICE void gjDropoutMap(const GjDropoutArgs& a) {
 GJ_KERNEL void gj_dropout_f32(GjDropoutArgs p) { gjDropoutMap<float>(p); }
 GJ_KERNEL void gj_dropout_f64(GjDropoutArgs p) { gjDropoutMap<double>(p); }
 
-// gj_uniform_f32 / gj_uniform_f64: out[i] = element i's uniform number in [0, 1) (prim::philox_uniform); the
-// arguments are dropout's, without `in` and `p`.
+// gj_uniform_f32 / gj_uniform_f64: out[i] = element i's uniform number in [0, 1) (prim::philox_uniform); of
+// dropout's arguments, `in` and `p` are not read.
 template <typename T>
 GJ_DEVICE void gjUniformMap(const GjDropoutArgs& a) {
   T* out = (T*)a.out;

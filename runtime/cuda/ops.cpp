@@ -584,9 +584,10 @@ Tensor adaptiveAvgPool2dBackward(const Tensor& g, std::span<const int64_t> input
   return gx;
 }
 
-Tensor dropout(const Tensor& x, double p, const Tensor& rng, int64_t stream) {
-  USER_CHECK(x.device() == DeviceKind::Cuda && x.isContiguous() && isFloating(x.dtype()),
-             "CUDA dropout: a contiguous float device tensor expected");
+// The Philox kernels' launch (gj_dropout_*, gj_uniform_*): `x`'s elements, a fresh result of its sizes and
+// dtype, and the generator state on the device (the kernel reads its two words there).
+static Tensor launchPhilox(const char* f32, const char* f64, const Tensor& x, double p, const Tensor& rng,
+                           int64_t stream) {
   Tensor state = rng.device() == DeviceKind::Cuda ? rng.contiguous() : rng.to(DeviceKind::Cuda);
   Tensor out = Tensor::empty(x.sizes(), x.dtype(), DeviceKind::Cuda);
   GjDropoutArgs a{};
@@ -596,22 +597,20 @@ Tensor dropout(const Tensor& x, double p, const Tensor& rng, int64_t stream) {
   a.rng = static_cast<const gj_i64*>(state.rawData());
   a.in = x.rawData();
   a.out = out.rawData();
-  if (a.n > 0) launch(x.dtype() == DType::Float32 ? "gj_dropout_f32" : "gj_dropout_f64", a.n, a);
+  if (a.n > 0) launch(x.dtype() == DType::Float32 ? f32 : f64, a.n, a);
   return out;
+}
+
+Tensor dropout(const Tensor& x, double p, const Tensor& rng, int64_t stream) {
+  USER_CHECK(x.device() == DeviceKind::Cuda && x.isContiguous() && isFloating(x.dtype()),
+             "CUDA dropout: a contiguous float device tensor expected");
+  return launchPhilox("gj_dropout_f32", "gj_dropout_f64", x, p, rng, stream);
 }
 
 Tensor uniform(const Tensor& like, const Tensor& rng, int64_t stream) {
   USER_CHECK(like.device() == DeviceKind::Cuda && isFloating(like.dtype()) && !isStorageOnly(like.dtype()),
              "CUDA uniform: a float32 or float64 device tensor expected");
-  Tensor state = rng.device() == DeviceKind::Cuda ? rng.contiguous() : rng.to(DeviceKind::Cuda);
-  Tensor out = Tensor::empty(like.sizes(), like.dtype(), DeviceKind::Cuda);
-  GjDropoutArgs a{};
-  a.n = like.numel();
-  a.stream = stream;
-  a.rng = static_cast<const gj_i64*>(state.rawData());
-  a.out = out.rawData();
-  if (a.n > 0) launch(like.dtype() == DType::Float32 ? "gj_uniform_f32" : "gj_uniform_f64", a.n, a);
-  return out;
+  return launchPhilox("gj_uniform_f32", "gj_uniform_f64", like, 0.0, rng, stream);
 }
 
 void fill(const Tensor& dst, double value) {
