@@ -226,6 +226,38 @@ TEST(Fusers, HalfAndBFloat16GroupsAreTheInterpretersBitForBit) {
   }
 }
 
+// Two groups whose nests differ only in an input's storage (float16 beside float32 computing in float32)
+// are two kernels: the cache keys hold each buffer's dtype, so the second group gets a kernel of its own
+// (the first's would refuse its float16 input, and the group would run unfused).
+TEST(Fusers, AFloat16InputIsAnotherKernelThanAFloat32One) {
+  const char* ir = R"IR(graph(%x : DT(3, 5), %y : Float(3, 5)):
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::mul(%x, %y)
+  %b : Tensor = aten::add(%a, %x, %one)
+  return (%b)
+)IR";
+  auto typed = [&](const char* dt) {
+    std::string s = ir;
+    s.replace(s.find("DT"), 2, dt);
+    return parseIR(s);
+  };
+  const Tensor y = Tensor::rand({3, 5}, DType::Float32, 2, -1.0, 1.0);
+  for (FuserKind fk : {FuserKind::Legacy, FuserKind::Te}) {
+    if (!test::kHaveLlvm) break;
+    for (const char* dt : {"Float", "Half"}) {
+      auto g = typed(dt);
+      const Tensor x = Tensor::rand({3, 5}, std::string(dt) == "Half" ? DType::Float16 : DType::Float32, 1, 0.5, 2.0);
+      const auto ref = Interpreter(*g).run({IValue(x), IValue(y)});
+      Function f(*g, {.fuser = fk, .executor = ExecutorKind::Legacy});
+      const auto out = f.forward({IValue(x), IValue(y)});
+      EXPECT_EQ(f.stats().fusionGroups, 1) << fuserName(fk) << " " << dt << ": " << f.stats().str();
+      EXPECT_GE(f.stats().kernelRuns, 1) << fuserName(fk) << " " << dt << ": " << f.stats().str();
+      EXPECT_EQ(f.stats().kernelRefusals, 0) << fuserName(fk) << " " << dt << ": " << f.stats().str();
+      EXPECT_LE(test::relError(out[0].toTensor(), ref[0].toTensor()), 1e-6) << fuserName(fk) << " " << dt;
+    }
+  }
+}
+
 TEST(LegacyFuser, NanAndInfPropagateAsUnfused) {
   const char* ir = R"IR(graph(%x : Float(2, 4)):
   %a : Tensor = aten::sigmoid(%x)

@@ -432,7 +432,7 @@ int64_t deviceSplitBlocks() {
 std::string signature(const LoopNest& nest) {
   std::string s;
   for (const std::vector<Buf>* list : {&nest.inputs(), &nest.outputs()})
-    for (const Buf& b : *list) s += fmt::format("{}:{}{};", b->name, scalarKindName(b->type), shapeStr(b->dims));
+    for (const Buf& b : *list) s += fmt::format("{}:{}{};", b->name, dtypeName(bufDType(*b)), shapeStr(b->dims));
   return s + "\n" + toString(nest.root());
 }
 
