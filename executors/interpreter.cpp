@@ -276,6 +276,12 @@ class Frame {
 
  private:
   // The running node's single result.
+  // A graph this frame runs in an interpreter of its own (a subgraph, a step's forward): on its device.
+  RunOptions nestedRun() const {
+    RunOptions ro;
+    ro.device = device_;
+    return ro;
+  }
   void set(const Node* n, IValue v) {
     assert(cur_ && cur_->node == n && cur_->numOuts == 1);
     env_[cur_->outs[0]] = std::move(v);
@@ -329,9 +335,7 @@ class Frame {
       for (size_t k = 0; k < n->outputs().size(); ++k) at(n->output(k)) = f.at(sub.outputs()[k]);
       return;
     }
-    RunOptions ro;
-    ro.device = device_;
-    auto outs = Interpreter(*n->subgraph(), gradients_, kernels_, plans_).run(in.copy(), ro);
+    auto outs = Interpreter(*n->subgraph(), gradients_, kernels_, plans_).run(in.copy(), nestedRun());
     for (size_t k = 0; k < outs.size(); ++k) at(n->output(k)) = std::move(outs[k]);
   }
   // Runs a compiled fusion group; false (the caller runs the subgraph) when the kernel refuses.
@@ -428,9 +432,7 @@ void Frame::recordStep(const Node* n, const Operands& in) {
   const Gradient& grad = *step->gradient;
   std::vector<IValue> detached;
   for (const IValue& v : in) detached.push_back(detach(v));
-  RunOptions ro;
-  ro.device = device_;
-  auto outs = Interpreter(*grad.forward, nullptr, kernels_, plans_).run(std::move(detached), ro);
+  auto outs = Interpreter(*grad.forward, nullptr, kernels_, plans_).run(std::move(detached), nestedRun());
   for (size_t i = 0; i < grad.gradInputs.size(); ++i) {
     const IValue& v = in[grad.gradInputs[i]];
     std::vector<std::shared_ptr<const GradEdge>> edges;

@@ -1,7 +1,15 @@
 #pragma once
 // CUDA C both fusers' generated kernels call (internal; included only by their CUDA printers).
 
+#include "support/dtype.h"
+
 namespace gj::fusion {
+
+/// support/half_bits.h's functions a kernel calls for a float16 or bfloat16 element: the one that widens its
+/// 16 bits to a float, and the one that rounds a float to them. A kernel that calls them starts with that
+/// header's text (kHalfBitsHeader).
+inline const char* cudaWidenFn(DType t) { return t == DType::Float16 ? "gjHalfValue" : "gjBFloat16Value"; }
+inline const char* cudaNarrowFn(DType t) { return t == DType::Float16 ? "gjHalfBits" : "gjBFloat16Bits"; }
 
 /// min and max as the TE interpreter and LLVM's minimum / maximum compute them: a when it is NaN or wins,
 /// else b, so NaN when either operand is (ints are never NaN). A kernel that calls gjMin or gjMax starts

@@ -4,6 +4,7 @@
 
 #include "passes/shape_propagation.h"
 #include "passes/util.h"
+#include "runtime/tensor.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -92,6 +93,14 @@ std::string pointwiseBlocker(const Node* n, bool mixedDtypes, SizeRule rule, boo
     if (!broadcastsTo(*groupSizes(v, rule), out)) return fmt::format("input %{} does not broadcast to the output", v->name());
   }
   return "";
+}
+
+std::optional<double> roundedNumber(const Node* n, size_t i) {
+  const auto number = constantDouble(n->input(i));
+  if (!number || n->input(i)->type().isTensor()) return std::nullopt;
+  const std::optional<DType> meets = pointwiseOperandDtype(n);
+  if (!meets || !isStorageOnly(*meets)) return std::nullopt;
+  return Tensor::scalar(*number, *meets).item();
 }
 
 bool fusiblePointwise(const Node* n, bool mixedDtypes, SizeRule rule, bool storage) {

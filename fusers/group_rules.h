@@ -35,6 +35,10 @@ bool fusiblePointwise(const Node* n, bool mixedDtypes = false, SizeRule rule = S
 /// Which of fusiblePointwise's conditions n fails, in words ("" when none does).
 std::string pointwiseBlocker(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static,
                              bool storage = false);
+/// Operand i of pointwise node n when it is a constant number beside a float16 or bfloat16 the node's
+/// operands meet: the number rounded to that dtype first, as the unfused op rounds it (0.1 beside float16 is
+/// 0.0999755859375). nullopt otherwise: the kernel reads the operand as it is.
+std::optional<double> roundedNumber(const Node* n, size_t i);
 /// chunk(x, n, d) with constants, an evenly divisible x of admitted sizes (never along an unknown dim),
 /// unpacked once.
 bool fusibleChunk(const Node* n, SizeRule rule = SizeRule::Static, bool storage = false);

@@ -54,4 +54,6 @@ GJ_HALF_FN unsigned short gjBFloat16Bits(float f) {
   return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
+GJ_HALF_FN float gjBFloat16Value(unsigned short b) { return gjFloatOfBits((unsigned)b << 16); }
+
 #endif  // GJ_SUPPORT_HALF_BITS_H

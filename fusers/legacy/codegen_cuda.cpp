@@ -101,11 +101,11 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
   bool usesHalfBits = false;
   auto widened = [&](DType t, const std::string& bits) {
     usesHalfBits = true;
-    return t == DType::Float16 ? fmt::format("gjHalfValue({})", bits) : fmt::format("gjFloatOfBits((unsigned){} << 16)", bits);
+    return fmt::format("{}({})", fusion::cudaWidenFn(t), bits);
   };
   auto narrowed = [&](DType t, const std::string& v) {
     usesHalfBits = true;
-    return fmt::format("{}({})", t == DType::Float16 ? "gjHalfBits" : "gjBFloat16Bits", v);
+    return fmt::format("{}({})", fusion::cudaNarrowFn(t), v);
   };
   for (size_t i = 0; i < spec.argSizes.size(); ++i)
     params += fmt::format("const {}* __restrict__ in{}, ", cType(spec.argDtypes[i]), i);

@@ -1,7 +1,6 @@
 #include "fusers/legacy/kernel_spec.h"
 
 #include "fusers/group_rules.h"
-#include "passes/shape_propagation.h"
 #include "passes/util.h"
 #include "runtime/tensor.h"
 #include "support/error.h"
@@ -107,14 +106,12 @@ class SpecBuilder {
   void node(const Node* n) {
     switch (n->info().group) {
       case OpGroupKind::Pointwise: {
-        // Beside a storage dtype, numbers are rounded to it first, as the unfused op rounds them
-        // (0.1 beside float16 is 0.0999755859375); the result is rounded to its own dtype.
-        const std::optional<DType> meets = pointwiseOperandDtype(n);
-        const bool roundNumbers = meets && isStorageOnly(*meets);
+        // Beside a storage dtype numbers are rounded to it first (roundedNumber), and the result is rounded
+        // to its own dtype, as the unfused op rounds them.
         KernelSpec::Expr e{KernelSpec::ExprKind::Op, n->kind(), {}, 0, 0, 0, 0, std::nullopt};
-        for (const Value* v : n->inputs()) {
-          const auto number = constantDouble(v);
-          e.args.push_back(roundNumbers && number ? scalar(Tensor::scalar(*number, *meets).item()) : exprOf(v));
+        for (size_t i = 0; i < n->inputs().size(); ++i) {
+          const auto rounded = fusion::roundedNumber(n, i);
+          e.args.push_back(rounded ? scalar(*rounded) : exprOf(n->input(i)));
         }
         const std::optional<DType> out = n->output()->type().dtype;
         if (out && isStorageOnly(*out)) e.roundTo = *out;

@@ -10,6 +10,12 @@
 
 namespace gj::te {
 
+// x rounded to float16 or bfloat16 and back, as support/half.h rounds on the host.
+static double roundedTo(DType t, double x) {
+  const float f = static_cast<float>(x);
+  return t == DType::Float16 ? floatFromHalfBits(halfBitsFromFloat(f)) : floatFromBFloat16Bits(bfloat16BitsFromFloat(f));
+}
+
 namespace {
 
 struct Storage {
@@ -89,8 +95,7 @@ class Eval {
         const Store* st = s.as<Store>();
         double v = expr(st->value);
         if (st->buf->type == ScalarKind::Float32) v = static_cast<float>(v);
-        if (st->buf->storage == DType::Float16) v = floatFromHalfBits(halfBitsFromFloat(static_cast<float>(v)));
-        if (st->buf->storage == DType::BFloat16) v = floatFromBFloat16Bits(bfloat16BitsFromFloat(static_cast<float>(v)));
+        if (st->buf->storage) v = roundedTo(*st->buf->storage, v);
         storage(st->buf).data.at(offset(st->buf, st->indices)) = v;
         return;
       }
@@ -187,8 +192,8 @@ class Eval {
       case CallKind::Cosh: return std::cosh(x);
       case CallKind::Erfc: return std::erfc(x);
       case CallKind::Lgamma: return std::lgamma(x);
-      case CallKind::RoundHalf: return floatFromHalfBits(halfBitsFromFloat(static_cast<float>(x)));
-      case CallKind::RoundBFloat16: return floatFromBFloat16Bits(bfloat16BitsFromFloat(static_cast<float>(x)));
+      case CallKind::RoundHalf: return roundedTo(DType::Float16, x);
+      case CallKind::RoundBFloat16: return roundedTo(DType::BFloat16, x);
     }
     return 0;
   }

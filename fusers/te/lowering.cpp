@@ -1,9 +1,7 @@
 #include "fusers/te/lowering.h"
 
 #include "fusers/group_rules.h"
-#include "passes/shape_propagation.h"
 #include "passes/util.h"
-#include "runtime/tensor.h"
 #include "support/error.h"
 #include "support/philox.h"
 
@@ -49,11 +47,11 @@ std::optional<int64_t> normalizedDims(const Value* x, const Value* normalizedSha
 }
 
 
-// The kind a dtype's values take in a nest: float16 and bfloat16 are Float32 (their buffers' `storage`).
-static ScalarKind valueKind(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? ScalarKind::Float32 : scalarKindOf(t); }
+// A float16 or bfloat16 tensor's buffer stores that dtype (`storage`) and holds Float32 values in the nest.
 static std::optional<DType> storageOf(DType t) {
-  return t == DType::Float16 || t == DType::BFloat16 ? std::optional(t) : std::nullopt;
+  return isFloating(t) && isStorageOnly(t) ? std::optional(t) : std::nullopt;
 }
+static ScalarKind valueKind(DType t) { return storageOf(t) ? ScalarKind::Float32 : scalarKindOf(t); }
 
 class Lowerer {
  public:
@@ -592,24 +590,21 @@ class Lowerer {
     USER_CHECK(rule.has_value(), "TE lowering: {} cannot be lowered", n->info().name);
     // The op's scalar rule (support/pointwise.def) over TE expressions in its compute type (a comparison's
     // result, 1 or 0 there, becomes a bool); operands past its arity are not read.
-    // Beside a storage dtype numbers are rounded to it first, and a storage dtype's result is rounded to it,
-    // as the unfused op rounds them (0.1 beside float16 is 0.0999755859375).
+    // Beside a storage dtype numbers are rounded to it first (roundedNumber), and a storage dtype's result is
+    // rounded to it, as the unfused op rounds them.
     const DType out = *v->type().dtype;
     const ScalarKind result = valueKind(out);
     const auto compute = fusion::computeDtype(n, /*storage=*/true);
     USER_CHECK(compute.has_value(), "TE lowering: {} does not compute in a float dtype", n->describe());
     const ScalarKind t = scalarKindOf(*compute);
-    const std::optional<DType> meets = pointwiseOperandDtype(n);
     Expr x[3];
     for (size_t i = 0; i < 3 && i < n->inputs().size(); ++i) {
-      const auto number = constantDouble(n->input(i));
-      x[i] = meets && isStorageOnly(*meets) && number && !n->input(i)->type().isTensor()
-                 ? FloatImm::make(Tensor::scalar(*number, *meets).item(), t)
-                 : operand(n->input(i), idx, t);
+      const auto rounded = fusion::roundedNumber(n, i);
+      x[i] = rounded ? FloatImm::make(*rounded, t) : operand(n->input(i), idx, t);
     }
     Expr r = applyPointwise(*rule, TeAlgebra{t}, x[0], x[1], x[2]);
-    if (out == DType::Float16 || out == DType::BFloat16)
-      r = Call::make(out == DType::Float16 ? CallKind::RoundHalf : CallKind::RoundBFloat16, r);
+    if (const auto storage = storageOf(out))
+      r = Call::make(*storage == DType::Float16 ? CallKind::RoundHalf : CallKind::RoundBFloat16, r);
     return result == t ? r : Cast::make(result, r);
   }
 

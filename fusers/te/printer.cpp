@@ -307,10 +307,10 @@ void CPrinter::visit(const Call* op) {
     case CallKind::Lgamma: os_ << "lgamma" << f; break;
     case CallKind::RoundHalf: case CallKind::RoundBFloat16: {  // to the 16 bits and back
       usesHalfBits_ = true;
-      const bool half = op->fn == CallKind::RoundHalf;
-      os_ << (half ? "gjHalfValue(gjHalfBits(" : "gjFloatOfBits((unsigned)gjBFloat16Bits(");
+      const DType t = op->fn == CallKind::RoundHalf ? DType::Float16 : DType::BFloat16;
+      os_ << fusion::cudaWidenFn(t) << "(" << fusion::cudaNarrowFn(t) << "(";
       visit(op->arg);
-      os_ << (half ? "))" : ") << 16)");
+      os_ << "))";
       return;
     }
   }
@@ -325,16 +325,16 @@ void CPrinter::visit(const Philox* op) {
 void CPrinter::visit(const Load* op) {
   if (!op->buf->storage) return Printer::visit(op);
   usesHalfBits_ = true;
-  os_ << (op->buf->storage == DType::Float16 ? "gjHalfValue(" : "gjFloatOfBits((unsigned)");
+  os_ << fusion::cudaWidenFn(*op->buf->storage) << "(";
   index(op->buf, op->indices);
-  os_ << (op->buf->storage == DType::Float16 ? ")" : " << 16)");
+  os_ << ")";
 }
 void CPrinter::visit(const Store* op) {
   if (!op->buf->storage) return Printer::visit(op);
   usesHalfBits_ = true;
   indent();
   index(op->buf, op->indices);
-  os_ << " = " << (op->buf->storage == DType::Float16 ? "gjHalfBits(" : "gjBFloat16Bits(");
+  os_ << " = " << fusion::cudaNarrowFn(*op->buf->storage) << "(";
   visit(op->value);
   os_ << ");\n";
 }

@@ -114,17 +114,20 @@ void writeRaise(Node* n) {
   g.erase(n);
 }
 
+// PyTorch's ScalarType for graphjit's dtype code, a constant before n.
+Value* scalarTypeBefore(Node* n, int64_t code) {
+  const auto d = dtypeFromCode(code);
+  if (!d)
+    throw Error(fmt::format("{} with dtype code {}, which names no dtype", n->info().name, code), n->where(),
+                "graphjit's codes are 0 to 9, support/dtype.h's DType in order");
+  return constantBefore(n, frontend::scalarTypeOf(*d));
+}
+
 // aten::to(self, code): graphjit's dtype code becomes PyTorch's ScalarType, with non_blocking, copy and
 // memory_format at their defaults.
 void writeTo(Node* n) {
   Value* dtype = n->input(1);
-  if (auto code = constantInt(dtype)) {
-    auto d = dtypeFromCode(*code);
-    if (!d)
-      throw Error(fmt::format("aten::to with dtype code {}, which names no dtype", *code), n->where(),
-                  "graphjit's codes are 0 (Float), 1 (Double), 2 (Long) and 3 (Bool)");
-    dtype = constantBefore(n, frontend::scalarTypeOf(*d));
-  }
+  if (auto code = constantInt(dtype)) dtype = scalarTypeBefore(n, *code);
   replaceWith(n, OpKind::ToDTypeOptions,
               {n->input(0), dtype, constantBefore(n, false), constantBefore(n, false), constantBefore(n, ConstantValue{})});
 }
@@ -204,12 +207,9 @@ void exportTorchScript(Graph& g) {
       }
       case OpKind::Full: {  // the dtype as a ScalarType code
         const auto code = constantInt(n->input(2));
-        const auto d = code ? dtypeFromCode(*code) : std::nullopt;
-        if (!d)
-          throw Error("prim::full's dtype is not a constant dtype code", n->where(), "write the dtype as a constant");
+        if (!code) throw Error("prim::full's dtype is not a constant", n->where(), "write the dtype as a constant");
         Value* none = constantBefore(n, ConstantValue{});
-        replaceWith(n, OpKind::FullSized, {n->input(0), n->input(1), constantBefore(n, frontend::scalarTypeOf(*d)),
-                                           none, none, none});
+        replaceWith(n, OpKind::FullSized, {n->input(0), n->input(1), scalarTypeBefore(n, *code), none, none, none});
         continue;
       }
       default:

@@ -79,9 +79,6 @@ Value* castTo(Node* n, Value* x, Value* dtype) {
   return emitAt(n, OpKind::ToDType, {x, constantBefore(n, static_cast<int64_t>(dtypeArgument(n, dtype)))});
 }
 
-// zeros_like / ones_like / full_like: a dtype casts the result; the layout must be strided (None or 0) and
-// pin_memory None or false; a device is taken as the one the graph runs on (a trace records its example's);
-// the memory format is a layout hint graphjit's contiguous results need not follow.
 // A factory's or a cast's layout must be strided (None or 0) and its pin_memory None or false.
 void requireStridedPageable(const Node* n, const Value* layout, const Value* pinMemory) {
   const bool strided = layout->type().kind == TypeKind::None || constantInt(layout) == 0;
@@ -91,6 +88,9 @@ void requireStridedPageable(const Node* n, const Value* layout, const Value* pin
                 "leave layout and pin_memory out: graphjit's results are strided, on the device the graph runs on");
 }
 
+// zeros_like / ones_like / full_like: a dtype casts the result; the layout must be strided and pin_memory
+// off; a device is taken as the one the graph runs on (a trace records its example's); the memory format is a
+// layout hint graphjit's contiguous results need not follow.
 Value* lowerFactory(Node* n, const frontend::Factory& f) {
   requireStridedPageable(n, n->input(f.options + 1), n->input(f.options + 3));
   std::vector<Value*> operands(n->inputs().begin(), n->inputs().begin() + static_cast<long>(f.options));
@@ -426,8 +426,11 @@ int64_t scalarTypeOf(DType d) {
 
 bool lowerOverloads(Graph& g) {
   std::vector<Node*> done;
-  // the in-place updates first: a clone of a statistic before one must still read the old value
+  // the in-place updates first: a clone of a statistic before one must still read the old value; the random
+  // ops counted on the way (their streams need the count)
+  int64_t randomOps = 0, place = 0;
   forEachNode(g.block(), [&](Node* n) {
+    randomOps += isRandom(n->kind());
     if (n->kind() == OpKind::NativeBatchNormInPlace) {
       lowerNativeBatchNorm(n);
       done.push_back(n);
@@ -436,8 +439,6 @@ bool lowerOverloads(Graph& g) {
       done.push_back(n);
     }
   });
-  int64_t randomOps = 0, place = 0;
-  forEachNode(g.block(), [&](Node* n) { randomOps += isRandom(n->kind()); });
   forEachNode(g.block(), [&](Node* n) {
     if (n->kind() == OpKind::NativeBatchNormInPlace || n->kind() == OpKind::AddInPlace) return;
     Value* lowered = lowerRandom(g, n, place, randomOps);

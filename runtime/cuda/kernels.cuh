@@ -419,7 +419,7 @@ GJ_DEVICE double gjLoad(const void* base, int type, gj_i64 at) {
     case GJ_I16: return ((const short*)base)[at];
     case GJ_I32: return ((const int*)base)[at];
     case GJ_F16: return gjHalfValue(((const unsigned short*)base)[at]);
-    case GJ_BF16: return gjFloatOfBits((unsigned)((const unsigned short*)base)[at] << 16);
+    case GJ_BF16: return gjBFloat16Value(((const unsigned short*)base)[at]);
     default: return ((const bool*)base)[at] ? 1.0 : 0.0;
   }
 }
