@@ -7,6 +7,7 @@
 #include "runtime/tensor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -56,35 +57,77 @@ static std::string dropoutBlocker(const Node* n) {
   return "";
 }
 
-std::optional<DType> computeDtype(const Node* n, bool storage) {
-  const std::optional<DType> t = isComparison(n->kind()) ? pointwiseOperandDtype(n) : n->output()->type().dtype;
-  return t && computesInFloat(*t, storage) ? std::optional(computeDType(*t)) : std::nullopt;
+bool integerOp(OpKind k) {
+  switch (k) {
+    case OpKind::Add: case OpKind::Sub: case OpKind::Rsub: case OpKind::Mul: case OpKind::Neg:
+    case OpKind::Abs: case OpKind::Sign: case OpKind::Relu: case OpKind::Clamp: case OpKind::ClampMin:
+    case OpKind::ClampMax: case OpKind::Hardtanh: case OpKind::Maximum: case OpKind::Minimum:
+    case OpKind::Where: case OpKind::MaskedFill:
+      return true;
+    default:
+      return isComparison(k);
+  }
 }
 
-// A pointwise node over static float tensors, scalar operands constant, inputs broadcasting to its output.
-std::string pointwiseBlocker(const Node* n, bool mixedDtypes, SizeRule rule, bool storage) {
+std::optional<DType> computeDtype(const Node* n, Admit admit) {
+  const bool comparison = isComparison(n->kind());
+  const std::optional<DType> t = comparison ? pointwiseOperandDtype(n) : n->output()->type().dtype;
+  if (!t) return std::nullopt;
+  if (computesInFloat(*t, admit >= Admit::Storage)) return computeDType(*t);
+  if (admit == Admit::Integers && integerOp(n->kind()) && (isIntegral(*t) || (comparison && *t == DType::Bool)))
+    return DType::Int64;
+  return std::nullopt;
+}
+
+// A number an int64 kernel holds exactly in its double constants: integral, at most 2^53 in magnitude.
+static bool exactIntegerNumber(double d) { return std::trunc(d) == d && std::abs(d) <= 9007199254740992.0; }
+
+// A pointwise node over static tensors of the admitted dtypes, scalar operands constant, inputs broadcasting
+// to its output.
+std::string pointwiseBlocker(const Node* n, bool mixedDtypes, SizeRule rule, Admit admit) {
   if (!isPointwise(n)) return "not pointwise";
   if (n->kind() == OpKind::PhiloxDropout) return dropoutBlocker(n);
+  const bool storage = admit >= Admit::Storage;
   const bool boolResult = isComparison(n->kind());
+  const auto compute = computeDtype(n, admit);
+  const bool integer = compute == DType::Int64;
   auto sizesOk = [&](const Value* v) { return groupSizes(v, rule).has_value(); };
+  auto integerTensor = [&](const Value* v) {
+    const Type& t = v->type();
+    return t.isTensor() && t.dtype && (isIntegral(*t.dtype) || *t.dtype == DType::Bool) && sizesOk(v);
+  };
+  const std::optional<DType> outDtype = n->outputs().size() == 1 ? n->output()->type().dtype : std::nullopt;
   if (n->outputs().size() != 1 || !sizesOk(n->output()) ||
-      !(boolResult ? n->output()->type().dtype == DType::Bool : floatTensor(n->output(), rule, storage)))
+      !(boolResult ? outDtype == DType::Bool
+                   : integer ? outDtype && isIntegral(*outDtype) : floatTensor(n->output(), rule, storage))) {
+    const char* what = admit == Admit::Integers ? "float or integer" : "float";
     return rule == SizeRule::Static
-               ? "the output has no static sizes or is not float (run shape propagation on a specialized graph)"
-               : "the output is not float, or a size other than the leading one is unknown (run shape "
-                 "propagation on a specialized graph)";
-  const auto compute = computeDtype(n, storage);
-  if (!compute) return "it compares operands that are not float";
+               ? fmt::format("the output has no static sizes or is not {} (run shape propagation on a specialized "
+                             "graph)", what)
+               : fmt::format("the output is not {}, or a size other than the leading one is unknown (run shape "
+                             "propagation on a specialized graph)", what);
+  }
+  if (!compute)
+    return admit == Admit::Integers && !integerOp(n->kind())
+               ? fmt::format("it computes in an integer dtype, and {} is not one of the ops integer groups take "
+                             "(their rules must be exact in int64)", n->info().name)
+               : "it compares operands that are not float";
   auto out = *groupSizes(n->output(), rule);
   for (size_t i = 0; i < n->inputs().size(); ++i) {
     const Value* v = n->input(i);
     if (!v->type().isTensor()) {
-      if (!constantDouble(v)) return fmt::format("scalar operand %{} is not a constant number", v->name());
+      const auto number = constantDouble(v);
+      if (!number) return fmt::format("scalar operand %{} is not a constant number", v->name());
+      if (integer && !exactIntegerNumber(*number))
+        return fmt::format("scalar operand %{} of an integer op is not an integer of at most 2^53 in magnitude",
+                           v->name());
       continue;
     }
     if (static_cast<int>(i) == conditionOperand(n->kind())) {
       if (v->type().dtype != DType::Bool || !sizesOk(v))
         return fmt::format("condition %{} is not a bool tensor of static sizes", v->name());
+    } else if (integer) {  // integers and bools, read as int64
+      if (!integerTensor(v)) return fmt::format("input %{} has no static sizes or is not an integer", v->name());
     } else {
       if (!floatTensor(v, rule, storage)) return fmt::format("input %{} has no static sizes or is not float", v->name());
       if (!mixedDtypes && computeDType(*v->type().dtype) != compute)
@@ -103,11 +146,12 @@ std::optional<double> roundedNumber(const Node* n, size_t i) {
   return Tensor::scalar(*number, *meets).item();
 }
 
-bool fusiblePointwise(const Node* n, bool mixedDtypes, SizeRule rule, bool storage) {
-  return pointwiseBlocker(n, mixedDtypes, rule, storage).empty();
+bool fusiblePointwise(const Node* n, bool mixedDtypes, SizeRule rule, Admit admit) {
+  return pointwiseBlocker(n, mixedDtypes, rule, admit).empty();
 }
 
-bool fusibleChunk(const Node* n, SizeRule rule, bool storage) {
+bool fusibleChunk(const Node* n, SizeRule rule, Admit admit) {
+  const bool storage = admit >= Admit::Storage;
   if (n->kind() != OpKind::Chunk) return false;
   auto chunks = constantInt(n->input(1));
   auto dim = constantInt(n->input(2));

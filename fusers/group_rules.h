@@ -17,31 +17,43 @@ bool isPointwise(const Node* n);
 enum class SizeRule : uint8_t { Static, DynamicRows };
 /// v's sizes under the rule; nullopt when it does not hold.
 std::optional<std::vector<int64_t>> groupSizes(const Value* v, SizeRule rule);
+/// The dtypes a fuser's pointwise groups take, each level those of the one before and more:
+/// - Floats: float32 and float64, the dtypes the kernels compute in;
+/// - Storage: float16 and bfloat16 too, computed in float32 (the fuser converts them at its loads and stores);
+/// - Integers: integer ops too (integerOp's list), computed in int64 over integer and bool tensors, each op's
+///   result truncated to its dtype (uint8 to int32 wrap in their own width, as the unfused ops do).
+enum class Admit : uint8_t { Floats, Storage, Integers };
 /// A float32 or float64 tensor whose sizes the rule admits; with `storage`, a float16 or bfloat16 one too (a
 /// fuser that converts at its loads and stores, computing in float32).
 bool floatTensor(const Value* v, SizeRule rule = SizeRule::Static, bool storage = false);
+/// The pointwise ops whose rules (support/pointwise.def) are exact in int64 with wrapping: arithmetic but
+/// division, neg, abs, sign, relu, the clamps, maximum, minimum, where, masked_fill and the comparisons.
+bool integerOp(OpKind k);
 /// Aligned from the right, each dim of `from` equals `to`'s or is 1 (an unknown leading dim matches only
 /// an unknown one).
 bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& to);
-/// The float dtype a pointwise node computes in: its output's, or a comparison's operands' promoted dtype
-/// (its result is bool); float32 for a storage dtype with `storage`; nullopt when that is not a float.
-std::optional<DType> computeDtype(const Node* n, bool storage = false);
-/// A pointwise node over float tensors of admitted sizes, scalar operands constant, inputs broadcasting to its
-/// output; its tensor inputs in its compute dtype unless `mixedDtypes` (type promotion inside the kernel).
-/// Bool tensors enter only as a condition operand (where's, masked_fill's) and leave only as a comparison's
-/// result: the kernels compute them as 1 and 0 in the float dtype.
-/// `storage` admits float16 and bfloat16 tensors as floatTensor does.
-bool fusiblePointwise(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static, bool storage = false);
+/// The dtype a pointwise node computes in: its output's, or a comparison's operands' promoted dtype (its result
+/// is bool); float32 for a storage float under Admit::Storage; int64 for an integer op of integers (or a
+/// comparison of bools) under Admit::Integers; nullopt when the level does not take it.
+std::optional<DType> computeDtype(const Node* n, Admit admit = Admit::Floats);
+/// A pointwise node over tensors of the admitted dtypes and sizes, scalar operands constant, inputs
+/// broadcasting to its output; its tensor inputs in its compute dtype unless `mixedDtypes` (type promotion
+/// inside the kernel). In a float node bool tensors enter only as a condition operand (where's,
+/// masked_fill's) and leave only as a comparison's result: the kernels compute them as 1 and 0 in the float
+/// dtype. An integer node (Admit::Integers) reads integer and bool tensors and integral numbers of at most
+/// 2^53 in magnitude (the kernel's constants are doubles).
+bool fusiblePointwise(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static,
+                      Admit admit = Admit::Floats);
 /// Which of fusiblePointwise's conditions n fails, in words ("" when none does).
 std::string pointwiseBlocker(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static,
-                             bool storage = false);
+                             Admit admit = Admit::Floats);
 /// Operand i of pointwise node n when it is a constant number beside a float16 or bfloat16 the node's
 /// operands meet: the number rounded to that dtype first, as the unfused op rounds it (0.1 beside float16 is
 /// 0.0999755859375). nullopt otherwise: the kernel reads the operand as it is.
 std::optional<double> roundedNumber(const Node* n, size_t i);
 /// chunk(x, n, d) with constants, an evenly divisible x of admitted sizes (never along an unknown dim),
 /// unpacked once.
-bool fusibleChunk(const Node* n, SizeRule rule = SizeRule::Static, bool storage = false);
+bool fusibleChunk(const Node* n, SizeRule rule = SizeRule::Static, Admit admit = Admit::Floats);
 
 /// Moves aten::chunk above the pointwise ops that produce its input, so that chunks apply to tensors
 /// computed outside any group (and a group partitions them as it loads them):

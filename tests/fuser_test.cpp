@@ -226,6 +226,111 @@ TEST(Fusers, HalfAndBFloat16GroupsAreTheInterpretersBitForBit) {
   }
 }
 
+// Integer groups in either fuser, computed in int64: sums, differences, products and negations wrap (int64's
+// ends, INT64_MIN's negation), each narrow result is truncated to its dtype at once (uint8 200 + 200 is 144,
+// int8 -128 * -1 is -128), uint8 beside int8 meets in int16, numbers beside int8 are truncated first (300 is
+// 44), and comparisons, where, clamp, abs, sign and relu are exact; so the group's results are the
+// interpreter's bit for bit on the CPU, the device when there is one, the TE interpreter on the group's nest,
+// and NVRTC compiles both fusers' kernels.
+TEST(Fusers, IntegerGroupsAreTheInterpretersBitForBit) {
+  const char* ir = R"IR(graph(%x : Long(3, 5), %y : Int(5), %u : Byte(3, 5), %c : Char(3, 5), %m : Bool(3, 5)):
+  %one : int = prim::Constant[value=1]()
+  %three : int = prim::Constant[value=3]()
+  %lo : int = prim::Constant[value=-100]()
+  %hi : int = prim::Constant[value=300]()
+  %a : Tensor = aten::add(%x, %y, %three)
+  %n : Tensor = aten::neg(%a)
+  %p : Tensor = aten::mul(%n, %x)
+  %r : Tensor = aten::relu(%p)
+  %k : Tensor = aten::clamp(%p, %lo, %hi)
+  %l : Tensor = aten::lt(%p, %x)
+  %w : Tensor = aten::where(%m, %r, %a)
+  %b : Tensor = aten::add(%u, %u, %one)
+  %q : Tensor = aten::mul(%c, %c)
+  %d : Tensor = aten::sub(%u, %c, %one)
+  %e : Tensor = aten::abs(%c)
+  %f : Tensor = aten::sign(%d)
+  %g : Tensor = aten::add(%c, %hi, %one)
+  %h : Tensor = aten::ge(%m, %l)
+  %i : Tensor = aten::maximum(%q, %y)
+  return (%k, %l, %w, %b, %q, %d, %e, %f, %g, %h, %i)
+)IR";
+  auto g = parseIR(ir);
+  auto ints = [](Shape shape, std::vector<int64_t> values, DType t) {
+    Tensor x = Tensor::empty(shape, DType::Int64);
+    std::copy(values.begin(), values.end(), x.data<int64_t>());
+    return x.to(t);
+  };
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  std::vector<IValue> in = {
+      ints({3, 5}, {kMax, kMin, -1, 0, 7, 3037000500, -3037000500, 1, 2, -2, 100, -100, 65536, 4294967296, 5},
+           DType::Int64),
+      ints({5}, {2147483647, -2147483648, 3, -7, 0}, DType::Int32),
+      ints({3, 5}, {200, 255, 0, 1, 128, 127, 100, 3, 250, 17, 6, 99, 255, 254, 64}, DType::UInt8),
+      ints({3, 5}, {-128, 127, -1, 0, 1, 100, -100, 12, -12, 64, -64, 2, 3, 127, -127}, DType::Int8),
+      ints({3, 5}, {1, 0, 1, 1, 0, 0, 1, 0, 1, 0, 1, 1, 0, 0, 1}, DType::Bool)};
+  const auto ref = Interpreter(*g).run(in);
+  auto same = [](const Tensor& a, const Tensor& b) {
+    const Tensor x = a.to(DeviceKind::Cpu).contiguous(), y = b.contiguous();
+    return x.dtype() == y.dtype() && x.sizes() == y.sizes() &&
+           std::memcmp(x.rawData(), y.rawData(), static_cast<size_t>(x.numel()) * dtypeSize(x.dtype())) == 0;
+  };
+  ASSERT_EQ(ref[3].toTensor().dtype(), DType::UInt8);
+  EXPECT_EQ(ref[3].toTensor().to(DType::Int64).data<int64_t>()[0], 144);  // 200 + 200 in uint8
+  EXPECT_EQ(ref[5].toTensor().dtype(), DType::Int16);                    // uint8 - int8
+  EXPECT_EQ(ref[8].toTensor().to(DType::Int64).data<int64_t>()[1], -85);  // 127 + 44 (300 as int8), wrapped
+  std::vector<DeviceKind> devices;
+  if (test::kHaveLlvm) devices.push_back(DeviceKind::Cpu);
+  if (cuda::available()) devices.push_back(DeviceKind::Cuda);
+  for (FuserKind fk : {FuserKind::Legacy})
+    for (DeviceKind d : devices) {
+      const std::string where = fmt::format("fuser {} on {}", fuserName(fk), deviceName(d));
+      Function f(*g, {.fuser = fk, .executor = ExecutorKind::Legacy, .device = d});
+      std::vector<IValue> on;
+      for (const IValue& v : in) on.push_back(v.toTensor().to(d));
+      auto out = f.forward(on);
+      EXPECT_GE(f.stats().fusionGroups, 1) << where << ": " << f.stats().str();
+      EXPECT_GE(f.stats().kernelRuns, 1) << where << ": " << f.stats().str();
+      for (size_t i = 0; i < ref.size(); ++i)
+        EXPECT_TRUE(same(out[i].toTensor(), ref[i].toTensor())) << where << ", output " << i;
+    }
+  for (FuserKind fk : {FuserKind::Legacy}) {
+    PipelineOptions o;
+    o.fuser = fk;
+    Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false, false, false, false, false}, o);
+    size_t groups = 0;
+    forEachNode(plan.graph->block(), [&](Node* n) {
+      if (!n->subgraph() || (n->kind() != OpKind::FusionGroup && n->kind() != OpKind::TensorExprGroup)) return;
+      ++groups;
+      std::string src;
+      if (fk == FuserKind::Legacy) {
+        src = legacy::emitCudaKernel(legacy::buildKernelSpec(*n->subgraph()), "k");
+      } else {
+        std::vector<Tensor> args;  // a group whose inputs are graph inputs runs in the TE interpreter
+        const auto& graphIns = plan.graph->inputs();
+        for (const Value* v : n->inputs())
+          if (auto at = std::find(graphIns.begin(), graphIns.end(), v); at != graphIns.end())
+            args.push_back(in[at - graphIns.begin()].toTensor());
+        const te::LoopNest nest = te::lowerGroup(*n->subgraph());
+        const auto outs = args.size() == n->inputs().size() ? te::interpret(nest, args) : std::vector<Tensor>{};
+        for (size_t i = 0; i < outs.size(); ++i) {
+          const Value* o = n->output(i);
+          auto at = std::find(plan.graph->outputs().begin(), plan.graph->outputs().end(), o);
+          if (at == plan.graph->outputs().end()) continue;
+          EXPECT_TRUE(same(outs[i], ref[at - plan.graph->outputs().begin()].toTensor())) << "TE interpreter, output " << i;
+        }
+        const te::LoopNest gpu = te::gpuLoopNest(*n->subgraph(), {});
+        src = te::CudaPrinter().kernel("k", gpu.inputs(), gpu.outputs(), gpu.root());
+      }
+      if (!haveNvrtc()) return;
+      auto r = nvrtcCompile(src, "k", "sm_90");
+      ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
+      EXPECT_TRUE(r.value().log.empty()) << r.value().log << "\n" << src;
+    });
+    EXPECT_GE(groups, 1u) << fuserName(fk);
+  }
+}
+
 // Two groups whose nests differ only in an input's storage (float16 beside float32 computing in float32)
 // are two kernels: the cache keys hold each buffer's dtype, so the second group gets a kernel of its own
 // (the first's would refuse its float16 input, and the group would run unfused).

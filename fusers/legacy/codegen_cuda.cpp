@@ -3,6 +3,7 @@
 #include "fusers/legacy/codegen.h"
 
 #include "fusers/cuda_math.h"
+#include "fusers/group_rules.h"
 #include "runtime/tensor.h"
 #include "support/error.h"
 #include "support/philox.h"
@@ -22,21 +23,32 @@ std::string literal(double v, bool dbl) {
   return dbl ? s : s + "f";
 }
 
-// The primitives support/pointwise.def's rules are written in, as CUDA C text in float or double.
+// An int64 group's number (an integer of at most 2^53 in magnitude: group_rules' exactIntegerNumber).
+std::string integerLiteral(double v) { return fmt::format("{}LL", static_cast<int64_t>(v)); }
+
+// The primitives support/pointwise.def's rules are written in, as CUDA C text in float or double, or in
+// long long for an int64 group: there sums, differences, products and negations wrap, computed in unsigned
+// long long (signed overflow is undefined in C), and group_rules' integerOp lets in only ops whose rules use
+// no other primitive.
 struct CudaTextAlgebra {
   bool dbl;
   bool* usesMinMax;
-  std::string c(double v) const { return literal(v, dbl); }
-  std::string add(const std::string& x, const std::string& y) const { return fmt::format("({} + {})", x, y); }
-  std::string sub(const std::string& x, const std::string& y) const { return fmt::format("({} - {})", x, y); }
+  bool integer = false;
+  std::string c(double v) const { return integer ? integerLiteral(v) : literal(v, dbl); }
+  std::string add(const std::string& x, const std::string& y) const { return arithmetic(x, "+", y); }
+  std::string sub(const std::string& x, const std::string& y) const { return arithmetic(x, "-", y); }
   // A product with the literal 1 (add's alpha, mostly) is the other operand.
   std::string mul(const std::string& x, const std::string& y) const {
     if (x == c(1)) return y;
     if (y == c(1)) return x;
-    return fmt::format("({} * {})", x, y);
+    return arithmetic(x, "*", y);
   }
   std::string div(const std::string& x, const std::string& y) const { return fmt::format("({} / {})", x, y); }
-  std::string neg(const std::string& x) const { return fmt::format("(-{})", x); }
+  std::string neg(const std::string& x) const { return integer ? arithmetic("0LL", "-", x) : fmt::format("(-{})", x); }
+  std::string arithmetic(const std::string& x, const char* op, const std::string& y) const {
+    if (!integer) return fmt::format("({} {} {})", x, op, y);
+    return fmt::format("((long long)((unsigned long long)({}) {} (unsigned long long)({})))", x, op, y);
+  }
   std::string exp(const std::string& x) const { return call("exp", x); }
   std::string log(const std::string& x) const { return call("log", x); }
   std::string sqrt(const std::string& x) const { return call("sqrt", x); }
@@ -68,10 +80,12 @@ struct CudaTextAlgebra {
   std::string fmod(const std::string& x, const std::string& y) const { return fmt::format("fmod{}({}, {})", dbl ? "" : "f", x, y); }
   // NaN when either operand is (fusers/cuda_math.h, whose text the kernel then starts with)
   std::string max(const std::string& x, const std::string& y) const {
+    if (integer) return select(gt(x, y), x, y);
     *usesMinMax = true;
     return fmt::format("gjMax({}, {})", x, y);
   }
   std::string min(const std::string& x, const std::string& y) const {
+    if (integer) return select(lt(x, y), x, y);
     *usesMinMax = true;
     return fmt::format("gjMin({}, {})", x, y);
   }
@@ -87,23 +101,39 @@ struct CudaTextAlgebra {
   std::string call(const char* fn, const std::string& x) const { return fmt::format("{}{}({})", fn, dbl ? "" : "f", x); }
 };
 
+// The C type of a kernel argument's elements.
+const char* cType(DType t) {
+  switch (t) {
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+    case DType::Int64: return "long long";
+    case DType::Bool: return "bool";
+    case DType::UInt8: return "unsigned char";
+    case DType::Int8: return "signed char";
+    case DType::Int16: return "short";
+    case DType::Int32: return "int";
+    case DType::Float16:
+    case DType::BFloat16: return "unsigned short";  // their bits (support/half_bits.h)
+  }
+  return "void";
+}
+
 }  // namespace
 
 std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
-  const bool dbl = spec.dtype == DType::Float64;
-  const char* T = dbl ? "double" : "float";
+  const bool dbl = spec.dtype == DType::Float64, integer = spec.dtype == DType::Int64;
+  const char* T = cType(spec.dtype);
   std::string params;
-  auto cType = [&](DType t) {
-    if (isStorageOnly(t)) return "unsigned short";  // float16 and bfloat16 bits (support/half_bits.h)
-    return t == DType::Int64 ? "long long" : t == DType::Bool ? "bool" : T;
-  };
-  // A float16 or bfloat16 value: its float, or a float's bits rounded to it (computing in float32).
+  // A float16 or bfloat16 value: its float, or a float's bits rounded to it (computing in float32). A narrow
+  // integer (in an int64 group): extended by C's conversion, or truncated to its width (wrapping).
   bool usesHalfBits = false;
   auto widened = [&](DType t, const std::string& bits) {
+    if (!isFloating(t)) return fmt::format("(long long)({})", bits);
     usesHalfBits = true;
     return fmt::format("{}({})", fusion::cudaWidenFn(t), bits);
   };
   auto narrowed = [&](DType t, const std::string& v) {
+    if (!isFloating(t)) return fmt::format("({})({})", cType(t), v);
     usesHalfBits = true;
     return fmt::format("{}({})", fusion::cudaNarrowFn(t), v);
   };
@@ -131,7 +161,8 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
   // Scalars are written as literals where they are used; every other expression gets a variable.
   auto operand = [&](int a) {
     const KernelSpec::Expr& x = spec.exprs[a];
-    return x.kind == KernelSpec::ExprKind::Scalar ? literal(x.scalar, dbl) : fmt::format("v{}", a);
+    if (x.kind != KernelSpec::ExprKind::Scalar) return fmt::format("v{}", a);
+    return integer ? integerLiteral(x.scalar) : literal(x.scalar, dbl);
   };
   bool usesPhilox = false, usesMinMax = false;
   for (size_t e = 0; e < spec.exprs.size(); ++e) {
@@ -154,7 +185,9 @@ std::string emitCudaKernel(const KernelSpec& spec, const std::string& name) {
         if (!rule) throw Error(fmt::format("CUDA codegen: {} is not pointwise", opInfo(x.op).name));
         std::string args[3];
         for (size_t a = 0; a < 3 && a < x.args.size(); ++a) args[a] = operand(x.args[a]);
-        rhs = applyPointwise(*rule, CudaTextAlgebra{dbl, &usesMinMax}, args[0], args[1], args[2]);
+        if (integer && !fusion::integerOp(x.op))  // the float primitives have no int64 form
+          throw Error(fmt::format("CUDA codegen: {} in an int64 group", opInfo(x.op).name));
+        rhs = applyPointwise(*rule, CudaTextAlgebra{dbl, &usesMinMax, integer}, args[0], args[1], args[2]);
         if (x.roundTo) rhs = widened(*x.roundTo, narrowed(*x.roundTo, rhs));  // as the unfused op stores it
         break;
       }

@@ -1,5 +1,6 @@
 // LLVM IR for a legacy fusion group: a loop over rows, an inner loop over the last dimension.
 #include "fusers/legacy/codegen.h"
+#include "fusers/group_rules.h"
 #include "fusers/llvm_math.h"
 #include "support/philox.h"
 
@@ -19,8 +20,9 @@ namespace {
 class Emitter {
  public:
   Emitter(const KernelSpec& spec, llvm::LLVMContext& ctx, llvm::Module& m)
-      : spec_(spec), ctx_(ctx), m_(m), b_(ctx),
-        t_(spec.dtype == DType::Float64 ? llvm::Type::getDoubleTy(ctx) : llvm::Type::getFloatTy(ctx)),
+      : spec_(spec), ctx_(ctx), m_(m), b_(ctx), integer_(spec.dtype == DType::Int64),
+        t_(integer_ ? llvm::Type::getInt64Ty(ctx)
+                    : spec.dtype == DType::Float64 ? llvm::Type::getDoubleTy(ctx) : llvm::Type::getFloatTy(ctx)),
         i64_(llvm::Type::getInt64Ty(ctx)) {}
 
   // The kernel ABI of fusers/llvm_math.h: NAME_body(noalias args..., rowBegin, rowEnd) holds the loops
@@ -36,7 +38,11 @@ class Emitter {
   int64_t rank() const { return static_cast<int64_t>(spec_.shape.size()); }
   int64_t rowLength() const { return spec_.shape.empty() ? 1 : spec_.shape.back(); }
   llvm::Value* c64(int64_t v) { return llvm::ConstantInt::get(i64_, v); }
-  llvm::Value* cf(double v) { return llvm::ConstantFP::get(t_, v); }
+  // A constant of the kernel's type (an int64 group's numbers are integers: group_rules' exactIntegerNumber).
+  llvm::Value* cf(double v) {
+    return integer_ ? llvm::ConstantInt::get(t_, static_cast<uint64_t>(static_cast<int64_t>(v)), /*isSigned=*/true)
+                    : llvm::ConstantFP::get(t_, v);
+  }
 
   void emitBody(llvm::Function* f, size_t nargs) {
     auto* entry = llvm::BasicBlock::Create(ctx_, "entry", f);
@@ -73,9 +79,9 @@ class Emitter {
       llvm::Type* t = t_;
       if (spec_.outDtypes[o] == DType::Bool) {  // a comparison's 1 or 0, stored as a byte
         t = llvm::Type::getInt8Ty(ctx_);
-        v = b_.CreateZExt(b_.CreateFCmpUNE(v, cf(0)), t);
+        v = b_.CreateZExt(integer_ ? b_.CreateICmpNE(v, cf(0)) : b_.CreateFCmpUNE(v, cf(0)), t);
       } else if (isStorageOnly(spec_.outDtypes[o])) {
-        t = llvm::Type::getInt16Ty(ctx_);
+        t = storageType(spec_.outDtypes[o]);
         v = narrowed(spec_.outDtypes[o], v);
       }
       b_.CreateStore(v, b_.CreateGEP(t, out, b_.CreateAdd(outBase, col)));
@@ -111,9 +117,19 @@ class Emitter {
     return offsets;
   }
 
-  // float16 and bfloat16 (only in float32 groups, so t_ is float)
-  llvm::Value* widened(DType t, llvm::Value* bits) { return fusion::emitWidenStorage(b_, t, bits); }
-  llvm::Value* narrowed(DType t, llvm::Value* v) { return fusion::emitNarrowStorage(b_, t, v); }
+  // A storage dtype's element in memory: float16 and bfloat16 (only in float32 groups, so t_ is float) as
+  // 16 bits; uint8 to int32 (only in int64 groups) as integers of their width.
+  llvm::Type* storageType(DType t) {
+    return isFloating(t) ? llvm::Type::getInt16Ty(ctx_)
+                         : llvm::Type::getIntNTy(ctx_, static_cast<unsigned>(8 * dtypeSize(t)));
+  }
+  llvm::Value* widened(DType t, llvm::Value* bits) {
+    if (isFloating(t)) return fusion::emitWidenStorage(b_, t, bits);
+    return t == DType::UInt8 ? b_.CreateZExt(bits, t_) : b_.CreateSExt(bits, t_);
+  }
+  llvm::Value* narrowed(DType t, llvm::Value* v) {
+    return isFloating(t) ? fusion::emitNarrowStorage(b_, t, v) : b_.CreateTrunc(v, storageType(t));
+  }
 
   llvm::Value* expr(const KernelSpec::Expr& e, llvm::Function* f, const std::vector<llvm::Value*>& rowOffset,
                     llvm::Value* col, llvm::Value* linear) {
@@ -126,12 +142,13 @@ class Emitter {
         if (spec_.argDtypes[l.arg] == DType::Bool) {  // a condition, read as 1 or 0
           llvm::Type* i8 = llvm::Type::getInt8Ty(ctx_);
           llvm::Value* byte = b_.CreateLoad(i8, b_.CreateGEP(i8, p, b_.CreateAdd(rowOffset[e.load], inner)));
-          return b_.CreateUIToFP(b_.CreateICmpNE(byte, llvm::ConstantInt::get(i8, 0)), t_);
+          llvm::Value* set = b_.CreateICmpNE(byte, llvm::ConstantInt::get(i8, 0));
+          return integer_ ? b_.CreateZExt(set, t_) : b_.CreateUIToFP(set, t_);
         }
         if (isStorageOnly(spec_.argDtypes[l.arg])) {
-          llvm::Type* i16 = llvm::Type::getInt16Ty(ctx_);
+          llvm::Type* st = storageType(spec_.argDtypes[l.arg]);
           return widened(spec_.argDtypes[l.arg],
-                         b_.CreateLoad(i16, b_.CreateGEP(i16, p, b_.CreateAdd(rowOffset[e.load], inner))));
+                         b_.CreateLoad(st, b_.CreateGEP(st, p, b_.CreateAdd(rowOffset[e.load], inner))));
         }
         return b_.CreateLoad(t_, b_.CreateGEP(t_, p, b_.CreateAdd(rowOffset[e.load], inner)));
       }
@@ -151,19 +168,25 @@ class Emitter {
   }
 
   // The primitives support/pointwise.def's rules are written in, as LLVM IR of the kernel's element type.
+  // In an int64 group: wrapping arithmetic (no nsw: PyTorch's integers wrap), signed comparisons and
+  // extrema; group_rules' integerOp lets in only ops whose rules use no other primitive.
   struct LlvmAlgebra {
     Emitter& e;
     llvm::Value* c(double v) const { return e.cf(v); }
-    llvm::Value* add(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFAdd(x, y); }
-    llvm::Value* sub(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFSub(x, y); }
+    llvm::Value* add(llvm::Value* x, llvm::Value* y) const {
+      return e.integer_ ? e.b_.CreateAdd(x, y) : e.b_.CreateFAdd(x, y);
+    }
+    llvm::Value* sub(llvm::Value* x, llvm::Value* y) const {
+      return e.integer_ ? e.b_.CreateSub(x, y) : e.b_.CreateFSub(x, y);
+    }
     // A product with the constant 1 (add's alpha, mostly) is the other operand.
     llvm::Value* mul(llvm::Value* x, llvm::Value* y) const {
       if (isOne(x)) return y;
       if (isOne(y)) return x;
-      return e.b_.CreateFMul(x, y);
+      return e.integer_ ? e.b_.CreateMul(x, y) : e.b_.CreateFMul(x, y);
     }
     llvm::Value* div(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFDiv(x, y); }
-    llvm::Value* neg(llvm::Value* x) const { return e.b_.CreateFNeg(x); }
+    llvm::Value* neg(llvm::Value* x) const { return e.integer_ ? e.b_.CreateNeg(x) : e.b_.CreateFNeg(x); }
     llvm::Value* exp(llvm::Value* x) const { return fusion::emitExp(e.b_, e.m_, x); }
     llvm::Value* log(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "log", x); }
     llvm::Value* sqrt(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); }
@@ -195,21 +218,34 @@ class Emitter {
     llvm::Value* fmod(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFRem(x, y); }  // C's fmod
     // IEEE 754-2019 maximum / minimum: NaN when either operand is.
     llvm::Value* max(llvm::Value* x, llvm::Value* y) const {
-      return e.b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y);
+      return e.b_.CreateBinaryIntrinsic(e.integer_ ? llvm::Intrinsic::smax : llvm::Intrinsic::maximum, x, y);
     }
     llvm::Value* min(llvm::Value* x, llvm::Value* y) const {
-      return e.b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, x, y);
+      return e.b_.CreateBinaryIntrinsic(e.integer_ ? llvm::Intrinsic::smin : llvm::Intrinsic::minimum, x, y);
     }
-    llvm::Value* lt(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOLT(x, y); }
-    llvm::Value* gt(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOGT(x, y); }
-    llvm::Value* le(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOLE(x, y); }
-    llvm::Value* ge(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOGE(x, y); }
-    llvm::Value* eq(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpOEQ(x, y); }
-    llvm::Value* ne(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFCmpUNE(x, y); }  // true for NaN
+    llvm::Value* lt(llvm::Value* x, llvm::Value* y) const {
+      return e.integer_ ? e.b_.CreateICmpSLT(x, y) : e.b_.CreateFCmpOLT(x, y);
+    }
+    llvm::Value* gt(llvm::Value* x, llvm::Value* y) const {
+      return e.integer_ ? e.b_.CreateICmpSGT(x, y) : e.b_.CreateFCmpOGT(x, y);
+    }
+    llvm::Value* le(llvm::Value* x, llvm::Value* y) const {
+      return e.integer_ ? e.b_.CreateICmpSLE(x, y) : e.b_.CreateFCmpOLE(x, y);
+    }
+    llvm::Value* ge(llvm::Value* x, llvm::Value* y) const {
+      return e.integer_ ? e.b_.CreateICmpSGE(x, y) : e.b_.CreateFCmpOGE(x, y);
+    }
+    llvm::Value* eq(llvm::Value* x, llvm::Value* y) const {
+      return e.integer_ ? e.b_.CreateICmpEQ(x, y) : e.b_.CreateFCmpOEQ(x, y);
+    }
+    llvm::Value* ne(llvm::Value* x, llvm::Value* y) const {  // true for NaN
+      return e.integer_ ? e.b_.CreateICmpNE(x, y) : e.b_.CreateFCmpUNE(x, y);
+    }
     llvm::Value* select(llvm::Value* cond, llvm::Value* x, llvm::Value* y) const {
       return e.b_.CreateSelect(cond, x, y);
     }
     static bool isConstant(llvm::Value* v, double value) {
+      if (auto* i = llvm::dyn_cast<llvm::ConstantInt>(v)) return static_cast<double>(i->getSExtValue()) == value;
       auto* k = llvm::dyn_cast<llvm::ConstantFP>(v);
       return k && k->isExactlyValue(value);
     }
@@ -220,6 +256,8 @@ class Emitter {
   llvm::Value* op(const KernelSpec::Expr& e) {
     auto rule = opInfo(e.op).pointwiseOp();
     if (!rule) throw Error(fmt::format("LLVM codegen: {} is not pointwise", opInfo(e.op).name));
+    if (integer_ && !fusion::integerOp(e.op))  // the float primitives have no int64 form
+      throw Error(fmt::format("LLVM codegen: {} in an int64 group", opInfo(e.op).name));
     llvm::Value* x[3] = {nullptr, nullptr, nullptr};
     for (size_t i = 0; i < 3 && i < e.args.size(); ++i) x[i] = values_[e.args[i]];
     return applyPointwise(*rule, LlvmAlgebra{*this}, x[0], x[1], x[2]);
@@ -233,6 +271,7 @@ class Emitter {
   llvm::LLVMContext& ctx_;
   llvm::Module& m_;
   llvm::IRBuilder<> b_;
+  bool integer_;  // an int64 group
   llvm::Type* t_;
   llvm::Type* i64_;
   std::vector<llvm::Value*> values_;

@@ -23,8 +23,9 @@ namespace {
 // The legacy fuser's kernels read their rows' count at run time (KernelSpec), so a group's leading size may be
 // unknown.
 constexpr SizeRule kSizes = SizeRule::DynamicRows;
-// float16 and bfloat16 join groups: the kernels convert them at their loads and stores (kernel_spec.h).
-constexpr bool kStorage = true;
+// float16 and bfloat16 join groups (the kernels convert them at their loads and stores), and integer ops
+// make groups of their own, computed in int64 (kernel_spec.h).
+constexpr Admit kAdmit = Admit::Integers;
 
 std::optional<std::vector<int64_t>> groupShape(const std::vector<Node*>& region) {
   for (const Node* n : region)
@@ -47,18 +48,18 @@ bool canJoin(const Node* n, const Region& r) {
   const std::vector<Node*>& region = r.nodes;
   if (n->kind() == OpKind::ListUnpack) return r.computes(n->input(0));
   if (n->kind() == OpKind::Chunk) {
-    if (!fusibleChunk(n, kSizes, kStorage) || r.computes(n->input(0))) return false;
+    if (!fusibleChunk(n, kSizes, kAdmit) || r.computes(n->input(0))) return false;
     // Its pieces must feed pointwise ops (which then join too).
     for (const Value* piece : n->output()->uses()[0].user->outputs())
       for (const Use& u : piece->uses())
-        if (!fusiblePointwise(u.user, false, kSizes, kStorage)) return false;
+        if (!fusiblePointwise(u.user, false, kSizes, kAdmit)) return false;
     return true;
   }
-  if (!fusiblePointwise(n, false, kSizes, kStorage)) return false;
+  if (!fusiblePointwise(n, false, kSizes, kAdmit)) return false;
   auto shape = groupShape(region);
   if (shape && *shape != *groupSizes(n->output(), kSizes)) return false;
   if (!region.empty() && region.front()->kind() != OpKind::Chunk && isPointwise(region.front()) &&
-      computeDtype(region.front(), kStorage) != computeDtype(n, kStorage))
+      computeDtype(region.front(), kAdmit) != computeDtype(n, kAdmit))
     return false;
   return r.tensorsFromOutside.size() + n->inputs().size() + 8 <= kMaxKernelArgs;
 }
@@ -95,9 +96,9 @@ std::string fusionBlocker(const Node* n) {
   if (!(n->info().flags & kOpFusedByOld))
     return fmt::format("not pointwise (a {} op; the legacy fuser fuses pointwise ops and chunks of their inputs)",
                        opGroupName(n->info().group));
-  if (n->kind() == OpKind::Chunk) return fusibleChunk(n, kSizes, kStorage) ? "" : "a chunk needs constant arguments, an evenly divisible static input and one unpack";
+  if (n->kind() == OpKind::Chunk) return fusibleChunk(n, kSizes, kAdmit) ? "" : "a chunk needs constant arguments, an evenly divisible static input and one unpack";
   if (n->kind() == OpKind::ListUnpack) return "";
-  return pointwiseBlocker(n, false, kSizes, kStorage);
+  return pointwiseBlocker(n, false, kSizes, kAdmit);
 }
 
 int64_t fusePointwiseGroups(Graph& g) {

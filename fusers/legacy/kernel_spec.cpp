@@ -68,7 +68,7 @@ class SpecBuilder {
     // The dtype the group computes in: its pointwise nodes' (the fuser joins nodes of one).
     for (const Node* n : *sub_.block())
       if (n->info().group == OpGroupKind::Pointwise)
-        if (auto t = fusion::computeDtype(n, /*storage=*/true)) spec_.dtype = *t;
+        if (auto t = fusion::computeDtype(n, fusion::Admit::Integers)) spec_.dtype = *t;
     for (size_t i = 0; i < sub_.inputs().size(); ++i) {
       const Value* in = sub_.inputs()[i];
       USER_CHECK(in->type().isTensor(), "fusion: input %{} is not a tensor", in->name());
@@ -107,7 +107,7 @@ class SpecBuilder {
     switch (n->info().group) {
       case OpGroupKind::Pointwise: {
         // Beside a storage dtype numbers are rounded to it first (roundedNumber), and the result is rounded
-        // to its own dtype, as the unfused op rounds them.
+        // (a narrow integer's truncated) to its own dtype, as the unfused op rounds them.
         KernelSpec::Expr e{KernelSpec::ExprKind::Op, n->kind(), {}, 0, 0, 0, 0, std::nullopt};
         for (size_t i = 0; i < n->inputs().size(); ++i) {
           const auto rounded = fusion::roundedNumber(n, i);

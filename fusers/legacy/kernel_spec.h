@@ -10,15 +10,18 @@
 namespace gj::legacy {
 
 struct KernelSpec {
-  DType dtype = DType::Float32;  ///< what every expr computes in (a bool is 1 or 0 there; float16 in float32)
+  /// What every expr computes in: float32, float64 or int64 (a bool is 1 or 0 there; float16 in float32, the
+  /// narrower integers in int64).
+  DType dtype = DType::Float32;
   /// The iteration shape: every output's. Its leading size may be kUnknownDim (dynamicRows): the kernel then
   /// runs as many rows as its operands bring, the same in every input that has that dim unknown.
   std::vector<int64_t> shape;
   std::vector<std::vector<int64_t>> argSizes;  ///< static sizes of each input (the kernel reads them contiguous)
-  /// Each input's: `dtype`, a storage dtype computing in it (float16 and bfloat16, converted as they load),
-  /// Bool (read as 1 or 0), or Int64 for a dropout's rng.
+  /// Each input's: `dtype`, a storage dtype computing in it (float16 and bfloat16, converted as they load; in
+  /// an int64 group uint8 to int32, extended as they load), Bool (read as 1 or 0), or Int64 for a dropout's rng.
   std::vector<DType> argDtypes;
-  /// Each output's: `dtype`, a storage dtype (rounded as it is stored), or Bool (stored as value != 0).
+  /// Each output's: `dtype`, a storage dtype (rounded or truncated as it is stored), or Bool (stored as
+  /// value != 0).
   std::vector<DType> outDtypes;
 
   /// A read of input `arg` at the iteration index: element offset = offset + sum_d index[d] * strides[d]
@@ -39,8 +42,8 @@ struct KernelSpec {
     double scalar = 0;         ///< for Scalar
     size_t rngArg = 0;         ///< for Dropout
     int64_t stream = 0;        ///< for Dropout
-    /// For Op: the storage dtype (float16, bfloat16) its node's result has, which the value is rounded to
-    /// at once, as the unfused op stores it; nullopt for a result in `dtype` or bool.
+    /// For Op: the storage dtype (float16, bfloat16; uint8 to int32) its node's result has, which the value
+    /// is rounded or truncated to at once, as the unfused op stores it; nullopt for a result in `dtype` or bool.
     std::optional<DType> roundTo;
   };
   std::vector<Load> loads;

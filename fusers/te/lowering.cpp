@@ -594,7 +594,7 @@ class Lowerer {
     // rounded to it, as the unfused op rounds them.
     const DType out = *v->type().dtype;
     const ScalarKind result = valueKind(out);
-    const auto compute = fusion::computeDtype(n, /*storage=*/true);
+    const auto compute = fusion::computeDtype(n, fusion::Admit::Storage);
     USER_CHECK(compute.has_value(), "TE lowering: {} does not compute in a float dtype", n->describe());
     const ScalarKind t = scalarKindOf(*compute);
     Expr x[3];

@@ -212,7 +212,7 @@ bool canJoin(const Node* n, const Region& r, bool products) {
   }
   if (n->kind() == OpKind::Cat) return inRegion(n->input(0));
   // float16 and bfloat16 join too: the nest loads and stores them as 16 bits (lowering.cpp)
-  if (!fusiblePointwise(n, /*mixedDtypes=*/true, SizeRule::Static, /*storage=*/true)) return false;
+  if (!fusiblePointwise(n, /*mixedDtypes=*/true, SizeRule::Static, Admit::Storage)) return false;
   for (const Value* v : n->inputs())  // nothing may consume a terminal node inside the group
     if (inRegion(v) && terminal(v->node())) return false;
   return fitsRegion(region, *staticSizes(n->output()));
@@ -250,7 +250,7 @@ std::string fusionBlocker(const Node* n, bool products) {
   if (k == OpKind::ListConstruct || k == OpKind::Cat)
     return "a cat joins when it has a constant dim, parts of one float dtype, its own list, and a part the group "
            "computes";
-  std::string why = pointwiseBlocker(n, /*mixedDtypes=*/true, SizeRule::Static, /*storage=*/true);
+  std::string why = pointwiseBlocker(n, /*mixedDtypes=*/true, SizeRule::Static, Admit::Storage);
   return why.empty() ? "fusible, but no other fusible op of its shape is next to it (a group needs two)" : why;
 }
 
