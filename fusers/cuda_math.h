@@ -3,7 +3,33 @@
 
 #include "support/dtype.h"
 
+#include <fmt/format.h>
+
+#include <string>
+
 namespace gj::fusion {
+
+/// The C type of a kernel's elements of dtype t: float16 and bfloat16 as their 16 bits (support/half_bits.h).
+inline const char* cudaElementType(DType t) {
+  switch (t) {
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+    case DType::Int64: return "long long";
+    case DType::Bool: return "bool";
+    case DType::UInt8: return "unsigned char";
+    case DType::Int8: return "signed char";
+    case DType::Int16: return "short";
+    case DType::Int32: return "int";
+    case DType::Float16: case DType::BFloat16: return "unsigned short";
+  }
+  return "void";
+}
+
+/// The wrapping sum, difference or product (`op` "+", "-" or "*") of two long long expressions, computed in
+/// unsigned long long: PyTorch's integers wrap, and signed overflow is undefined in C.
+inline std::string cudaWrapping(const std::string& x, const char* op, const std::string& y) {
+  return fmt::format("((long long)((unsigned long long)({}) {} (unsigned long long)({})))", x, op, y);
+}
 
 /// support/half_bits.h's functions a kernel calls for a float16 or bfloat16 element: the one that widens its
 /// 16 bits to a float, and the one that rounds a float to them. A kernel that calls them starts with that

@@ -282,7 +282,7 @@ TEST(Fusers, IntegerGroupsAreTheInterpretersBitForBit) {
   std::vector<DeviceKind> devices;
   if (test::kHaveLlvm) devices.push_back(DeviceKind::Cpu);
   if (cuda::available()) devices.push_back(DeviceKind::Cuda);
-  for (FuserKind fk : {FuserKind::Legacy})
+  for (FuserKind fk : {FuserKind::Legacy, FuserKind::Te})
     for (DeviceKind d : devices) {
       const std::string where = fmt::format("fuser {} on {}", fuserName(fk), deviceName(d));
       Function f(*g, {.fuser = fk, .executor = ExecutorKind::Legacy, .device = d});
@@ -294,7 +294,7 @@ TEST(Fusers, IntegerGroupsAreTheInterpretersBitForBit) {
       for (size_t i = 0; i < ref.size(); ++i)
         EXPECT_TRUE(same(out[i].toTensor(), ref[i].toTensor())) << where << ", output " << i;
     }
-  for (FuserKind fk : {FuserKind::Legacy}) {
+  for (FuserKind fk : {FuserKind::Legacy, FuserKind::Te}) {
     PipelineOptions o;
     o.fuser = fk;
     Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false, false, false, false, false}, o);

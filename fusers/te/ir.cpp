@@ -51,6 +51,26 @@ Buf makeBuf(std::string name, std::vector<int64_t> dims, ScalarKind type, std::o
 
 DType bufDType(const BufNode& b) { return b.storage.value_or(dtypeOf(b.type)); }
 
+CallKind roundingCall(DType t) {
+  switch (t) {
+    case DType::Float16: return CallKind::RoundHalf;
+    case DType::BFloat16: return CallKind::RoundBFloat16;
+    case DType::UInt8: return CallKind::WrapUInt8;
+    case DType::Int8: return CallKind::WrapInt8;
+    case DType::Int16: return CallKind::WrapInt16;
+    case DType::Int32: return CallKind::WrapInt32;
+    case DType::Float32: case DType::Float64: case DType::Int64: case DType::Bool: break;
+  }
+  IR_CHECK(false) << "te: " << dtypeName(t) << " is not a storage dtype";
+  return CallKind::RoundHalf;
+}
+
+std::optional<DType> roundedDtype(CallKind k) {
+  for (DType t : {DType::Float16, DType::BFloat16, DType::UInt8, DType::Int8, DType::Int16, DType::Int32})
+    if (roundingCall(t) == k) return t;
+  return std::nullopt;
+}
+
 std::optional<int64_t> intValue(const Expr& e) {
   if (auto i = e.as<IntImm>()) return i->value;
   return std::nullopt;

@@ -75,7 +75,8 @@ using Stmt = Handle<StmtNode>;
 
 /// A buffer: a named, typed, row-major array. Buffers are compared by identity. A float16 or bfloat16 group
 /// input or output has `storage` set and type Float32: its loads widen the 16 bits to a float and its stores
-/// round the float to them, as the unfused ops do.
+/// round the float to them, as the unfused ops do. A uint8, int8, int16 or int32 one has type Int: its loads
+/// extend to int64 and its stores truncate.
 struct BufNode {
   std::string name;
   std::vector<int64_t> dims;
@@ -140,12 +141,17 @@ struct Select : ExprNode {
   static Expr make(Expr cond, Expr t, Expr f);
 };
 
-/// Math intrinsics on floats.
+/// Math intrinsics on floats (Neg on Int too: wrapping), and the roundings to a storage dtype.
 enum class CallKind : uint8_t {
   Exp, Log, Tanh, Sigmoid, Sqrt, Neg, Erf, Sin, Cos, Floor, Ceil, Trunc, Round,
   Expm1, Log1p, Atan, Asin, Acos, Sinh, Cosh, Erfc, Lgamma,
   RoundHalf, RoundBFloat16,  ///< a float rounded to float16 / bfloat16 and back (a storage dtype's op result)
+  WrapUInt8, WrapInt8, WrapInt16, WrapInt32,  ///< an Int truncated to the narrower integer and extended back
 };
+/// The call that rounds a value to storage dtype t and back: RoundHalf, RoundBFloat16 or a Wrap.
+CallKind roundingCall(DType t);
+/// The storage dtype a rounding call rounds to; nullopt for the other calls.
+std::optional<DType> roundedDtype(CallKind k);
 struct Call : ExprNode {
   static constexpr NodeKind kKind = NodeKind::Call;
   Call(CallKind f, Expr x) : ExprNode(kKind, x->type), fn(f), arg(std::move(x)) {}

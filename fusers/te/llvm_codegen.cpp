@@ -104,7 +104,23 @@ class Emitter {
       off = b_.CreateAdd(b_.CreateMul(off, llvm::ConstantInt::get(i64_, buf->dims[d])), expr(idx[d]));
     auto it = bufs_.find(buf.get());
     IR_CHECK(it != bufs_.end()) << "TE LLVM codegen: buffer " << buf->name << " is not allocated";
-    return b_.CreateGEP(buf->storage ? b_.getInt16Ty() : typeOf(buf->type), it->second, off);
+    return b_.CreateGEP(elementType(*buf), it->second, off);
+  }
+
+  // A buffer's elements in memory: a storage dtype's (float16 and bfloat16 as 16 bits, the narrow integers
+  // at their width), else its type's.
+  llvm::Type* elementType(const BufNode& buf) {
+    if (!buf.storage) return typeOf(buf.type);
+    return isFloating(*buf.storage) ? b_.getInt16Ty() : b_.getIntNTy(static_cast<unsigned>(8 * dtypeSize(*buf.storage)));
+  }
+  // A storage element widened to the buffer's type (Float32 or Int), and a value narrowed to one.
+  llvm::Value* widened(DType t, llvm::Value* bits) {
+    if (isFloating(t)) return fusion::emitWidenStorage(b_, t, bits);
+    return t == DType::UInt8 ? b_.CreateZExt(bits, i64_) : b_.CreateSExt(bits, i64_);
+  }
+  llvm::Value* narrowed(DType t, llvm::Value* v) {
+    return isFloating(t) ? fusion::emitNarrowStorage(b_, t, v)
+                         : b_.CreateTrunc(v, b_.getIntNTy(static_cast<unsigned>(8 * dtypeSize(t))));
   }
 
   llvm::Value* exprUncached(const Expr& e) {
@@ -126,9 +142,8 @@ class Emitter {
       case NodeKind::Cast: return cast(e.as<Cast>());
       case NodeKind::Load: {
         const Load* l = e.as<Load>();
-        if (l->buf->storage)  // 16 bits, widened to a float
-          return fusion::emitWidenStorage(b_, *l->buf->storage, b_.CreateLoad(b_.getInt16Ty(), address(l->buf, l->indices)));
-        return b_.CreateLoad(typeOf(l->buf->type), address(l->buf, l->indices));
+        llvm::Value* v = b_.CreateLoad(elementType(*l->buf), address(l->buf, l->indices));
+        return l->buf->storage ? widened(*l->buf->storage, v) : v;
       }
       case NodeKind::Philox: {
         const Philox* r = e.as<Philox>();
@@ -200,7 +215,7 @@ class Emitter {
       case CallKind::Tanh: return fusion::emitTanh(b_, m_, x);
       case CallKind::Sigmoid: return fusion::emitSigmoid(b_, m_, x);
       case CallKind::Sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
-      case CallKind::Neg: return b_.CreateFNeg(x);
+      case CallKind::Neg: return op->type == ScalarKind::Int ? b_.CreateNeg(x) : b_.CreateFNeg(x);  // an Int's wraps
       case CallKind::Erf: return fusion::emitLibm(b_, m_, "erf", x);
       case CallKind::Sin: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x);
       case CallKind::Cos: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x);
@@ -217,9 +232,10 @@ class Emitter {
       case CallKind::Cosh: return fusion::emitLibm(b_, m_, "cosh", x);
       case CallKind::Erfc: return fusion::emitLibm(b_, m_, "erfc", x);
       case CallKind::Lgamma: return fusion::emitLibm(b_, m_, "lgamma", x);
-      case CallKind::RoundHalf: case CallKind::RoundBFloat16: {
-        const DType t = op->fn == CallKind::RoundHalf ? DType::Float16 : DType::BFloat16;
-        return fusion::emitWidenStorage(b_, t, fusion::emitNarrowStorage(b_, t, x));
+      case CallKind::RoundHalf: case CallKind::RoundBFloat16: case CallKind::WrapUInt8: case CallKind::WrapInt8:
+      case CallKind::WrapInt16: case CallKind::WrapInt32: {
+        const DType t = *roundedDtype(op->fn);
+        return widened(t, narrowed(t, x));
       }
     }
     return nullptr;
@@ -251,7 +267,7 @@ class Emitter {
         const Store* st = s.as<Store>();
         llvm::Value* at = address(st->buf, st->indices);  // the address, then the value (tests/data/codegen)
         llvm::Value* v = expr(st->value);
-        if (st->buf->storage) v = fusion::emitNarrowStorage(b_, *st->buf->storage, v);
+        if (st->buf->storage) v = narrowed(*st->buf->storage, v);
         b_.CreateStore(v, at);
         return;
       }

@@ -47,11 +47,10 @@ std::optional<int64_t> normalizedDims(const Value* x, const Value* normalizedSha
 }
 
 
-// A float16 or bfloat16 tensor's buffer stores that dtype (`storage`) and holds Float32 values in the nest.
-static std::optional<DType> storageOf(DType t) {
-  return isFloating(t) && isStorageOnly(t) ? std::optional(t) : std::nullopt;
-}
-static ScalarKind valueKind(DType t) { return storageOf(t) ? ScalarKind::Float32 : scalarKindOf(t); }
+// A storage dtype's buffer stores it (`storage`) and holds the values of its compute dtype in the nest:
+// float16 and bfloat16 Float32 values, uint8 to int32 Int (int64) values.
+static std::optional<DType> storageOf(DType t) { return isStorageOnly(t) ? std::optional(t) : std::nullopt; }
+static ScalarKind valueKind(DType t) { return scalarKindOf(computeDType(t)); }
 
 class Lowerer {
  public:
@@ -551,7 +550,7 @@ class Lowerer {
   Expr scalar(const Value* v, ScalarKind t) {
     auto d = constantDouble(v);
     USER_CHECK(d.has_value(), "TE lowering: scalar %{} must be a constant", v->name());
-    return FloatImm::make(*d, t);
+    return TeAlgebra{t}.c(*d);
   }
 
   // Reads operand `v` of a node computing at `idx` in type t (v broadcasts to that shape; a tensor of
@@ -591,20 +590,19 @@ class Lowerer {
     // The op's scalar rule (support/pointwise.def) over TE expressions in its compute type (a comparison's
     // result, 1 or 0 there, becomes a bool); operands past its arity are not read.
     // Beside a storage dtype numbers are rounded to it first (roundedNumber), and a storage dtype's result is
-    // rounded to it, as the unfused op rounds them.
+    // rounded (a narrow integer's truncated) to it, as the unfused op rounds them.
     const DType out = *v->type().dtype;
     const ScalarKind result = valueKind(out);
-    const auto compute = fusion::computeDtype(n, fusion::Admit::Storage);
-    USER_CHECK(compute.has_value(), "TE lowering: {} does not compute in a float dtype", n->describe());
+    const auto compute = fusion::computeDtype(n, fusion::Admit::Integers);
+    USER_CHECK(compute.has_value(), "TE lowering: {} does not compute in a float or int64 dtype", n->describe());
     const ScalarKind t = scalarKindOf(*compute);
     Expr x[3];
     for (size_t i = 0; i < 3 && i < n->inputs().size(); ++i) {
       const auto rounded = fusion::roundedNumber(n, i);
-      x[i] = rounded ? FloatImm::make(*rounded, t) : operand(n->input(i), idx, t);
+      x[i] = rounded ? TeAlgebra{t}.c(*rounded) : operand(n->input(i), idx, t);
     }
     Expr r = applyPointwise(*rule, TeAlgebra{t}, x[0], x[1], x[2]);
-    if (const auto storage = storageOf(out))
-      r = Call::make(*storage == DType::Float16 ? CallKind::RoundHalf : CallKind::RoundBFloat16, r);
+    if (const auto storage = storageOf(out)) r = Call::make(roundingCall(*storage), r);
     return result == t ? r : Cast::make(result, r);
   }
 
@@ -627,15 +625,18 @@ class Lowerer {
     return gjDropout(TeAlgebra{t}, x, u, scalar(n->input(1), t));
   }
 
-  // The primitives support/pointwise.def's rules are written in, as TE expressions of type t.
+  // The primitives support/pointwise.def's rules are written in, as TE expressions of type t. An Int's
+  // (an int64 group's: group_rules' integerOp) numbers are integers, and its arithmetic wraps.
   struct TeAlgebra {
     ScalarKind t;
-    Expr c(double v) const { return FloatImm::make(v, t); }
+    Expr c(double v) const { return t == ScalarKind::Int ? imm(static_cast<int64_t>(v)) : FloatImm::make(v, t); }
     Expr add(const Expr& x, const Expr& y) const { return x + y; }
     Expr sub(const Expr& x, const Expr& y) const { return x - y; }
     // A product with a constant folds (add's alpha of 1 leaves the other operand).
     Expr mul(const Expr& x, const Expr& y) const {
-      return x.kind() == NodeKind::FloatImm || y.kind() == NodeKind::FloatImm ? simplify(x * y) : x * y;
+      const bool constant = x.kind() == NodeKind::FloatImm || y.kind() == NodeKind::FloatImm ||
+                            x.kind() == NodeKind::IntImm || y.kind() == NodeKind::IntImm;
+      return constant ? simplify(x * y) : x * y;
     }
     Expr div(const Expr& x, const Expr& y) const { return x / y; }
     Expr neg(const Expr& x) const { return Call::make(CallKind::Neg, x); }

@@ -65,6 +65,10 @@ static const char* callName(CallKind k) {
     case CallKind::Lgamma: return "lgamma";
     case CallKind::RoundHalf: return "round_f16";
     case CallKind::RoundBFloat16: return "round_bf16";
+    case CallKind::WrapUInt8: return "wrap_u8";
+    case CallKind::WrapInt8: return "wrap_i8";
+    case CallKind::WrapInt16: return "wrap_i16";
+    case CallKind::WrapInt32: return "wrap_i32";
   }
   return "?";
 }
@@ -250,8 +254,29 @@ void CPrinter::visit(const FloatImm* op) {
                                             : (f32 ? "0xff800000" : "0xfff0000000000000LL");
   os_ << (f32 ? "__int_as_float((int)" : "__longlong_as_double((long long)") << bits << "U)";
 }
+// Whether e reads a buffer: an Int expression that does is a tensor's value, whose sums, differences and
+// products wrap as PyTorch's integers do; one that does not is an index, which never overflows.
+static bool readsBuffer(const Expr& e) {
+  struct Finder : Visitor {
+    bool found = false;
+    using Visitor::visit;
+    void visit(const Load*) override { found = true; }
+  } f;
+  f.visit(e);
+  return f.found;
+}
+
 // min and max as the interpreter's: NaN when either operand is (gjMin / gjMax, fusers/cuda_math.h).
 void CPrinter::visit(const Binary* op) {
+  const bool arithmetic = op->op == BinaryOpKind::Add || op->op == BinaryOpKind::Sub || op->op == BinaryOpKind::Mul;
+  if (arithmetic && op->type == ScalarKind::Int && (readsBuffer(op->a) || readsBuffer(op->b))) {
+    os_ << "((long long)((unsigned long long)(";
+    visit(op->a);
+    os_ << ") " << binarySymbol(op->op) << " (unsigned long long)(";
+    visit(op->b);
+    os_ << ")))";
+    return;
+  }
   if (op->op == BinaryOpKind::Min || op->op == BinaryOpKind::Max) {
     usesMinMax_ = true;
     os_ << (op->op == BinaryOpKind::Min ? "gjMin(" : "gjMax(");
@@ -280,10 +305,10 @@ void CPrinter::visit(const Call* op) {
       visit(op->arg);
       os_ << "))))";
       return;
-    case CallKind::Neg:
-      os_ << "(-(";
+    case CallKind::Neg:  // an Int's wraps
+      os_ << (op->type == ScalarKind::Int ? "((long long)(0ULL - (unsigned long long)(" : "(-(");
       visit(op->arg);
-      os_ << "))";
+      os_ << (op->type == ScalarKind::Int ? ")))" : "))");
       return;
     case CallKind::Exp: os_ << "exp" << f; break;
     case CallKind::Log: os_ << "log" << f; break;
@@ -307,12 +332,17 @@ void CPrinter::visit(const Call* op) {
     case CallKind::Lgamma: os_ << "lgamma" << f; break;
     case CallKind::RoundHalf: case CallKind::RoundBFloat16: {  // to the 16 bits and back
       usesHalfBits_ = true;
-      const DType t = op->fn == CallKind::RoundHalf ? DType::Float16 : DType::BFloat16;
+      const DType t = *roundedDtype(op->fn);
       os_ << fusion::cudaWidenFn(t) << "(" << fusion::cudaNarrowFn(t) << "(";
       visit(op->arg);
       os_ << "))";
       return;
     }
+    case CallKind::WrapUInt8: case CallKind::WrapInt8: case CallKind::WrapInt16: case CallKind::WrapInt32:
+      os_ << "((long long)(" << fusion::cudaElementType(*roundedDtype(op->fn)) << ")(";  // C's conversions
+      visit(op->arg);
+      os_ << "))";
+      return;
   }
   os_ << "(";
   visit(op->arg);
@@ -324,6 +354,12 @@ void CPrinter::visit(const Philox* op) {
 }
 void CPrinter::visit(const Load* op) {
   if (!op->buf->storage) return Printer::visit(op);
+  if (!isFloating(*op->buf->storage)) {  // a narrow integer, extended by C's conversion
+    os_ << "((long long)";
+    index(op->buf, op->indices);
+    os_ << ")";
+    return;
+  }
   usesHalfBits_ = true;
   os_ << fusion::cudaWidenFn(*op->buf->storage) << "(";
   index(op->buf, op->indices);
@@ -331,6 +367,14 @@ void CPrinter::visit(const Load* op) {
 }
 void CPrinter::visit(const Store* op) {
   if (!op->buf->storage) return Printer::visit(op);
+  if (!isFloating(*op->buf->storage)) {  // a narrow integer, truncated by C's conversion
+    indent();
+    index(op->buf, op->indices);
+    os_ << " = (" << fusion::cudaElementType(*op->buf->storage) << ")(";
+    visit(op->value);
+    os_ << ");\n";
+    return;
+  }
   usesHalfBits_ = true;
   indent();
   index(op->buf, op->indices);
@@ -338,8 +382,10 @@ void CPrinter::visit(const Store* op) {
   visit(op->value);
   os_ << ");\n";
 }
+const char* CPrinter::cType(DType t) { return fusion::cudaElementType(t); }
+
 void CPrinter::visit(const Cast* op) {
-  os_ << "((" << scalarKindName(op->type) << ")(";
+  os_ << "((" << cType(op->type) << ")(";
   visit(op->arg);
   os_ << "))";
 }

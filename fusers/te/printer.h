@@ -72,8 +72,9 @@ class CPrinter : public Printer {
   bool isFloat64(const Expr& e) const { return e->type == ScalarKind::Float64; }
   /// The C type of a buffer element (Int is int64: long long).
   static const char* cType(ScalarKind k) { return k == ScalarKind::Int ? "long long" : scalarKindName(k); }
-  /// A buffer's C element type: float16 and bfloat16 as their 16 bits.
-  static const char* cType(const Buf& b) { return b->storage ? "unsigned short" : cType(b->type); }
+  /// A buffer's C element type: a storage dtype's (float16 and bfloat16 as their 16 bits).
+  static const char* cType(const Buf& b) { return cType(bufDType(*b)); }
+  static const char* cType(DType t);
   bool usesPhilox_ = false;
   bool usesHalfBits_ = false;
   bool usesMinMax_ = false;  ///< the kernel calls gjMin / gjMax, whose text it then starts with

@@ -19,11 +19,12 @@ class Simplifier final : public Mutator {
     auto ia = intValue(a), ib = intValue(b);
     if (ia && ib) {
       switch (op->op) {
-        case BinaryOpKind::Add: return imm(*ia + *ib);
-        case BinaryOpKind::Sub: return imm(*ia - *ib);
-        case BinaryOpKind::Mul: return imm(*ia * *ib);
-        case BinaryOpKind::Div: if (*ib != 0) return imm(*ia / *ib); break;
-        case BinaryOpKind::Mod: if (*ib != 0) return imm(*ia % *ib); break;
+        // wrapping, as the backends' Int arithmetic (an integer group's values are tensors' elements)
+        case BinaryOpKind::Add: return imm(static_cast<int64_t>(static_cast<uint64_t>(*ia) + static_cast<uint64_t>(*ib)));
+        case BinaryOpKind::Sub: return imm(static_cast<int64_t>(static_cast<uint64_t>(*ia) - static_cast<uint64_t>(*ib)));
+        case BinaryOpKind::Mul: return imm(static_cast<int64_t>(static_cast<uint64_t>(*ia) * static_cast<uint64_t>(*ib)));
+        case BinaryOpKind::Div: if (*ib != 0 && *ib != -1) return imm(*ia / *ib); break;
+        case BinaryOpKind::Mod: if (*ib != 0 && *ib != -1) return imm(*ia % *ib); break;
         case BinaryOpKind::Min: return imm(std::min(*ia, *ib));
         case BinaryOpKind::Max: return imm(std::max(*ia, *ib));
         case BinaryOpKind::Pow: case BinaryOpKind::Atan2: case BinaryOpKind::Fmod: break;  // floats only
@@ -39,7 +40,7 @@ class Simplifier final : public Mutator {
       // (x + c1) + c2 -> x + (c1 + c2)
       if (op->op == BinaryOpKind::Add && ib) {
         if (auto inner = a.as<Binary>(); inner && inner->op == BinaryOpKind::Add)
-          if (auto c1 = intValue(inner->b)) return mutate(inner->a + imm(*c1 + *ib));
+          if (auto c1 = intValue(inner->b)) return mutate(inner->a + (imm(*c1) + imm(*ib)));
       }
     } else if (op->op == BinaryOpKind::Mul) {
       if (auto f = b.as<FloatImm>(); f && f->value == 1.0) return a;

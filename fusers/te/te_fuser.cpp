@@ -211,8 +211,9 @@ bool canJoin(const Node* n, const Region& r, bool products) {
     return any;
   }
   if (n->kind() == OpKind::Cat) return inRegion(n->input(0));
-  // float16 and bfloat16 join too: the nest loads and stores them as 16 bits (lowering.cpp)
-  if (!fusiblePointwise(n, /*mixedDtypes=*/true, SizeRule::Static, Admit::Storage)) return false;
+  // float16 and bfloat16 join too (the nest loads and stores them as 16 bits), and integer ops, computed in
+  // int64 with the narrow integers truncated (lowering.cpp)
+  if (!fusiblePointwise(n, /*mixedDtypes=*/true, SizeRule::Static, Admit::Integers)) return false;
   for (const Value* v : n->inputs())  // nothing may consume a terminal node inside the group
     if (inRegion(v) && terminal(v->node())) return false;
   return fitsRegion(region, *staticSizes(n->output()));
@@ -250,7 +251,7 @@ std::string fusionBlocker(const Node* n, bool products) {
   if (k == OpKind::ListConstruct || k == OpKind::Cat)
     return "a cat joins when it has a constant dim, parts of one float dtype, its own list, and a part the group "
            "computes";
-  std::string why = pointwiseBlocker(n, /*mixedDtypes=*/true, SizeRule::Static, Admit::Storage);
+  std::string why = pointwiseBlocker(n, /*mixedDtypes=*/true, SizeRule::Static, Admit::Integers);
   return why.empty() ? "fusible, but no other fusible op of its shape is next to it (a group needs two)" : why;
 }
 
