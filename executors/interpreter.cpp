@@ -204,7 +204,8 @@ Tensor pointwise(const Node* n, const Operands& in) {
     b = second.isTensor() || promotesType(n->kind(), 1) ? tensorOrScalar(second, a, what.c_str())
                                                         : Tensor::scalar(second.toDouble(what.c_str()), a.dtype());
   }
-  const double c = arity >= 3 ? (clamp ? bound(2, inf) : in[2]).toDouble(what.c_str()) : 0.0;
+  double c = arity >= 3 ? (clamp ? bound(2, inf) : in[2]).toDouble(what.c_str()) : 0.0;
+  if (op == PointwiseOp::Hardtanh && !isFloating(a.dtype())) c = std::trunc(c);  // in self's dtype, as the lower bound
   return cpu::pointwise(op, a, b, c);
 }
 

@@ -128,47 +128,68 @@ struct Combination {
   DeviceKind device;
 };
 
+// One case under one fuser x executor x device: what differs from PyTorch, one line each (every run of the
+// executor compared: the profiling runs and the optimized one); empty when the case matches. An error the
+// run raises is thrown on to the caller.
+std::vector<std::string> caseProblems(const json& c, const std::string& table, FuserKind fuser, ExecutorKind executor,
+                                      DeviceKind device) {
+  const std::string name = c["name"];
+  std::vector<std::string> problems;
+  std::vector<IValue> inputs;
+  std::vector<bool> requiresGrad;
+  for (const json& e : c["inputs"]) {
+    inputs.push_back(decode(e));
+    // as the generator asks: float32 and float64 leaves (not float16 or bfloat16)
+    requiresGrad.push_back(inputs.back().isTensor() && (inputs.back().toTensor().dtype() == DType::Float32 ||
+                                                        inputs.back().toTensor().dtype() == DType::Float64));
+  }
+  std::vector<Tensor> gradOutputs;
+  for (const json& g : c["grad_outputs"]) gradOutputs.push_back(g.is_null() ? Tensor() : decode(g).toTensor());
+  bool backward = false;
+  for (const json& g : c["grads"]) backward = backward || !g.is_null();
+  auto g = parseIR(c["graph"].get<std::string>(), table + "/" + name);
+  lowerTorchScript(*g);
+  checkShapes(*g);
+  Function f(*g, {.fuser = fuser, .executor = executor, .device = device});
+  const int runs = executor == ExecutorKind::Profiling ? f.options().profilingRuns + 1 : 1;
+  for (int run = 1; run <= runs; ++run) {
+    auto outs = f.forward(inputs, backward ? requiresGrad : std::vector<bool>{});
+    if (outs.size() != c["outputs"].size()) {
+      problems.push_back(fmt::format("run {}: {} outputs where PyTorch has {}", run, outs.size(), c["outputs"].size()));
+      return problems;
+    }
+    for (size_t k = 0; k < outs.size(); ++k) {
+      if (!outs[k].isTensor()) {
+        problems.push_back(fmt::format("run {}: output {} is {}", run, k, outs[k].describe()));
+        continue;
+      }
+      const Tensor want = decode(c["outputs"][k]).toTensor();
+      if (std::string m = mismatch(outs[k].toTensor(), want, outputTolerance(want)); !m.empty())
+        problems.push_back(fmt::format("run {}: output {}: {}", run, k, m));
+    }
+    if (!backward) continue;
+    auto grads = f.backward(gradOutputs);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const json& want = c["grads"][i];
+      if (want.is_null()) continue;
+      if (i >= grads.size() || !grads[i].defined()) {
+        problems.push_back(fmt::format("run {}: no gradient for input {}", run, i));
+        continue;
+      }
+      if (std::string m = mismatch(grads[i], decode(want).toTensor(), 1e-4); !m.empty())
+        problems.push_back(fmt::format("run {}: gradient of input {}: {}", run, i, m));
+    }
+  }
+  return problems;
+}
+
 // Every case of a table (audit/ or conformance/) under one fuser x executor x device.
 void runCases(const json& cases, const std::string& table, FuserKind fuser, ExecutorKind executor, DeviceKind device) {
   for (const json& c : cases) {
     const std::string name = c["name"];
     SCOPED_TRACE(name + ": " + c["what"].get<std::string>());
-    std::vector<IValue> inputs;
-    std::vector<bool> requiresGrad;
-    for (const json& e : c["inputs"]) {
-      inputs.push_back(decode(e));
-      // as the generator asks: float32 and float64 leaves (not float16 or bfloat16)
-      requiresGrad.push_back(inputs.back().isTensor() && (inputs.back().toTensor().dtype() == DType::Float32 ||
-                                                          inputs.back().toTensor().dtype() == DType::Float64));
-    }
-    std::vector<Tensor> gradOutputs;
-    for (const json& g : c["grad_outputs"]) gradOutputs.push_back(g.is_null() ? Tensor() : decode(g).toTensor());
-    bool backward = false;
-    for (const json& g : c["grads"]) backward = backward || !g.is_null();
     try {
-      auto g = parseIR(c["graph"].get<std::string>(), table + "/" + name);
-      lowerTorchScript(*g);
-      checkShapes(*g);
-      Function f(*g, {.fuser = fuser, .executor = executor, .device = device});
-      const int runs = executor == ExecutorKind::Profiling ? f.options().profilingRuns + 1 : 1;
-      for (int run = 1; run <= runs; ++run) {
-        SCOPED_TRACE(fmt::format("run {}", run));
-        auto outs = f.forward(inputs, backward ? requiresGrad : std::vector<bool>{});
-        ASSERT_EQ(outs.size(), c["outputs"].size());
-        for (size_t k = 0; k < outs.size(); ++k) {
-          ASSERT_TRUE(outs[k].isTensor()) << "output " << k << " is " << outs[k].describe();
-          const Tensor want = decode(c["outputs"][k]).toTensor();
-          EXPECT_EQ(mismatch(outs[k].toTensor(), want, outputTolerance(want)), "") << "output " << k;
-        }
-        if (!backward) continue;
-        auto grads = f.backward(gradOutputs);
-        for (size_t i = 0; i < inputs.size(); ++i) {
-          const json& want = c["grads"][i];
-          if (want.is_null()) continue;
-          ASSERT_TRUE(grads.at(i).defined()) << "no gradient for input " << i;
-          EXPECT_EQ(mismatch(grads[i], decode(want).toTensor(), 1e-4), "") << "gradient of input " << i;
-        }
-      }
+      for (const std::string& p : caseProblems(c, table, fuser, executor, device)) ADD_FAILURE() << p;
       EXPECT_EQ(refusal(name, device), nullptr) << "the case now runs and matches PyTorch: take it off kRefused";
     } catch (const Error& e) {
       const char* because = refusal(name, device);
@@ -176,6 +197,45 @@ void runCases(const json& cases, const std::string& table, FuserKind fuser, Exec
       else EXPECT_NE(std::string(e.what()).find(because), std::string::npos) << e.what();
     }
   }
+}
+
+// A case table from elsewhere (GJ_CASE_TABLE: bench/fuser_tests/run.sh's, of PyTorch's own op samples) under
+// every fuser x executor on the CPU, or on CUDA with GJ_CASE_DEVICE=cuda. Each outcome goes to
+// GJ_CASE_OUTCOMES as a JSON line (case, fuser, executor, outcome: "match", "mismatch: ..." or "refused:
+// ..."), written as it is known so that a crash leaves the cases before it; a mismatch fails the test, a
+// refusal does not.
+TEST(ExternalTable, EveryCaseMatchesPyTorchOrIsRefused) {
+  const char* path = std::getenv("GJ_CASE_TABLE");
+  if (!path) GTEST_SKIP() << "GJ_CASE_TABLE is not set (bench/fuser_tests/run.sh sets it)";
+  const char* deviceName = std::getenv("GJ_CASE_DEVICE");
+  const auto device = deviceFromName(deviceName ? deviceName : "cpu");
+  ASSERT_TRUE(device.has_value()) << "GJ_CASE_DEVICE is cpu or cuda, not " << deviceName;
+  if (*device == DeviceKind::Cpu) SKIP_WITHOUT_LLVM();
+  if (*device == DeviceKind::Cuda)
+    if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "cannot read " << path;
+  const json table = json::parse(in);
+  const char* outcomesPath = std::getenv("GJ_CASE_OUTCOMES");
+  std::ofstream outcomes(outcomesPath ? outcomesPath : "/dev/null");
+  for (const json& c : table["cases"])
+    for (FuserKind fuser : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
+      for (ExecutorKind executor : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+        std::string outcome = "match";
+        try {
+          const auto problems = caseProblems(c, "external", fuser, executor, *device);
+          if (!problems.empty()) outcome = "mismatch: " + problems.front();
+        } catch (const Error& e) {
+          outcome = std::string("refused: ") + e.what();
+        } catch (const std::exception& e) {
+          outcome = std::string("mismatch: a ") + typeid(e).name() + ": " + e.what();
+        }
+        outcomes << json{{"case", c["name"]}, {"fuser", fuserName(fuser)}, {"executor", executorName(executor)},
+                         {"outcome", outcome}}.dump() << std::endl;
+        if (outcome.starts_with("mismatch"))
+          ADD_FAILURE() << c["name"].get<std::string>() << " (" << fuserName(fuser) << ", " << executorName(executor)
+                        << "): " << outcome;
+      }
 }
 
 class Audit : public testing::TestWithParam<Combination> {};

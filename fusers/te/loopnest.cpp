@@ -864,6 +864,7 @@ Stmt LoopNest::flatBody(const Stmt& nest, const std::vector<const For*>& loops, 
   LoopNest flat(nest, inputs_, outputs_);
   flat.flatten(chain);
   const For* all = flat.root().as<For>();
+  if (!all) return Block::make({});  // loops of no trips (an empty tensor's) folded away: nothing to compute
   return substitute(all->body, {{all->var.get(), all->start + at}});
 }
 

@@ -128,6 +128,26 @@ Value* lowerGelu(Node* n) {
   return emitAt(n, OpKind::Mul, {emitAt(n, OpKind::Mul, {x, k(0.5)}), emitAt(n, OpKind::Add, {t, k(1.0), one})});
 }
 
+// A number that PyTorch casts to its tensors' dtype rather than promoting them (threshold's threshold,
+// addcmul's value): an integral number as it is (exact beside any dtype); any other as a 0-dim tensor in
+// the dtype `tensors` meet, which the run decides (0.5 beside int64 is 0; beside float32 it stays 0.5 in
+// float32), so that it takes no part in promotion.
+Value* inDtypeOf(Node* n, Value* number, const std::vector<Value*>& tensors) {
+  const std::optional<double> v = constantDouble(number);
+  if (number->type().isTensor() || (v && std::trunc(*v) == *v)) return number;
+  auto op = [&](OpKind kind, const std::vector<Value*>& in) { return emitAt(n, kind, in); };
+  auto zeroDim = [&](Value* fill) {
+    return op(OpKind::Full, {constantBefore(n, std::vector<int64_t>{}), fill,
+                             constantBefore(n, static_cast<int64_t>(DType::Float64))});
+  };
+  Value* meet = nullptr;  // a 0-dim zero of the dtype the tensors meet
+  for (Value* t : tensors) {
+    Value* zero = op(OpKind::TypeAs, {zeroDim(constantBefore(n, 0.0)), t});
+    meet = meet ? op(OpKind::Add, {meet, zero, constantBefore(n, int64_t{1})}) : zero;
+  }
+  return op(OpKind::TypeAs, {zeroDim(number), meet});
+}
+
 // The ops that are graphjit's rows written another way (ops.def's comments), or nullptr for another op.
 Value* lowerComposite(Node* n) {
   auto k = [&](double v) { return constantBefore(n, v); };
@@ -142,9 +162,12 @@ Value* lowerComposite(Node* n) {
     case OpKind::Hardsigmoid:  // PyTorch's min(max(x + 3, 0), 6) / 6, its gradient 1/6 strictly inside
       return op(OpKind::Div, {op(OpKind::Hardtanh, {op(OpKind::Add, {x, k(3.0), one()}), k(0.0), k(6.0)}), k(6.0)});
     case OpKind::Threshold:  // x <= threshold ? value : x, its gradient the same mask, in x's dtype
-      return op(OpKind::MaskedFill, {x, op(OpKind::Le, {x, n->input(1)}), n->input(2)});
+      return op(OpKind::MaskedFill, {x, op(OpKind::Le, {x, inDtypeOf(n, n->input(1), {x})}), n->input(2)});
     case OpKind::Addcmul:  // as PyTorch's kernel: self + value * tensor1 * tensor2, left to right
-      return op(OpKind::Add, {x, op(OpKind::Mul, {op(OpKind::Mul, {n->input(1), n->input(3)}), n->input(2)}), one()});
+      return op(OpKind::Add, {x, op(OpKind::Mul, {op(OpKind::Mul, {n->input(1), inDtypeOf(n, n->input(3),
+                                                                                        {x, n->input(1), n->input(2)})}),
+                                                  n->input(2)}),
+                              one()});
     case OpKind::Lerp: {  // as PyTorch's kernel: self + w (end - self) where |w| < 0.5, else end - (end - self)(1 - w)
       Value* end = n->input(1);
       Value* w = n->input(2);
@@ -247,11 +270,51 @@ Value* lowerComposite(Node* n) {
     case OpKind::Mish:  // PyTorch's x tanh(log1p(exp(x))); softplus's threshold keeps the gradient finite
       return op(OpKind::Mul, {x, op(OpKind::Tanh, {op(OpKind::Softplus, {x, constantBefore(n, int64_t{1}),
                                                                         constantBefore(n, int64_t{20})})})});
+    case OpKind::Xlogy: {  // x log y; where x is 0, 0, or NaN where y is NaN (PyTorch's), and no gradient
+      Value* y = n->input(1);
+      if (!y->type().isTensor()) {
+        const std::optional<double> c = constantDouble(y);
+        if (!c)
+          throw Error("aten::xlogy's other is a number that is not a constant", n->where(),
+                      "give it as a constant, or as a tensor");
+        if (std::isnan(*c)) return op(OpKind::Mul, {x, k(*c)});
+        return op(OpKind::Where, {op(OpKind::Eq, {x, k(0.0)}), k(0.0), op(OpKind::Mul, {x, k(std::log(*c))})});
+      }
+      Value* atZero = op(OpKind::Where, {op(OpKind::Ne, {y, y}), y, k(0.0)});
+      return op(OpKind::Where, {op(OpKind::Eq, {x, k(0.0)}), atZero, op(OpKind::Mul, {x, op(OpKind::Log, {y})})});
+    }
+    case OpKind::LogSigmoid:
+      return op(OpKind::Neg, {op(OpKind::Softplus, {op(OpKind::Neg, {x}), one(), constantBefore(n, int64_t{20})})});
+    case OpKind::Sgn: return op(OpKind::Sign, {x});
+    case OpKind::Celu: {  // PyTorch's: its gradient exp(self / alpha) at and below 0
+      Value* alpha = n->input(1);
+      return op(OpKind::Where, {op(OpKind::Gt, {x, k(0.0)}), x,
+                                op(OpKind::Mul, {op(OpKind::Expm1, {op(OpKind::Div, {x, alpha})}), alpha})});
+    }
+    case OpKind::Selu: return op(OpKind::Elu, {x, k(1.6732632423543772), k(1.0507009873554805)});
+    case OpKind::Exp2:  // pow(2.0, self): computed and rounded once in self's dtype (integers: float32)
+      return op(OpKind::Pow, {op(OpKind::Add, {op(OpKind::ZerosLike, {x}), k(2.0), one()}), x});
+    case OpKind::Deg2Rad: return op(OpKind::Mul, {x, k(0.017453292519943295)});
+    case OpKind::Rad2Deg: return op(OpKind::Mul, {x, k(57.295779513082323)});
+    case OpKind::Logit: {
+      Value* z = x;
+      if (n->input(1)->type().kind != TypeKind::None) {
+        const std::optional<double> eps = constantDouble(n->input(1));
+        if (!eps)
+          throw Error("aten::logit's eps is not a constant", n->where(), "give eps as a constant, or None");
+        z = op(OpKind::Clamp, {x, k(*eps), k(1.0 - *eps)});
+      }
+      return op(OpKind::Log, {op(OpKind::Div, {z, op(OpKind::Rsub, {z, k(1.0), one()})})});
+    }
     case OpKind::Hardshrink:  // (x >= -l && x <= l) ? 0 : x, its gradient the same mask
       return op(OpKind::Where, {op(OpKind::Le, {op(OpKind::Abs, {x}), n->input(1)}), k(0.0), x});
-    case OpKind::ExpandAs: return op(OpKind::Expand, {x, op(OpKind::Sizes, {n->input(1)})});
-    case OpKind::ReshapeAs: return op(OpKind::Reshape, {x, op(OpKind::Sizes, {n->input(1)})});
-    case OpKind::ViewAs: return op(OpKind::View, {x, op(OpKind::Sizes, {n->input(1)})});
+    case OpKind::ExpandAs: case OpKind::ReshapeAs: case OpKind::ViewAs: {  // by other's sizes, an int[]
+      Value* sizes = emitBefore(n, OpKind::Sizes, {n->input(1)}, Type::of(TypeKind::IntList));
+      sizes->node()->setPositionsOf(n);
+      return op(n->kind() == OpKind::ExpandAs ? OpKind::Expand : n->kind() == OpKind::ReshapeAs ? OpKind::Reshape
+                                                                                                 : OpKind::View,
+                {x, sizes});
+    }
     default: return nullptr;
   }
 }

@@ -488,6 +488,38 @@ def autocast_casts(x):
             x._autocast_to_reduced_precision(False, False, torch.half, torch.half))
 
 
+def empty_broadcasts(a, b, c):
+    """Products and sums of tensors with no elements, broadcast (their gradients sum over the broadcast dim)."""
+    return a * b, (a * b).sum(-1), torch.relu(c) + 1.0
+
+
+def scalars_in_self_dtype(x, f):
+    """Numbers PyTorch casts to the tensors' dtype instead of promoting them: addcmul's value, hardtanh's bounds
+    and threshold's threshold (3.14 beside int64 is 3, -0.5 is 0, -1.5 is -1); beside floats they stay."""
+    return (torch.addcmul(x, x, x, value=3.14), torch.addcmul(x, x, x, value=-0.5),
+            torch.nn.functional.hardtanh(x, -2.5, 2.5), torch.threshold(x, -1.5, 7), torch.threshold(x, 2.0, -9),
+            torch.addcmul(f, f, f, value=0.5), torch.threshold(f, -1.5, 7.0), torch.addcmul(x, f, f, value=0.5))
+
+
+def xlogy_forms(a, b, e, y, n):
+    """xlogy: x log y, 0 where x is 0 but NaN where y is NaN, of tensors, numbers and int64 (in float32);
+    the edges (e, y) without gradients, which PyTorch takes as x / y even where x is 0."""
+    return (torch.xlogy(a, b), torch.xlogy(a, 2.5), torch.xlogy(e.detach(), y.detach()), torch.xlogy(n, n),
+            torch.xlogy(e.detach(), float("nan")), torch.xlogy(n, 0.5))
+
+
+def as_views(x, other):
+    """expand_as, reshape_as and view_as: to another tensor's sizes."""
+    return x.view_as(other) * 2.0, x.reshape_as(other) + 1.0, x[0:1].expand_as(x) - x
+
+def more_activations(x, h, n):
+    """log_sigmoid (past softplus's threshold too), celu, selu, sgn, exp2 (of float16 rounded once), deg2rad,
+    rad2deg and logit with and without eps, and the float ones of int64."""
+    return (torch.nn.functional.logsigmoid(x), torch.nn.functional.celu(x, 0.5), torch.nn.functional.selu(x),
+            torch.sgn(x), torch.exp2(x), torch.exp2(h), torch.deg2rad(x), torch.rad2deg(x),
+            torch.logit(torch.sigmoid(x)), torch.logit(torch.sigmoid(x), 0.25), torch.exp2(n), torch.deg2rad(n),
+            torch.logit(n))
+
 CASES += [
     ("autocast_casts", "autocast's casts as a trace of torch.autocast code prints them: float32 to bfloat16 "
      "(the reduced dtype of either device: the audit's answers hold on both) and back, float32 left alone by the "
@@ -569,6 +601,24 @@ CASES += [
      [tensor(EDGES), tensor([1.0] * 9)]),
     ("more_float_of_int", "expm1, log1p, atan, asin, acos, sinh, cosh and erfc of int64 (NaN outside their domains)",
      more_float_of_int, [torch.tensor([1, 2, -3, 0, 7, -1])]),
+    ("empty_broadcasts", "a product of [0, 1, 3] and [0, 10, 3] tensors with its gradients (a sum over the "
+     "broadcast dim of nothing), its sum, and a [2, 0] tensor's relu", empty_broadcasts,
+     [torch.zeros(0, 1, 3), torch.zeros(0, 10, 3), torch.zeros(2, 0)]),
+    ("scalars_in_self_dtype", "addcmul's value, hardtanh's bounds and threshold's threshold cast to an int64 "
+     "tensor's dtype (truncated), kept beside float32, and addcmul of int64 by float32 tensors (float32, the "
+     "value kept)", scalars_in_self_dtype,
+     [torch.tensor([5, -5, 1, 0, -1, 2, -2, 3]), tensor([0.5, -1.5, 2.0, -1.0, 3.25, -0.75, 1.0, 0.0])]),
+    ("xlogy_forms", "xlogy of tensors, by a number, at x = 0 against y = 0, NaN, inf and -1, of int64 and by NaN",
+     xlogy_forms,
+     [tensor([0.5, 1.5, 2.0, 3.0, 0.25, 4.0]), tensor([0.5, 2.0, 1.5, 0.1, 3.0, 7.0]),
+      tensor([0.0, 0.0, 0.0, 0.0, 2.0, -0.0]), tensor([0.0, NAN, INF, -1.0, NAN, 0.0]),
+      torch.tensor([0, 1, 2, 3, 7, 1])]),
+    ("as_views", "view_as, reshape_as and expand_as with gradients", as_views,
+     [tensor([0.5, -1.5, 2.0, 3.0, -0.25, 1.0]).view(2, 3), tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).view(3, 2)]),
+    ("more_activations", "log_sigmoid, celu, selu, sgn, exp2, deg2rad, rad2deg and logit at the mask's edges, of "
+     "float16 (exp2) and of int64", more_activations,
+     [tensor(EDGES + [30.0, -30.0, 3.5]), torch.tensor([0.1, 3.3, -2.7, 10.5, 0.0, -14.2], dtype=torch.float16),
+      torch.tensor([0, 1, -3, 7, 2, -1])]),
 ]
 
 if __name__ == "__main__":
