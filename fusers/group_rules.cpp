@@ -63,6 +63,7 @@ bool integerOp(OpKind k) {
     case OpKind::Abs: case OpKind::Sign: case OpKind::Relu: case OpKind::Clamp: case OpKind::ClampMin:
     case OpKind::ClampMax: case OpKind::Hardtanh: case OpKind::Maximum: case OpKind::Minimum:
     case OpKind::Where: case OpKind::MaskedFill:
+    case OpKind::DivTrunc: case OpKind::DivFloor: case OpKind::TensorRemainder: case OpKind::Fmod:
       return true;
     default:
       return isComparison(k);
@@ -112,6 +113,16 @@ std::string pointwiseBlocker(const Node* n, bool mixedDtypes, SizeRule rule, Adm
                ? fmt::format("it computes in an integer dtype, and {} is not one of the ops integer groups take "
                              "(their rules must be exact in int64)", n->info().name)
                : "it compares operands that are not float";
+  // An integer division's divisor: a constant other than 0 (PyTorch's error, which a kernel cannot raise) and -1
+  // (INT64_MIN / -1 overflows, a trap on the CPU).
+  const OpKind k = n->kind();
+  if (integer && (k == OpKind::DivTrunc || k == OpKind::DivFloor || k == OpKind::TensorRemainder || k == OpKind::Fmod)) {
+    const Value* divisor = n->input(1);
+    const auto d = divisor->type().isTensor() ? std::nullopt : constantDouble(divisor);
+    if (!d || *d == 0 || *d == -1)
+      return fmt::format("an integer {} fuses by a constant divisor other than 0 and -1, not %{} (a zero divisor is "
+                         "PyTorch's error, raised unfused)", n->info().name, divisor->name());
+  }
   auto out = *groupSizes(n->output(), rule);
   for (size_t i = 0; i < n->inputs().size(); ++i) {
     const Value* v = n->input(i);

@@ -26,8 +26,10 @@ enum class Admit : uint8_t { Floats, Storage, Integers };
 /// A float32 or float64 tensor whose sizes the rule admits; with `storage`, a float16 or bfloat16 one too (a
 /// fuser that converts at its loads and stores, computing in float32).
 bool floatTensor(const Value* v, SizeRule rule = SizeRule::Static, bool storage = false);
-/// The pointwise ops whose rules (support/pointwise.def) are exact in int64 with wrapping: arithmetic but
-/// division, neg, abs, sign, relu, the clamps, maximum, minimum, where, masked_fill and the comparisons.
+/// The pointwise ops whose rules (support/pointwise.def) are exact in int64 with wrapping: sums, differences,
+/// products, neg, abs, sign, relu, the clamps, maximum, minimum, where, masked_fill, the comparisons, and
+/// the divisions (trunc and floor, remainder, fmod) by a constant other than 0 and -1, whose float
+/// primitives are integer ones there (div truncates, fmod is C's %, floor and trunc keep an integer).
 bool integerOp(OpKind k);
 /// Aligned from the right, each dim of `from` equals `to`'s or is 1 (an unknown leading dim matches only
 /// an unknown one).

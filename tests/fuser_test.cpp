@@ -4,6 +4,7 @@
 #include "executors/interpreter.h"
 #include "ir/parser.h"
 #include "executors/pipeline.h"
+#include "fusers/group_rules.h"
 #include "fusers/legacy/codegen.h"
 #include "fusers/legacy/kernel_spec.h"
 #include "fusers/te/interpreter.h"
@@ -11,6 +12,7 @@
 #include "fusers/te/printer.h"
 #include "ir/printer.h"
 #include "models/lstm.h"
+#include "passes/shape_propagation.h"
 #include "passes/util.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/cuda/device.h"
@@ -229,9 +231,10 @@ TEST(Fusers, HalfAndBFloat16GroupsAreTheInterpretersBitForBit) {
 // Integer groups in either fuser, computed in int64: sums, differences, products and negations wrap (int64's
 // ends, INT64_MIN's negation), each narrow result is truncated to its dtype at once (uint8 200 + 200 is 144,
 // int8 -128 * -1 is -128), uint8 beside int8 meets in int16, numbers beside int8 are truncated first (300 is
-// 44), and comparisons, where, clamp, abs, sign and relu are exact; so the group's results are the
-// interpreter's bit for bit on the CPU, the device when there is one, the TE interpreter on the group's nest,
-// and NVRTC compiles both fusers' kernels.
+// 44), comparisons, where, clamp, abs, sign and relu are exact, and so are floor and trunc division,
+// remainder and fmod by constants (of both signs, INT64_MIN among the dividends); so the group's results are
+// the interpreter's bit for bit on the CPU, the device when there is one, the TE interpreter on the group's
+// nest, and NVRTC compiles both fusers' kernels.
 TEST(Fusers, IntegerGroupsAreTheInterpretersBitForBit) {
   const char* ir = R"IR(graph(%x : Long(3, 5), %y : Int(5), %u : Byte(3, 5), %c : Char(3, 5), %m : Bool(3, 5)):
   %one : int = prim::Constant[value=1]()
@@ -253,7 +256,14 @@ TEST(Fusers, IntegerGroupsAreTheInterpretersBitForBit) {
   %g : Tensor = aten::add(%c, %hi, %one)
   %h : Tensor = aten::ge(%m, %l)
   %i : Tensor = aten::maximum(%q, %y)
-  return (%k, %l, %w, %b, %q, %d, %e, %f, %g, %h, %i)
+  %m3 : int = prim::Constant[value=-3]()
+  %five : int = prim::Constant[value=5]()
+  %j : Tensor = prim::div_floor(%x, %m3)
+  %t : Tensor = prim::div_trunc(%c, %five)
+  %o : Tensor = aten::remainder(%x, %five)
+  %z : Tensor = aten::fmod(%c, %m3)
+  %s : Tensor = aten::remainder(%d, %m3)
+  return (%k, %l, %w, %b, %q, %d, %e, %f, %g, %h, %i, %j, %t, %o, %z, %s)
 )IR";
   auto g = parseIR(ir);
   auto ints = [](Shape shape, std::vector<int64_t> values, DType t) {
@@ -329,6 +339,32 @@ TEST(Fusers, IntegerGroupsAreTheInterpretersBitForBit) {
     });
     EXPECT_GE(groups, 1u) << fuserName(fk);
   }
+}
+
+// An integer division joins a group only by a constant other than 0 (PyTorch's error, which the unfused op
+// raises) and -1 (INT64_MIN / -1 traps): by a tensor, by 0 or by -1 it stays out, saying why.
+TEST(Fusers, AnIntegerDivisionFusesOnlyByASafeConstant) {
+  auto g = parseIR(R"IR(graph(%x : Long(4), %y : Long(4)):
+  %zero : int = prim::Constant[value=0]()
+  %m1 : int = prim::Constant[value=-1]()
+  %two : int = prim::Constant[value=2]()
+  %a : Tensor = prim::div_floor(%x, %y)
+  %b : Tensor = aten::remainder(%x, %zero)
+  %c : Tensor = prim::div_trunc(%x, %m1)
+  %d : Tensor = aten::fmod(%x, %two)
+  return (%a, %b, %c, %d)
+)IR");
+  propagateShapes(*g);
+  std::vector<std::string> why;
+  for (const Node* n : *g->block())
+    if (n->kind() != OpKind::Constant)
+      why.push_back(fusion::pointwiseBlocker(n, false, fusion::SizeRule::Static, fusion::Admit::Integers));
+  ASSERT_EQ(why.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_NE(why[i].find("constant divisor other than 0 and -1"), std::string::npos) << why[i];
+  EXPECT_EQ(why[3], "");
+  // Below the Integers level an integer op never joins.
+  EXPECT_NE(fusion::pointwiseBlocker(g->outputs()[3]->node(), false, fusion::SizeRule::Static, fusion::Admit::Storage),
+            "");
 }
 
 // Two groups whose nests differ only in an input's storage (float16 beside float32 computing in float32)

@@ -65,10 +65,11 @@ struct CudaTextAlgebra {
   std::string lgamma(const std::string& x) const { return call("lgamma", x); }
   std::string sin(const std::string& x) const { return call("sin", x); }
   std::string cos(const std::string& x) const { return call("cos", x); }
-  std::string floor(const std::string& x) const { return call("floor", x); }
-  std::string ceil(const std::string& x) const { return call("ceil", x); }
-  std::string trunc(const std::string& x) const { return call("trunc", x); }
-  std::string round(const std::string& x) const { return call("rint", x); }  // halves to even
+  // an integer is its own floor, ceiling, truncation and rounding
+  std::string floor(const std::string& x) const { return integer ? x : call("floor", x); }
+  std::string ceil(const std::string& x) const { return integer ? x : call("ceil", x); }
+  std::string trunc(const std::string& x) const { return integer ? x : call("trunc", x); }
+  std::string round(const std::string& x) const { return integer ? x : call("rint", x); }  // halves to even
   // PyTorch's pow by a number: 0.5 and -0.5 are sqrt and 1 / sqrt (NaN at -inf, -0 kept), not C's pow
   std::string pow(const std::string& x, const std::string& y) const {
     if (y == c(0.5)) return sqrt(x);
@@ -76,7 +77,10 @@ struct CudaTextAlgebra {
     return fmt::format("pow{}({}, {})", dbl ? "" : "f", x, y);
   }
   std::string atan2(const std::string& x, const std::string& y) const { return fmt::format("atan2{}({}, {})", dbl ? "" : "f", x, y); }
-  std::string fmod(const std::string& x, const std::string& y) const { return fmt::format("fmod{}({}, {})", dbl ? "" : "f", x, y); }
+  std::string fmod(const std::string& x, const std::string& y) const {  // an int64's is C's % (/ truncates too)
+    if (integer) return fmt::format("({} % {})", x, y);
+    return fmt::format("fmod{}({}, {})", dbl ? "" : "f", x, y);
+  }
   // NaN when either operand is (fusers/cuda_math.h, whose text the kernel then starts with)
   std::string max(const std::string& x, const std::string& y) const {
     if (integer) return select(gt(x, y), x, y);

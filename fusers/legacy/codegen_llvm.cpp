@@ -185,7 +185,9 @@ class Emitter {
       if (isOne(y)) return x;
       return e.integer_ ? e.b_.CreateMul(x, y) : e.b_.CreateFMul(x, y);
     }
-    llvm::Value* div(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFDiv(x, y); }
+    llvm::Value* div(llvm::Value* x, llvm::Value* y) const {  // an int64's truncates
+      return e.integer_ ? e.b_.CreateSDiv(x, y) : e.b_.CreateFDiv(x, y);
+    }
     llvm::Value* neg(llvm::Value* x) const { return e.integer_ ? e.b_.CreateNeg(x) : e.b_.CreateFNeg(x); }
     llvm::Value* exp(llvm::Value* x) const { return fusion::emitExp(e.b_, e.m_, x); }
     llvm::Value* log(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "log", x); }
@@ -204,10 +206,13 @@ class Emitter {
     llvm::Value* lgamma(llvm::Value* x) const { return fusion::emitLibm(e.b_, e.m_, "lgamma", x); }
     llvm::Value* sin(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x); }
     llvm::Value* cos(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x); }
-    llvm::Value* floor(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x); }
-    llvm::Value* ceil(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x); }
-    llvm::Value* trunc(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x); }
-    llvm::Value* round(llvm::Value* x) const { return e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x); }
+    // an integer is its own floor, ceiling, truncation and rounding
+    llvm::Value* floor(llvm::Value* x) const { return e.integer_ ? x : e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x); }
+    llvm::Value* ceil(llvm::Value* x) const { return e.integer_ ? x : e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x); }
+    llvm::Value* trunc(llvm::Value* x) const { return e.integer_ ? x : e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x); }
+    llvm::Value* round(llvm::Value* x) const {
+      return e.integer_ ? x : e.b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
+    }
     // PyTorch's pow by a number: 0.5 and -0.5 are sqrt and 1 / sqrt (NaN at -inf, -0 kept), not C's pow
     llvm::Value* pow(llvm::Value* x, llvm::Value* y) const {
       if (isConstant(y, 0.5)) return sqrt(x);
@@ -215,7 +220,9 @@ class Emitter {
       return e.b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
     }
     llvm::Value* atan2(llvm::Value* x, llvm::Value* y) const { return fusion::emitLibm2(e.b_, e.m_, "atan2", x, y); }
-    llvm::Value* fmod(llvm::Value* x, llvm::Value* y) const { return e.b_.CreateFRem(x, y); }  // C's fmod
+    llvm::Value* fmod(llvm::Value* x, llvm::Value* y) const {  // C's fmod; an int64's %
+      return e.integer_ ? e.b_.CreateSRem(x, y) : e.b_.CreateFRem(x, y);
+    }
     // IEEE 754-2019 maximum / minimum: NaN when either operand is.
     llvm::Value* max(llvm::Value* x, llvm::Value* y) const {
       return e.b_.CreateBinaryIntrinsic(e.integer_ ? llvm::Intrinsic::smax : llvm::Intrinsic::maximum, x, y);

@@ -657,10 +657,11 @@ class Lowerer {
     Expr erfc(const Expr& x) const { return Call::make(CallKind::Erfc, x); }
     Expr lgamma(const Expr& x) const { return Call::make(CallKind::Lgamma, x); }
     Expr cos(const Expr& x) const { return Call::make(CallKind::Cos, x); }
-    Expr floor(const Expr& x) const { return Call::make(CallKind::Floor, x); }
-    Expr ceil(const Expr& x) const { return Call::make(CallKind::Ceil, x); }
-    Expr trunc(const Expr& x) const { return Call::make(CallKind::Trunc, x); }
-    Expr round(const Expr& x) const { return Call::make(CallKind::Round, x); }
+    // an Int is its own floor, ceiling, truncation and rounding
+    Expr floor(const Expr& x) const { return t == ScalarKind::Int ? x : Call::make(CallKind::Floor, x); }
+    Expr ceil(const Expr& x) const { return t == ScalarKind::Int ? x : Call::make(CallKind::Ceil, x); }
+    Expr trunc(const Expr& x) const { return t == ScalarKind::Int ? x : Call::make(CallKind::Trunc, x); }
+    Expr round(const Expr& x) const { return t == ScalarKind::Int ? x : Call::make(CallKind::Round, x); }
     // PyTorch's pow by a number: 0.5 and -0.5 are sqrt and 1 / sqrt (NaN at -inf, -0 kept), not C's pow
     Expr pow(const Expr& x, const Expr& y) const {
       if (auto e = y.as<FloatImm>(); e && (e->value == 0.5 || e->value == -0.5))
@@ -669,7 +670,9 @@ class Lowerer {
     }
     Expr max(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Max, x, y); }
     Expr atan2(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Atan2, x, y); }
-    Expr fmod(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Fmod, x, y); }
+    Expr fmod(const Expr& x, const Expr& y) const {  // an Int's is C's % (Int division truncates too)
+      return Binary::make(t == ScalarKind::Int ? BinaryOpKind::Mod : BinaryOpKind::Fmod, x, y);
+    }
     Expr min(const Expr& x, const Expr& y) const { return Binary::make(BinaryOpKind::Min, x, y); }
     Expr lt(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::LT, x, y); }
     Expr gt(const Expr& x, const Expr& y) const { return Compare::make(CompareOpKind::GT, x, y); }
