@@ -228,6 +228,69 @@ TEST(Fusers, HalfAndBFloat16GroupsAreTheInterpretersBitForBit) {
   }
 }
 
+// float16 and bfloat16 in the TE fuser's reductions, softmax and cat: loaded widened to float32, summed,
+// averaged and normalized in float32 and rounded once as stored, as the unfused ops (and PyTorch's kernels)
+// compute them. The values are such that float32's sums are exact, so the group is the interpreter's bit for
+// bit on the CPU, the device when there is one and the TE interpreter, and NVRTC compiles its kernel.
+TEST(Fusers, TeReductionsSoftmaxAndCatOfFloat16AreTheInterpretersBitForBit) {
+  auto g = parseIR(R"IR(graph(%x : Half(4, 6), %b : BFloat16(4, 6)):
+  %one : int = prim::Constant[value=1]()
+  %d : int[] = prim::Constant[value=[1]]()
+  %no : bool = prim::Constant[value=0]()
+  %a : Tensor = aten::mul(%x, %x)
+  %s : Tensor = aten::sum(%a, %d, %no)
+  %e : Tensor = aten::add(%b, %b, %one)
+  %m : Tensor = aten::mean(%e, %d, %no)
+  %p : Tensor = aten::softmax(%e, %one)
+  %n : Tensor = aten::neg(%x)
+  %l : Tensor[] = prim::ListConstruct(%a, %n)
+  %c : Tensor = aten::cat(%l, %one)
+  return (%s, %m, %p, %c)
+)IR");
+  std::vector<double> xs, bs;
+  for (int i = 0; i < 24; ++i) {
+    xs.push_back((i % 7 - 3) * 0.375 + (i % 2 ? 0.125 : 0.0));
+    bs.push_back((i % 5 - 2) * 1.5 + 0.25 * (i % 3));
+  }
+  std::vector<IValue> in = {Tensor::fromVector({4, 6}, xs, DType::Float16), Tensor::fromVector({4, 6}, bs, DType::BFloat16)};
+  const auto ref = Interpreter(*g).run(in);
+  ASSERT_EQ(ref[0].toTensor().dtype(), DType::Float16);
+  ASSERT_EQ(ref[1].toTensor().dtype(), DType::BFloat16);
+  auto same = [](const Tensor& a, const Tensor& b) {
+    const Tensor x = a.to(DeviceKind::Cpu).contiguous(), y = b.contiguous();
+    return x.dtype() == y.dtype() && x.sizes() == y.sizes() &&
+           std::memcmp(x.rawData(), y.rawData(), static_cast<size_t>(x.numel()) * dtypeSize(x.dtype())) == 0;
+  };
+  std::vector<DeviceKind> devices;
+  if (test::kHaveLlvm) devices.push_back(DeviceKind::Cpu);
+  if (cuda::available()) devices.push_back(DeviceKind::Cuda);
+  for (DeviceKind d : devices) {
+    Function f(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = d});
+    std::vector<IValue> on;
+    for (const IValue& v : in) on.push_back(v.toTensor().to(d));
+    auto out = f.forward(on);
+    EXPECT_GE(f.stats().fusionGroups, 1) << deviceName(d) << ": " << f.stats().str();
+    for (size_t i = 0; i < ref.size(); ++i)
+      EXPECT_TRUE(same(out[i].toTensor(), ref[i].toTensor())) << deviceName(d) << ", output " << i;
+  }
+  PipelineOptions o;
+  o.fuser = FuserKind::Te;
+  Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false, false}, o);
+  size_t reductions = 0;
+  forEachNode(plan.graph->block(), [&](Node* n) {
+    if (n->kind() != OpKind::TensorExprGroup) return;
+    for (const Node* m : *n->subgraph()->block())
+      reductions += m->kind() == OpKind::SumDim || m->kind() == OpKind::MeanDim || m->kind() == OpKind::Softmax ||
+                    m->kind() == OpKind::Cat;
+    const te::LoopNest gpu = te::gpuLoopNest(*n->subgraph(), {});
+    const std::string src = te::CudaPrinter().kernel("k", gpu.inputs(), gpu.outputs(), gpu.root());
+    if (!haveNvrtc()) return;
+    auto r = nvrtcCompile(src, "k", "sm_90");
+    ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
+  });
+  EXPECT_EQ(reductions, 4u) << "the sum, mean, softmax and cat are in TE groups";
+}
+
 // Integer groups in either fuser, computed in int64: sums, differences, products and negations wrap (int64's
 // ends, INT64_MIN's negation), each narrow result is truncated to its dtype at once (uint8 200 + 200 is 144,
 // int8 -128 * -1 is -128), uint8 beside int8 meets in int16, numbers beside int8 are truncated first (300 is

@@ -26,14 +26,18 @@ using namespace gj::fusion;
 
 namespace {
 
+// A static float tensor, float16 and bfloat16 too: the nest loads them widened to float32, accumulates and
+// normalizes in float32 and rounds once as it stores, as PyTorch's kernels do.
+bool storageFloat(const Value* v) { return floatTensor(v, SizeRule::Static, /*storage=*/true); }
+
 // sum_to_size(x, constant sizes), sum or mean over constant dims, or mean of everything, over static float x.
 bool fusibleReduction(const Node* n) {
   const OpKind k = n->kind();
-  if (k == OpKind::SumToSize) return floatTensor(n->input(0)) && constantInts(n->input(1)) && staticSizes(n->output());
+  if (k == OpKind::SumToSize) return storageFloat(n->input(0)) && constantInts(n->input(1)) && staticSizes(n->output());
   if (k == OpKind::SumDim || k == OpKind::MeanDim)
-    return floatTensor(n->input(0)) && constantInts(n->input(1)) && constantBool(n->input(2)) &&
+    return storageFloat(n->input(0)) && constantInts(n->input(1)) && constantBool(n->input(2)) &&
            staticSizes(n->output());
-  if (k == OpKind::Mean) return floatTensor(n->input(0)) && staticSizes(n->output());
+  if (k == OpKind::Mean) return storageFloat(n->input(0)) && staticSizes(n->output());
   return false;
 }
 
@@ -43,19 +47,19 @@ bool isReduction(OpKind k) {
 
 // softmax / log_softmax(x, constant dim) over static float x.
 bool fusibleSoftmax(const Node* n) {
-  return (n->kind() == OpKind::Softmax || n->kind() == OpKind::LogSoftmax) && floatTensor(n->input(0)) &&
+  return (n->kind() == OpKind::Softmax || n->kind() == OpKind::LogSoftmax) && storageFloat(n->input(0)) &&
          constantInt(n->input(1)) && staticSizes(n->output());
 }
 
 // cat(prim::ListConstruct(parts...), constant dim) of static float tensors of one dtype, the list used
 // only here. In a group it is output partitioning: each part is stored straight into its slice.
 bool fusibleCat(const Node* n) {
-  if (n->kind() != OpKind::Cat || !floatTensor(n->output()) || !constantInt(n->input(1))) return false;
+  if (n->kind() != OpKind::Cat || !storageFloat(n->output()) || !constantInt(n->input(1))) return false;
   const Node* list = n->input(0)->node();
   if (list->kind() != OpKind::ListConstruct || list->output()->uses().size() != 1 || list->inputs().empty())
     return false;
   for (const Value* part : list->inputs())
-    if (!floatTensor(part) || part->type().dtype != n->output()->type().dtype) return false;
+    if (!storageFloat(part) || part->type().dtype != n->output()->type().dtype) return false;
   return true;
 }
 
