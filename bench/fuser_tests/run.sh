@@ -13,5 +13,5 @@ status=0
 GJ_CASE_TABLE="$out/table.json" GJ_CASE_OUTCOMES="$out/outcomes.$device.jsonl" GJ_CASE_DEVICE="$device" \
   "$root/build/bin/audit_test" --gtest_filter='ExternalTable.*' --gtest_brief=1 > "$out/log.$device.txt" 2>&1 || status=$?
 python3 "$root/bench/fuser_tests/tally.py" "$out/outcomes.$device.jsonl"
-[ "$status" -eq 0 ] || echo "audit_test exited with $status (a crash leaves the outcomes before it): $out/log.$device.txt"
+[ "$status" -eq 0 ] || echo "audit_test exited with $status (a mismatch fails it; a crash leaves the outcomes before it): $out/log.$device.txt"
 exit "$status"
