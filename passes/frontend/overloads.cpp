@@ -306,6 +306,28 @@ Value* lowerComposite(Node* n) {
       }
       return op(OpKind::Log, {op(OpKind::Div, {z, op(OpKind::Rsub, {z, k(1.0), one()})})});
     }
+    case OpKind::VarForms: case OpKind::StdForms: case OpKind::VarAll: case OpKind::StdAll: {
+      const bool all = n->kind() == OpKind::VarAll || n->kind() == OpKind::StdAll;
+      const bool std = n->kind() == OpKind::StdForms || n->kind() == OpKind::StdAll;
+      Value* dim = all ? nullptr : n->input(1);
+      if (dim && dim->type().kind != TypeKind::None && dim->type().kind != TypeKind::IntList)
+        throw Error(fmt::format("{}'s dim must be a list of ints or None", n->info().name), n->where());
+      Value* dims = !dim || dim->type().kind == TypeKind::None ? constantBefore(n, std::vector<int64_t>{}) : dim;
+      Value* c = n->input(all ? 1 : 2);  // unbiased (a bool) or the correction (None: 1; an int: 0 or 1)
+      Value* unbiased = c;
+      if (c->type().kind == TypeKind::None) {
+        unbiased = constantBefore(n, true);
+      } else if (c->type().kind != TypeKind::Bool) {
+        const std::optional<int64_t> k = constantInt(c);
+        if (!k || (*k != 0 && *k != 1))
+          throw Error(fmt::format("{}'s correction must be a constant 0 or 1 (graphjit's var divides by n or n - 1)",
+                                  n->info().name),
+                      n->where(), "use unbiased=False or True");
+        unbiased = constantBefore(n, *k == 1);
+      }
+      Value* keepdim = all ? constantBefore(n, false) : n->input(3);
+      return op(std ? OpKind::Std : OpKind::Var, {x, dims, unbiased, keepdim});
+    }
     case OpKind::Hardshrink:  // (x >= -l && x <= l) ? 0 : x, its gradient the same mask
       return op(OpKind::Where, {op(OpKind::Le, {op(OpKind::Abs, {x}), n->input(1)}), k(0.0), x});
     case OpKind::ExpandAs: case OpKind::ReshapeAs: case OpKind::ViewAs: {  // by other's sizes, an int[]

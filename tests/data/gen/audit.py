@@ -520,6 +520,11 @@ def more_activations(x, h, n):
             torch.logit(torch.sigmoid(x)), torch.logit(torch.sigmoid(x), 0.25), torch.exp2(n), torch.deg2rad(n),
             torch.logit(n))
 
+def variance_forms(x):
+    """var and std of everything by unbiased alone, with dim None, and with PyTorch 2's correction 0 and 1."""
+    return (x.var(False), x.std(True), torch.var(x, None, True, False), torch.std(x, [0], correction=0),
+            torch.var(x, [1], correction=1, keepdim=True))
+
 CASES += [
     ("autocast_casts", "autocast's casts as a trace of torch.autocast code prints them: float32 to bfloat16 "
      "(the reduced dtype of either device: the audit's answers hold on both) and back, float32 left alone by the "
@@ -619,6 +624,9 @@ CASES += [
      "float16 (exp2) and of int64", more_activations,
      [tensor(EDGES + [30.0, -30.0, 3.5]), torch.tensor([0.1, 3.3, -2.7, 10.5, 0.0, -14.2], dtype=torch.float16),
       torch.tensor([0, 1, -3, 7, 2, -1])]),
+    ("variance_forms", "var and std over everything (unbiased given alone), with dim None, and with a correction "
+     "of 0 or 1 (PyTorch 2's form, printed by 1.13 too), with gradients", variance_forms,
+     [tensor([0.5, -1.5, 2.0, 3.0, -0.25, 1.0, 4.0, -2.0, 0.75, 1.5, -3.0, 2.5]).view(3, 4)]),
 ]
 
 if __name__ == "__main__":
