@@ -148,6 +148,78 @@ TEST(LegacyFuser, Float64KernelsMatchTheInterpreter) {
   EXPECT_LE(test::relError(fused[0].toTensor(), ref[0].toTensor()), 1e-14);
 }
 
+// a and b hold the same bytes: dtype, sizes and every element's bits (a may be on the device).
+bool bitForBit(const Tensor& a, const Tensor& b) {
+  const Tensor x = a.to(DeviceKind::Cpu).contiguous(), y = b.contiguous();
+  return x.dtype() == y.dtype() && x.sizes() == y.sizes() &&
+         std::memcmp(x.rawData(), y.rawData(), static_cast<size_t>(x.numel()) * dtypeSize(x.dtype())) == 0;
+}
+
+// g under each fuser, on the CPU (with LLVM) and the device (when there is one), makes `groups` fusion groups
+// that run, and gives the interpreter's results `ref` bit for bit.
+void expectFusedBitForBit(const Graph& g, const std::vector<IValue>& in, const std::vector<IValue>& ref,
+                          std::initializer_list<FuserKind> fusers, int64_t groups) {
+  std::vector<DeviceKind> devices;
+  if (test::kHaveLlvm) devices.push_back(DeviceKind::Cpu);
+  if (cuda::available()) devices.push_back(DeviceKind::Cuda);
+  for (FuserKind fk : fusers)
+    for (DeviceKind d : devices) {
+      const std::string where = fmt::format("fuser {} on {}", fuserName(fk), deviceName(d));
+      Function f(g, {.fuser = fk, .executor = ExecutorKind::Legacy, .device = d});
+      std::vector<IValue> on;
+      for (const IValue& v : in) on.push_back(v.toTensor().to(d));
+      auto out = f.forward(on);
+      EXPECT_EQ(f.stats().fusionGroups, groups) << where << ": " << f.stats().str();
+      EXPECT_GE(f.stats().kernelRuns, 1) << where << ": " << f.stats().str();
+      for (size_t i = 0; i < ref.size(); ++i)
+        EXPECT_TRUE(bitForBit(out[i].toTensor(), ref[i].toTensor())) << where << ", output " << i;
+    }
+}
+
+// The groups fuser fk makes of g, checked without a device: on a TE group whose inputs are graph inputs the
+// TE interpreter gives the graph outputs the group holds as `ref` does, bit for bit; NVRTC compiles every
+// group's CUDA C without a word. Returns each group's CUDA C.
+std::vector<std::string> checkGroupsOffline(const Graph& g, const std::vector<IValue>& in,
+                                            const std::vector<IValue>& ref, FuserKind fk) {
+  PipelineOptions o;
+  o.fuser = fk;
+  Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g.clone()), std::vector<bool>(in.size(), false), o);
+  std::vector<std::string> sources;
+  forEachNode(plan.graph->block(), [&](Node* n) {
+    if (!n->subgraph() || (n->kind() != OpKind::FusionGroup && n->kind() != OpKind::TensorExprGroup)) return;
+    std::string src;
+    if (fk == FuserKind::Legacy) {
+      src = legacy::emitCudaKernel(legacy::buildKernelSpec(*n->subgraph()), "k");
+    } else {
+      std::vector<Tensor> args;
+      const auto& graphIns = plan.graph->inputs();
+      for (const Value* v : n->inputs())
+        if (auto at = std::find(graphIns.begin(), graphIns.end(), v); at != graphIns.end())
+          args.push_back(in[at - graphIns.begin()].toTensor());
+      te::LoopNest nest = te::lowerGroup(*n->subgraph());
+      nest.lowerReductions();
+      const auto outs = args.size() == n->inputs().size() ? te::interpret(nest, args) : std::vector<Tensor>{};
+      const auto& graphOuts = plan.graph->outputs();
+      for (size_t i = 0; i < outs.size(); ++i) {
+        auto at = std::find(graphOuts.begin(), graphOuts.end(), n->output(i));
+        if (at == graphOuts.end()) continue;
+        EXPECT_TRUE(bitForBit(outs[i], ref[at - graphOuts.begin()].toTensor())) << "TE interpreter, output " << i;
+      }
+      const te::LoopNest gpu = te::gpuLoopNest(*n->subgraph(), {});
+      src = te::CudaPrinter().kernel("k", gpu.inputs(), gpu.outputs(), gpu.root());
+    }
+    if (haveNvrtc()) {
+      auto r = nvrtcCompile(src, "k", "sm_90");
+      EXPECT_TRUE(r.ok()) << r.error().what() << "\n" << src;
+      if (r.ok()) {
+        EXPECT_TRUE(r.value().log.empty()) << r.value().log << "\n" << src;
+      }
+    }
+    sources.push_back(std::move(src));
+  });
+  return sources;
+}
+
 // float16 and bfloat16 in a group of either fuser: loaded as floats, every op's result rounded to its dtype at
 // once and numbers to the dtype they meet (0.1 beside float16), as the unfused ops do, so the group's results
 // are the interpreter's bit for bit (ops whose float32 code is exact: products, sums, quotients, sqrt, relu,
@@ -177,54 +249,11 @@ TEST(Fusers, HalfAndBFloat16GroupsAreTheInterpretersBitForBit) {
       Tensor::fromVector({3, 5}, {1.5, -3.0e38, 1.0e-38, 0.1, -0.0, nan, -inf, 2.5, 3.0e38, 7.0, 0.3, -0.2, 1e3, 4.0,
                                   1.0}, DType::BFloat16)};
   const auto ref = Interpreter(*g).run(in);
-  auto same = [](const Tensor& a, const Tensor& b) {
-    const Tensor x = a.to(DeviceKind::Cpu).contiguous(), y = b.contiguous();
-    return x.dtype() == y.dtype() && x.sizes() == y.sizes() &&
-           std::memcmp(x.rawData(), y.rawData(), static_cast<size_t>(x.numel()) * dtypeSize(x.dtype())) == 0;
-  };
-  std::vector<DeviceKind> devices;
-  if (test::kHaveLlvm) devices.push_back(DeviceKind::Cpu);
-  if (cuda::available()) devices.push_back(DeviceKind::Cuda);
-  for (FuserKind fk : {FuserKind::Legacy, FuserKind::Te})
-    for (DeviceKind d : devices) {
-      const std::string where = fmt::format("fuser {} on {}", fuserName(fk), deviceName(d));
-      Function f(*g, {.fuser = fk, .executor = ExecutorKind::Legacy, .device = d});
-      std::vector<IValue> on;
-      for (const IValue& v : in) on.push_back(v.toTensor().to(d));
-      auto out = f.forward(on);
-      EXPECT_EQ(f.stats().fusionGroups, 1) << where << ": " << f.stats().str();
-      EXPECT_GE(f.stats().kernelRuns, 1) << where << ": " << f.stats().str();
-      for (size_t i = 0; i < ref.size(); ++i)
-        EXPECT_TRUE(same(out[i].toTensor(), ref[i].toTensor())) << where << ", output " << i;
-    }
+  expectFusedBitForBit(*g, in, ref, {FuserKind::Legacy, FuserKind::Te}, 1);
   for (FuserKind fk : {FuserKind::Legacy, FuserKind::Te}) {
-    PipelineOptions o;
-    o.fuser = fk;
-    Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false, false, false}, o);
-    size_t groups = 0;
-    forEachNode(plan.graph->block(), [&](Node* n) {
-      if (!n->subgraph() || (n->kind() != OpKind::FusionGroup && n->kind() != OpKind::TensorExprGroup)) return;
-      ++groups;
-      std::string src;
-      if (fk == FuserKind::Legacy) {
-        src = legacy::emitCudaKernel(legacy::buildKernelSpec(*n->subgraph()), "k");
-      } else {
-        std::vector<Tensor> args;  // the group's inputs are the graph's, in order
-        for (const IValue& v : in) args.push_back(v.toTensor());
-        const te::LoopNest nest = te::lowerGroup(*n->subgraph());
-        const auto outs = te::interpret(nest, args);
-        for (size_t i = 0; i < outs.size(); ++i)
-          EXPECT_TRUE(same(outs[i], ref[i].toTensor())) << "TE interpreter, output " << i;
-        const te::LoopNest gpu = te::gpuLoopNest(*n->subgraph(), {});
-        src = te::CudaPrinter().kernel("k", gpu.inputs(), gpu.outputs(), gpu.root());
-      }
-      EXPECT_NE(src.find("gjHalfBits"), std::string::npos) << src;
-      if (!haveNvrtc()) return;
-      auto r = nvrtcCompile(src, "k", "sm_90");
-      ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
-      EXPECT_TRUE(r.value().log.empty()) << r.value().log << "\n" << src;
-    });
-    EXPECT_EQ(groups, 1u) << fuserName(fk);
+    const std::vector<std::string> sources = checkGroupsOffline(*g, in, ref, fk);
+    EXPECT_EQ(sources.size(), 1u) << fuserName(fk);
+    for (const std::string& src : sources) EXPECT_NE(src.find("gjHalfBits"), std::string::npos) << src;
   }
 }
 
@@ -256,23 +285,7 @@ TEST(Fusers, TeReductionsSoftmaxAndCatOfFloat16AreTheInterpretersBitForBit) {
   const auto ref = Interpreter(*g).run(in);
   ASSERT_EQ(ref[0].toTensor().dtype(), DType::Float16);
   ASSERT_EQ(ref[1].toTensor().dtype(), DType::BFloat16);
-  auto same = [](const Tensor& a, const Tensor& b) {
-    const Tensor x = a.to(DeviceKind::Cpu).contiguous(), y = b.contiguous();
-    return x.dtype() == y.dtype() && x.sizes() == y.sizes() &&
-           std::memcmp(x.rawData(), y.rawData(), static_cast<size_t>(x.numel()) * dtypeSize(x.dtype())) == 0;
-  };
-  std::vector<DeviceKind> devices;
-  if (test::kHaveLlvm) devices.push_back(DeviceKind::Cpu);
-  if (cuda::available()) devices.push_back(DeviceKind::Cuda);
-  for (DeviceKind d : devices) {
-    Function f(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = d});
-    std::vector<IValue> on;
-    for (const IValue& v : in) on.push_back(v.toTensor().to(d));
-    auto out = f.forward(on);
-    EXPECT_GE(f.stats().fusionGroups, 1) << deviceName(d) << ": " << f.stats().str();
-    for (size_t i = 0; i < ref.size(); ++i)
-      EXPECT_TRUE(same(out[i].toTensor(), ref[i].toTensor())) << deviceName(d) << ", output " << i;
-  }
+  expectFusedBitForBit(*g, in, ref, {FuserKind::Te}, 1);
   PipelineOptions o;
   o.fuser = FuserKind::Te;
   Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false, false}, o);
@@ -282,13 +295,9 @@ TEST(Fusers, TeReductionsSoftmaxAndCatOfFloat16AreTheInterpretersBitForBit) {
     for (const Node* m : *n->subgraph()->block())
       reductions += m->kind() == OpKind::SumDim || m->kind() == OpKind::MeanDim || m->kind() == OpKind::Softmax ||
                     m->kind() == OpKind::Cat;
-    const te::LoopNest gpu = te::gpuLoopNest(*n->subgraph(), {});
-    const std::string src = te::CudaPrinter().kernel("k", gpu.inputs(), gpu.outputs(), gpu.root());
-    if (!haveNvrtc()) return;
-    auto r = nvrtcCompile(src, "k", "sm_90");
-    ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
   });
   EXPECT_EQ(reductions, 4u) << "the sum, mean, softmax and cat are in TE groups";
+  EXPECT_EQ(checkGroupsOffline(*g, in, ref, FuserKind::Te).size(), 1u);
 }
 
 // Integer groups in either fuser, computed in int64: sums, differences, products and negations wrap (int64's
@@ -343,65 +352,13 @@ TEST(Fusers, IntegerGroupsAreTheInterpretersBitForBit) {
       ints({3, 5}, {-128, 127, -1, 0, 1, 100, -100, 12, -12, 64, -64, 2, 3, 127, -127}, DType::Int8),
       ints({3, 5}, {1, 0, 1, 1, 0, 0, 1, 0, 1, 0, 1, 1, 0, 0, 1}, DType::Bool)};
   const auto ref = Interpreter(*g).run(in);
-  auto same = [](const Tensor& a, const Tensor& b) {
-    const Tensor x = a.to(DeviceKind::Cpu).contiguous(), y = b.contiguous();
-    return x.dtype() == y.dtype() && x.sizes() == y.sizes() &&
-           std::memcmp(x.rawData(), y.rawData(), static_cast<size_t>(x.numel()) * dtypeSize(x.dtype())) == 0;
-  };
   ASSERT_EQ(ref[3].toTensor().dtype(), DType::UInt8);
   EXPECT_EQ(ref[3].toTensor().to(DType::Int64).data<int64_t>()[0], 144);  // 200 + 200 in uint8
   EXPECT_EQ(ref[5].toTensor().dtype(), DType::Int16);                    // uint8 - int8
   EXPECT_EQ(ref[8].toTensor().to(DType::Int64).data<int64_t>()[1], -85);  // 127 + 44 (300 as int8), wrapped
-  std::vector<DeviceKind> devices;
-  if (test::kHaveLlvm) devices.push_back(DeviceKind::Cpu);
-  if (cuda::available()) devices.push_back(DeviceKind::Cuda);
+  expectFusedBitForBit(*g, in, ref, {FuserKind::Legacy, FuserKind::Te}, 1);
   for (FuserKind fk : {FuserKind::Legacy, FuserKind::Te})
-    for (DeviceKind d : devices) {
-      const std::string where = fmt::format("fuser {} on {}", fuserName(fk), deviceName(d));
-      Function f(*g, {.fuser = fk, .executor = ExecutorKind::Legacy, .device = d});
-      std::vector<IValue> on;
-      for (const IValue& v : in) on.push_back(v.toTensor().to(d));
-      auto out = f.forward(on);
-      EXPECT_GE(f.stats().fusionGroups, 1) << where << ": " << f.stats().str();
-      EXPECT_GE(f.stats().kernelRuns, 1) << where << ": " << f.stats().str();
-      for (size_t i = 0; i < ref.size(); ++i)
-        EXPECT_TRUE(same(out[i].toTensor(), ref[i].toTensor())) << where << ", output " << i;
-    }
-  for (FuserKind fk : {FuserKind::Legacy, FuserKind::Te}) {
-    PipelineOptions o;
-    o.fuser = fk;
-    Plan plan = optimizeSpecialized(std::shared_ptr<Graph>(g->clone()), {false, false, false, false, false}, o);
-    size_t groups = 0;
-    forEachNode(plan.graph->block(), [&](Node* n) {
-      if (!n->subgraph() || (n->kind() != OpKind::FusionGroup && n->kind() != OpKind::TensorExprGroup)) return;
-      ++groups;
-      std::string src;
-      if (fk == FuserKind::Legacy) {
-        src = legacy::emitCudaKernel(legacy::buildKernelSpec(*n->subgraph()), "k");
-      } else {
-        std::vector<Tensor> args;  // a group whose inputs are graph inputs runs in the TE interpreter
-        const auto& graphIns = plan.graph->inputs();
-        for (const Value* v : n->inputs())
-          if (auto at = std::find(graphIns.begin(), graphIns.end(), v); at != graphIns.end())
-            args.push_back(in[at - graphIns.begin()].toTensor());
-        const te::LoopNest nest = te::lowerGroup(*n->subgraph());
-        const auto outs = args.size() == n->inputs().size() ? te::interpret(nest, args) : std::vector<Tensor>{};
-        for (size_t i = 0; i < outs.size(); ++i) {
-          const Value* o = n->output(i);
-          auto at = std::find(plan.graph->outputs().begin(), plan.graph->outputs().end(), o);
-          if (at == plan.graph->outputs().end()) continue;
-          EXPECT_TRUE(same(outs[i], ref[at - plan.graph->outputs().begin()].toTensor())) << "TE interpreter, output " << i;
-        }
-        const te::LoopNest gpu = te::gpuLoopNest(*n->subgraph(), {});
-        src = te::CudaPrinter().kernel("k", gpu.inputs(), gpu.outputs(), gpu.root());
-      }
-      if (!haveNvrtc()) return;
-      auto r = nvrtcCompile(src, "k", "sm_90");
-      ASSERT_TRUE(r.ok()) << r.error().what() << "\n" << src;
-      EXPECT_TRUE(r.value().log.empty()) << r.value().log << "\n" << src;
-    });
-    EXPECT_GE(groups, 1u) << fuserName(fk);
-  }
+    EXPECT_EQ(checkGroupsOffline(*g, in, ref, fk).size(), 1u) << fuserName(fk);
 }
 
 // An integer division joins a group only by a constant other than 0 (PyTorch's error, which the unfused op

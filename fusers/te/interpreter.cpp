@@ -231,20 +231,9 @@ class Eval {
     }
     return 0;
   }
-  double compare(const Compare* c) {
-    if (c->a->type == ScalarKind::Int && c->b->type == ScalarKind::Int) {  // exactly
-      const int64_t x = intExpr(c->a), y = intExpr(c->b);
-      switch (c->op) {
-        case CompareOpKind::LT: return x < y;
-        case CompareOpKind::LE: return x <= y;
-        case CompareOpKind::GT: return x > y;
-        case CompareOpKind::GE: return x >= y;
-        case CompareOpKind::EQ: return x == y;
-        case CompareOpKind::NE: return x != y;
-      }
-    }
-    double x = expr(c->a), y = expr(c->b);
-    switch (c->op) {
+  template <typename T>
+  static double compared(CompareOpKind op, T x, T y) {
+    switch (op) {
       case CompareOpKind::LT: return x < y;
       case CompareOpKind::LE: return x <= y;
       case CompareOpKind::GT: return x > y;
@@ -253,6 +242,11 @@ class Eval {
       case CompareOpKind::NE: return x != y;
     }
     return 0;
+  }
+  double compare(const Compare* c) {
+    if (c->a->type == ScalarKind::Int && c->b->type == ScalarKind::Int)  // exactly
+      return compared(c->op, intExpr(c->a), intExpr(c->b));
+    return compared(c->op, expr(c->a), expr(c->b));
   }
   double call(const Call* c) {
     double x = expr(c->arg);
