@@ -197,7 +197,8 @@ Tensor pointwise(const Node* n, const Operands& in) {
   const double inf = std::numeric_limits<double>::infinity();
   auto bound = [&](size_t i, double none) { return in[i].isNone() ? IValue(none) : in[i]; };
   const bool clamp = op == PointwiseOp::Clamp;
-  // A number that takes no part in promotion (hardtanh's bounds, masked_fill's value) is in self's dtype.
+  // A number that takes no part in promotion (hardtanh's bounds, masked_fill's value) is in self's dtype
+  // (beside an integer tensor, hardtanh's upper bound too: 2.5 beside int64 is 2).
   Tensor b;
   if (arity >= 2) {
     const IValue second = clamp ? bound(1, -inf) : in[1];
@@ -205,7 +206,7 @@ Tensor pointwise(const Node* n, const Operands& in) {
                                                         : Tensor::scalar(second.toDouble(what.c_str()), a.dtype());
   }
   double c = arity >= 3 ? (clamp ? bound(2, inf) : in[2]).toDouble(what.c_str()) : 0.0;
-  if (op == PointwiseOp::Hardtanh && !isFloating(a.dtype())) c = std::trunc(c);  // in self's dtype, as the lower bound
+  if (op == PointwiseOp::Hardtanh && !isFloating(a.dtype())) c = Tensor::scalar(c, a.dtype()).item();
   return cpu::pointwise(op, a, b, c);
 }
 

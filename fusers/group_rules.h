@@ -49,9 +49,10 @@ bool fusiblePointwise(const Node* n, bool mixedDtypes = false, SizeRule rule = S
 /// Which of fusiblePointwise's conditions n fails, in words ("" when none does).
 std::string pointwiseBlocker(const Node* n, bool mixedDtypes = false, SizeRule rule = SizeRule::Static,
                              Admit admit = Admit::Floats);
-/// Operand i of pointwise node n when it is a constant number beside a float16 or bfloat16 the node's
-/// operands meet: the number rounded to that dtype first, as the unfused op rounds it (0.1 beside float16 is
-/// 0.0999755859375). nullopt otherwise: the kernel reads the operand as it is.
+/// Operand i of pointwise node n when it is a constant number beside a storage dtype the node's operands meet
+/// (float16, bfloat16, uint8 to int32): the number rounded or wrapped to that dtype first, as the unfused op
+/// does (0.1 beside float16 is 0.0999755859375, 300 beside int8 is 44). nullopt otherwise: the kernel reads
+/// the operand as it is.
 std::optional<double> roundedNumber(const Node* n, size_t i);
 /// chunk(x, n, d) with constants, an evenly divisible x of admitted sizes (never along an unknown dim),
 /// unpacked once.

@@ -12,14 +12,20 @@ namespace gj::fusion {
 
 static bool isDouble(llvm::Value* x) { return x->getType()->isDoubleTy(); }
 
+llvm::Type* storageElementType(llvm::LLVMContext& ctx, DType t) {
+  return llvm::Type::getIntNTy(ctx, static_cast<unsigned>(8 * dtypeSize(t)));
+}
+
 llvm::Value* emitWidenStorage(llvm::IRBuilder<>& b, DType t, llvm::Value* bits) {
   llvm::LLVMContext& ctx = b.getContext();
+  if (!isFloating(t)) return t == DType::UInt8 ? b.CreateZExt(bits, b.getInt64Ty()) : b.CreateSExt(bits, b.getInt64Ty());
   if (t == DType::Float16) return b.CreateFPExt(b.CreateBitCast(bits, llvm::Type::getHalfTy(ctx)), b.getFloatTy());
   return b.CreateBitCast(b.CreateShl(b.CreateZExt(bits, b.getInt32Ty()), 16), b.getFloatTy());
 }
 
 llvm::Value* emitNarrowStorage(llvm::IRBuilder<>& b, DType t, llvm::Value* v) {
   llvm::LLVMContext& ctx = b.getContext();
+  if (!isFloating(t)) return b.CreateTrunc(v, storageElementType(ctx, t));
   if (t == DType::Float16) return b.CreateBitCast(b.CreateFPTrunc(v, llvm::Type::getHalfTy(ctx)), b.getInt16Ty());
   auto k = [&](uint32_t c) { return b.getInt32(c); };
   llvm::Value* x = b.CreateBitCast(v, b.getInt32Ty());

@@ -17,9 +17,14 @@ llvm::Value* emitSigmoid(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x);
 /// all i64: the rounds of gjPhilox4x32_10 over 32-bit LLVM words (vectorizable: no calls, no branches).
 llvm::Value* emitPhiloxUniform(llvm::IRBuilder<>& b, llvm::Value* seed, llvm::Value* offset, llvm::Value* stream,
                                llvm::Value* index, llvm::Type* t);
-/// A float16 or bfloat16 value's float from its 16 bits (an i16), and a float's 16 bits rounded to nearest
-/// even, as support/half.h converts on the host: float16 by LLVM's half (F16C's conversions), bfloat16 by
-/// integer arithmetic on the float's bits, a NaN kept quiet.
+/// A storage dtype's element in memory: float16 and bfloat16 as an i16, uint8 to int32 as integers of their
+/// width.
+llvm::Type* storageElementType(llvm::LLVMContext& ctx, DType t);
+/// A storage element widened to the value a kernel computes with, and a value narrowed to one. A float16 or
+/// bfloat16 value's float from its 16 bits, and a float's 16 bits rounded to nearest even, as support/half.h
+/// converts on the host: float16 by LLVM's half (F16C's conversions), bfloat16 by integer arithmetic on the
+/// float's bits, a NaN kept quiet. A narrow integer extended to an i64 (uint8 by zeros, the others by the
+/// sign), and an i64 truncated to its width (wrapping, as C's conversion).
 llvm::Value* emitWidenStorage(llvm::IRBuilder<>& b, DType t, llvm::Value* bits);
 llvm::Value* emitNarrowStorage(llvm::IRBuilder<>& b, DType t, llvm::Value* v);
 /// A call to libm's `base` (float: basef).

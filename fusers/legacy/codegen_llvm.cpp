@@ -117,19 +117,11 @@ class Emitter {
     return offsets;
   }
 
-  // A storage dtype's element in memory: float16 and bfloat16 (only in float32 groups, so t_ is float) as
-  // 16 bits; uint8 to int32 (only in int64 groups) as integers of their width.
-  llvm::Type* storageType(DType t) {
-    return isFloating(t) ? llvm::Type::getInt16Ty(ctx_)
-                         : llvm::Type::getIntNTy(ctx_, static_cast<unsigned>(8 * dtypeSize(t)));
-  }
-  llvm::Value* widened(DType t, llvm::Value* bits) {
-    if (isFloating(t)) return fusion::emitWidenStorage(b_, t, bits);
-    return t == DType::UInt8 ? b_.CreateZExt(bits, t_) : b_.CreateSExt(bits, t_);
-  }
-  llvm::Value* narrowed(DType t, llvm::Value* v) {
-    return isFloating(t) ? fusion::emitNarrowStorage(b_, t, v) : b_.CreateTrunc(v, storageType(t));
-  }
+  // A storage dtype (float16 and bfloat16 only in float32 groups, so t_ is float; uint8 to int32 only in
+  // int64 groups): fusers/llvm_math.h's conversions.
+  llvm::Type* storageType(DType t) { return fusion::storageElementType(ctx_, t); }
+  llvm::Value* widened(DType t, llvm::Value* bits) { return fusion::emitWidenStorage(b_, t, bits); }
+  llvm::Value* narrowed(DType t, llvm::Value* v) { return fusion::emitNarrowStorage(b_, t, v); }
 
   llvm::Value* expr(const KernelSpec::Expr& e, llvm::Function* f, const std::vector<llvm::Value*>& rowOffset,
                     llvm::Value* col, llvm::Value* linear) {

@@ -98,15 +98,9 @@ class Eval {
   }
 
   double expr(const Expr& e) {
-    if (e->type == ScalarKind::Int) return static_cast<double>(intExpr(e));
+    if (e->type == ScalarKind::Int) return static_cast<double>(intExpr(e));  // IntImm, Var and every Int value
     switch (e.kind()) {
-      case NodeKind::IntImm: return static_cast<double>(e.as<IntImm>()->value);
       case NodeKind::FloatImm: return e.as<FloatImm>()->value;
-      case NodeKind::Var: {
-        auto it = vars_.find(e.get());
-        IR_CHECK(it != vars_.end()) << "TE interpreter: unbound variable " << e.as<Var>()->name;
-        return static_cast<double>(it->second);
-      }
       case NodeKind::Binary: return binary(e.as<Binary>());
       case NodeKind::Compare: return compare(e.as<Compare>());
       case NodeKind::Select: {
@@ -119,9 +113,8 @@ class Eval {
         double x = expr(c->arg);
         switch (c->type) {
           case ScalarKind::Float32: return static_cast<float>(x);
-          case ScalarKind::Int: return static_cast<double>(static_cast<int64_t>(x));
           case ScalarKind::Bool: return x != 0;
-          case ScalarKind::Float64: return x;
+          case ScalarKind::Float64: case ScalarKind::Int: return x;  // to Int: intExpr
         }
         return x;
       }
@@ -138,6 +131,7 @@ class Eval {
       case NodeKind::ThreadReduce:
         IR_CHECK(false) << "TE interpreter: a block's reduction runs on a GPU only";
         return 0;
+      case NodeKind::IntImm: case NodeKind::Var:  // Int: intExpr
       case NodeKind::Block: case NodeKind::For: case NodeKind::Store: case NodeKind::Allocate: case NodeKind::Free:
       case NodeKind::Cond: case NodeKind::GridSync:
         break;
@@ -215,13 +209,12 @@ class Eval {
     return off;
   }
   double binary(const Binary* b) {
-    double x = expr(b->a), y = expr(b->b);
-    bool isInt = b->type == ScalarKind::Int;
+    double x = expr(b->a), y = expr(b->b);  // floats: an Int's is intExpr's
     switch (b->op) {
       case BinaryOpKind::Add: return x + y;
       case BinaryOpKind::Sub: return x - y;
       case BinaryOpKind::Mul: return x * y;
-      case BinaryOpKind::Div: return isInt ? static_cast<double>(static_cast<int64_t>(x) / static_cast<int64_t>(y)) : x / y;
+      case BinaryOpKind::Div: return x / y;
       case BinaryOpKind::Mod: return static_cast<double>(static_cast<int64_t>(x) % static_cast<int64_t>(y));
       case BinaryOpKind::Min: return std::isnan(x) || x < y ? x : y;
       case BinaryOpKind::Max: return std::isnan(x) || x > y ? x : y;

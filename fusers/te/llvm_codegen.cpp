@@ -107,20 +107,9 @@ class Emitter {
     return b_.CreateGEP(elementType(*buf), it->second, off);
   }
 
-  // A buffer's elements in memory: a storage dtype's (float16 and bfloat16 as 16 bits, the narrow integers
-  // at their width), else its type's.
+  // A buffer's elements in memory: a storage dtype's (fusion::storageElementType), else its type's.
   llvm::Type* elementType(const BufNode& buf) {
-    if (!buf.storage) return typeOf(buf.type);
-    return isFloating(*buf.storage) ? b_.getInt16Ty() : b_.getIntNTy(static_cast<unsigned>(8 * dtypeSize(*buf.storage)));
-  }
-  // A storage element widened to the buffer's type (Float32 or Int), and a value narrowed to one.
-  llvm::Value* widened(DType t, llvm::Value* bits) {
-    if (isFloating(t)) return fusion::emitWidenStorage(b_, t, bits);
-    return t == DType::UInt8 ? b_.CreateZExt(bits, i64_) : b_.CreateSExt(bits, i64_);
-  }
-  llvm::Value* narrowed(DType t, llvm::Value* v) {
-    return isFloating(t) ? fusion::emitNarrowStorage(b_, t, v)
-                         : b_.CreateTrunc(v, b_.getIntNTy(static_cast<unsigned>(8 * dtypeSize(t))));
+    return buf.storage ? fusion::storageElementType(ctx_, *buf.storage) : typeOf(buf.type);
   }
 
   llvm::Value* exprUncached(const Expr& e) {
@@ -143,7 +132,7 @@ class Emitter {
       case NodeKind::Load: {
         const Load* l = e.as<Load>();
         llvm::Value* v = b_.CreateLoad(elementType(*l->buf), address(l->buf, l->indices));
-        return l->buf->storage ? widened(*l->buf->storage, v) : v;
+        return l->buf->storage ? fusion::emitWidenStorage(b_, *l->buf->storage, v) : v;
       }
       case NodeKind::Philox: {
         const Philox* r = e.as<Philox>();
@@ -235,7 +224,7 @@ class Emitter {
       case CallKind::RoundHalf: case CallKind::RoundBFloat16: case CallKind::WrapUInt8: case CallKind::WrapInt8:
       case CallKind::WrapInt16: case CallKind::WrapInt32: {
         const DType t = *roundedDtype(op->fn);
-        return widened(t, narrowed(t, x));
+        return fusion::emitWidenStorage(b_, t, fusion::emitNarrowStorage(b_, t, x));
       }
     }
     return nullptr;
@@ -267,7 +256,7 @@ class Emitter {
         const Store* st = s.as<Store>();
         llvm::Value* at = address(st->buf, st->indices);  // the address, then the value (tests/data/codegen)
         llvm::Value* v = expr(st->value);
-        if (st->buf->storage) v = narrowed(*st->buf->storage, v);
+        if (st->buf->storage) v = fusion::emitNarrowStorage(b_, *st->buf->storage, v);
         b_.CreateStore(v, at);
         return;
       }

@@ -134,6 +134,13 @@ void Printer::visit(const Cast* op) {
   visit(op->arg);
   os_ << ")";
 }
+std::string Printer::printed(const Expr& e) {
+  std::ostringstream so_far;
+  std::swap(so_far, os_);
+  visit(e);
+  std::swap(so_far, os_);
+  return so_far.str();
+}
 void Printer::index(const Buf& buf, const std::vector<Expr>& indices) {
   os_ << buf->name << "[";
   for (size_t i = 0; i < indices.size(); ++i) {
@@ -270,11 +277,7 @@ static bool readsBuffer(const Expr& e) {
 void CPrinter::visit(const Binary* op) {
   const bool arithmetic = op->op == BinaryOpKind::Add || op->op == BinaryOpKind::Sub || op->op == BinaryOpKind::Mul;
   if (arithmetic && op->type == ScalarKind::Int && (readsBuffer(op->a) || readsBuffer(op->b))) {
-    os_ << "((long long)((unsigned long long)(";
-    visit(op->a);
-    os_ << ") " << binarySymbol(op->op) << " (unsigned long long)(";
-    visit(op->b);
-    os_ << ")))";
+    os_ << fusion::cudaWrapping(printed(op->a), binarySymbol(op->op), printed(op->b));
     return;
   }
   if (op->op == BinaryOpKind::Min || op->op == BinaryOpKind::Max) {
@@ -306,9 +309,13 @@ void CPrinter::visit(const Call* op) {
       os_ << "))))";
       return;
     case CallKind::Neg:  // an Int's wraps
-      os_ << (op->type == ScalarKind::Int ? "((long long)(0ULL - (unsigned long long)(" : "(-(");
+      if (op->type == ScalarKind::Int) {
+        os_ << fusion::cudaWrapping("0LL", "-", printed(op->arg));
+        return;
+      }
+      os_ << "(-(";
       visit(op->arg);
-      os_ << (op->type == ScalarKind::Int ? ")))" : "))");
+      os_ << "))";
       return;
     case CallKind::Exp: os_ << "exp" << f; break;
     case CallKind::Log: os_ << "log" << f; break;

@@ -37,6 +37,7 @@ class Printer : public Visitor {
   void visit(const GridSync* op) override;
 
   virtual void index(const Buf& buf, const std::vector<Expr>& indices);  // buf[i, j]
+  std::string printed(const Expr& e);  // e's text as this printer writes it, apart from the text so far
   void philoxCall(const Philox* op, const std::string& fn, const char* streamSuffix);  // fn(seed, offset, stream, index)
   virtual std::string loopMarks(const LoopOptions& o);                     // " // vectorize"
   void indent() { os_ << std::string(2 * depth_, ' '); }
