@@ -633,6 +633,30 @@ static IValue scalarArithmetic(OpKind kind, const IValue& a, const IValue& b, co
   }
 }
 
+// Bitwise ops on ints and bools, as Python's: two bools give a bool (and, or, xor), otherwise an int with a bool
+// as 0 or 1. A shift wraps in int64 (x << 64 and beyond is 0) and fills with the sign (x >> 63 and beyond is 0
+// or -1); a negative count is an error, as Python's ValueError.
+static IValue scalarBitwise(OpKind kind, const IValue& a, const IValue& b, const char* name) {
+  USER_CHECK((a.isInt() || a.isBool()) && (b.isInt() || b.isBool()), "{}: expected two ints or bools, got {} and {}",
+             name, a.describe(), b.describe());
+  const bool shift = kind == OpKind::ScalarLShift || kind == OpKind::ScalarRShift;
+  if (a.isBool() && b.isBool() && !shift) {
+    const bool x = a.toBool(name), y = b.toBool(name);
+    return IValue(kind == OpKind::ScalarAnd ? x && y : kind == OpKind::ScalarOr ? x || y : x != y);
+  }
+  const int64_t x = a.isBool() ? int64_t{a.toBool(name)} : a.toInt(name);
+  const int64_t y = b.isBool() ? int64_t{b.toBool(name)} : b.toInt(name);
+  switch (kind) {
+    case OpKind::ScalarAnd: return IValue(x & y);
+    case OpKind::ScalarOr: return IValue(x | y);
+    case OpKind::ScalarXor: return IValue(x ^ y);
+    default: break;
+  }
+  USER_CHECK(y >= 0, "{}: negative shift count {} (Python's ValueError)", name, y);
+  if (kind == OpKind::ScalarLShift)
+    return IValue(y >= 64 ? int64_t{0} : static_cast<int64_t>(static_cast<uint64_t>(x) << y));
+  return IValue(y >= 64 ? (x < 0 ? int64_t{-1} : int64_t{0}) : x >> y);
+}
 
 // A cast to an integer or bool dtype: its result takes no gradient, so a value requiring one may reach it
 // outside a prim::DifferentiableGraph (createAutodiffSubgraphs lets it).
@@ -829,6 +853,10 @@ void Frame::runOp(const Node* n, const Operands& in) {
     case OpKind::ScalarAdd: case OpKind::ScalarSub: case OpKind::ScalarMul: case OpKind::ScalarMin:
     case OpKind::ScalarMax: case OpKind::ScalarDiv: case OpKind::ScalarPow:
       set(n, scalarArithmetic(n->kind(), in[0], in[1], name));
+      return;
+    case OpKind::ScalarAnd: case OpKind::ScalarOr: case OpKind::ScalarXor: case OpKind::ScalarLShift:
+    case OpKind::ScalarRShift:
+      set(n, scalarBitwise(n->kind(), in[0], in[1], name));
       return;
     case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt: case OpKind::IntLe: case OpKind::IntGt:
     case OpKind::IntGe:

@@ -113,6 +113,16 @@ class Lexer {
       } else if (std::string_view("()[],:=*-?{}<>").find(c) != std::string_view::npos) {
         advance();
         toks.push_back({TokKind::Punct, std::string(1, c), line, col});
+      } else if (c == '^') {  // TorchScript's Python call: `^fn[]()(%x)`, a function it could not compile
+        size_t end = pos_ + 1;
+        while (end < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_' ||
+                                      text_[end] == '.'))
+          ++end;
+        throw Error(fmt::format("a call of the Python function '{}' (TorchScript's ^ op): graphjit runs no Python",
+                                text_.substr(pos_ + 1, end - pos_ - 1)),
+                    SourceLoc{file_, line, col}.str(),
+                    "make the function visible to torch.jit.script (a module-level function, or @torch.jit.script), "
+                    "so that PyTorch prints its body instead of a call");
       } else {
         throw Error(fmt::format("unexpected character '{}'", printable(c)), SourceLoc{file_, line, col}.str());
       }

@@ -59,11 +59,17 @@ Value* powGrad(GradientContext& c, Node* n, Value* gy) {
   Value* x = c.F(n->input(0));
   Value* e = n->input(1);
   if (!e->type().isTensor()) {
-    auto k = constantDouble(e);
-    USER_CHECK(k.has_value(), "autodiff: {} needs a constant exponent (or a tensor one) for its gradient",
-               n->describe());
-    if (*k == 0.0) return b.op(OpKind::ZerosLike, {x});
-    return b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Pow, {x, b.f(*k - 1.0)}), b.f(*k)})});
+    if (auto k = constantDouble(e)) {
+      if (*k == 0.0) return b.op(OpKind::ZerosLike, {x});
+      return b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Pow, {x, b.f(*k - 1.0)}), b.f(*k)})});
+    }
+    // a number known only at run time (a float input of the graph): e - 1 computed on the host, and the
+    // mask where e is 0 from a tensor filled with it
+    Value* ef = c.F(e);
+    Value* lower = b.op(OpKind::ScalarSub, {ef, b.f(1.0)}, Type::of(TypeKind::Float));
+    Value* g = b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Pow, {x, lower}), ef})});
+    Value* filled = b.op(OpKind::Add, {b.op(OpKind::ZerosLike, {x}), ef, b.i(1)});
+    return b.op(OpKind::MaskedFill, {g, b.op(OpKind::Eq, {filled, b.f(0.0)}), b.f(0.0)});
   }
   Value* ef = c.F(e);
   Value* lower = b.op(OpKind::Sub, {ef, b.f(1.0), b.i(1)});
@@ -437,6 +443,8 @@ void emitGradient(GradientContext& c, Node* n) {
     case OpKind::RightShift: case OpKind::BitwiseNot:
     case OpKind::ScalarAdd: case OpKind::ScalarSub: case OpKind::ScalarMul: case OpKind::ScalarDiv:
     case OpKind::ScalarPow: case OpKind::ScalarMin: case OpKind::ScalarMax:
+    case OpKind::ScalarAnd: case OpKind::ScalarOr: case OpKind::ScalarXor: case OpKind::ScalarLShift:
+    case OpKind::ScalarRShift:
     case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt:
     case OpKind::IntLe: case OpKind::IntGt: case OpKind::IntGe: case OpKind::BoolNot: case OpKind::RaiseIf:
     case OpKind::ListConcat: case OpKind::Gt: case OpKind::Lt: case OpKind::Ge: case OpKind::Le: case OpKind::Eq:

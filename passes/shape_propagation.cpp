@@ -598,6 +598,10 @@ Type outputType(const Node* n, size_t k) {
       return Type::of(in(0)->type().kind == TypeKind::Float || in(1)->type().kind == TypeKind::Float ? TypeKind::Float
                                                                                                     : TypeKind::Int);
     case OpKind::ScalarDiv: case OpKind::ScalarPow: return Type::of(TypeKind::Float);
+    case OpKind::ScalarAnd: case OpKind::ScalarOr: case OpKind::ScalarXor:  // a bool for two bools, else an int
+      return Type::of(in(0)->type().kind == TypeKind::Bool && in(1)->type().kind == TypeKind::Bool ? TypeKind::Bool
+                                                                                                  : TypeKind::Int);
+    case OpKind::ScalarLShift: case OpKind::ScalarRShift: return Type::of(TypeKind::Int);
     case OpKind::Sizes: return Type::of(TypeKind::IntList);
     case OpKind::IntEq: case OpKind::IntNe: case OpKind::IntLt: case OpKind::IntLe: case OpKind::IntGt:
     case OpKind::IntGe: case OpKind::BoolNot:

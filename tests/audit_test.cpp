@@ -122,6 +122,20 @@ std::string mismatch(const Tensor& got0, const Tensor& want, double tol) {
   return fmt::format("relative error {:.3g} > {:g}; got (PyTorch): {}", err, tol, values);
 }
 
+// A scalar output (a graph that returns an int, float or bool) against PyTorch's: the same kind, and the same
+// value (floats to 1e-12: PyTorch's interpreter computes them in double, as graphjit's does).
+std::string scalarMismatch(const IValue& got, const IValue& want) {
+  const auto kind = [](const IValue& v) { return v.isInt() ? "int" : v.isDouble() ? "float" : v.isBool() ? "bool" : "other"; };
+  if (got.isTensor() || want.isTensor() || std::string_view(kind(got)) != kind(want))
+    return fmt::format("{} where PyTorch's is {}", got.describe(), want.describe());
+  const bool same = got.isDouble() ? (std::isnan(got.toDouble()) && std::isnan(want.toDouble())) ||
+                                         std::abs(got.toDouble() - want.toDouble()) <=
+                                             1e-12 * std::max(1.0, std::abs(want.toDouble()))
+                    : got.isInt()  ? got.toInt() == want.toInt()
+                                   : got.toBool() == want.toBool();
+  return same ? "" : fmt::format("{} where PyTorch's is {}", got.describe(), want.describe());
+}
+
 struct Combination {
   FuserKind fuser;
   ExecutorKind executor;
@@ -159,11 +173,13 @@ std::vector<std::string> caseProblems(const json& c, const std::string& table, F
       return problems;
     }
     for (size_t k = 0; k < outs.size(); ++k) {
-      if (!outs[k].isTensor()) {
-        problems.push_back(fmt::format("run {}: output {} is {}", run, k, outs[k].describe()));
+      const IValue expected = decode(c["outputs"][k]);
+      if (!outs[k].isTensor() || !expected.isTensor()) {
+        if (std::string m = scalarMismatch(outs[k], expected); !m.empty())
+          problems.push_back(fmt::format("run {}: output {}: {}", run, k, m));
         continue;
       }
-      const Tensor want = decode(c["outputs"][k]).toTensor();
+      const Tensor want = expected.toTensor();
       if (std::string m = mismatch(outs[k].toTensor(), want, outputTolerance(want)); !m.empty())
         problems.push_back(fmt::format("run {}: output {}: {}", run, k, m));
     }

@@ -661,6 +661,26 @@ TEST(FoldShapeChecks, ATensorConstantReadAsATensorIsAFull) {
   for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(y.item(i), static_cast<double>(std::pow(2.0f, static_cast<float>(a.item(i))))) << i;
 }
 
+// A trace prints x + (-2.0) as a Double constant {-2}: read as the number -2.0 (its declared dtype), it
+// promotes an int8 tensor to float32, as PyTorch's wrapped number does; read as the int -2 it would not.
+TEST(FoldShapeChecks, ADoubleTensorConstantWrittenAsAnIntegerIsAFloat) {
+  auto g = parseIR(R"IR(graph(%x : Char(3)):
+  %1 : Double(requires_grad=0, device=cpu) = prim::Constant[value={-2}]() # t.py:1:0
+  %2 : int = prim::Constant[value=1]() # t.py:1:0
+  %3 : Float(3) = aten::add(%x, %1, %2) # t.py:1:0
+  %4 : Float(3) = aten::mul(%x, %1) # t.py:1:0
+  return (%3, %4)
+)IR", "ts.ir");
+  lowerTorchScript(*g);
+  const Tensor x = Tensor::fromVector({3}, {5, -7, 100}, DType::Int8);
+  const auto outs = Interpreter(*g).run({IValue(x)});
+  for (size_t k = 0; k < 2; ++k) {
+    const Tensor y = outs[k].toTensor();
+    ASSERT_EQ(y.dtype(), DType::Float32) << k;
+    for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(y.item(i), k == 0 ? x.item(i) - 2.0 : x.item(i) * -2.0) << k << " " << i;
+  }
+}
+
 // aten::rand_like and aten::rand draw from the graph's %rng, their streams counted with the dropouts'.
 TEST(LowerOverloads, RandomOpsShareTheGraphsRngAndCountStreams) {
   auto g = lowered(R"IR(graph(%x : Tensor, %k : int):

@@ -84,6 +84,8 @@ const BadIR kCases[] = {
      "a tensor constant's data is not in the text"},
     {"TensorConstantNotATensor", "graph():\n  %c : int = prim::Constant[value={2}]()\n  return (%c)\n", "bad.ir:2:36",
      "a {...} constant is a tensor, but it is declared int"},
+    {"PythonCall", "graph(%x : Tensor):\n  %y : Tensor = ^not_fusible[]()(%x)\n  return (%y)\n", "bad.ir:2:17",
+     "a call of the Python function 'not_fusible' (TorchScript's ^ op): graphjit runs no Python"},
     {"DictType", "graph(%d : Dict(str, Tensor)):\n  return ()\n", "bad.ir:1:12", "TorchScript's type Dict is not supported"},
     {"ListOfTuples", "graph(%d : (int, int)[]):\n  return ()\n", "bad.ir:1:22", "lists of (int, int) are not supported"},
     {"UnterminatedString", "graph():\n  %s : str = prim::Constant[value=\"abc]()\n  return (%s)\n", "bad.ir:2:35",

@@ -373,6 +373,8 @@ Result<std::vector<CompiledNest>> compileLlvm(const LoopNest& nest, const std::s
   } catch (const Error& e) {
     return e;
   }
+  // A nest of tensors with no elements simplifies to no loops at all: nothing to compile or run.
+  if (nests.empty()) return nests;
   // One module, one JIT add; the first lookup compiles every function in it.
   auto first = jitCompile(std::move(ctx), std::move(m), name + "_0", opts);
   if (!first) return first.error();

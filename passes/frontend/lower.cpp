@@ -2,6 +2,7 @@
 #include "ir/verifier.h"
 #include "passes/dce.h"
 #include "passes/frontend.h"
+#include "passes/frontend/overloads.h"
 #include "passes/util.h"
 #include "support/error.h"
 
@@ -21,12 +22,36 @@ bool hasTorchScriptForms(const Graph& g) {
   return firstFrontendForm(g, &why) != nullptr;
 }
 
+// prim::dtype gives graphjit's dtype code, which every op of graphjit's that takes a dtype reads. A TorchScript
+// graph compares it with PyTorch's ScalarType codes (`assert k.dtype == torch.bool` prints eq(dtype(k), 11)):
+// such a constant becomes graphjit's code of the same dtype, or -1 (no dtype's code) for a dtype graphjit lacks.
+static bool dtypeCodesOfComparisons(Graph& g) {
+  bool changed = false;
+  forEachNode(g.block(), [&](Node* n) {
+    if (n->kind() != OpKind::IntEq && n->kind() != OpKind::IntNe) return;
+    for (size_t i = 0; i < 2; ++i) {
+      Node* code = n->input(1 - i)->node();
+      Node* c = n->input(i)->node();
+      if (code->kind() != OpKind::DTypeOf || c->kind() != OpKind::Constant ||
+          !std::holds_alternative<int64_t>(c->constant()))
+        continue;
+      const std::optional<DType> d = frontend::fromScalarType(std::get<int64_t>(c->constant()));
+      Node* ours = g.createConstant(ConstantValue(d ? static_cast<int64_t>(*d) : int64_t{-1}));
+      ours->insertBefore(n);
+      n->replaceInput(i, ours->output());
+      changed = true;
+    }
+  });
+  return changed;
+}
+
 bool lowerTorchScript(Graph& g) {
   bool changed = checkCalls(g);          // before anything reads a callee's results
   changed |= lowerModuleAttributes(g);   // self's attributes become inputs
   changed |= lowerTuples(g);             // tuples of those inputs, returns, carried values
   changed |= functionalizeLists(g);      // before anything folds a list's length
   changed |= lowerOverloads(g);          // before shape checks fold on the rows' types
+  changed |= dtypeCodesOfComparisons(g); // before they fold
   changed |= foldShapeChecks(g);         // raises, None checks, dims, then sizes by the types
   changed |= eliminateDeadCode(g);       // Function and str constants, Uninitialized, unread tuples
   // a trace's requires_grad=0 and device=cpu describe its example inputs, not the runs to come

@@ -148,7 +148,12 @@ bool scalarsOfTensors(Graph& g) {
     if (n->kind() != OpKind::NumToTensor && !tensorConstant) return;
     Value* scalar = n->kind() == OpKind::NumToTensor ? n->input(0) : nullptr;
     if (tensorConstant) {
-      Node* c = g.createConstant(n->constant());
+      // A trace writes -2.0 as {-2}: the declared Double says it is a float, which promotes an integer tensor.
+      ConstantValue value = n->constant();
+      const std::optional<DType> declared = n->output()->type().dtype;
+      if (declared && isFloating(*declared) && std::holds_alternative<int64_t>(value))
+        value = static_cast<double>(std::get<int64_t>(value));
+      Node* c = g.createConstant(value);
       c->insertBefore(n);
       scalar = c->output();
     }

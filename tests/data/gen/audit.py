@@ -337,7 +337,7 @@ def run_case(name, what, fn, inputs):
     outputs = flatten(scripted(*leaves))
     gen = torch.Generator().manual_seed(len(name))
     grad_outputs = [torch.rand(o.shape, generator=gen, dtype=o.dtype) + 0.5
-                    if o.is_floating_point() and o.requires_grad else None for o in outputs]
+                    if isinstance(o, Tensor) and o.is_floating_point() and o.requires_grad else None for o in outputs]
     wanted = [t for t in leaves if isinstance(t, Tensor) and t.requires_grad]
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None]
     grads = [None] * len(leaves)
@@ -627,6 +627,33 @@ CASES += [
     ("variance_forms", "var and std over everything (unbiased given alone), with dim None, and with a correction "
      "of 0 or 1 (PyTorch 2's form, printed by 1.13 too), with gradients", variance_forms,
      [tensor([0.5, -1.5, 2.0, 3.0, -0.25, 1.0, 4.0, -2.0, 0.75, 1.5, -3.0, 2.5]).view(3, 4)]),
+]
+
+
+def dtype_checks_and_number_bitwise(x, i: int, j: int, p: bool, q: bool):
+    """A dtype compared with PyTorch's ScalarType codes (an assert that must pass, a test on it), and &, |, ^,
+    << and >> of ints and bools (two bools give a bool)."""
+    k = (x > 0.5) & (x < 2.5)
+    assert k.dtype == torch.bool
+    y = x * 2.0 if x.dtype == torch.float32 else x
+    z = y + 1.0 if k.dtype != torch.int64 else y
+    return (k, z, i & j, i | j, i ^ j, p & q, p | q, p ^ q, i << 3, i >> 2, j >> 70, j << 61,
+            x.dtype == torch.float64)
+
+
+def pow_by_input(m, e: float, z: float):
+    """pow by a float input of the graph, with gradients (at a 0 exponent too: a gradient of 0, not 0 * inf)."""
+    return torch.pow(m, e), torch.pow(m, z) * m
+
+
+CASES += [
+    ("pow_by_input", "pow of a tensor by float inputs of the graph (2.5, and 0 with a 0 in the base), with "
+     "gradients", pow_by_input,
+     [tensor([0.5, 1.0, 1.5, 2.0, 0.0, 0.75]).view(2, 3), 2.5, 0.0]),
+    ("dtype_checks_and_number_bitwise", "a dtype compared with ScalarType codes (assert k.dtype == torch.bool, "
+     "an if on x.dtype) and bitwise ops of numbers: &, |, ^ of ints, of bools (a bool), shifts past 63 "
+     "and of a negative int", dtype_checks_and_number_bitwise,
+     [tensor([0.5, 1.5, 3.0, 2.0]), 12, -7, True, False]),
 ]
 
 if __name__ == "__main__":
