@@ -18,26 +18,12 @@ import argparse
 import json
 import os
 import sys
-import types
-import unittest
 import warnings
 
-# common_utils imports expecttest, which Debian's PyTorch does not depend on: only its names are needed.
-if "expecttest" not in sys.modules:
-    try:
-        import expecttest  # noqa: F401
-    except ImportError:
-        stub = types.ModuleType("expecttest")
-        stub.ACCEPT = False
-        stub.TestCase = unittest.TestCase
-        sys.modules["expecttest"] = stub
+from torch_env import encode, flatten  # noqa: E402 (first: it readies PyTorch's test helpers)
 
 import torch
 from torch.testing._internal.common_methods_invocations import op_db
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "data", "gen"))
-from audit import encode, flatten  # noqa: E402
 
 # The ops: elementwise math, comparisons, casts, activations, views and reductions of the kinds the fuser
 # tests trace (their op list names these op_db entries, by name and variant).

@@ -34,23 +34,11 @@ import types
 import unittest
 import warnings
 
-# common_utils imports expecttest, which Debian's PyTorch does not depend on: only its names are needed.
-if "expecttest" not in sys.modules:
-    try:
-        import expecttest  # noqa: F401
-    except ImportError:
-        stub = types.ModuleType("expecttest")
-        stub.ACCEPT = False
-        stub.TestCase = unittest.TestCase
-        sys.modules["expecttest"] = stub
+from torch_env import encode, flatten  # noqa: E402 (first: it readies PyTorch's test helpers)
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "data", "gen"))
-from audit import encode, flatten  # noqa: E402
 
 FILES = ("test_jit_fuser_te.py", "test_jit_fuser.py")
 ORIGINAL_SCRIPT, ORIGINAL_TRACE = torch.jit.script, torch.jit.trace
