@@ -58,23 +58,19 @@ Value* powGrad(GradientContext& c, Node* n, Value* gy) {
   GraphBuilder& b = c.b();
   Value* x = c.F(n->input(0));
   Value* e = n->input(1);
-  if (!e->type().isTensor()) {
-    if (auto k = constantDouble(e)) {
-      if (*k == 0.0) return b.op(OpKind::ZerosLike, {x});
-      return b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Pow, {x, b.f(*k - 1.0)}), b.f(*k)})});
-    }
-    // a number known only at run time (a float input of the graph): e - 1 computed on the host, and the
-    // mask where e is 0 from a tensor filled with it
-    Value* ef = c.F(e);
-    Value* lower = b.op(OpKind::ScalarSub, {ef, b.f(1.0)}, Type::of(TypeKind::Float));
-    Value* g = b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Pow, {x, lower}), ef})});
-    Value* filled = b.op(OpKind::Add, {b.op(OpKind::ZerosLike, {x}), ef, b.i(1)});
-    return b.op(OpKind::MaskedFill, {g, b.op(OpKind::Eq, {filled, b.f(0.0)}), b.f(0.0)});
+  const bool number = !e->type().isTensor();
+  if (auto k = number ? constantDouble(e) : std::nullopt) {
+    if (*k == 0.0) return b.op(OpKind::ZerosLike, {x});
+    return b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Pow, {x, b.f(*k - 1.0)}), b.f(*k)})});
   }
+  // e a tensor, or a number known only at run time (a float input of the graph), whose e - 1 is computed on
+  // the host and whose mask comes from a tensor filled with it
   Value* ef = c.F(e);
-  Value* lower = b.op(OpKind::Sub, {ef, b.f(1.0), b.i(1)});
+  Value* lower = number ? b.op(OpKind::ScalarSub, {ef, b.f(1.0)}, Type::of(TypeKind::Float))
+                        : b.op(OpKind::Sub, {ef, b.f(1.0), b.i(1)});
+  Value* exponents = number ? b.op(OpKind::Add, {b.op(OpKind::ZerosLike, {x}), ef, b.i(1)}) : ef;
   Value* g = b.op(OpKind::Mul, {gy, b.op(OpKind::Mul, {b.op(OpKind::Pow, {x, lower}), ef})});
-  return b.op(OpKind::MaskedFill, {g, b.op(OpKind::Eq, {ef, b.f(0.0)}), b.f(0.0)});
+  return b.op(OpKind::MaskedFill, {g, b.op(OpKind::Eq, {exponents, b.f(0.0)}), b.f(0.0)});
 }
 
 // pow(x, e)'s gradient of a tensor exponent: g x^e log x, and zero where x is 0 and e is not negative (where

@@ -56,8 +56,9 @@ class Table:
     def skip(self, why):
         self.skipped[why] += 1
 
-    def add(self, graph, jit_fn, eager, args):
-        """One call: graph text, the jit function (PyTorch's reference when there is no eager function)."""
+    def add(self, graph_ir, jit_fn, eager, args):
+        """One call: its graph, the jit function (PyTorch's reference when there is no eager function)."""
+        graph = str(graph_ir)
         if not all(isinstance(a, (Tensor, bool, int, float)) for a in args):
             return self.skip("an input that is not a tensor or a number (a list, None, a device)")
         if any(isinstance(a, Tensor) and a.dtype not in DTYPES for a in args):
@@ -100,7 +101,7 @@ class Table:
                 grads = [next(it) if isinstance(t, Tensor) and t.requires_grad else None for t in leaves]
             except RuntimeError:  # no gradient in PyTorch (an integer path): compare the values only
                 grad_outputs = [None] * len(outputs)
-        names = graph_input_names(graph, len(args))
+        names = [v.debugName().split(".")[0] for v in graph_ir.inputs()]
         try:
             self.cases.append({
                 "name": f"{self.test}.{k}",
@@ -118,16 +119,9 @@ class Table:
 TABLE = None
 
 
-def graph_input_names(graph, n):
-    header = graph.split("\n", 1)[0] if graph.startswith("graph(") else ""
-    names = [part.strip().split(" ")[0].lstrip("%").split(".")[0]
-             for part in graph[len("graph("):graph.index("):")].split(",\n")] if header else []
-    return names[:n] if len(names) >= n else [f"arg{i}" for i in range(n)]
-
-
 def printed(jit_fn):
-    graph = getattr(jit_fn, "inlined_graph", None) or jit_fn.graph
-    return str(graph)
+    """The graph PyTorch prints for a scripted or traced function, its callees inlined."""
+    return getattr(jit_fn, "inlined_graph", None) or jit_fn.graph
 
 
 class Recorded:
@@ -194,7 +188,7 @@ class Kernel:
     def run(self, inputs):
         graph = self.graph
         fn = lambda *a: torch._C._jit_interpret_graph(graph, tuple(a))  # noqa: E731
-        TABLE.add(str(graph), fn, fn, tuple(inputs))
+        TABLE.add(graph, fn, fn, tuple(inputs))
         return fn(*inputs)
 
     fallback = run
@@ -330,9 +324,6 @@ def run_tests(module, filename, log):
             status = "ok"
             try:
                 test = cls(name)
-                for attr in ("devices",):
-                    if not hasattr(test, attr):
-                        setattr(test, attr, ["cpu"])
                 with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
                     warnings.simplefilter("ignore")
                     test.setUp()
