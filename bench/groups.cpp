@@ -431,6 +431,13 @@ Group rnns(const Options& o) {
     }
     else if (name == "aten") g.rows.push_back(eagerTrainingRow(name, rnnsModel(name, p), o));
     else if (name == "py") g.rows.push_back(interpretedRow(name, rnnsModel(name, p), o));
+    else if (name == "jit_persistent") {
+      // jit_premul's graph with the recurrence as one persistent kernel (fusers/recurrence.h).
+      USER_CHECK(onCuda(o), "--rnns jit_persistent runs on --device cuda only (a persistent GPU kernel)");
+      FunctionOptions fo = functionOptions(o);
+      fo.persistentRecurrences = true;
+      g.rows.push_back(trainingRow(name, rnnsModel(name, p), o, fo, false));
+    }
     else g.rows.push_back(trainingRow(name, rnnsModel(name, p), o, functionOptions(o), false));
   }
   return g;
@@ -571,6 +578,12 @@ Group cells(const Options& o) {
         if (library) g.rows.push_back(libraryLstmRow(name + ".cudnn", p, o));
         g.rows.push_back(trainingRow(name, buildLstm(LstmVariantKind::JitPremul, p), o, functionOptions(o), false));
         if (library) g.rows.back().baseline = name + ".cudnn";
+        if (onCuda(o)) {  // the same layer as one persistent kernel (fusers/recurrence.h)
+          FunctionOptions fo = functionOptions(o);
+          fo.persistentRecurrences = true;
+          g.rows.push_back(trainingRow(name + ".persistent", buildLstm(LstmVariantKind::JitPremul, p), o, fo, false));
+          if (library) g.rows.back().baseline = name + ".cudnn";
+        }
       }
   for (int64_t d : depths) {
     LstmParams p{stackSeq, stackBatch, stackSize, stackSize, d};
@@ -633,6 +646,7 @@ Model rnnsModel(const std::string& row, const LstmParams& p) {
     return buildLnLstm(c);
   }
   if (row == "jit_dropout") return buildLstm(LstmVariantKind::Jit, rnnsRowParams(row, p));
+  if (row == "jit_persistent") return buildLstm(LstmVariantKind::JitPremul, p);
   if (row.starts_with("jit")) return buildLstm(lstmVariantFromName(row), p);
   return buildLstm(LstmVariantKind::Jit, p);  // cudnn, cudnn_layernorm, aten, py
 }
@@ -747,7 +761,8 @@ const std::vector<std::string>& defaultRnnRowNames() {
 const std::vector<std::string>& rnnRowNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all = defaultRnnRowNames();
-    all.insert(all.end(), {"cudnn_layernorm", "jit_layernorm", "jit_layernorm_decom", "cudnn_dropout", "jit_dropout"});
+    all.insert(all.end(), {"cudnn_layernorm", "jit_layernorm", "jit_layernorm_decom", "cudnn_dropout", "jit_dropout",
+                           "jit_persistent"});
     return all;
   }();
   return names;

@@ -48,6 +48,7 @@ PipelineOptions Executor::pipelineOptions() const {
   o.fuserOptions.injectCompileFailure = opts_.injectCompileFailure;
   o.fuserOptions.injectKernelError = opts_.injectKernelError;
   o.fuserOptions.timeKernels = opts_.timeKernels;
+  o.fuserOptions.persistentRecurrences = opts_.persistentRecurrences;
   o.fuserOptions.beforeBuild = opts_.beforeKernelBuild;
   o.fuserOptions.dumpDir = opts_.dumpKernels;
   o.fuserOptions.cudaLaunch = opts_.cudaLaunch;
@@ -78,6 +79,7 @@ void Executor::noteBuilt(const Plan& p) {
     std::fprintf(stderr, "graphjit: warning: %s\n", w.c_str());
     stats_.warnings.push_back(w);
   }
+  for (const std::string& r : p.fusion.recurrences) stats_.recurrences.push_back(r);
   lastOptimized_ = printIR(*p.graph);
 }
 
@@ -269,6 +271,8 @@ Function::Function(const Graph& graph, FunctionOptions options)
   options_.cudaLaunch.validate();
   USER_CHECK(options_.cudaLaunch.isDefault() || options_.device == DeviceKind::Cuda,
              "CUDA launch options ({}) apply to device cuda only", options_.cudaLaunch.str());
+  USER_CHECK(!options_.persistentRecurrences || options_.device == DeviceKind::Cuda,
+             "persistent recurrences run on device cuda only");
   if (options_.executor == ExecutorKind::Legacy)
     executor_ = std::make_unique<LegacyExecutor>(graph_, options_);
   else

@@ -45,6 +45,9 @@ struct FunctionOptions {
   CudaLaunchOptions cudaLaunch;    ///< device Cuda: how fused kernels are launched (fusers/fuser.h)
   /// Device Cuda: time every fused kernel launch (FunctionStats::kernelTimes); slows every launch.
   bool timeKernels = false;
+  /// Device Cuda: an unrolled recurrence (an LSTM's or GRU's steps) runs as one persistent kernel
+  /// (fusers/recurrence.h) where it fits the device; elsewhere as before.
+  bool persistentRecurrences = false;
 };
 
 struct FunctionStats {
@@ -64,6 +67,8 @@ struct FunctionStats {
   double compileMs = 0;            ///< kernel compilation
   double passMs = 0;               ///< optimizing passes and differentiation
   std::vector<std::string> warnings;  ///< e.g. fusion groups that failed to compile and run unfused
+  /// FunctionOptions::persistentRecurrences: each recurrence found, run as one kernel or refused and why.
+  std::vector<std::string> recurrences;
   std::vector<KernelTime> kernelTimes;  ///< FunctionOptions::timeKernels: each fused kernel's launches
   std::string str() const;
 };

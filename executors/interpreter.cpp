@@ -325,7 +325,7 @@ class Frame {
   void runListAppend(const Node* n);
   void runSubgraph(const Node* n, const Operands& in) {
     if (tape_ && cur_->kind == OpKind::DifferentiableGraph) return recordStep(n, in);
-    if (isFusionGroupOp(cur_->kind) && kernels_) {
+    if ((isFusionGroupOp(cur_->kind) || cur_->kind == OpKind::RecurrenceGroup) && kernels_) {
       if (auto it = kernels_->find(n); it != kernels_->end() && runKernel(n, *it->second, in)) return;
     }
     if (cur_->kind == OpKind::FallbackGraph) {
@@ -911,6 +911,7 @@ void Frame::runOp(const Node* n, const Operands& in) {
     case OpKind::FallbackGraph:
     case OpKind::FusionGroup:
     case OpKind::TensorExprGroup:
+    case OpKind::RecurrenceGroup:
       return runSubgraph(n, in);
     case OpKind::Profile:
       if (observer_) observer_->profiled(n, in[0]);

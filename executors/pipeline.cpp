@@ -1,5 +1,7 @@
 #include "executors/pipeline.h"
 
+#include "fusers/recurrence.h"
+
 #include "ir/verifier.h"
 #include "passes/shape_propagation.h"
 #include "passes/util.h"
@@ -68,13 +70,23 @@ static std::vector<std::pair<const Node*, std::shared_ptr<Gradient>>> differenti
 static void fuseAll(Plan& p, std::vector<Graph*> graphs, const PipelineOptions& o) {
   std::unique_ptr<Fuser> fuser = makeFuser(o.fuser, o.fuserOptions);
   if (!fuser) return;
+  const bool persistent = o.fuserOptions.persistentRecurrences && o.fuserOptions.device == DeviceKind::Cuda;
   for (Graph* g : graphs) {
     step(p, *g, "fuse", [&](Graph& graph) { return fuser->fuse(graph) > 0; }, o);
+    if (persistent)
+      step(p, *g, "persistent-recurrences", [&](Graph& graph) {
+        RecurrenceReport r = formRecurrences(graph, fuser->groupOp(), recurrenceWeightBudget());
+        for (const std::string& line : r.lines) p.fusion.recurrences.push_back(line);
+        return r.formed > 0;
+      }, o);
     // What fusion left unread (the constants the groups copied in, the chunk rewrites' operands): every
     // run of the graph would still run it.
     if (p.passes.back().changed) run(p, *g, {"dce"}, o);
   }
-  for (Graph* g : graphs) fuser->compile(*g, p.kernels, p.fusion);
+  for (Graph* g : graphs) {
+    fuser->compile(*g, p.kernels, p.fusion);
+    if (persistent) compileRecurrences(*g, *fuser, o.fuserOptions, p.kernels, p.fusion);
+  }
 }
 
 // Rounds of full unrolling (each can make the next loop's trip count constant): one per loop in a chain.

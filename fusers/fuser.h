@@ -101,6 +101,9 @@ struct FuserOptions {
   /// Device Cuda: each fused kernel launch is timed by events and waited for (KernelRunCounts::times;
   /// graphbench --kernel-bandwidth). Slows every launch: not for timed runs.
   bool timeKernels = false;
+  /// Device Cuda: an unrolled recurrence whose steps are a product by one weight and a fusion group runs
+  /// as one persistent kernel (fusers/recurrence.h, prim::RecurrenceGroup).
+  bool persistentRecurrences = false;
 };
 
 /// How often the kernels of one compile ran: launches that ran, and launches a kernel refused (its
@@ -118,6 +121,8 @@ struct FusionReport {
   int64_t diskHits = 0;         ///< of kernelsCompiled, those whose code came from the persistent cache
   double compileMs = 0;
   std::vector<std::string> warnings;  ///< one per group that failed to compile (it runs unfused)
+  /// FuserOptions::persistentRecurrences: one line per recurrence found, made persistent or refused and why.
+  std::vector<std::string> recurrences;
   /// Shared by every kernel compileGroups put in the table, which count their launches into it.
   std::shared_ptr<KernelRunCounts> runs = std::make_shared<KernelRunCounts>();
 };
@@ -147,6 +152,12 @@ class Fuser {
   /// text to read (graphir codegen): its kernel under the symbol `name`, and whatever the kernel is made
   /// from (the TE fuser's loop nest). Throws gj::Error for a group it cannot compile.
   virtual std::string emit(const Node* group, const std::string& name) const = 0;
+  /// The CUDA C of one element of `group`: `__device__ void NAME(long long i, const T* in0, ..., T* out0,
+  /// ...)` over the group's inputs and outputs (contiguous, as its kernel takes them) computing element i
+  /// of its iteration shape, after the helpers it calls. A persistent recurrence kernel runs it as the cell
+  /// of each step (fusers/recurrence.h). Throws gj::Error for a group whose elements are not independent
+  /// of one another (a reduction, a row op, a product) or whose shape is known only at run time.
+  virtual std::string emitElementFunction(const Node* group, const std::string& name) const = 0;
   /// The cost of `group`'s CUDA kernel (emit's, for a multiprocessor count of `multiprocessors` where the
   /// launch depends on it). Throws gj::Error for a group it cannot compile.
   virtual KernelCost cost(const Node* group, int multiprocessors) const = 0;

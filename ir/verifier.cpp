@@ -126,9 +126,7 @@ class Verifier {
       report(n, "param/return nodes cannot appear inside a block's node list");
       return;
     }
-    if (k == OpKind::DifferentiableGraph || k == OpKind::FallbackGraph || k == OpKind::FusionGroup ||
-        k == OpKind::TensorExprGroup)
-      return subgraph(n, nin, nout);
+    if (opHasSubgraph(k)) return subgraph(n, nin, nout);
     if (k == OpKind::TypeCheck && (nout != nin + 1 || nout == 0 || n->outputs().back()->type().kind != TypeKind::Bool))
       report(n, "prim::TypeCheck returns its inputs (with the expected types) and then a bool");
     if (k == OpKind::TupleConstruct && nout == 1) tupleElements(n, n->output(), n->inputs(), true);

@@ -431,7 +431,7 @@ void emitGradient(GradientContext& c, Node* n) {
     }
     case OpKind::Param: case OpKind::Return: case OpKind::Constant: case OpKind::ListAppend:
     case OpKind::Profile: case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup:
-    case OpKind::TensorExprGroup:
+    case OpKind::TensorExprGroup: case OpKind::RecurrenceGroup:
     case OpKind::DifferentiableGraph: case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len:
     case OpKind::Size: case OpKind::Sizes: case OpKind::DTypeOf: case OpKind::IntAdd: case OpKind::FloorDiv:
     case OpKind::Remainder: case OpKind::IntSub: case OpKind::IntOfTensor: case OpKind::NewZeros: case OpKind::Sort:

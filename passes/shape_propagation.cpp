@@ -562,7 +562,7 @@ Type outputType(const Node* n, size_t k) {
   switch (n->kind()) {
     case OpKind::Param: case OpKind::Return: case OpKind::Loop: case OpKind::If: case OpKind::DifferentiableGraph:
     case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup:
-    case OpKind::TensorExprGroup:
+    case OpKind::TensorExprGroup: case OpKind::RecurrenceGroup:
 #include "ir/frontend_cases.inc"
       return n->output(k)->type();
     case OpKind::Profile: return in(0)->type();

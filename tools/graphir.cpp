@@ -44,6 +44,8 @@ void addRunOptions(CLI::App* sub, gj::tools::RunSettings& s) {
   sub->add_option("--fuser", s.fuser, "none, old or te")->check(gj::cli::oneOf({"none", "old", "te"}));
   sub->add_option("--executor", s.executor, "legacy or profiling")->check(gj::cli::oneOf({"legacy", "profiling"}));
   sub->add_option("--device", s.device, "cpu or cuda")->check(gj::cli::oneOf({"cpu", "cuda"}));
+  sub->add_flag("--persistent-recurrences", s.persistentRecurrences,
+                "device cuda: run each unrolled recurrence (an LSTM layer's steps) as one persistent kernel");
   // Hidden (no group): the conformance tests plant an error in every fused kernel with it.
   sub->add_flag("--inject-kernel-error", s.injectKernelError, "tests: every fused kernel's first output 1% off")
       ->group("");
@@ -58,7 +60,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", gj::cli::versionString());
   std::string file, out, inputsDir, outDir, gradDir, modelName, passList, pipeline, fuser, target = "cpu";
   bool types = false, torchscript = false, printAfterAll = false, timePasses = false, listPasses = false, backward = false,
-       ptxasStats = false;
+       ptxasStats = false, persistentRecurrences = false;
   gj::ModelConfig cfg;
   RunSettings run;
   gj::CudaLaunchOptions launch;
@@ -108,6 +110,8 @@ int main(int argc, char** argv) {
   explain->add_option("file", file, "IR file with complete input types")->required();
   explain->add_option("--fuser", fuser, "old or te")->required()->check(gj::cli::oneOf({"old", "te"}));
   explain->add_flag("--backward", backward, "float inputs require grad: also the backward graphs' ops");
+  explain->add_flag("--persistent-recurrences", persistentRecurrences,
+                    "also say which recurrences --device=cuda would run as one persistent kernel, and why not");
   auto* dot = app.add_subcommand("dot", "the graph for Graphviz, fusion groups as clusters");
   dot->add_option("file", file, "IR file")->required();
   dot->add_option("--fuser", fuser, "fuse first with this fuser (old)")->check(gj::cli::oneOf({"none", "old", "te"}));
@@ -142,7 +146,7 @@ int main(int argc, char** argv) {
     }
     if (*fuse) return cmdFuse(file, fuser, backward);
     if (*codegen) return cmdCodegen(file, fuser, target, outDir, backward, launch, ptxasStats);
-    if (*explain) return cmdExplain(file, fuser, backward);
+    if (*explain) return cmdExplain(file, fuser, backward, persistentRecurrences);
     if (*dot) return cmdDot(file, fuser, out);
     if (*stats) return cmdStats(file);
     if (*runCmd) return cmdRun(file, inputsDir, outDir, backward, gradDir, run);

@@ -11,6 +11,7 @@ namespace gj::tools {
 struct RunSettings {
   std::string fuser = "none", executor = "profiling", device = "cpu";
   bool injectKernelError = false;  ///< tests (--inject-kernel-error): FunctionOptions::injectKernelError
+  bool persistentRecurrences = false;  ///< --persistent-recurrences: FunctionOptions::persistentRecurrences
   FunctionOptions options() const;
 };
 
@@ -28,7 +29,8 @@ int cmdFuse(const std::string& file, const std::string& fuser, bool backward);
 /// line of ptxas' resource report per entry (and a total of spills on standard error).
 int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
                bool backward, const CudaLaunchOptions& launch, bool stats = false);
-int cmdExplain(const std::string& file, const std::string& fuser, bool backward);
+/// `persistent`: also the persistent-recurrences step's findings (fusers/recurrence.h) on each plan graph.
+int cmdExplain(const std::string& file, const std::string& fuser, bool backward, bool persistent = false);
 int cmdDot(const std::string& file, const std::string& fuser, const std::string& out);
 int cmdStats(const std::string& file);
 int cmdRun(const std::string& file, const std::string& inputsDir, const std::string& outDir, bool backward,

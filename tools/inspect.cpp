@@ -1,5 +1,6 @@
 // graphir: the commands that show what the compiler does to a graph.
 #include "executors/pipeline.h"
+#include "fusers/recurrence.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/frontend.h"
@@ -206,7 +207,7 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
   return 0;
 }
 
-int cmdExplain(const std::string& file, const std::string& fuser, bool backward) {
+int cmdExplain(const std::string& file, const std::string& fuser, bool backward, bool persistent) {
   USER_CHECK(fuser == "old" || fuser == "te", "graphir explain needs --fuser=old or te");
   Plan p = optimizedPlan(file, "legacy", fuser, false, backward);
   std::unique_ptr<Fuser> f = makeFuser(fuserFromName(fuser), {});
@@ -219,6 +220,16 @@ int cmdExplain(const std::string& file, const std::string& fuser, bool backward)
       ++outside;
     });
     if (!section.empty()) std::cout << fmt::format("# {}\n{}", title, section);
+  }
+  if (persistent) {
+    // On a copy of each graph as fused here: the recurrences a CUDA plan would run as one kernel.
+    for (const auto& [title, g] : planGraphs(p)) {
+      std::unique_ptr<Graph> copy = g->clone();
+      RecurrenceReport r = formRecurrences(*copy, f->groupOp(), recurrenceWeightBudget());
+      if (r.lines.empty()) continue;
+      std::cout << fmt::format("# persistent recurrences of {}\n", title);
+      for (const std::string& line : r.lines) std::cout << "    " << line << "\n";
+    }
   }
   std::cerr << fmt::format("{} op(s) outside the {} fuser's groups\n", outside, fuser);
   return 0;

@@ -25,6 +25,7 @@ FunctionOptions RunSettings::options() const {
   USER_CHECK(d.has_value(), "unknown device '{}'; devices: cpu, cuda", device);
   o.device = *d;
   o.injectKernelError = injectKernelError;
+  o.persistentRecurrences = persistentRecurrences;
   return o;
 }
 
@@ -117,7 +118,9 @@ static std::string launched(const FunctionStats& before, const FunctionStats& af
 // The last line of run and check: what the optimized plan holds, and whether its fused code ran.
 static std::string planSummary(const FunctionOptions& o, const FunctionStats& s) {
   if (o.fuser == FuserKind::None) return "fuser none: no fusion groups";
-  return fmt::format("fuser {}: {} fusion groups, {} kernels ({} compiled, {} of them from the disk cache; {} "
+  std::string recurrences;
+  for (const std::string& line : s.recurrences) recurrences += line + "\n";
+  return recurrences + fmt::format("fuser {}: {} fusion groups, {} kernels ({} compiled, {} of them from the disk cache; {} "
                      "from the cache), {} fused kernel launches in all", fuserName(o.fuser), s.fusionGroups,
                      s.kernelsCompiled + s.kernelCacheHits, s.kernelsCompiled, s.kernelDiskHits, s.kernelCacheHits,
                      s.kernelRuns);

@@ -29,4 +29,8 @@ Result<std::string> emitCpuKernelIR(const KernelSpec& spec, const std::string& n
 /// a grid-stride loop over the n = spec.numel() output elements.
 std::string emitCudaKernel(const KernelSpec& spec, const std::string& name);
 
+/// Element i of `spec` as a CUDA C function: __device__ void NAME(long long i, const T* in0, ..., T* out0, ...),
+/// after the helpers it calls (Fuser::emitElementFunction). Throws gj::Error for rows known only at run time.
+std::string emitCudaElementFunction(const KernelSpec& spec, const std::string& name);
+
 }  // namespace gj::legacy

@@ -123,6 +123,9 @@ class LegacyFuser final : public Fuser {
     if (!ir) throw ir.error();
     return ir.value();
   }
+  std::string emitElementFunction(const Node* group, const std::string& name) const override {
+    return emitCudaElementFunction(buildKernelSpec(*group->subgraph()), name);
+  }
   // Every element's expressions once; every input as the kernel reads it and every output once.
   KernelCost cost(const Node* group, int multiprocessors) const override {
     const KernelSpec spec = buildKernelSpec(*group->subgraph());

@@ -743,7 +743,7 @@ std::optional<RowOp> rowOp(const Node* n) {
     case OpKind::Param: case OpKind::Return: case OpKind::Constant: case OpKind::ListConstruct:
     case OpKind::ListUnpack: case OpKind::ListAppend: case OpKind::DifferentiableGraph: case OpKind::Profile:
     case OpKind::TypeCheck: case OpKind::FallbackGraph: case OpKind::FusionGroup: case OpKind::TensorExprGroup:
-    case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len: case OpKind::Size:
+    case OpKind::RecurrenceGroup: case OpKind::Loop: case OpKind::If: case OpKind::GetItem: case OpKind::Len: case OpKind::Size:
     case OpKind::Sizes: case OpKind::IntAdd: case OpKind::FloorDiv: case OpKind::Remainder: case OpKind::Mm:
     case OpKind::ScalarAdd: case OpKind::ScalarSub: case OpKind::ScalarMul: case OpKind::ScalarDiv:
     case OpKind::ScalarPow: case OpKind::ScalarMin: case OpKind::ScalarMax:

@@ -93,6 +93,10 @@ class CudaPrinter final : public CPrinter {
   /// registers low enough for them (0: no bound).
   std::string kernel(const std::string& name, const std::vector<Buf>& inputs, const std::vector<Buf>& outputs,
                      const Stmt& body, int64_t residentBlocks = 0);
+  /// `body` (no loops, barriers or temporaries of its own) as __device__ void NAME(long long INDEX, inputs...,
+  /// outputs...): one element of a nest flattened over the loop variable `index` (Fuser::emitElementFunction).
+  std::string elementFunction(const std::string& name, const std::vector<Buf>& inputs, const std::vector<Buf>& outputs,
+                              const std::string& index, const Stmt& body);
 
  protected:
   using CPrinter::visit;
@@ -112,6 +116,9 @@ class CudaPrinter final : public CPrinter {
   // declared yet.
   void declareShared(const Expr& e);
   void printStore(const Store* op);  // its temporaries, then the store
+  // kernel() and elementFunction(): a kernel when `index` is empty, else a device function of element `index`.
+  std::string function(const std::string& name, const std::vector<Buf>& inputs, const std::vector<Buf>& outputs,
+                       const Stmt& body, int64_t residentBlocks, const std::string& index);
 
   struct Scope {
     std::unordered_set<const ExprNode*> shared;

@@ -461,6 +461,19 @@ class TeFuser final : public Fuser {
     return "/* loop nest: as scheduled for the CPU\n" + toString(nest.root()) + "*/\n" + ir.value();
   }
   // The lowered nest's operations and buffers; the GPU nest's launch.
+  std::string emitElementFunction(const Node* group, const std::string& name) const override {
+    LoopNest nest = lowerGroup(*group->subgraph());
+    USER_CHECK(nest.scratch() == 0, "TE group: a product has no element function");
+    nest.flatten(nest.loopNames());  // one perfect nest over the group's shape, else gj::Error
+    const For* loop = nest.root().as<For>();
+    if (!loop)
+      if (const Block* b = nest.root().as<Block>(); b && b->stmts.size() == 1) loop = b->stmts[0].as<For>();
+    USER_CHECK(loop, "TE group: several nests (a reduction) have no element function");
+    const BufferUse use = bufferUse(loop->body);
+    USER_CHECK(!use.hasLoop && use.allocated.empty() && use.storedAndLoaded().empty(),
+               "TE group: elements that read one another (a row op) have no element function");
+    return CudaPrinter().elementFunction(name, nest.inputs(), nest.outputs(), loop->var.as<Var>()->name, loop->body);
+  }
   KernelCost cost(const Node* group, int) const override {
     const LoopNest nest = lowerGroup(*group->subgraph());
     KernelCost c;

@@ -1,0 +1,205 @@
+// Persistent recurrences (fusers/recurrence.h) on a CUDA device: the emulated driver in ctest (its block
+// semantics and race checker on every launch), a GPU in bench/gpu_run.sh. Each case trains a model for one
+// step with the persistent kernel and with the per-step kernels of the same fuser and executor, and holds
+// the two to the forward and gradient tolerances.
+#include "executors/function.h"
+#include "models/model.h"
+#include "runtime/cuda/device.h"
+#include "tests/support/reference.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+namespace gj {
+namespace {
+
+#define SKIP_WITHOUT_DEVICE()                                       \
+  if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what()
+
+Tensor host(const Tensor& t) { return t.to(DeviceKind::Cpu); }
+
+struct Trained {
+  std::vector<Tensor> outputs, grads;  // on the host
+  FunctionStats stats;
+};
+
+// Two calls (the profiling executor's profiled run, then its plan) of forward and backward; the second's results.
+Trained train(const Model& m, const std::vector<Tensor>& inputs, const std::vector<Tensor>& gradOutputs,
+              const FunctionOptions& options) {
+  Function f(*m.graph, options);
+  std::vector<bool> requiresGrad;
+  for (const Tensor& t : inputs) requiresGrad.push_back(isFloating(t.dtype()));
+  Trained r;
+  for (int call = 0; call < 2; ++call) {
+    auto outs = f.forward(std::vector<IValue>(inputs.begin(), inputs.end()), requiresGrad);
+    std::vector<Tensor> grads = f.backward(gradOutputs);
+    r.outputs.clear();
+    r.grads.clear();
+    for (const IValue& o : outs) r.outputs.push_back(host(o.toTensor()));
+    for (const Tensor& g : grads) r.grads.push_back(g.defined() ? host(g) : g);
+  }
+  r.stats = f.stats();
+  return r;
+}
+
+std::vector<Tensor> randomGradOutputs(const Model& m, const std::vector<Tensor>& inputs, uint64_t seed) {
+  Function f(*m.graph, {});
+  std::vector<Tensor> grads;
+  for (const IValue& o : f.forward(std::vector<IValue>(inputs.begin(), inputs.end()))) {
+    const Tensor& t = o.toTensor();
+    grads.push_back(Tensor::rand(t.sizes(), t.dtype(), seed++));
+  }
+  return grads;
+}
+
+void expectSame(const Model& m, const Trained& got, const Trained& want) {
+  ASSERT_EQ(got.outputs.size(), want.outputs.size());
+  for (size_t i = 0; i < got.outputs.size(); ++i)
+    EXPECT_LE(test::relError(got.outputs[i], want.outputs[i]), 1e-5) << "output " << m.outputs[i];
+  ASSERT_EQ(got.grads.size(), want.grads.size());
+  for (size_t i = 0; i < got.grads.size(); ++i) {
+    if (!want.grads[i].defined()) continue;
+    ASSERT_TRUE(got.grads[i].defined()) << m.inputs[i].name;
+    EXPECT_LE(test::relError(got.grads[i], want.grads[i]), 1e-4) << "gradient of " << m.inputs[i].name;
+  }
+}
+
+std::string lines(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, "\n")); }
+
+// The recurrences the pipeline made persistent (FunctionStats::recurrences' lines that say so).
+int64_t formed(const FunctionStats& s) {
+  return std::count_if(s.recurrences.begin(), s.recurrences.end(),
+                       [](const std::string& line) { return line.starts_with("persistent recurrence:"); });
+}
+
+struct Case {
+  std::string variant;
+  int64_t batch, hidden, steps, layers;
+  FuserKind fuser;
+  ExecutorKind executor;
+};
+
+std::string caseName(const testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  return fmt::format("{}_b{}_h{}_s{}_l{}_{}_{}", c.variant, c.batch, c.hidden, c.steps, c.layers,
+                     fuserName(c.fuser), executorName(c.executor));
+}
+
+class PersistentRecurrence : public testing::TestWithParam<Case> {};
+
+TEST_P(PersistentRecurrence, MatchesThePerStepKernels) {
+  SKIP_WITHOUT_DEVICE();
+  const Case& c = GetParam();
+  ModelConfig cfg;
+  cfg.variant = c.variant;
+  cfg.seqLength = c.steps;
+  cfg.miniBatch = c.batch;
+  cfg.inputSize = c.hidden;
+  cfg.hiddenSize = c.hidden;
+  cfg.numLayers = c.layers;
+  Model m = buildModel("lstm", cfg);
+  std::vector<Tensor> inputs = randomInputs(m, 7);
+  std::vector<Tensor> gradOutputs = randomGradOutputs(m, inputs, 101);
+  FunctionOptions o{.fuser = c.fuser, .executor = c.executor, .device = DeviceKind::Cuda};
+  Trained perStep = train(m, inputs, gradOutputs, o);
+  o.persistentRecurrences = true;
+  Trained persistent = train(m, inputs, gradOutputs, o);
+  expectSame(m, persistent, perStep);
+  // Every layer's forward ran as one persistent kernel, which compiled (no warning: no fallback to the steps).
+  EXPECT_TRUE(persistent.stats.warnings.empty()) << persistent.stats.str();
+  EXPECT_EQ(persistent.stats.kernelRefusals, 0) << persistent.stats.str();
+  // Per forward: a persistent kernel a layer where the steps ran a kernel each.
+  EXPECT_LT(persistent.stats.kernelRuns, perStep.stats.kernelRuns) << persistent.stats.str();
+  EXPECT_EQ(formed(persistent.stats), c.layers) << lines(persistent.stats.recurrences);
+  EXPECT_TRUE(perStep.stats.recurrences.empty());
+}
+
+std::vector<Case> cases() {
+  const auto L = ExecutorKind::Legacy, P = ExecutorKind::Profiling;
+  const auto old = FuserKind::Legacy, te = FuserKind::Te;
+  std::vector<Case> cs;
+  // Odd sizes under both fusers and both executors: blocks own slices that do not divide the hidden size.
+  for (FuserKind f : {old, te})
+    for (ExecutorKind e : {L, P}) cs.push_back({"jit_premul", 3, 130, 4, 1, f, e});
+  // The batches and hidden sizes, a fuser and an executor each.
+  cs.push_back({"jit_premul", 1, 128, 3, 1, te, P});
+  cs.push_back({"jit_premul", 4, 256, 3, 1, old, L});
+  cs.push_back({"jit_premul", 16, 512, 2, 1, te, L});
+  cs.push_back({"jit_premul", 64, 128, 3, 1, old, P});
+  cs.push_back({"jit_premul", 128, 256, 2, 1, te, P});
+  cs.push_back({"jit_premul", 1, 1024, 2, 1, old, P});
+  // The input projection per step (batch-mm gathers it into one product), and stacked layers.
+  cs.push_back({"jit", 5, 64, 3, 1, old, P});
+  cs.push_back({"jit_multilayer", 2, 96, 3, 2, te, L});
+  return cs;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, PersistentRecurrence, testing::ValuesIn(cases()), caseName);
+
+// Where the persistent kernel cannot run, the steps run as before, and the stats say why.
+TEST(PersistentRecurrenceFallback, AWeightLargerThanTheDeviceHoldsRunsTheSteps) {
+  SKIP_WITHOUT_DEVICE();
+  ModelConfig cfg;
+  cfg.variant = "jit_premul";
+  cfg.seqLength = 2;
+  cfg.miniBatch = 1;
+  cfg.inputSize = 8;
+  cfg.hiddenSize = 2048;  // W_hh: 64 MiB of float32, over the emulated driver's 32 MiB (an H100's L2 is 50 MB)
+  Model m = buildModel("lstm", cfg);
+  std::vector<Tensor> inputs = randomInputs(m, 3);
+  std::vector<Tensor> gradOutputs = randomGradOutputs(m, inputs, 5);
+  Trained cpu = train(m, inputs, gradOutputs, {.fuser = FuserKind::None});
+  Trained gpu = train(m, inputs, gradOutputs,
+                      {.fuser = FuserKind::Legacy, .device = DeviceKind::Cuda, .persistentRecurrences = true});
+  expectSame(m, gpu, cpu);
+  EXPECT_THAT(lines(gpu.stats.recurrences), testing::HasSubstr("does not fit the device"));
+  EXPECT_EQ(formed(gpu.stats), 0) << lines(gpu.stats.recurrences);
+}
+
+TEST(PersistentRecurrenceFallback, ACellThatNormalizesAcrossTheHiddenSizeRunsTheSteps) {
+  SKIP_WITHOUT_DEVICE();
+  ModelConfig cfg;
+  cfg.seqLength = 3;
+  cfg.miniBatch = 2;
+  cfg.inputSize = 16;
+  cfg.hiddenSize = 16;
+  Model m = buildModel("lnlstm", cfg);
+  std::vector<Tensor> inputs = randomInputs(m, 11);
+  std::vector<Tensor> gradOutputs = randomGradOutputs(m, inputs, 13);
+  Trained cpu = train(m, inputs, gradOutputs, {.fuser = FuserKind::None});
+  Trained gpu = train(m, inputs, gradOutputs,
+                      {.fuser = FuserKind::Te, .device = DeviceKind::Cuda, .persistentRecurrences = true});
+  expectSame(m, gpu, cpu);
+  EXPECT_EQ(formed(gpu.stats), 0) << lines(gpu.stats.recurrences);
+  // In inference the steps' products feed the cells alone (training saves them for the layer norms'
+  // backward, which breaks the chain first): the chain is found, and refused for its layer norms.
+  Function f(*m.graph, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda,
+                        .persistentRecurrences = true});
+  auto outs = f.forward(std::vector<IValue>(inputs.begin(), inputs.end()));
+  EXPECT_EQ(formed(f.stats()), 0) << lines(f.stats().recurrences);
+  EXPECT_THAT(lines(f.stats().recurrences), testing::HasSubstr("its cell is not elementwise (aten::layer_norm)"));
+  Function reference(*m.graph, {});
+  auto want = reference.forward(std::vector<IValue>(inputs.begin(), inputs.end()));
+  for (size_t i = 0; i < outs.size(); ++i)
+    EXPECT_LE(test::relError(host(outs[i].toTensor()), want[i].toTensor()), 1e-5) << m.outputs[i];
+}
+
+TEST(PersistentRecurrenceFallback, OnTheCpuTheOptionIsAnError) {
+  ModelConfig cfg;
+  cfg.seqLength = 2;
+  cfg.miniBatch = 1;
+  cfg.inputSize = 4;
+  cfg.hiddenSize = 4;
+  Model m = buildModel("lstm", cfg);
+  try {
+    Function f(*m.graph, {.fuser = FuserKind::Te, .persistentRecurrences = true});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("persistent recurrences run on device cuda only"));
+  }
+}
+
+}  // namespace
+}  // namespace gj
