@@ -278,7 +278,7 @@ void forEachPair(const std::string& row, const Options& o, const std::vector<std
   for (const auto& [fuser, executor] : pairs) {
     Options po = o;
     po.fuser = fuser, po.executor = executor;
-    f(pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row, functionOptions(po));
+    f(pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row, rnnsFunctionOptions(row, po));
   }
 }
 

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 scripts/build --cuda-only
 rm -rf gpu-carry
 mkdir -p gpu-carry/bin gpu-carry/lib
-bins=(cuda_test cuda_ops_test emulator_test audit_test fuser_test te_test runtime_test difftest graphbench graphir)
+bins=(cuda_test cuda_ops_test emulator_test audit_test fuser_test te_test runtime_test recurrence_test difftest graphbench graphir)
 for b in "${bins[@]}"; do
   cp build-cuda/bin/$b gpu-carry/bin/
   strip gpu-carry/bin/$b

@@ -3,13 +3,16 @@
 # and writes one dated results file, gpu-DATE-DEVICE.md, into OUTDIR (then committed to bench/results/);
 # where the machine's python3 has a CUDA torch, the same rows on PyTorch go beside them.
 #
-#   bench/gpu_run.sh [CARRY=gpu-carry] [OUTDIR=bench/results] [PART=all|1|2|bandwidth]
+#   bench/gpu_run.sh [CARRY=gpu-carry] [OUTDIR=bench/results] [PART=all|1|2|bandwidth|persistent]
 #
 # The whole run took 8.5 minutes on an H100 (2026-11-24) and 8.7 on an H200 (2026-11-27: 164 + 360 s), near the device tool's 10 minutes a command:
 # PART 1 runs the tests and the rnns timings, PART 2 the other sections and PyTorch's rows, each into a
 # file of its own (gpu-DATE-DEVICE-1.md, -2.md), for two calls. PART bandwidth (a few minutes) runs the
 # reductions' tests (cuda_ops_test, te_test) and the --kernel-bandwidth section alone, the latter once for
 # each of $SPLIT_BLOCKS_PER_SM (default 2; GJ_TE_SPLIT_BLOCKS_PER_SM, the TE split reductions' grid).
+# PART persistent (a few minutes; not in all) runs recurrence_test and the persistent recurrences' rows
+# (jit_persistent, docs/fusers.md) beside cuDNN's LSTM and jit_premul at hidden 512, seq 100 and batch 1,
+# 4, 16, 64, uncaptured and with --cuda-graphs, then nn.LSTM on the machine's PyTorch at the same shapes.
 #
 # Every test binary runs whole: the CUDA cases (runtime/cuda, every kernel either fuser generates for the
 # models of tests/data, launched and compared with the interpreter; the unfused ops and Function on the
@@ -22,8 +25,8 @@ carry=${1:-gpu-carry}
 outdir=${2:-bench/results}
 part=${3:-all}
 case $part in
-  all | 1 | 2 | bandwidth) ;;
-  *) echo "gpu_run.sh: PART must be all, 1, 2 or bandwidth, not '$part'" >&2; exit 2 ;;
+  all | 1 | 2 | bandwidth | persistent) ;;
+  *) echo "gpu_run.sh: PART must be all, 1, 2, bandwidth or persistent, not '$part'" >&2; exit 2 ;;
 esac
 mkdir -p "$outdir"
 built=$(cat "$carry/commit" 2>/dev/null || echo "? (no $carry/commit)")
@@ -89,6 +92,32 @@ run_tests() {
     echo
     fusers=te
   done
+  fi
+  if [ "$part" = persistent ]; then
+  run_tests recurrence_test
+  echo
+  for graphs in "" --cuda-graphs; do
+    echo "## graphbench --device=cuda $graphs: persistent recurrences beside cuDNN's LSTM (hidden 512, seq 100)"
+    echo
+    echo '```'
+    for b in 1 4 16 64; do
+      "$carry/bin/graphbench" --device cuda $graphs --fuser old,te --executor profiling --group rnns --miniBatch $b \
+        --rnns cudnn,jit_premul,jit_persistent 2>&1 | tail -8
+    done
+    echo '```'
+    echo
+  done
+  echo "## PyTorch's nn.LSTM on the same device (bench/torch_compare.py --device cuda --rnns cudnn)"
+  echo
+  echo '```'
+  if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    for b in 1 4 16 64; do
+      python3 bench/torch_compare.py --device cuda --group rnns --rnns cudnn --miniBatch $b 2>&1 | grep -v Warning | tail -3
+    done
+  else
+    echo "no python3 with a CUDA torch on this machine"
+  fi
+  echo '```'
   fi
   if [ "$part" = all ] || [ "$part" = 1 ]; then
   run_tests cuda_test cuda_ops_test emulator_test audit_test fuser_test te_test runtime_test

@@ -68,6 +68,15 @@ FunctionOptions functionOptions(const Options& o) {
   return fo;
 }
 
+FunctionOptions rnnsFunctionOptions(const std::string& row, const Options& o) {
+  FunctionOptions fo = functionOptions(o);
+  if (row == "jit_persistent") {  // jit_premul's graph, each layer's recurrence one kernel (fusers/recurrence.h)
+    USER_CHECK(onCuda(o), "--rnns jit_persistent runs on --device cuda only (a persistent GPU kernel)");
+    fo.persistentRecurrences = true;
+  }
+  return fo;
+}
+
 namespace {
 
 // nn.LSTM(dropout = p) in training on the library: one library LSTM a layer, and between layers the runtime's
@@ -431,14 +440,7 @@ Group rnns(const Options& o) {
     }
     else if (name == "aten") g.rows.push_back(eagerTrainingRow(name, rnnsModel(name, p), o));
     else if (name == "py") g.rows.push_back(interpretedRow(name, rnnsModel(name, p), o));
-    else if (name == "jit_persistent") {
-      // jit_premul's graph with the recurrence as one persistent kernel (fusers/recurrence.h).
-      USER_CHECK(onCuda(o), "--rnns jit_persistent runs on --device cuda only (a persistent GPU kernel)");
-      FunctionOptions fo = functionOptions(o);
-      fo.persistentRecurrences = true;
-      g.rows.push_back(trainingRow(name, rnnsModel(name, p), o, fo, false));
-    }
-    else g.rows.push_back(trainingRow(name, rnnsModel(name, p), o, functionOptions(o), false));
+    else g.rows.push_back(trainingRow(name, rnnsModel(name, p), o, rnnsFunctionOptions(name, o), false));
   }
   return g;
 }

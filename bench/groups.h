@@ -119,6 +119,9 @@ Model cnnModel(const std::string& row, const Options& o);
 /// What the rows are made of (also for --check, check.h): a compiled row's Function options; the library
 /// LSTM on the options' device (oneDNN's on the CPU, cuDNN's on CUDA), its name, or why there is none ("").
 FunctionOptions functionOptions(const Options& o);
+/// functionOptions(o) for an rnns row: jit_persistent's recurrences as persistent kernels (device cuda only,
+/// else a gj::Error).
+FunctionOptions rnnsFunctionOptions(const std::string& row, const Options& o);
 /// With p.hasDropout(), one library LSTM a layer and the runtime's dropout between them, drawing from `rng`.
 std::shared_ptr<LibraryLstm> newLibraryLstm(const LstmParams& p, const Options& o, const Tensor& rng = {});
 const char* libraryLstmName(const Options& o);

@@ -30,14 +30,48 @@ struct Slot {
   size_t from = 0;
 };
 
-// The steps, in order: step t is products[t] (aten::mm) and the group groups[t] that reads it.
+// The steps, in order: step t is products[t] (aten::mm) and the group groups[t] that reads it, and where the
+// next product reads a concatenation of the group's outputs (the backward's gate gradients, which the
+// legacy fuser leaves outside its groups) the prim::ListConstruct lists[t] and aten::cat cats[t] of it
+// (every step but possibly the last).
 struct Chain {
-  std::vector<const Node*> products, groups;
+  std::vector<const Node*> products, groups, lists, cats;
+  /// Every node, in program order.
+  std::vector<const Node*> nodes() const {
+    std::vector<const Node*> all;
+    for (size_t t = 0; t < products.size(); ++t) {
+      all.push_back(products[t]);
+      all.push_back(groups[t]);
+      if (t < cats.size()) {
+        all.push_back(lists[t]);
+        all.push_back(cats[t]);
+      }
+    }
+    return all;
+  }
 };
+
+// The aten::cat along dim 1 of a list of g's outputs alone, through which g's output `o` is read; null
+// where there is none.
+const Node* catOfOutputs(const Node* g) {
+  for (const Value* o : g->outputs())
+    for (const Use& u : o->uses()) {
+      const Node* list = u.user;
+      if (list->kind() != OpKind::ListConstruct || list->output()->uses().size() != 1) continue;
+      const Node* cat = list->output()->uses()[0].user;
+      auto dim = cat->kind() == OpKind::Cat ? constantInt(cat->input(1)) : std::nullopt;
+      if (!dim || (*dim != 1 && *dim != -1)) continue;
+      bool ofG = true;
+      for (const Value* part : list->inputs()) ofG = ofG && part->node() == g;
+      if (ofG) return cat;
+    }
+  return nullptr;
+}
 
 struct Layout {
   std::vector<Slot> slots;  // one per group input
-  size_t hidden = 0;        // the group output the next step's product reads
+  size_t hidden = 0;        // the group output the next step's product reads (no concatenation)
+  std::vector<size_t> catParts;  // else the outputs the next product reads concatenated along dim 1, in order
   int64_t steps = 0;
   int64_t batch = 0, inner = 0, width = 0, units = 0, chunks = 1;  // B, K, G, H, C (G = C H, K = H)
   DType dtype = DType::Float32;
@@ -82,8 +116,8 @@ std::string elementwiseGroup(const Graph& sub) {
 std::string analyze(const Chain& c, Layout& l) {
   const size_t steps = c.products.size();
   l.steps = static_cast<int64_t>(steps);
-  std::unordered_set<const Node*> inChain(c.products.begin(), c.products.end());
-  inChain.insert(c.groups.begin(), c.groups.end());
+  const std::vector<const Node*> nodes = c.nodes();
+  std::unordered_set<const Node*> inChain(nodes.begin(), nodes.end());
   auto outside = [&](const Value* v) { return !inChain.count(v->node()); };
 
   const Node* p0 = c.products[0];
@@ -111,19 +145,31 @@ std::string analyze(const Chain& c, Layout& l) {
     if (*s != l.cell || o->type().dtype != l.dtype) return "the cell's outputs differ in sizes or dtype";
   }
   l.units = l.cell[1];
-  if (l.cell[0] != l.batch || l.units != l.inner)
+  // The hidden state: the outputs of step t - 1 that step t's product reads (concatenated, or one), the
+  // same every step.
+  if (!c.cats.empty()) {
+    for (const Value* part : c.lists[0]->inputs()) l.catParts.push_back(part->offset());
+    for (size_t t = 0; t < c.cats.size(); ++t) {
+      std::vector<size_t> parts;
+      for (const Value* part : c.lists[t]->inputs()) parts.push_back(part->offset());
+      if (parts != l.catParts) return "the steps concatenate different outputs";
+      if (t + 1 < steps && c.products[t + 1]->input(0) != c.cats[t]->output())
+        return "a product does not read the step before";
+    }
+  } else {
+    for (size_t t = 1; t < steps; ++t) {
+      const Value* h = c.products[t]->input(0);
+      if (h->node() != c.groups[t - 1]) return "a product does not read the step before";
+      if (t == 1) l.hidden = h->offset();
+      if (h->offset() != l.hidden) return "the steps' products read different outputs of the step before";
+    }
+  }
+  const int64_t hiddenSize = l.units * static_cast<int64_t>(std::max<size_t>(l.catParts.size(), 1));
+  if (l.cell[0] != l.batch || hiddenSize != l.inner)
     return fmt::format("the cell's elements {} are not the product's rows by its inner size", shapeStr(l.cell));
   if (l.width % l.units != 0) return "the product's columns are not a multiple of the hidden size";
   l.chunks = l.width / l.units;
-
-  // The hidden state: the output of step t - 1 that step t's product reads, the same one every step.
   const Node* g0 = c.groups[0];
-  for (size_t t = 1; t < steps; ++t) {
-    const Value* h = c.products[t]->input(0);
-    if (h->node() != c.groups[t - 1]) return "a product does not read the step before";
-    if (t == 1) l.hidden = h->offset();
-    if (h->offset() != l.hidden) return "the steps' products read different outputs of the step before";
-  }
   if (!outside(p0->input(0))) return "the first product reads a step";
 
   // Each group input's role, from step 1, held in every step.
@@ -181,12 +227,27 @@ Chain follow(const Node* head, OpKind groupOp) {
     const Node* g = uses[0].user;
     c.products.push_back(p);
     c.groups.push_back(g);
-    const Node* next = nullptr;
-    for (const Value* o : g->outputs())
-      for (const Use& u : o->uses())
-        if (!next && u.user->kind() == OpKind::Mm && u.index == 0 && u.user->input(1) == p->input(1) &&
+    auto nextProduct = [&](const Value* v) -> const Node* {
+      for (const Use& u : v->uses())
+        if (u.user->kind() == OpKind::Mm && u.index == 0 && u.user->input(1) == p->input(1) &&
             u.user->owningBlock() == p->owningBlock())
-          next = u.user;
+          return u.user;
+      return nullptr;
+    };
+    const Node* next = nullptr;
+    if (c.cats.empty())
+      for (const Value* o : g->outputs())
+        if (!next) next = nextProduct(o);
+    // Through a concatenation of g's outputs (every step's, once the first step's product read one); the
+    // last step's concatenation, read after the steps, joins the chain too.
+    if (!next && c.cats.size() + 1 == c.groups.size())
+      if (const Node* cat = catOfOutputs(g)) {
+        next = nextProduct(cat->output());
+        if (next || !c.cats.empty()) {
+          c.lists.push_back(cat->input(0)->node());
+          c.cats.push_back(cat);
+        }
+      }
     p = next;
   }
   return c;
@@ -195,8 +256,8 @@ Chain follow(const Node* head, OpKind groupOp) {
 // The nodes between the chain's first and last that read what it computes (they move after the new node),
 // or nullopt when a step reads one of them (the steps could not run as one node).
 std::optional<std::vector<Node*>> dependentsOf(const Chain& c) {
-  std::unordered_set<const Node*> inChain(c.products.begin(), c.products.end());
-  inChain.insert(c.groups.begin(), c.groups.end());
+  const std::vector<const Node*> nodes = c.nodes();
+  std::unordered_set<const Node*> inChain(nodes.begin(), nodes.end());
   std::unordered_set<const Value*> computed;
   std::vector<Node*> dependents;
   for (Node* n = const_cast<Node*>(c.products.front()); n; n = n->next()) {
@@ -206,10 +267,10 @@ std::optional<std::vector<Node*>> dependentsOf(const Chain& c) {
     } else if (readsAny(n, computed)) {
       dependents.push_back(n);
     } else {
-      continue;  // never the last step's group, which is in the chain
+      continue;  // never the chain's last node
     }
     for (const Value* v : n->outputs()) computed.insert(v);
-    if (n == c.groups.back()) break;
+    if (n == nodes.back()) break;
   }
   return dependents;
 }
@@ -248,10 +309,7 @@ void formIn(Block* b, OpKind groupOp, int64_t maxWeightBytes, RecurrenceReport& 
       continue;
     }
     std::vector<Node*> region;
-    for (size_t t = 0; t < c.products.size(); ++t) {
-      region.push_back(const_cast<Node*>(c.products[t]));
-      region.push_back(const_cast<Node*>(c.groups[t]));
-    }
+    for (const Node* n : c.nodes()) region.push_back(const_cast<Node*>(n));
     report.lines.push_back(fmt::format("persistent recurrence: {} steps from {}, {} x {} cells, weight {} x {}",
                                        steps, c.products[0]->describe(), l.batch, l.units, l.inner, l.width));
     mergeIntoSubgraph(region, OpKind::RecurrenceGroup, *dependents)->setPositionsOf(c.products[0]);
@@ -265,6 +323,8 @@ Chain chainOf(const Graph& sub) {
   for (const Node* n : *sub.block()) {
     if (n->kind() == OpKind::Mm) c.products.push_back(n);
     else if (isFusionGroupOp(n->kind())) c.groups.push_back(n);
+    else if (n->kind() == OpKind::ListConstruct) c.lists.push_back(n);
+    else if (n->kind() == OpKind::Cat) c.cats.push_back(n);
   }
   USER_CHECK(c.products.size() == c.groups.size() && c.products.size() >= 2,
              "persistent recurrence: the subgraph holds {} products and {} groups", c.products.size(), c.groups.size());
@@ -304,6 +364,16 @@ std::string kernelSource(const Layout& l, const std::string& cell, const std::st
     params += fmt::format(", {}* out{}", T, k);
     args += fmt::format(", out{} + t * N", k);
   }
+  // The hidden state the next product reads: an output's stack, or a stack of the concatenation, into which
+  // each thread copies the pieces of its element that it has just written.
+  std::string hidden = fmt::format("out{} + (t - 1) * N", l.hidden), concatenate;
+  if (!l.catParts.empty()) {
+    params += fmt::format(", {}* cat", T);
+    hidden = "cat + (t - 1) * B * K";
+    for (size_t c = 0; c < l.catParts.size(); ++c)
+      concatenate += fmt::format("\n        cat[t * B * K + b * K + {}LL * H + j0 + u] = out{}[t * N + b * H + j0 + u];",
+                                 c, l.catParts[c]);
+  }
   return fmt::format(
       R"(#include <cooperative_groups.h>
 {cell}
@@ -321,7 +391,7 @@ extern "C" __global__ void __launch_bounds__({threads}) {name}({params}, long lo
     }}
   __syncthreads();
   for (long long t = 0; t < steps; ++t) {{
-    const {T}* a = t == 0 ? h0 : out{hidden} + (t - 1) * N;
+    const {T}* a = t == 0 ? h0 : {hidden};
     for (long long e = threadIdx.x; e < B * cols; e += blockDim.x) {{
       const long long b = e / cols, col = e % cols, c = col / units, u = col % units;
       if (u >= mine) continue;
@@ -338,7 +408,8 @@ extern "C" __global__ void __launch_bounds__({threads}) {name}({params}, long lo
     __syncthreads();
     for (long long e = threadIdx.x; e < B * units; e += blockDim.x) {{
       const long long b = e / units, u = e % units;
-      if (u < mine) {name}_cell(b * H + j0 + u, {args});
+      if (u >= mine) continue;
+      {name}_cell(b * H + j0 + u, {args});{concatenate}
     }}
     cooperative_groups::this_grid().sync();
   }}
@@ -346,14 +417,17 @@ extern "C" __global__ void __launch_bounds__({threads}) {name}({params}, long lo
 )",
       fmt::arg("cell", cell), fmt::arg("B", l.batch), fmt::arg("H", l.units), fmt::arg("G", l.width),
       fmt::arg("K", l.inner), fmt::arg("C", l.chunks), fmt::arg("threads", kThreads), fmt::arg("name", name),
-      fmt::arg("params", params), fmt::arg("T", T), fmt::arg("hidden", l.hidden), fmt::arg("args", args));
+      fmt::arg("params", params), fmt::arg("T", T), fmt::arg("hidden", hidden), fmt::arg("args", args),
+      fmt::arg("concatenate", concatenate));
 }
 
 // Where the node's inputs go: indices into the subgraph's inputs.
 struct Binding {
   size_t weight = 0, h0 = 0;
   std::vector<std::vector<size_t>> slots;  // per group input: one index (per step for PerStep; none for Product)
-  std::vector<std::pair<size_t, size_t>> outputs;  // per node output: (step, group output)
+  /// Per node output: (step, group output), the group output Layout::outputs standing for the step's
+  /// concatenation.
+  std::vector<std::pair<size_t, size_t>> outputs;
   std::vector<Shape> inputSizes;                   // every node input's static sizes
 };
 
@@ -382,10 +456,11 @@ Binding bind(const Graph& sub, const Chain& c, const Layout& l) {
   }
   std::unordered_map<const Node*, size_t> stepOf;
   for (size_t t = 0; t < c.groups.size(); ++t) stepOf[c.groups[t]] = t;
+  for (size_t t = 0; t < c.cats.size(); ++t) stepOf[c.cats[t]] = t;
   for (const Value* o : sub.outputs()) {
     auto it = stepOf.find(o->node());
-    USER_CHECK(it != stepOf.end(), "persistent recurrence: an output is not a step's cell output");
-    b.outputs.emplace_back(it->second, o->offset());
+    USER_CHECK(it != stepOf.end(), "persistent recurrence: an output is neither a step's cell output nor its concatenation");
+    b.outputs.emplace_back(it->second, o->node()->kind() == OpKind::Cat ? l.outputs : o->offset());
   }
   return b;
 }
@@ -426,7 +501,7 @@ class RecurrenceKernel final : public CompiledKernel {
       keep.push_back(x.contiguous());
       return keep.back().rawData();
     };
-    const int64_t T = l_.steps, N = l_.batch * l_.units;
+    const int64_t T = l_.steps;
     Tensor gates = Tensor::empty({l_.batch, l_.width}, l_.dtype, DeviceKind::Cuda);
     std::vector<Tensor> stacks;
     for (size_t k = 0; k < l_.outputs; ++k)
@@ -434,7 +509,7 @@ class RecurrenceKernel final : public CompiledKernel {
     // Parameter values, each at a stable address (reserved up front), then a pointer to each.
     std::vector<const void*> pointers;
     std::vector<long long> numbers;
-    pointers.reserve(4 + l_.slots.size() + l_.outputs);
+    pointers.reserve(4 + l_.slots.size() + l_.outputs);  // w, h0, gates, the slots, the stacks, the concatenation
     numbers.reserve(3 + l_.slots.size());
     std::vector<void*> params;
     auto addPointer = [&](const void* p) { params.push_back(&pointers.emplace_back(p)); };
@@ -457,6 +532,11 @@ class RecurrenceKernel final : public CompiledKernel {
       }
     }
     for (const Tensor& s : stacks) addPointer(s.rawData());
+    if (!l_.catParts.empty()) {
+      const auto parts = static_cast<int64_t>(l_.catParts.size());
+      stacks.push_back(Tensor::empty({T, l_.batch, parts * l_.units}, l_.dtype, DeviceKind::Cuda));
+      addPointer(stacks.back().rawData());
+    }
     addNumber(T);
     addNumber(units_);
     int wShared = shared_ ? 1 : 0;
@@ -466,7 +546,6 @@ class RecurrenceKernel final : public CompiledKernel {
                     .sharedBytes = sharedBytes_,
                     .cooperative = true},
                    params.data());
-    (void)N;
     std::vector<Tensor> outs;
     for (const auto& [t, k] : b_.outputs) outs.push_back(stacks[k].select(0, static_cast<int64_t>(t)));
     return outs;
