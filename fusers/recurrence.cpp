@@ -3,6 +3,7 @@
 #include "fusers/recurrence.h"
 
 #include "fusers/group_rules.h"
+#include "passes/dce.h"
 #include "passes/subgraph_regions.h"
 #include "passes/util.h"
 #include "runtime/cuda/device.h"
@@ -68,15 +69,31 @@ const Node* catOfOutputs(const Node* g) {
   return nullptr;
 }
 
+// What one of the group's outputs is to the kernel: an output of the cell (the element function), [B, w H]
+// (w > 1: a concatenation along dim 1, which the element function stores in slices), or a sum over the
+// batch ([m H]: sum_to_size to [H] of a [B, H] value, or a concatenation of such along dim 0: the
+// backward's bias gradients), which the kernel folds from the cell's outputs after they are written.
+struct OutputRole {
+  bool sum = false;
+  size_t index = 0;   // the cell output's, or the sum's
+  int64_t width = 1;  // a cell output's columns, in units of H
+  std::vector<std::pair<size_t, int64_t>> parts;  // a sum's: per H of its result, (cell output, column block)
+};
+
+// Binding::outputs' group output index for the step's concatenation (Chain::cats).
+constexpr size_t kConcatenation = ~size_t{0};
+
 struct Layout {
   std::vector<Slot> slots;  // one per group input
-  size_t hidden = 0;        // the group output the next step's product reads (no concatenation)
-  std::vector<size_t> catParts;  // else the outputs the next product reads concatenated along dim 1, in order
+  std::vector<OutputRole> roles;  // one per group output
+  std::vector<int64_t> cellWidths;  // one per cell output
+  size_t sums = 0;
+  size_t hidden = 0;             // the cell output the next step's product reads (no concatenation)
+  std::vector<size_t> catParts;  // else the cell outputs it reads concatenated along dim 1, in order
   int64_t steps = 0;
-  int64_t batch = 0, inner = 0, width = 0, units = 0, chunks = 1;  // B, K, G, H, C (G = C H, K = H)
+  int64_t batch = 0, inner = 0, width = 0, units = 0, chunks = 1;  // B, K, G, H, C (G = C H)
   DType dtype = DType::Float32;
-  size_t outputs = 0;  // the group's outputs, each [B, H]
-  std::vector<int64_t> cell;  // the group's shape, [B, H]
+  std::vector<int64_t> cell;  // the cell's elements, [B, H]
 };
 
 std::optional<std::vector<int64_t>> sizesOf(const Value* v) { return staticSizes(v); }
@@ -99,15 +116,99 @@ std::string productReadsElementwise(const Graph& sub, size_t slot, const Layout&
   return "";
 }
 
-// Whether the group's subgraph computes each element from the same element of its operands alone.
-std::string elementwiseGroup(const Graph& sub) {
+// A sum over the batch of [B, H] values: sum_to_size(v, [H]), or cat(sum_to_size(v_c, [H])..., 0); its v's.
+std::optional<std::vector<const Value*>> batchSum(const Value* o, const Layout& l) {
+  auto single = [&](const Node* n) -> const Value* {
+    if (n->kind() != OpKind::SumToSize || sizesOf(n->input(0)) != l.cell) return nullptr;
+    auto to = constantInts(n->input(1));
+    return to && *to == std::vector<int64_t>{l.units} ? n->input(0) : nullptr;
+  };
+  const Node* n = o->node();
+  if (const Value* v = single(n)) return std::vector<const Value*>{v};
+  auto dim = n->kind() == OpKind::Cat ? constantInt(n->input(1)) : std::nullopt;
+  if (!dim || *dim != 0 || n->input(0)->node()->kind() != OpKind::ListConstruct) return std::nullopt;
+  std::vector<const Value*> parts;
+  for (const Value* part : n->input(0)->node()->inputs()) {
+    const Value* v = single(part->node());
+    if (!v) return std::nullopt;
+    parts.push_back(v);
+  }
+  return parts;
+}
+
+// A concatenation along dim 1 of [B, H] values; its parts.
+std::optional<std::vector<const Value*>> columnConcatenation(const Value* o, const Layout& l) {
+  const Node* n = o->node();
+  auto dim = n->kind() == OpKind::Cat ? constantInt(n->input(1)) : std::nullopt;
+  if (!dim || (*dim != 1 && *dim != -1) || n->input(0)->node()->kind() != OpKind::ListConstruct) return std::nullopt;
+  std::vector<const Value*> parts;
+  for (const Value* part : n->input(0)->node()->inputs()) {
+    if (sizesOf(part) != l.cell) return std::nullopt;
+    parts.push_back(part);
+  }
+  return parts;
+}
+
+// Whether the group's nodes are elementwise ops, chunks, concatenations and sums over the batch (which
+// classifyCell then checks at its outputs).
+std::string elementwiseNodes(const Graph& sub) {
   for (const Node* n : *sub.block()) {
     const OpKind k = n->kind();
     if (k == OpKind::Constant || k == OpKind::Chunk || k == OpKind::ListUnpack || k == OpKind::ListConstruct ||
-        fusion::isPointwise(n))
-      continue;  // a list is a chunk's or a cat's, which the cat names
+        k == OpKind::Cat || k == OpKind::SumToSize || fusion::isPointwise(n))
+      continue;  // a cat and a sum are checked as outputs
     return fmt::format("its cell is not elementwise ({}): a block owns a slice of the hidden size and cannot read "
                        "across it", n->info().name);
+  }
+  return "";
+}
+
+// Whether the group computes each element of [B, H] from the same element of its operands alone, but for
+// concatenations of such elements and sums of them over the batch at its outputs; fills l.roles.
+std::string classifyCell(const Graph& sub, Layout& l) {
+  for (const Node* n : *sub.block())
+    if (n->kind() == OpKind::Cat || n->kind() == OpKind::SumToSize)
+      for (const Value* o : n->outputs())
+        for (const Use& u : o->uses())
+          if (u.user->kind() != OpKind::Return && u.user->kind() != OpKind::ListConstruct)
+            return fmt::format("its cell reads the result of {} (a block owns a slice of the hidden size)", n->info().name);
+  l.roles.assign(sub.outputs().size(), {});
+  std::vector<std::optional<std::vector<const Value*>>> sums(sub.outputs().size());
+  for (size_t k = 0; k < sub.outputs().size(); ++k) {
+    const Value* o = sub.outputs()[k];
+    OutputRole& r = l.roles[k];
+    if (o->type().dtype != l.dtype) return "the cell's outputs differ in dtype";
+    if (sizesOf(o) == l.cell) {
+      r.index = l.cellWidths.size();
+      l.cellWidths.push_back(1);
+    } else if (auto parts = columnConcatenation(o, l)) {
+      r.index = l.cellWidths.size();
+      r.width = static_cast<int64_t>(parts->size());
+      l.cellWidths.push_back(r.width);
+    } else if ((sums[k] = batchSum(o, l))) {
+      r.sum = true;
+      r.index = l.sums++;
+    } else {
+      return fmt::format("its output {} is neither elementwise over {}, a concatenation of such along dim 1, nor a "
+                         "sum of such over the batch", k, shapeStr(l.cell));
+    }
+  }
+  // Each summand, where the cell stores it: an output, or a slice of a concatenation.
+  for (size_t k = 0; k < sub.outputs().size(); ++k) {
+    if (!sums[k]) continue;
+    for (const Value* v : *sums[k]) {
+      std::optional<std::pair<size_t, int64_t>> at;
+      for (size_t o = 0; o < sub.outputs().size() && !at; ++o) {
+        const OutputRole& r = l.roles[o];
+        if (r.sum) continue;
+        if (sub.outputs()[o] == v) at = {r.index, 0};
+        else if (auto parts = columnConcatenation(sub.outputs()[o], l))
+          for (size_t c = 0; c < parts->size() && !at; ++c)
+            if ((*parts)[c] == v) at = {r.index, static_cast<int64_t>(c)};
+      }
+      if (!at) return "its cell sums over the batch a value it does not output";
+      l.roles[k].parts.push_back(*at);
+    }
   }
   return "";
 }
@@ -134,52 +235,20 @@ std::string analyze(const Chain& c, Layout& l) {
   l.width = (*ws)[1];
 
   const Graph& sub = *c.groups[0]->subgraph();
-  if (std::string why = elementwiseGroup(sub); !why.empty()) return why;
+  if (std::string why = elementwiseNodes(sub); !why.empty()) return why;
   for (size_t t = 1; t < steps; ++t)
     if (!structurallyEqual(sub, *c.groups[t]->subgraph())) return fmt::format("step {} computes another cell", t);
-  l.outputs = c.groups[0]->outputs().size();
-  for (const Value* o : c.groups[0]->outputs()) {
-    auto s = sizesOf(o);
-    if (!s || s->size() != 2) return "the cell's outputs are not matrices of known sizes";
-    if (l.cell.empty()) l.cell = *s;
-    if (*s != l.cell || o->type().dtype != l.dtype) return "the cell's outputs differ in sizes or dtype";
-  }
-  l.units = l.cell[1];
-  // The hidden state: the outputs of step t - 1 that step t's product reads (concatenated, or one), the
-  // same every step.
-  if (!c.cats.empty()) {
-    for (const Value* part : c.lists[0]->inputs()) l.catParts.push_back(part->offset());
-    for (size_t t = 0; t < c.cats.size(); ++t) {
-      std::vector<size_t> parts;
-      for (const Value* part : c.lists[t]->inputs()) parts.push_back(part->offset());
-      if (parts != l.catParts) return "the steps concatenate different outputs";
-      if (t + 1 < steps && c.products[t + 1]->input(0) != c.cats[t]->output())
-        return "a product does not read the step before";
-    }
-  } else {
-    for (size_t t = 1; t < steps; ++t) {
-      const Value* h = c.products[t]->input(0);
-      if (h->node() != c.groups[t - 1]) return "a product does not read the step before";
-      if (t == 1) l.hidden = h->offset();
-      if (h->offset() != l.hidden) return "the steps' products read different outputs of the step before";
-    }
-  }
-  const int64_t hiddenSize = l.units * static_cast<int64_t>(std::max<size_t>(l.catParts.size(), 1));
-  if (l.cell[0] != l.batch || hiddenSize != l.inner)
-    return fmt::format("the cell's elements {} are not the product's rows by its inner size", shapeStr(l.cell));
-  if (l.width % l.units != 0) return "the product's columns are not a multiple of the hidden size";
-  l.chunks = l.width / l.units;
   const Node* g0 = c.groups[0];
   if (!outside(p0->input(0))) return "the first product reads a step";
 
   // Each group input's role, from step 1, held in every step.
   const size_t nin = g0->inputs().size();
   l.slots.assign(nin, {});
-  size_t products = 0;
+  size_t products = 0, productSlot = 0;
   for (size_t j = 0; j < nin; ++j) {
     const Value* v1 = c.groups[1]->input(j);
     Slot& s = l.slots[j];
-    if (v1 == c.products[1]->output()) s.role = Role::Product, ++products;
+    if (v1 == c.products[1]->output()) s.role = Role::Product, ++products, productSlot = j;
     else if (v1->node() == c.groups[0]) s = {Role::Carried, v1->offset()};
     else if (v1 == g0->input(j)) s.role = Role::Invariant;
     else s.role = Role::PerStep;
@@ -197,12 +266,52 @@ std::string analyze(const Chain& c, Layout& l) {
     }
   }
   if (products != 1) return "a step's group reads its product at more than one input";
-  if (auto why = productReadsElementwise(sub, [&] {
-        for (size_t j = 0; j < nin; ++j)
-          if (l.slots[j].role == Role::Product) return j;
-        return size_t{0};
-      }(), l); !why.empty())
-    return why;
+
+  // The cell's elements: the product's chunks (the gates), or the product.
+  l.cell = {l.batch, l.width};
+  for (const Use& u : sub.inputs()[productSlot]->uses())
+    if (u.user->kind() == OpKind::Chunk)
+      if (auto chunks = constantInt(u.user->input(1)); chunks && *chunks > 0 && l.width % *chunks == 0)
+        l.cell = {l.batch, l.width / *chunks};
+  l.units = l.cell[1];
+  l.chunks = l.width / l.units;
+  if (std::string why = productReadsElementwise(sub, productSlot, l); !why.empty()) return why;
+  if (std::string why = classifyCell(sub, l); !why.empty()) return why;
+  for (const Slot& s : l.slots)
+    if (s.role == Role::Carried && (l.roles[s.from].sum || l.roles[s.from].width != 1))
+      return "a step reads a sum or a concatenation of the step before";
+
+  // The hidden state: the outputs of step t - 1 that step t's product reads (concatenated, or one), the
+  // same every step.
+  int64_t hiddenWidth = 1;
+  if (!c.cats.empty()) {
+    for (const Value* part : c.lists[0]->inputs()) {
+      const OutputRole& r = l.roles[part->offset()];
+      if (r.sum || r.width != 1) return "the steps concatenate a sum or a concatenation";
+      l.catParts.push_back(r.index);
+    }
+    hiddenWidth = static_cast<int64_t>(l.catParts.size());
+    for (size_t t = 0; t < c.cats.size(); ++t) {
+      std::vector<size_t> parts;
+      for (const Value* part : c.lists[t]->inputs()) parts.push_back(l.roles[part->offset()].index);
+      if (parts != l.catParts) return "the steps concatenate different outputs";
+      if (t + 1 < steps && c.products[t + 1]->input(0) != c.cats[t]->output())
+        return "a product does not read the step before";
+    }
+  } else {
+    size_t output = 0;
+    for (size_t t = 1; t < steps; ++t) {
+      const Value* h = c.products[t]->input(0);
+      if (h->node() != c.groups[t - 1]) return "a product does not read the step before";
+      if (t == 1) output = h->offset();
+      if (h->offset() != output) return "the steps' products read different outputs of the step before";
+    }
+    if (l.roles[output].sum) return "a product reads a sum over the batch";
+    l.hidden = l.roles[output].index;
+    hiddenWidth = l.roles[output].width;
+  }
+  if (l.units * hiddenWidth != l.inner)
+    return fmt::format("the product's inner size {} is not the hidden state's ({} x {})", l.inner, hiddenWidth, l.units);
   return "";
 }
 
@@ -337,7 +446,8 @@ constexpr int64_t kSharedBytesMost = 48 * 1024;
 
 // The kernel: see recurrence.h. Parameters: the weight, h0, the gates' scratch, then per group input its
 // pointer (a carried one's first value; a per-step one's first step and its stride in elements), then the
-// stacks of the outputs, the steps, the units a block owns and whether the weight is in shared memory.
+// stacks of the cell's outputs, of the concatenation the next product reads (Chain::cats) and of the sums
+// over the batch, the steps, the units a block owns and whether the weight is in shared memory.
 std::string kernelSource(const Layout& l, const std::string& cell, const std::string& name) {
   const char* T = l.dtype == DType::Float64 ? "double" : "float";
   std::string params = fmt::format("const {0}* __restrict__ w, const {0}* h0, {0}* gates", T), args;
@@ -348,7 +458,7 @@ std::string kernelSource(const Layout& l, const std::string& cell, const std::st
       case Role::Product: args += "gates"; break;
       case Role::Carried:
         params += fmt::format(", const {}* in{}", T, j);
-        args += fmt::format("t == 0 ? in{} : out{} + (t - 1) * N", j, s.from);
+        args += fmt::format("t == 0 ? in{} : out{} + (t - 1) * N", j, l.roles[s.from].index);
         break;
       case Role::Invariant:
         params += fmt::format(", const {}* in{}", T, j);
@@ -360,20 +470,40 @@ std::string kernelSource(const Layout& l, const std::string& cell, const std::st
         break;
     }
   }
-  for (size_t k = 0; k < l.outputs; ++k) {
+  for (size_t k = 0; k < l.cellWidths.size(); ++k) {  // [B, w H] each step
     params += fmt::format(", {}* out{}", T, k);
-    args += fmt::format(", out{} + t * N", k);
+    args += fmt::format(", out{} + t * N * {}LL", k, l.cellWidths[k]);
   }
   // The hidden state the next product reads: an output's stack, or a stack of the concatenation, into which
   // each thread copies the pieces of its element that it has just written.
-  std::string hidden = fmt::format("out{} + (t - 1) * N", l.hidden), concatenate;
+  std::string hidden = fmt::format("out{} + (t - 1) * B * K", l.hidden), concatenate, sums;
   if (!l.catParts.empty()) {
     params += fmt::format(", {}* cat", T);
     hidden = "cat + (t - 1) * B * K";
     for (size_t c = 0; c < l.catParts.size(); ++c)
-      concatenate += fmt::format("\n        cat[t * B * K + b * K + {}LL * H + j0 + u] = out{}[t * N + b * H + j0 + u];",
+      concatenate += fmt::format("\n      cat[t * B * K + b * K + {}LL * H + j0 + u] = out{}[t * N + b * H + j0 + u];",
                                  c, l.catParts[c]);
   }
+  // The sums over the batch of the block's columns, once its threads have written every row of them.
+  for (size_t k = 0; k < l.roles.size(); ++k) {
+    const OutputRole& r = l.roles[k];
+    if (!r.sum) continue;
+    params += fmt::format(", {}* sum{}", T, r.index);
+    const auto parts = static_cast<int64_t>(r.parts.size());
+    for (int64_t p = 0; p < parts; ++p) {
+      const auto [from, column] = r.parts[static_cast<size_t>(p)];
+      const int64_t w = l.cellWidths[from];
+      sums += fmt::format(
+          "    for (long long u = threadIdx.x; u < mine; u += blockDim.x) {{\n"
+          "      {T} acc = 0;\n"
+          "      for (long long b = 0; b < B; ++b) acc += out{from}[t * N * {w}LL + b * {w}LL * H + {column}LL * H + j0 + u];\n"
+          "      sum{sum}[t * {parts}LL * H + {p}LL * H + j0 + u] = acc;\n"
+          "    }}\n",
+          fmt::arg("T", T), fmt::arg("from", from), fmt::arg("w", w), fmt::arg("column", column),
+          fmt::arg("sum", r.index), fmt::arg("parts", parts), fmt::arg("p", p));
+    }
+  }
+  if (!sums.empty()) sums = "    __syncthreads();\n" + sums;
   return fmt::format(
       R"(#include <cooperative_groups.h>
 {cell}
@@ -411,14 +541,14 @@ extern "C" __global__ void __launch_bounds__({threads}) {name}({params}, long lo
       if (u >= mine) continue;
       {name}_cell(b * H + j0 + u, {args});{concatenate}
     }}
-    cooperative_groups::this_grid().sync();
+{sums}    cooperative_groups::this_grid().sync();
   }}
 }}
 )",
       fmt::arg("cell", cell), fmt::arg("B", l.batch), fmt::arg("H", l.units), fmt::arg("G", l.width),
       fmt::arg("K", l.inner), fmt::arg("C", l.chunks), fmt::arg("threads", kThreads), fmt::arg("name", name),
       fmt::arg("params", params), fmt::arg("T", T), fmt::arg("hidden", hidden), fmt::arg("args", args),
-      fmt::arg("concatenate", concatenate));
+      fmt::arg("concatenate", concatenate), fmt::arg("sums", sums));
 }
 
 // Where the node's inputs go: indices into the subgraph's inputs.
@@ -457,13 +587,35 @@ Binding bind(const Graph& sub, const Chain& c, const Layout& l) {
   std::unordered_map<const Node*, size_t> stepOf;
   for (size_t t = 0; t < c.groups.size(); ++t) stepOf[c.groups[t]] = t;
   for (size_t t = 0; t < c.cats.size(); ++t) stepOf[c.cats[t]] = t;
+  const std::unordered_set<const Node*> inCats(c.cats.begin(), c.cats.end());
   for (const Value* o : sub.outputs()) {
     auto it = stepOf.find(o->node());
     USER_CHECK(it != stepOf.end(), "persistent recurrence: an output is neither a step's cell output nor its concatenation");
-    b.outputs.emplace_back(it->second, o->node()->kind() == OpKind::Cat ? l.outputs : o->offset());
+    b.outputs.emplace_back(it->second, o->node()->kind() == OpKind::Cat && inCats.count(o->node()) ? kConcatenation
+                                                                                                    : o->offset());
   }
   return b;
 }
+
+// The group whose element function the kernel runs: the step's group, or, where it sums over the batch, a
+// copy without those outputs (the kernel folds them itself).
+struct CellGroup {
+  CellGroup(const Node& group, const Layout& l) {
+    if (l.sums == 0) {
+      node = &group;
+      return;
+    }
+    std::shared_ptr<Graph> sub(group.subgraph()->clone());
+    for (size_t k = l.roles.size(); k-- > 0;)
+      if (l.roles[k].sum) sub->block()->eraseOutput(k);
+    eliminateDeadCode(*sub);
+    Node* n = holder.create(group.kind(), {}, 0);
+    n->setSubgraph(std::move(sub));
+    node = n;
+  }
+  Graph holder;
+  const Node* node = nullptr;
+};
 
 class RecurrenceKernel final : public CompiledKernel {
  public:
@@ -503,13 +655,20 @@ class RecurrenceKernel final : public CompiledKernel {
     };
     const int64_t T = l_.steps;
     Tensor gates = Tensor::empty({l_.batch, l_.width}, l_.dtype, DeviceKind::Cuda);
-    std::vector<Tensor> stacks;
-    for (size_t k = 0; k < l_.outputs; ++k)
-      stacks.push_back(Tensor::empty({T, l_.batch, l_.units}, l_.dtype, DeviceKind::Cuda));
+    // The cell's outputs' stacks, the concatenation's, the sums'.
+    std::vector<Tensor> cells, sums;
+    Tensor cat;
+    for (int64_t w : l_.cellWidths) cells.push_back(Tensor::empty({T, l_.batch, w * l_.units}, l_.dtype, DeviceKind::Cuda));
+    if (!l_.catParts.empty())
+      cat = Tensor::empty({T, l_.batch, static_cast<int64_t>(l_.catParts.size()) * l_.units}, l_.dtype, DeviceKind::Cuda);
+    sums.resize(l_.sums);
+    for (const OutputRole& r : l_.roles)
+      if (r.sum)
+        sums[r.index] = Tensor::empty({T, static_cast<int64_t>(r.parts.size()) * l_.units}, l_.dtype, DeviceKind::Cuda);
     // Parameter values, each at a stable address (reserved up front), then a pointer to each.
     std::vector<const void*> pointers;
     std::vector<long long> numbers;
-    pointers.reserve(4 + l_.slots.size() + l_.outputs);  // w, h0, gates, the slots, the stacks, the concatenation
+    pointers.reserve(4 + l_.slots.size() + cells.size() + sums.size());  // w, h0, gates, the slots, the stacks
     numbers.reserve(3 + l_.slots.size());
     std::vector<void*> params;
     auto addPointer = [&](const void* p) { params.push_back(&pointers.emplace_back(p)); };
@@ -531,12 +690,9 @@ class RecurrenceKernel final : public CompiledKernel {
         }
       }
     }
-    for (const Tensor& s : stacks) addPointer(s.rawData());
-    if (!l_.catParts.empty()) {
-      const auto parts = static_cast<int64_t>(l_.catParts.size());
-      stacks.push_back(Tensor::empty({T, l_.batch, parts * l_.units}, l_.dtype, DeviceKind::Cuda));
-      addPointer(stacks.back().rawData());
-    }
+    for (const Tensor& s : cells) addPointer(s.rawData());
+    if (cat.defined()) addPointer(cat.rawData());
+    for (const Tensor& s : sums) addPointer(s.rawData());
     addNumber(T);
     addNumber(units_);
     int wShared = shared_ ? 1 : 0;
@@ -547,7 +703,10 @@ class RecurrenceKernel final : public CompiledKernel {
                     .cooperative = true},
                    params.data());
     std::vector<Tensor> outs;
-    for (const auto& [t, k] : b_.outputs) outs.push_back(stacks[k].select(0, static_cast<int64_t>(t)));
+    for (const auto& [t, k] : b_.outputs) {
+      const Tensor& stack = k == kConcatenation ? cat : l_.roles[k].sum ? sums[l_.roles[k].index] : cells[l_.roles[k].index];
+      outs.push_back(stack.select(0, static_cast<int64_t>(t)));
+    }
     return outs;
   }
 
@@ -608,14 +767,14 @@ void compileRecurrences(const Graph& g, Fuser& fuser, const FuserOptions& opts, 
                   Layout l;
                   if (std::string why = analyze(c, l); !why.empty()) throw Error("persistent recurrence: " + why);
                   Binding b = bind(sub, c, l);
-                  const Node* cellGroup = c.groups[0];
+                  auto cell = std::make_shared<CellGroup>(*c.groups[0], l);
                   std::string key = fmt::format("{} {} {}\n{}", fuser.name(), l.steps, sub.inputs().size(),
-                                                kernelSource(l, fuser.emitElementFunction(cellGroup, "CELL"), "NAME"));
+                                                kernelSource(l, fuser.emitElementFunction(cell->node, "CELL"), "NAME"));
                   for (const auto& [t, k] : b.outputs) key += fmt::format(" {}:{}", t, k);
                   for (const auto& s : b.slots) key += fmt::format(" [{}]", fmt::join(s, ","));
                   key += fmt::format(" w{} h{}", b.weight, b.h0);
-                  return {std::move(key), [&fuser, c, l, b](const std::string& name) -> std::shared_ptr<const CompiledKernel> {
-                            std::string source = kernelSource(l, fuser.emitElementFunction(c.groups[0], name + "_cell"), name);
+                  return {std::move(key), [&fuser, cell, l, b](const std::string& name) -> std::shared_ptr<const CompiledKernel> {
+                            std::string source = kernelSource(l, fuser.emitElementFunction(cell->node, name + "_cell"), name);
                             auto kernel = cuda::compileKernel(source, name);
                             if (!kernel) throw kernel.error();
                             return std::make_shared<RecurrenceKernel>(l, b, kernel.value());

@@ -108,15 +108,13 @@ TEST_P(PersistentRecurrence, MatchesThePerStepKernels) {
   o.persistentRecurrences = true;
   Trained persistent = train(m, inputs, gradOutputs, o);
   expectSame(m, persistent, perStep);
-  // Every layer's forward ran as one persistent kernel, which compiled (no warning: no fallback to the steps);
-  // so did its backward's steps after the first (whose product reads the output's gradient alone) under the
-  // legacy fuser. The TE fuser's backward groups also sum the bias gradients over the batch, so its steps
-  // run one by one.
+  // Every layer's forward ran as one persistent kernel, which compiled (no warning: no fallback to the steps),
+  // and so did its backward's steps after the first (whose group reads no product).
   EXPECT_TRUE(persistent.stats.warnings.empty()) << persistent.stats.str();
   EXPECT_EQ(persistent.stats.kernelRefusals, 0) << persistent.stats.str();
   // Per forward: a persistent kernel a layer where the steps ran a kernel each.
   EXPECT_LT(persistent.stats.kernelRuns, perStep.stats.kernelRuns) << persistent.stats.str();
-  const int64_t backward = c.fuser == FuserKind::Legacy && c.steps - 1 >= 2 ? c.layers : 0;
+  const int64_t backward = c.steps - 1 >= 2 ? c.layers : 0;
   EXPECT_EQ(formed(persistent.stats), c.layers + backward) << lines(persistent.stats.recurrences);
   EXPECT_TRUE(perStep.stats.recurrences.empty());
 }
