@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -773,8 +774,10 @@ void compileRecurrences(const Graph& g, Fuser& fuser, const FuserOptions& opts, 
                   for (const auto& [t, k] : b.outputs) key += fmt::format(" {}:{}", t, k);
                   for (const auto& s : b.slots) key += fmt::format(" [{}]", fmt::join(s, ","));
                   key += fmt::format(" w{} h{}", b.weight, b.h0);
-                  return {std::move(key), [&fuser, cell, l, b](const std::string& name) -> std::shared_ptr<const CompiledKernel> {
+                  return {std::move(key), [&fuser, cell, l, b, dumpDir = opts.dumpDir](const std::string& name)
+                              -> std::shared_ptr<const CompiledKernel> {
                             std::string source = kernelSource(l, fuser.emitElementFunction(cell->node, name + "_cell"), name);
+                            if (!dumpDir.empty()) std::ofstream(dumpDir + "/" + name + ".cu") << source;
                             auto kernel = cuda::compileKernel(source, name);
                             if (!kernel) throw kernel.error();
                             return std::make_shared<RecurrenceKernel>(l, b, kernel.value());

@@ -74,6 +74,24 @@ int64_t formed(const FunctionStats& s) {
                        [](const std::string& line) { return line.starts_with("persistent recurrence:"); });
 }
 
+ModelConfig lstmConfig(const std::string& variant, int64_t steps, int64_t batch, int64_t input, int64_t hidden,
+                       int64_t layers = 1) {
+  return {.variant = variant, .seqLength = steps, .miniBatch = batch, .inputSize = input, .hiddenSize = hidden,
+          .numLayers = layers};
+}
+
+// One training step on the device with `options` (persistent recurrences on), held to the CPU's unfused one.
+Trained againstTheCpu(const Model& m, uint64_t seed, FunctionOptions options) {
+  std::vector<Tensor> inputs = randomInputs(m, seed);
+  std::vector<Tensor> gradOutputs = randomGradOutputs(m, inputs, seed + 1);
+  Trained cpu = train(m, inputs, gradOutputs, {.fuser = FuserKind::None});
+  options.device = DeviceKind::Cuda;
+  options.persistentRecurrences = true;
+  Trained gpu = train(m, inputs, gradOutputs, options);
+  expectSame(m, gpu, cpu);
+  return gpu;
+}
+
 struct Case {
   std::string variant;
   int64_t batch, hidden, steps, layers;
@@ -93,14 +111,7 @@ class PersistentRecurrence : public testing::TestWithParam<Case> {};
 TEST_P(PersistentRecurrence, MatchesThePerStepKernels) {
   SKIP_WITHOUT_DEVICE();
   const Case& c = GetParam();
-  ModelConfig cfg;
-  cfg.variant = c.variant;
-  cfg.seqLength = c.steps;
-  cfg.miniBatch = c.batch;
-  cfg.inputSize = c.hidden;
-  cfg.hiddenSize = c.hidden;
-  cfg.numLayers = c.layers;
-  Model m = buildModel("lstm", cfg);
+  Model m = buildModel("lstm", lstmConfig(c.variant, c.steps, c.batch, c.hidden, c.hidden, c.layers));
   std::vector<Tensor> inputs = randomInputs(m, 7);
   std::vector<Tensor> gradOutputs = randomGradOutputs(m, inputs, 101);
   FunctionOptions o{.fuser = c.fuser, .executor = c.executor, .device = DeviceKind::Cuda};
@@ -145,40 +156,21 @@ INSTANTIATE_TEST_SUITE_P(Cuda, PersistentRecurrence, testing::ValuesIn(cases()),
 // Where the persistent kernel cannot run, the steps run as before, and the stats say why.
 TEST(PersistentRecurrenceFallback, AWeightLargerThanTheDeviceHoldsRunsTheSteps) {
   SKIP_WITHOUT_DEVICE();
-  ModelConfig cfg;
-  cfg.variant = "jit_premul";
-  cfg.seqLength = 2;
-  cfg.miniBatch = 1;
-  cfg.inputSize = 8;
-  cfg.hiddenSize = 2048;  // W_hh: 64 MiB of float32, over the emulated driver's 32 MiB (an H100's L2 is 50 MB)
-  Model m = buildModel("lstm", cfg);
-  std::vector<Tensor> inputs = randomInputs(m, 3);
-  std::vector<Tensor> gradOutputs = randomGradOutputs(m, inputs, 5);
-  Trained cpu = train(m, inputs, gradOutputs, {.fuser = FuserKind::None});
-  Trained gpu = train(m, inputs, gradOutputs,
-                      {.fuser = FuserKind::Legacy, .device = DeviceKind::Cuda, .persistentRecurrences = true});
-  expectSame(m, gpu, cpu);
+  // W_hh: 64 MiB of float32, over the emulated driver's 32 MiB (an H100's L2 is 50 MB)
+  Model m = buildModel("lstm", lstmConfig("jit_premul", 2, 1, 8, 2048));
+  Trained gpu = againstTheCpu(m, 3, {.fuser = FuserKind::Legacy});
   EXPECT_THAT(lines(gpu.stats.recurrences), testing::HasSubstr("does not fit the device"));
   EXPECT_EQ(formed(gpu.stats), 0) << lines(gpu.stats.recurrences);
 }
 
 TEST(PersistentRecurrenceFallback, ACellThatNormalizesAcrossTheHiddenSizeRunsTheSteps) {
   SKIP_WITHOUT_DEVICE();
-  ModelConfig cfg;
-  cfg.seqLength = 3;
-  cfg.miniBatch = 2;
-  cfg.inputSize = 16;
-  cfg.hiddenSize = 16;
-  Model m = buildModel("lnlstm", cfg);
-  std::vector<Tensor> inputs = randomInputs(m, 11);
-  std::vector<Tensor> gradOutputs = randomGradOutputs(m, inputs, 13);
-  Trained cpu = train(m, inputs, gradOutputs, {.fuser = FuserKind::None});
-  Trained gpu = train(m, inputs, gradOutputs,
-                      {.fuser = FuserKind::Te, .device = DeviceKind::Cuda, .persistentRecurrences = true});
-  expectSame(m, gpu, cpu);
+  Model m = buildModel("lnlstm", lstmConfig("jit", 3, 2, 16, 16));
+  Trained gpu = againstTheCpu(m, 11, {.fuser = FuserKind::Te});
   EXPECT_EQ(formed(gpu.stats), 0) << lines(gpu.stats.recurrences);
   // In inference the steps' products feed the cells alone (training saves them for the layer norms'
   // backward, which breaks the chain first): the chain is found, and refused for its layer norms.
+  std::vector<Tensor> inputs = randomInputs(m, 17);
   Function f(*m.graph, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda,
                         .persistentRecurrences = true});
   auto outs = f.forward(std::vector<IValue>(inputs.begin(), inputs.end()));
@@ -191,12 +183,7 @@ TEST(PersistentRecurrenceFallback, ACellThatNormalizesAcrossTheHiddenSizeRunsThe
 }
 
 TEST(PersistentRecurrenceFallback, OnTheCpuTheOptionIsAnError) {
-  ModelConfig cfg;
-  cfg.seqLength = 2;
-  cfg.miniBatch = 1;
-  cfg.inputSize = 4;
-  cfg.hiddenSize = 4;
-  Model m = buildModel("lstm", cfg);
+  Model m = buildModel("lstm", lstmConfig("jit_premul", 2, 1, 4, 4));
   try {
     Function f(*m.graph, {.fuser = FuserKind::Te, .persistentRecurrences = true});
     FAIL() << "no error";
