@@ -153,7 +153,8 @@ class Fuser {
   /// from (the TE fuser's loop nest). Throws gj::Error for a group it cannot compile.
   virtual std::string emit(const Node* group, const std::string& name) const = 0;
   /// The CUDA C of one element of `group`: `__device__ void NAME(long long i, const T* in0, ..., T* out0,
-  /// ...)` over the group's inputs and outputs (contiguous, as its kernel takes them) computing element i
+  /// ...)` over the group's inputs and outputs (contiguous, as its kernel takes them; plain pointers, not
+  /// __restrict__: a persistent kernel hands it memory that it writes in other steps) computing element i
   /// of its iteration shape, after the helpers it calls. A persistent recurrence kernel runs it as the cell
   /// of each step (fusers/recurrence.h). Throws gj::Error for a group whose elements are not independent
   /// of one another (a reduction, a row op, a product) or whose shape is known only at run time.

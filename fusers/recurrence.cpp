@@ -512,6 +512,7 @@ std::string kernelSource(const Layout& l, const std::string& cell, const std::st
 extern "C" __global__ void __launch_bounds__({threads}) {name}({params}, long long steps, long long units, int wShared) {{
   extern __shared__ {T} gj_w[];
   const long long B = {B}LL, K = {K}LL, G = {G}LL, H = {H}LL, C = {C}LL, N = B * H;
+  const int R = {R};  // rows of the product a thread computes: each weight element read once for R of them
   const long long j0 = (long long)blockIdx.x * units;
   const long long mine = H - j0 < units ? H - j0 : units;
   const long long cols = C * units;
@@ -523,18 +524,29 @@ extern "C" __global__ void __launch_bounds__({threads}) {name}({params}, long lo
   __syncthreads();
   for (long long t = 0; t < steps; ++t) {{
     const {T}* a = t == 0 ? h0 : {hidden};
-    for (long long e = threadIdx.x; e < B * cols; e += blockDim.x) {{
-      const long long b = e / cols, col = e % cols, c = col / units, u = col % units;
+    for (long long e = threadIdx.x; e < (B / R) * cols; e += blockDim.x) {{
+      const long long b = (e / cols) * R, col = e % cols, c = col / units, u = col % units;
       if (u >= mine) continue;
       const {T}* row = a + b * K;
-      {T} acc = 0;
+      {T} acc[R];
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] = 0;
       if (wShared) {{
-        for (long long k = 0; k < K; ++k) acc += row[k] * gj_w[k * cols + col];
+        for (long long k = 0; k < K; ++k) {{
+          const {T} wk = gj_w[k * cols + col];
+#pragma unroll
+          for (int r = 0; r < R; ++r) acc[r] += row[r * K + k] * wk;
+        }}
       }} else {{
         const {T}* wc = w + c * H + j0 + u;
-        for (long long k = 0; k < K; ++k) acc += row[k] * wc[k * G];
+        for (long long k = 0; k < K; ++k) {{
+          const {T} wk = wc[k * G];
+#pragma unroll
+          for (int r = 0; r < R; ++r) acc[r] += row[r * K + k] * wk;
+        }}
       }}
-      gates[b * G + c * H + j0 + u] = acc;
+#pragma unroll
+      for (int r = 0; r < R; ++r) gates[(b + r) * G + c * H + j0 + u] = acc[r];
     }}
     __syncthreads();
     for (long long e = threadIdx.x; e < B * units; e += blockDim.x) {{
@@ -546,7 +558,7 @@ extern "C" __global__ void __launch_bounds__({threads}) {name}({params}, long lo
   }}
 }}
 )",
-      fmt::arg("cell", cell), fmt::arg("B", l.batch), fmt::arg("H", l.units), fmt::arg("G", l.width),
+      fmt::arg("R", l.batch % 4 == 0 && l.batch >= 32 ? 4 : 1), fmt::arg("cell", cell), fmt::arg("B", l.batch), fmt::arg("H", l.units), fmt::arg("G", l.width),
       fmt::arg("K", l.inner), fmt::arg("C", l.chunks), fmt::arg("threads", kThreads), fmt::arg("name", name),
       fmt::arg("params", params), fmt::arg("T", T), fmt::arg("hidden", hidden), fmt::arg("args", args),
       fmt::arg("concatenate", concatenate), fmt::arg("sums", sums));
@@ -755,6 +767,15 @@ RecurrenceReport formRecurrences(Graph& g, OpKind groupOp, int64_t maxWeightByte
   RecurrenceReport report;
   formIn(g.block(), groupOp, maxWeightBytes, report);
   return report;
+}
+
+std::string emitRecurrence(const Node* group, const Fuser& fuser, const std::string& name) {
+  const Graph& sub = *group->subgraph();
+  Chain c = chainOf(sub);
+  Layout l;
+  if (std::string why = analyze(c, l); !why.empty()) throw Error("persistent recurrence: " + why);
+  CellGroup cell(*c.groups[0], l);
+  return kernelSource(l, fuser.emitElementFunction(cell.node, name + "_cell"), name);
 }
 
 void compileRecurrences(const Graph& g, Fuser& fuser, const FuserOptions& opts, KernelTable& kernels,

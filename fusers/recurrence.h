@@ -57,4 +57,8 @@ RecurrenceReport formRecurrences(Graph& g, OpKind groupOp, int64_t maxWeightByte
 void compileRecurrences(const Graph& g, Fuser& fuser, const FuserOptions& opts, KernelTable& kernels,
                         FusionReport& report);
 
+/// The CUDA C of a prim::RecurrenceGroup's persistent kernel under the symbol `name`, its cell from `fuser`
+/// (graphir codegen --persistent-recurrences). Throws gj::Error for a subgraph the kernel cannot run.
+std::string emitRecurrence(const Node* group, const Fuser& fuser, const std::string& name);
+
 }  // namespace gj

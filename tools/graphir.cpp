@@ -106,6 +106,8 @@ int main(int argc, char** argv) {
   codegen->add_flag("--stats", ptxasStats,
                     "cuda target: compile each kernel for sm_90 and print ptxas' registers, spills, stack and shared "
                     "memory (no GPU needed)");
+  codegen->add_flag("--persistent-recurrences", persistentRecurrences,
+                    "cuda target: also each persistent recurrence's kernel (docs/fusers.md)");
   auto* explain = app.add_subcommand("explain", "why each op outside a fusion group was not fused");
   explain->add_option("file", file, "IR file with complete input types")->required();
   explain->add_option("--fuser", fuser, "old or te")->required()->check(gj::cli::oneOf({"old", "te"}));
@@ -145,7 +147,7 @@ int main(int argc, char** argv) {
       return cmdPasses(file, passList, pipeline, printAfterAll, timePasses);
     }
     if (*fuse) return cmdFuse(file, fuser, backward);
-    if (*codegen) return cmdCodegen(file, fuser, target, outDir, backward, launch, ptxasStats);
+    if (*codegen) return cmdCodegen(file, fuser, target, outDir, backward, launch, ptxasStats, persistentRecurrences);
     if (*explain) return cmdExplain(file, fuser, backward, persistentRecurrences);
     if (*dot) return cmdDot(file, fuser, out);
     if (*stats) return cmdStats(file);

@@ -27,8 +27,9 @@ int cmdFuse(const std::string& file, const std::string& fuser, bool backward);
 /// `launch`: fastrnns' knobs for the CUDA target (the TE fuser's schedule; the legacy fuser's CUDA C does
 /// not depend on them, only its launch does). `stats`: each CUDA kernel also compiled for sm_90, with a
 /// line of ptxas' resource report per entry (and a total of spills on standard error).
+/// `persistent`: also the persistent recurrences' kernels (fusers/recurrence.h) a CUDA plan would run.
 int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
-               bool backward, const CudaLaunchOptions& launch, bool stats = false);
+               bool backward, const CudaLaunchOptions& launch, bool stats = false, bool persistent = false);
 /// `persistent`: also the persistent-recurrences step's findings (fusers/recurrence.h) on each plan graph.
 int cmdExplain(const std::string& file, const std::string& fuser, bool backward, bool persistent = false);
 int cmdDot(const std::string& file, const std::string& fuser, const std::string& out);

@@ -160,10 +160,12 @@ int cmdFuse(const std::string& file, const std::string& fuser, bool backward) {
 constexpr int kH100Multiprocessors = 132;
 
 int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
-               bool backward, const CudaLaunchOptions& launch, bool stats) {
+               bool backward, const CudaLaunchOptions& launch, bool stats, bool persistent) {
   USER_CHECK(fuser == "old" || fuser == "te", "graphir codegen needs --fuser=old or te");
   USER_CHECK(target == "cpu" || target == "cuda", "unknown target '{}'; targets: cpu, cuda", target);
   USER_CHECK(!stats || target == "cuda", "--stats reports ptxas' resources of CUDA kernels: add --target cuda");
+  USER_CHECK(!persistent || (target == "cuda" && outDir.empty()),
+             "--persistent-recurrences prints CUDA kernels to standard output: add --target cuda, without -o");
   USER_CHECK(!stats || haveNvrtc(), "--stats needs NVRTC, which this build lacks (configured with GJ_WITH_CUDA=OFF)");
   USER_CHECK(launch.isDefault() || target == "cuda", "--cuda-pointwise-* ({}) apply to --target cuda only",
              launch.str());
@@ -202,6 +204,29 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
       ++entries;
     }
   });
+  if (persistent) {
+    // The persistent recurrences a CUDA plan would make (on a copy of each graph as fused here).
+    int r = 0;
+    for (const auto& [title, g] : planGraphs(p)) {
+      std::unique_ptr<Graph> copy = g->clone();
+      formRecurrences(*copy, f->groupOp(), recurrenceWeightBudget());
+      forEachNode(copy->block(), [&](Node* n) {
+        if (n->kind() != OpKind::RecurrenceGroup) return;
+        std::string name = fmt::format("persistent_recurrence_{}", r++);
+        std::string code = emitRecurrence(n, *f, name);
+        std::cout << "// " << name << " (" << title << ")\n" << code << "\n";
+        if (!stats) return;
+        auto usage = nvrtcResourceUsage(code, name, "sm_90");
+        USER_CHECK(usage.ok(), "{} did not compile for sm_90: {}", name, usage.ok() ? "" : usage.error().what());
+        for (const KernelResources& res : usage.value()) {
+          std::cout << fmt::format("// ptxas sm_90 {}: {}\n", res.entry, res.str());
+          spilled += res.spillStoreBytes + res.spillLoadBytes > 0;
+          ++entries;
+        }
+      });
+    }
+    if (r == 0) std::cerr << "no persistent recurrences in " << file << "\n";
+  }
   if (k == 0) std::cerr << "no fusion groups in " << file << "\n";
   if (stats) std::cerr << fmt::format("{} kernel(s) compiled for sm_90, {} with spills\n", entries, spilled);
   return 0;
