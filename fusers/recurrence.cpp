@@ -442,8 +442,8 @@ Chain chainOf(const Graph& sub) {
 }
 
 constexpr int64_t kThreads = 256;
-// A block's weight columns in shared memory up to the most any device gives a block without opting in.
-constexpr int64_t kSharedBytesMost = 48 * 1024;
+// Dynamic shared memory a block may have without opting in (Kernel::allowSharedBytes).
+constexpr int64_t kSharedBytesDefault = 48 * 1024;
 
 // The kernel: see recurrence.h. Parameters: the weight, h0, the gates' scratch, then per group input its
 // pointer (a carried one's first value; a per-step one's first step and its stride in elements), then the
@@ -633,11 +633,15 @@ struct CellGroup {
 class RecurrenceKernel final : public CompiledKernel {
  public:
   RecurrenceKernel(Layout l, Binding b, cuda::Kernel kernel) : l_(std::move(l)), b_(std::move(b)), kernel_(std::move(kernel)) {
-    const int sms = cuda::requireDevice().multiprocessors;
+    // The fewest units a block that let every block be resident, its weight columns in shared memory where
+    // they fit a block's (opting in past 48 KB), else read from L2.
+    const cuda::DeviceInfo& device = cuda::requireDevice();
+    const int sms = device.multiprocessors;
     const int64_t elt = static_cast<int64_t>(dtypeSize(l_.dtype));
     for (int64_t u = 1; u <= l_.units; ++u) {
       const int64_t blocks = (l_.units + u - 1) / u, bytes = l_.inner * l_.chunks * u * elt;
-      const bool shared = bytes <= kSharedBytesMost;
+      const bool shared = bytes <= static_cast<int64_t>(device.sharedPerBlockOptIn);
+      if (shared && bytes > kSharedBytesDefault) kernel_.allowSharedBytes(static_cast<size_t>(bytes));
       const int64_t resident =
           int64_t{kernel_.blocksPerMultiprocessor(static_cast<int>(kThreads), shared ? static_cast<size_t>(bytes) : 0)} * sms;
       if (blocks <= resident) {

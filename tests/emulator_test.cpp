@@ -239,6 +239,28 @@ TEST(EmulatedBlocks, DynamicSharedMemoryIsSizedByTheLaunch) {
   }
 }
 
+// As on a GPU, a launch may ask for more than 48 KB of dynamic shared memory only once its kernel opted in.
+TEST(EmulatedBlocks, MoreThan48KBOfDynamicSharedMemoryNeedsTheKernelToOptIn) {
+  SKIP_WITHOUT_DEVICE();
+  int n = 37;
+  const unsigned rows = 2, bytes = 64 * 1024;
+  ASSERT_GE(cuda::requireDevice().sharedPerBlockOptIn, bytes);
+  Tensor x = Tensor::rand({rows, n}, DType::Float64, 5);
+  Tensor dx = x.to(DeviceKind::Cuda), dout = Tensor::zeros({rows, n}, DType::Float64, DeviceKind::Cuda);
+  void* px = dx.rawData();
+  void* po = dout.rawData();
+  void* args[] = {&px, &po, &n};
+  // A kernel of its own (the source differs), so that no other test's launch sees the attribute set.
+  const cuda::Kernel k = kernel(std::string(kKernels) + "\n// opts in\n", "reverse_rows");
+  const cuda::LaunchShape shape{.grid = {rows, 1, 1}, .block = {static_cast<unsigned>(n), 1, 1}, .sharedBytes = bytes};
+  EXPECT_THROW(k.launch(shape, args), Error);
+  k.allowSharedBytes(bytes);
+  k.launch(shape, args);
+  Tensor out = dout.to(DeviceKind::Cpu);
+  for (unsigned r = 0; r < rows; ++r)
+    for (int j = 0; j < n; ++j) EXPECT_EQ(out.item(r * n + j), x.item(r * n + (n - 1 - j)));
+}
+
 // What a warp's lanes see, by CUDA's definition of each intrinsic, as a host loop.
 TEST(EmulatedBlocks, EveryWarpIntrinsicMatchesItsDefinition) {
   SKIP_WITHOUT_DEVICE();

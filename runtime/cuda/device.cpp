@@ -113,6 +113,9 @@ void setUp(Loaded& l) {
   if (api.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) == CUDA_SUCCESS && l2 > 0)
     l.info.l2Bytes = static_cast<size_t>(l2);
   api.cuDeviceGetAttribute(&l.info.clockKHz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
+  if (int optIn = 0; api.cuDeviceGetAttribute(&optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev) ==
+                         CUDA_SUCCESS && optIn > 0)
+    l.info.sharedPerBlockOptIn = static_cast<size_t>(optIn);
 }
 
 Loaded& loaded() {

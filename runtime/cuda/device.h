@@ -34,6 +34,8 @@ struct DeviceInfo {
   double dramGBs = 0;
   size_t l2Bytes = 0;  ///< the L2 cache's size; 0 on the emulated driver
   int clockKHz = 0;    ///< the multiprocessors' typical clock; 0 on the emulated driver
+  /// The most dynamic shared memory a block may have once its kernel opts in (Kernel::allowSharedBytes).
+  size_t sharedPerBlockOptIn = 48 * 1024;
   int driverVersion = 0;  ///< e.g. 13000 for CUDA 13.0
   std::string driverPath;  ///< the libcuda that was loaded, or "emulated"
   /// GJ_CUDA_DRIVER=emulated: the host stands in for the GPU (runtime/cuda/emulator.cpp), for tests of the
@@ -201,6 +203,9 @@ class Kernel {
   void launch(const LaunchShape& shape, void** args) const;
   /// The most threads per block this kernel can be launched with.
   int maxThreadsPerBlock() const;
+  /// Lets launches of this kernel ask for up to `bytes` of dynamic shared memory (beyond 48 KB a kernel
+  /// must opt in, up to DeviceInfo::sharedPerBlockOptIn; a launch over it fails).
+  void allowSharedBytes(size_t bytes) const;
   /// How many blocks of `threadsPerBlock` threads with `sharedBytes` of dynamic shared memory one
   /// multiprocessor holds at once (a cooperative launch's bound, times DeviceInfo::multiprocessors).
   int blocksPerMultiprocessor(int threadsPerBlock, size_t sharedBytes) const;

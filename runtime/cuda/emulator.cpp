@@ -23,6 +23,7 @@
 #include <math.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -148,19 +149,27 @@ const EmulatedKernel kKernels[] = {
 };
 
 // What a CUfunction points at: a kernel of kernels.cuh, or one of a module built for the host.
+// Dynamic shared memory a launch may ask for without opting in, as on a GPU.
+constexpr unsigned kDefaultDynamicShared = 48 * 1024;
+
 struct FunctionHandle {
   const EmulatedKernel* builtin = nullptr;
   const HostKernel* host = nullptr;
+  /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: more than 48 KB needs cuFuncSetAttribute first.
+  std::atomic<unsigned> maxDynamicShared{kDefaultDynamicShared};
 };
 
 // One handle per kernel for the process (the kernels themselves live as long).
-CUfunction functionHandle(FunctionHandle f) {
+CUfunction functionHandle(const EmulatedKernel* builtin, const HostKernel* host) {
   static std::mutex mutex;
   static std::deque<FunctionHandle> handles;
   std::lock_guard lock(mutex);
   for (FunctionHandle& h : handles)
-    if (h.builtin == f.builtin && h.host == f.host) return reinterpret_cast<CUfunction>(&h);
-  return reinterpret_cast<CUfunction>(&handles.emplace_back(f));
+    if (h.builtin == builtin && h.host == host) return reinterpret_cast<CUfunction>(&h);
+  FunctionHandle& h = handles.emplace_back();
+  h.builtin = builtin;
+  h.host = host;
+  return reinterpret_cast<CUfunction>(&h);
 }
 
 using Clock = std::chrono::steady_clock;
@@ -260,7 +269,7 @@ CUresult launch(CUfunction f, GjEmuDim3 grid, GjEmuDim3 block, unsigned shared, 
                 bool cooperative) {
   const auto* fn = reinterpret_cast<const FunctionHandle*>(f);
   const unsigned threads = block.x * block.y * block.z, blocks = grid.x * grid.y * grid.z;
-  if (blocks == 0 || threads == 0 || threads > 1024 || shared > kMaxDynamicShared) return CUDA_ERROR_INVALID_VALUE;
+  if (blocks == 0 || threads == 0 || threads > 1024 || shared > fn->maxDynamicShared.load()) return CUDA_ERROR_INVALID_VALUE;
   if (cooperative && static_cast<long long>(blocks) > static_cast<long long>(emulatedBlocksPerMultiprocessor(threads, shared)) *
                                                           kEmulatedMultiprocessors)
     return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
@@ -459,18 +468,27 @@ void installEmulatedDriver(DriverApi& api) {
     if (const auto& module = handle(m)->module) {
       const HostKernel* k = module->find(name);
       if (!k) return CUDA_ERROR_NOT_FOUND;
-      *f = functionHandle({.host = k});
+      *f = functionHandle(nullptr, k);
       return CUDA_SUCCESS;
     }
     for (const EmulatedKernel& k : kKernels) {
       if (k.name != name) continue;
-      *f = functionHandle({.builtin = &k});
+      *f = functionHandle(&k, nullptr);
       return CUDA_SUCCESS;
     }
     return CUDA_ERROR_NOT_FOUND;
   };
-  api.cuFuncGetAttribute = [](int* v, CUfunction_attribute a, CUfunction) {
-    *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
+  api.cuFuncGetAttribute = [](int* v, CUfunction_attribute a, CUfunction f) {
+    *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK                ? 1024
+         : a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? static_cast<int>(
+                                                                      reinterpret_cast<FunctionHandle*>(f)->maxDynamicShared.load())
+                                                                : 0;
+    return CUDA_SUCCESS;
+  };
+  api.cuFuncSetAttribute = [](CUfunction f, CUfunction_attribute a, int v) {
+    if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) return CUDA_ERROR_NOT_SUPPORTED;
+    if (v < 0 || static_cast<unsigned>(v) > kMaxDynamicShared) return CUDA_ERROR_INVALID_VALUE;
+    reinterpret_cast<FunctionHandle*>(f)->maxDynamicShared = static_cast<unsigned>(v);
     return CUDA_SUCCESS;
   };
   api.cuLaunchKernel = [](CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,

@@ -67,6 +67,12 @@ int Kernel::blocksPerMultiprocessor(int threadsPerBlock, size_t sharedBytes) con
   return n;
 }
 
+void Kernel::allowSharedBytes(size_t bytes) const {
+  check(driver().cuFuncSetAttribute(static_cast<CUfunction>(function_), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    static_cast<int>(bytes)),
+        "cuFuncSetAttribute");
+}
+
 int Kernel::maxThreadsPerBlock() const {
   int n = 0;
   check(driver().cuFuncGetAttribute(&n, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, static_cast<CUfunction>(function_)),
