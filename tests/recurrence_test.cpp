@@ -114,7 +114,7 @@ TEST_P(PersistentRecurrence, MatchesThePerStepKernels) {
   Model m = buildModel("lstm", lstmConfig(c.variant, c.steps, c.batch, c.hidden, c.hidden, c.layers));
   std::vector<Tensor> inputs = randomInputs(m, 7);
   std::vector<Tensor> gradOutputs = randomGradOutputs(m, inputs, 101);
-  FunctionOptions o{.fuser = c.fuser, .executor = c.executor, .device = DeviceKind::Cuda};
+  FunctionOptions o{.fuser = c.fuser, .executor = c.executor, .device = DeviceKind::Cuda, .verifyEach = true};
   Trained perStep = train(m, inputs, gradOutputs, o);
   o.persistentRecurrences = true;
   Trained persistent = train(m, inputs, gradOutputs, o);
