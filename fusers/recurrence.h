@@ -10,15 +10,20 @@
 //   ...
 // Every step's group is the same (structurally equal subgraphs), and reads, input by input, the step's
 // product, an output of the step before (the state; an outside value in the first step), one value for
-// every step (a bias) or a value of its own from outside (x_t). The group's elements are [B, H] with
-// H = K, and it reads the product [B, G] only through chunks along dim 1 (G = C H: the gates) or as it is
-// (G = H), so element (b, j) reads product columns c H + j alone.
+// every step (a bias) or a value of its own from outside (x_t). The group's elements are [B, H], and it
+// reads the product [B, G] only through chunks along dim 1 (G = C H: the gates) or as it is (G = H), so
+// element (b, j) reads product columns c H + j alone. Its outputs are elementwise, concatenations of such
+// along dim 1, or sums of such over the batch (a backward's bias gradients). The next product reads one
+// output, or a concatenation of outputs along dim 1 (a backward's gate gradients, dgates W_hh), as [B, K].
 //
 // The kernel: block n owns hidden units [n U, n U + U), and the product's columns c H + j of them, whose
 // weight columns it keeps in shared memory (where they fit; else it reads them from L2 every step). Each
 // step it computes its columns of h_{t-1} W, runs the group's element function (Fuser::
 // emitElementFunction: the fuser in charge's own code) on its units, and meets the grid at a barrier.
 // Every output of every step goes to a [T, ...] stack, whose slices are the node's outputs.
+//
+// recurrence.cpp forms the nodes, recurrence_kernel.cpp builds and launches their kernels, and
+// recurrence_layout.h is what both know of a chain (each group input's and output's role).
 #include "fusers/fuser.h"
 
 #include <string>
