@@ -49,16 +49,29 @@ Chain follow(const Node* head, OpKind groupOp) {
     if (c.cats.empty())
       for (const Value* o : g->outputs())
         if (!next) next = nextProduct(o);
-    // Through a concatenation of g's outputs (every step's, once the first step's product read one); the
-    // last step's concatenation, read after the steps, joins the chain too.
-    if (!next && c.cats.size() + 1 == c.groups.size())
-      if (const Node* cat = catOfOutputs(g)) {
-        next = nextProduct(cat->output());
-        if (next || !c.cats.empty()) {
-          c.lists.push_back(cat->input(0)->node());
-          c.cats.push_back(cat);
+    // Through a concatenation of g's outputs (every step's, once the first step's product read one, of the
+    // same outputs); the last step's concatenation, read after the steps, joins the chain too.
+    if (!next && c.cats.size() + 1 == c.groups.size()) {
+      auto pieces = [](const Node* cat) {
+        std::vector<size_t> at;
+        for (const Value* part : cat->input(0)->node()->inputs()) at.push_back(part->offset());
+        return at;
+      };
+      const Node* taken = nullptr;
+      for (const Node* cat : catsOfOutputs(g)) {
+        if (!c.cats.empty() && pieces(cat) != pieces(c.cats.back())) continue;
+        if (const Node* product = nextProduct(cat->output())) {
+          next = product;
+          taken = cat;
+          break;
         }
+        if (!c.cats.empty() && !taken) taken = cat;
       }
+      if (taken) {
+        c.lists.push_back(taken->input(0)->node());
+        c.cats.push_back(taken);
+      }
+    }
     p = next;
   }
   return c;
@@ -95,6 +108,10 @@ void formIn(Block* b, OpKind groupOp, int64_t maxWeightBytes, RecurrenceReport& 
     if (n->kind() != OpKind::Mm || taken.count(n)) continue;
     Chain c = follow(n, groupOp);
     taken.insert(c.products.begin(), c.products.end());
+    // The steps alike from the first (a backward's last step may compute more: the initial state's gradient).
+    size_t alike = 1;
+    while (alike < c.groups.size() && structurallyEqual(*c.groups[0]->subgraph(), *c.groups[alike]->subgraph())) ++alike;
+    if (alike >= 2 && alike < c.groups.size()) truncate(c, alike);
     if (c.products.size() >= 2) chains.push_back(std::move(c));
   }
   for (const Chain& c : chains) {

@@ -135,19 +135,30 @@ std::string classifyCell(const Graph& sub, Layout& l) {
 
 }  // namespace
 
-const Node* catOfOutputs(const Node* g) {
+std::vector<const Node*> catsOfOutputs(const Node* g) {
+  std::vector<const Node*> cats;
   for (const Value* o : g->outputs())
     for (const Use& u : o->uses()) {
       const Node* list = u.user;
-      if (list->kind() != OpKind::ListConstruct || list->output()->uses().size() != 1) continue;
+      // each list once: found through its first element
+      if (list->kind() != OpKind::ListConstruct || list->output()->uses().size() != 1 || u.index != 0) continue;
       const Node* cat = list->output()->uses()[0].user;
       auto dim = cat->kind() == OpKind::Cat ? constantInt(cat->input(1)) : std::nullopt;
       if (!dim || (*dim != 1 && *dim != -1)) continue;
       bool ofG = true;
       for (const Value* part : list->inputs()) ofG = ofG && part->node() == g;
-      if (ofG) return cat;
+      if (ofG) cats.push_back(cat);
     }
-  return nullptr;
+  return cats;
+}
+
+void truncate(Chain& c, size_t steps) {
+  c.products.resize(steps);
+  c.groups.resize(steps);
+  if (c.cats.size() > steps) {
+    c.lists.resize(steps);
+    c.cats.resize(steps);
+  }
 }
 
 std::string analyze(const Chain& c, Layout& l) {

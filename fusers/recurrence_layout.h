@@ -72,8 +72,12 @@ struct Layout {
   std::vector<int64_t> cell;  // the cell's elements, [B, H]
 };
 
-/// The aten::cat along dim 1 of a list of g's outputs alone; null where there is none.
-const Node* catOfOutputs(const Node* g);
+/// Every aten::cat along dim 1 of a list of g's outputs alone (a GRU's backward concatenates its gate
+/// gradients twice: for the product by W_hh, and for the input's).
+std::vector<const Node*> catsOfOutputs(const Node* g);
+
+/// The chain's first `steps` steps (the rest computing another cell); the concatenation of the last one kept.
+void truncate(Chain& c, size_t steps);
 
 /// Fills `l` from the chain; "" when the persistent kernel can run it, else why not.
 std::string analyze(const Chain& c, Layout& l);

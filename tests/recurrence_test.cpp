@@ -3,6 +3,7 @@
 // step with the persistent kernel and with the per-step kernels of the same fuser and executor, and holds
 // the two to the forward and gradient tolerances.
 #include "executors/function.h"
+#include "ir/parser.h"
 #include "models/model.h"
 #include "runtime/cuda/device.h"
 #include "tests/support/reference.h"
@@ -106,28 +107,32 @@ std::string str(const Case& c) {
 std::string caseName(const testing::TestParamInfo<Case>& info) { return str(info.param); }
 void PrintTo(const Case& c, std::ostream* os) { *os << str(c); }
 
+// Trains m with persistent recurrences and with the per-step kernels of the same fuser and executor, holds
+// the two to the tolerances, and checks that `kernels` recurrences ran as one kernel each, all compiled (no
+// warning: no fallback to the steps) and none refusing its inputs.
+void expectPersistentMatches(const Model& m, FuserKind fuser, ExecutorKind executor, uint64_t seed, int64_t kernels) {
+  std::vector<Tensor> inputs = randomInputs(m, seed);
+  std::vector<Tensor> gradOutputs = randomGradOutputs(m, inputs, seed + 1);
+  FunctionOptions o{.fuser = fuser, .executor = executor, .device = DeviceKind::Cuda, .verifyEach = true};
+  Trained perStep = train(m, inputs, gradOutputs, o);
+  o.persistentRecurrences = true;
+  Trained persistent = train(m, inputs, gradOutputs, o);
+  expectSame(m, persistent, perStep);
+  EXPECT_TRUE(persistent.stats.warnings.empty()) << persistent.stats.str();
+  EXPECT_EQ(persistent.stats.kernelRefusals, 0) << persistent.stats.str();
+  EXPECT_LT(persistent.stats.kernelRuns, perStep.stats.kernelRuns) << persistent.stats.str();
+  EXPECT_EQ(formed(persistent.stats), kernels) << lines(persistent.stats.recurrences);
+  EXPECT_TRUE(perStep.stats.recurrences.empty());
+}
+
 class PersistentRecurrence : public testing::TestWithParam<Case> {};
 
 TEST_P(PersistentRecurrence, MatchesThePerStepKernels) {
   SKIP_WITHOUT_DEVICE();
   const Case& c = GetParam();
   Model m = buildModel("lstm", lstmConfig(c.variant, c.steps, c.batch, c.hidden, c.hidden, c.layers));
-  std::vector<Tensor> inputs = randomInputs(m, 7);
-  std::vector<Tensor> gradOutputs = randomGradOutputs(m, inputs, 101);
-  FunctionOptions o{.fuser = c.fuser, .executor = c.executor, .device = DeviceKind::Cuda, .verifyEach = true};
-  Trained perStep = train(m, inputs, gradOutputs, o);
-  o.persistentRecurrences = true;
-  Trained persistent = train(m, inputs, gradOutputs, o);
-  expectSame(m, persistent, perStep);
-  // Every layer's forward ran as one persistent kernel, which compiled (no warning: no fallback to the steps),
-  // and so did its backward's steps after the first (whose group reads no product).
-  EXPECT_TRUE(persistent.stats.warnings.empty()) << persistent.stats.str();
-  EXPECT_EQ(persistent.stats.kernelRefusals, 0) << persistent.stats.str();
-  // Per forward: a persistent kernel a layer where the steps ran a kernel each.
-  EXPECT_LT(persistent.stats.kernelRuns, perStep.stats.kernelRuns) << persistent.stats.str();
-  const int64_t backward = c.steps - 1 >= 2 ? c.layers : 0;
-  EXPECT_EQ(formed(persistent.stats), c.layers + backward) << lines(persistent.stats.recurrences);
-  EXPECT_TRUE(perStep.stats.recurrences.empty());
+  // Every layer's forward, and its backward's steps after the first (whose group reads no product).
+  expectPersistentMatches(m, c.fuser, c.executor, 7, c.layers + (c.steps - 1 >= 2 ? c.layers : 0));
 }
 
 std::vector<Case> cases() {
@@ -156,6 +161,76 @@ std::vector<Case> cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, PersistentRecurrence, testing::ValuesIn(cases()), caseName);
+
+// A GRU layer (nn.GRU's equations), a cell no library fuses with the loop: the input projection ahead of the
+// loop, then per step r = sigmoid(x_r + h W_r + b_r), z likewise, n = tanh(x_n + r (h W_n + b_n)),
+// h' = n + z (h - n).
+std::string gruIR(int64_t steps, int64_t batch, int64_t input, int64_t hidden) {
+  return fmt::format(R"(graph(%input : Float({T}, {B}, {I}),
+      %h0 : Float({B}, {H}),
+      %w_ih : Float({G}, {I}),
+      %w_hh : Float({G}, {H}),
+      %b_ih : Float({G}),
+      %b_hh : Float({G})):
+  %0 : int = prim::Constant[value=0]()
+  %1 : bool = prim::Constant[value=1]()
+  %2 : int = prim::Constant[value=1]()
+  %3 : int = prim::Constant[value=3]()
+  %wi : Tensor = aten::t(%w_ih)
+  %xw : Tensor = aten::matmul(%input, %wi)
+  %xb : Tensor = aten::add(%xw, %b_ih, %2)
+  %xs : Tensor[] = aten::unbind(%xb, %0)
+  %n : int = aten::len(%xs)
+  %outs0 : Tensor[] = prim::ListConstruct()
+  %hT : Tensor, %outs : Tensor[] = prim::Loop(%n, %1, %h0, %outs0)
+    block0(%i : int, %h : Tensor, %acc : Tensor[]):
+      %x : Tensor = aten::__getitem__(%xs, %i)
+      %wh : Tensor = aten::t(%w_hh)
+      %hw : Tensor = aten::mm(%h, %wh)
+      %hb : Tensor = aten::add(%hw, %b_hh, %2)
+      %xc : Tensor[] = aten::chunk(%x, %3, %2)
+      %xr : Tensor, %xz : Tensor, %xn : Tensor = prim::ListUnpack(%xc)
+      %hc : Tensor[] = aten::chunk(%hb, %3, %2)
+      %hr : Tensor, %hz : Tensor, %hn : Tensor = prim::ListUnpack(%hc)
+      %ra : Tensor = aten::add(%xr, %hr, %2)
+      %r : Tensor = aten::sigmoid(%ra)
+      %za : Tensor = aten::add(%xz, %hz, %2)
+      %z : Tensor = aten::sigmoid(%za)
+      %rn : Tensor = aten::mul(%r, %hn)
+      %na : Tensor = aten::add(%xn, %rn, %2)
+      %nt : Tensor = aten::tanh(%na)
+      %d : Tensor = aten::sub(%h, %nt, %2)
+      %e : Tensor = aten::mul(%z, %d)
+      %h1 : Tensor = aten::add(%nt, %e, %2)
+      %acc1 : Tensor[] = prim::ListAppend(%acc, %h1)
+      -> (%1, %h1, %acc1)
+  %out : Tensor = aten::stack(%outs, %0)
+  return (%out, %hT)
+)", fmt::arg("T", steps), fmt::arg("B", batch), fmt::arg("I", input), fmt::arg("H", hidden),
+                     fmt::arg("G", 3 * hidden));
+}
+
+class PersistentGru : public testing::TestWithParam<std::tuple<FuserKind, ExecutorKind>> {};
+
+// The user's own cell inside the persistent frame: a GRU, forward and backward, against the per-step kernels.
+TEST_P(PersistentGru, MatchesThePerStepKernels) {
+  SKIP_WITHOUT_DEVICE();
+  const auto [fuser, executor] = GetParam();
+  Model m;
+  m.graph = parseIR(gruIR(5, 3, 7, 33));
+  m.inputs = {{"input", DType::Float32, {5, 3, 7}}, {"h0", DType::Float32, {3, 33}}, {"w_ih", DType::Float32, {99, 7}},
+              {"w_hh", DType::Float32, {99, 33}}, {"b_ih", DType::Float32, {99}}, {"b_hh", DType::Float32, {99}}};
+  m.outputs = {"output", "hy"};
+  expectPersistentMatches(m, fuser, executor, 23, 2);  // the forward, and the backward's steps but its first
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, PersistentGru,
+                         testing::Combine(testing::Values(FuserKind::Legacy, FuserKind::Te),
+                                          testing::Values(ExecutorKind::Legacy, ExecutorKind::Profiling)),
+                         [](const auto& info) {
+                           return fmt::format("{}_{}", fuserName(std::get<0>(info.param)),
+                                              executorName(std::get<1>(info.param)));
+                         });
 
 // Where the persistent kernel cannot run, the steps run as before, and the stats say why.
 TEST(PersistentRecurrenceFallback, AWeightLargerThanTheDeviceHoldsRunsTheSteps) {
