@@ -12,8 +12,8 @@
 # each of $SPLIT_BLOCKS_PER_SM (default 2; GJ_TE_SPLIT_BLOCKS_PER_SM, the TE split reductions' grid).
 # PART persistent (a few minutes; not in all) runs recurrence_test and the persistent recurrences' rows
 # (jit_persistent, docs/fusers.md) beside cuDNN's LSTM and jit_premul at seq 100, hidden 512 and batch 1, 4,
-# 16, 64, 128, and hidden 1024 at batch 64, uncaptured and with --cuda-graphs, then nn.LSTM on the machine's
-# PyTorch at the same shapes.
+# 16, 64, 128, hidden 1024 at batch 64 and three layers at batch 64, uncaptured and with --cuda-graphs, then
+# nn.LSTM on the machine's PyTorch at the same shapes.
 #
 # Every test binary runs whole: the CUDA cases (runtime/cuda, every kernel either fuser generates for the
 # models of tests/data, launched and compared with the interpreter; the unfused ops and Function on the
@@ -101,10 +101,10 @@ run_tests() {
     echo "## graphbench --device=cuda $graphs: persistent recurrences beside cuDNN's LSTM (hidden 512, seq 100)"
     echo
     echo '```'
-    for shape in "1 512" "4 512" "16 512" "64 512" "128 512" "64 1024"; do
+    for shape in "1 512 1" "4 512 1" "16 512 1" "64 512 1" "128 512 1" "64 1024 1" "64 512 3"; do
       set -- $shape
       "$carry/bin/graphbench" --device cuda $graphs --fuser old,te --executor profiling --group rnns --miniBatch $1 \
-        --inputSize $2 --hiddenSize $2 --rnns cudnn,jit_premul,jit_persistent 2>&1 | tail -7
+        --inputSize $2 --hiddenSize $2 --numLayers $3 --rnns cudnn,jit_premul,jit_persistent 2>&1 | tail -7
     done
     echo '```'
     echo
@@ -113,10 +113,10 @@ run_tests() {
   echo
   echo '```'
   if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-    for shape in "1 512" "4 512" "16 512" "64 512" "128 512" "64 1024"; do
+    for shape in "1 512 1" "4 512 1" "16 512 1" "64 512 1" "128 512 1" "64 1024 1" "64 512 3"; do
       set -- $shape
       python3 bench/torch_compare.py --device cuda --group rnns --rnns cudnn --miniBatch $1 --inputSize $2 \
-        --hiddenSize $2 2>&1 | grep -v Warning | tail -3
+        --hiddenSize $2 --numLayers $3 2>&1 | grep -v Warning | tail -3
     done
   else
     echo "no python3 with a CUDA torch on this machine"
