@@ -1,7 +1,6 @@
 #include "executors/pipeline.h"
 
 #include "fusers/recurrence.h"
-
 #include "ir/verifier.h"
 #include "passes/shape_propagation.h"
 #include "passes/util.h"
@@ -73,15 +72,18 @@ static void fuseAll(Plan& p, std::vector<Graph*> graphs, const PipelineOptions& 
   const bool persistent = o.fuserOptions.persistentRecurrences && o.fuserOptions.device == DeviceKind::Cuda;
   for (Graph* g : graphs) {
     step(p, *g, "fuse", [&](Graph& graph) { return fuser->fuse(graph) > 0; }, o);
-    if (persistent)
+    bool changed = p.passes.back().changed;
+    if (persistent) {
       step(p, *g, "persistent-recurrences", [&](Graph& graph) {
         RecurrenceReport r = formRecurrences(graph, fuser->groupOp(), recurrenceWeightBudget());
         for (const std::string& line : r.lines) p.fusion.recurrences.push_back(line);
         return r.formed > 0;
       }, o);
+      changed = changed || p.passes.back().changed;
+    }
     // What fusion left unread (the constants the groups copied in, the chunk rewrites' operands): every
     // run of the graph would still run it.
-    if (p.passes.back().changed) run(p, *g, {"dce"}, o);
+    if (changed) run(p, *g, {"dce"}, o);
   }
   for (Graph* g : graphs) {
     fuser->compile(*g, p.kernels, p.fusion);

@@ -259,6 +259,10 @@ TEST(PersistentRecurrenceFallback, ACellThatNormalizesAcrossTheHiddenSizeRunsThe
   auto want = reference.forward(std::vector<IValue>(inputs.begin(), inputs.end()));
   for (size_t i = 0; i < outs.size(); ++i)
     EXPECT_LE(test::relError(host(outs[i].toTensor()), want[i].toTensor()), 1e-5) << m.outputs[i];
+  // Nothing formed, the plan is the one without the option: fusion's dead nodes dropped as ever.
+  Function perStep(*m.graph, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda});
+  perStep.forward(std::vector<IValue>(inputs.begin(), inputs.end()));
+  EXPECT_EQ(f.optimizedGraph(), perStep.optimizedGraph());
 }
 
 TEST(PersistentRecurrenceFallback, OnTheCpuTheOptionIsAnError) {
