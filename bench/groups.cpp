@@ -580,10 +580,9 @@ Group cells(const Options& o) {
         if (library) g.rows.push_back(libraryLstmRow(name + ".cudnn", p, o));
         g.rows.push_back(trainingRow(name, buildLstm(LstmVariantKind::JitPremul, p), o, functionOptions(o), false));
         if (library) g.rows.back().baseline = name + ".cudnn";
-        if (onCuda(o)) {  // the same layer as one persistent kernel (fusers/recurrence.h)
-          FunctionOptions fo = functionOptions(o);
-          fo.persistentRecurrences = true;
-          g.rows.push_back(trainingRow(name + ".persistent", buildLstm(LstmVariantKind::JitPremul, p), o, fo, false));
+        if (onCuda(o)) {  // the same layer as one persistent kernel: the rnns group's jit_persistent
+          g.rows.push_back(trainingRow(name + ".persistent", buildLstm(LstmVariantKind::JitPremul, p), o,
+                                       rnnsFunctionOptions("jit_persistent", o), false));
           if (library) g.rows.back().baseline = name + ".cudnn";
         }
       }

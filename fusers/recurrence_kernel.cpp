@@ -21,6 +21,8 @@ using namespace recurrence;
 namespace {
 
 constexpr int64_t kThreads = 256;
+// The element function's name in every persistent kernel (each module has its own).
+constexpr const char* kCell = "gj_cell";
 // Dynamic shared memory a block may have without opting in (Kernel::allowSharedBytes).
 constexpr int64_t kSharedBytesDefault = 48 * 1024;
 
@@ -131,7 +133,7 @@ extern "C" __global__ void __launch_bounds__({threads}) {name}({params}, long lo
     for (long long e = threadIdx.x; e < B * units; e += blockDim.x) {{
       const long long b = e / units, u = e % units;
       if (u >= mine) continue;
-      {name}_cell(b * H + j0 + u, {args});{concatenate}
+      {cellName}(b * H + j0 + u, {args});{concatenate}
     }}
 {sums}    cooperative_groups::this_grid().sync();
   }}
@@ -140,17 +142,16 @@ extern "C" __global__ void __launch_bounds__({threads}) {name}({params}, long lo
       fmt::arg("R", l.batch % 4 == 0 && l.batch >= 32 ? 4 : 1), fmt::arg("cell", cell), fmt::arg("B", l.batch), fmt::arg("H", l.units), fmt::arg("G", l.width),
       fmt::arg("K", l.inner), fmt::arg("C", l.chunks), fmt::arg("threads", kThreads), fmt::arg("name", name),
       fmt::arg("params", params), fmt::arg("T", T), fmt::arg("hidden", hidden), fmt::arg("args", args),
-      fmt::arg("concatenate", concatenate), fmt::arg("sums", sums));
+      fmt::arg("concatenate", concatenate), fmt::arg("sums", sums), fmt::arg("cellName", kCell));
 }
 
 // Where the node's inputs go: indices into the subgraph's inputs.
 struct Binding {
   size_t weight = 0, h0 = 0;
   std::vector<std::vector<size_t>> slots;  // per group input: one index (per step for PerStep; none for Product)
-  /// Per node output: (step, group output), the group output Layout::outputs standing for the step's
-  /// concatenation.
+  /// Per node output: (step, group output), kConcatenation standing for the step's concatenation.
   std::vector<std::pair<size_t, size_t>> outputs;
-  std::vector<Shape> inputSizes;                   // every node input's static sizes
+  std::vector<TensorSignature> inputs;  // every node input's dtype and static sizes
 };
 
 Binding bind(const Graph& sub, const Chain& c, const Layout& l) {
@@ -160,7 +161,7 @@ Binding bind(const Graph& sub, const Chain& c, const Layout& l) {
     index[sub.inputs()[i]] = i;
     auto s = staticSizes(sub.inputs()[i]);
     USER_CHECK(s.has_value(), "persistent recurrence: input {} has unknown sizes", i);
-    b.inputSizes.emplace_back(*s);
+    b.inputs.push_back({l.dtype, Shape(s->begin(), s->end())});
   }
   auto at = [&](const Value* v) {
     auto it = index.find(v);
@@ -209,9 +210,33 @@ struct CellGroup {
   const Node* node = nullptr;
 };
 
+// The stacks a launch writes, as a kernel signature's outputs, in the kernel's parameter order: the gates'
+// scratch ([B, G], read back by the block that wrote it), the cell's outputs' ([T, B, w H] each), the
+// concatenation's ([T, B, K]) and the sums' ([T, m H] each).
+std::vector<TensorSignature> stackSignatures(const Layout& l) {
+  const int64_t T = l.steps;
+  std::vector<TensorSignature> out = {{l.dtype, {l.batch, l.width}}};
+  for (int64_t w : l.cellWidths) out.push_back({l.dtype, {T, l.batch, w * l.units}});
+  if (!l.catParts.empty()) out.push_back({l.dtype, {T, l.batch, static_cast<int64_t>(l.catParts.size()) * l.units}});
+  std::vector<int64_t> sumWidths(l.sums);
+  for (const OutputRole& r : l.roles)
+    if (r.sum) sumWidths[r.index] = static_cast<int64_t>(r.parts.size());
+  for (int64_t m : sumWidths) out.push_back({l.dtype, {T, m * l.units}});
+  return out;
+}
+
 class RecurrenceKernel final : public CompiledKernel {
  public:
-  RecurrenceKernel(Layout l, Binding b, cuda::Kernel kernel) : l_(std::move(l)), b_(std::move(b)), kernel_(std::move(kernel)) {
+  RecurrenceKernel(Layout l, Binding b, cuda::Kernel kernel)
+      : l_(std::move(l)), b_(std::move(b)), sig_(b_.inputs, stackSignatures(l_)), kernel_(std::move(kernel)) {
+    // Each node output: its step and its stack among the signature's outputs (after the gates' scratch).
+    const size_t cells = l_.cellWidths.size(), cat = l_.catParts.empty() ? 0 : 1;
+    for (const auto& [t, k] : b_.outputs) {
+      const size_t stack = k == kConcatenation ? 1 + cells
+                           : l_.roles[k].sum   ? 1 + cells + cat + l_.roles[k].index
+                                               : 1 + l_.roles[k].index;
+      outputs_.emplace_back(t, stack);
+    }
     // The fewest units a block that let every block be resident, its weight columns in shared memory where
     // they fit a block's (opting in past 48 KB), else read from L2.
     const cuda::DeviceInfo& device = cuda::requireDevice();
@@ -235,62 +260,34 @@ class RecurrenceKernel final : public CompiledKernel {
   }
 
   std::vector<Tensor> run(std::span<const Tensor* const> inputs) const override {
-    USER_CHECK(inputs.size() == b_.inputSizes.size(), "persistent recurrence: {} inputs where {} were expected",
-               inputs.size(), b_.inputSizes.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const Tensor& x = *inputs[i];
-      USER_CHECK(x.defined() && x.device() == DeviceKind::Cuda && x.dtype() == l_.dtype && x.sizes() == b_.inputSizes[i],
-                 "persistent recurrence: input {} is not the {} {} tensor on the device it was built for", i,
-                 dtypeName(l_.dtype), shapeStr(b_.inputSizes[i]));
-    }
-    std::vector<Tensor> keep;  // contiguous copies, where an input was not
-    auto pointer = [&](const Tensor& x) -> const void* {
-      if (x.isContiguous()) return x.rawData();
-      keep.push_back(x.contiguous());
-      return keep.back().rawData();
-    };
-    const int64_t T = l_.steps;
-    Tensor gates = Tensor::empty({l_.batch, l_.width}, l_.dtype, DeviceKind::Cuda);
-    // The cell's outputs' stacks, the concatenation's, the sums'.
-    std::vector<Tensor> cells, sums;
-    Tensor cat;
-    for (int64_t w : l_.cellWidths) cells.push_back(Tensor::empty({T, l_.batch, w * l_.units}, l_.dtype, DeviceKind::Cuda));
-    if (!l_.catParts.empty())
-      cat = Tensor::empty({T, l_.batch, static_cast<int64_t>(l_.catParts.size()) * l_.units}, l_.dtype, DeviceKind::Cuda);
-    sums.resize(l_.sums);
-    for (const OutputRole& r : l_.roles)
-      if (r.sum)
-        sums[r.index] = Tensor::empty({T, static_cast<int64_t>(r.parts.size()) * l_.units}, l_.dtype, DeviceKind::Cuda);
-    // Parameter values, each at a stable address (reserved up front), then a pointer to each.
-    std::vector<const void*> pointers;
+    // The inputs checked and made contiguous, the stacks allocated: a.pointers holds the inputs', then the
+    // stacks' data pointers, which the launch reads in place.
+    KernelArgs a = kernelArgs("persistent recurrence", DeviceKind::Cuda, inputs, sig_);
+    const size_t stacks = inputs.size();
+    std::vector<void*> params = {&a.pointers[b_.weight], &a.pointers[b_.h0], &a.pointers[stacks]};
+    // A per-step input's first step and stride, each at a stable address (reserved up front).
+    std::vector<Tensor> keep;
+    std::vector<const void*> bases;
     std::vector<long long> numbers;
-    pointers.reserve(4 + l_.slots.size() + cells.size() + sums.size());  // w, h0, gates, the slots, the stacks
-    numbers.reserve(3 + l_.slots.size());
-    std::vector<void*> params;
-    auto addPointer = [&](const void* p) { params.push_back(&pointers.emplace_back(p)); };
-    auto addNumber = [&](long long v) { params.push_back(&numbers.emplace_back(v)); };
-    addPointer(pointer(*inputs[b_.weight]));
-    addPointer(pointer(*inputs[b_.h0]));
-    addPointer(gates.rawData());
+    bases.reserve(l_.slots.size());
+    numbers.reserve(l_.slots.size() + 2);
     for (size_t j = 0; j < l_.slots.size(); ++j) {
       const std::vector<size_t>& at = b_.slots[j];
       switch (l_.slots[j].role) {
         case Role::Product: break;
         case Role::Carried:
-        case Role::Invariant: addPointer(pointer(*inputs[at[0]])); break;
+        case Role::Invariant: params.push_back(&a.pointers[at[0]]); break;
         case Role::PerStep: {
           auto [base, stride] = perStep(inputs, at, keep);
-          addPointer(base);
-          addNumber(stride);
+          params.push_back(&bases.emplace_back(base));
+          params.push_back(&numbers.emplace_back(stride));
           break;
         }
       }
     }
-    for (const Tensor& s : cells) addPointer(s.rawData());
-    if (cat.defined()) addPointer(cat.rawData());
-    for (const Tensor& s : sums) addPointer(s.rawData());
-    addNumber(T);
-    addNumber(units_);
+    for (size_t k = stacks + 1; k < a.pointers.size(); ++k) params.push_back(&a.pointers[k]);
+    params.push_back(&numbers.emplace_back(l_.steps));
+    params.push_back(&numbers.emplace_back(units_));
     int wShared = shared_ ? 1 : 0;
     params.push_back(&wShared);
     kernel_.launch({.grid = {static_cast<unsigned>(blocks_), 1, 1},
@@ -299,10 +296,8 @@ class RecurrenceKernel final : public CompiledKernel {
                     .cooperative = true},
                    params.data());
     std::vector<Tensor> outs;
-    for (const auto& [t, k] : b_.outputs) {
-      const Tensor& stack = k == kConcatenation ? cat : l_.roles[k].sum ? sums[l_.roles[k].index] : cells[l_.roles[k].index];
-      outs.push_back(stack.select(0, static_cast<int64_t>(t)));
-    }
+    outs.reserve(outputs_.size());
+    for (const auto& [t, stack] : outputs_) outs.push_back(a.outputs[stack].select(0, static_cast<int64_t>(t)));
     return outs;
   }
 
@@ -332,7 +327,9 @@ class RecurrenceKernel final : public CompiledKernel {
 
   Layout l_;
   Binding b_;
+  KernelSignature sig_;
   cuda::Kernel kernel_;
+  std::vector<std::pair<size_t, size_t>> outputs_;  // per node output: (step, stack among a launch's outputs)
   int64_t units_ = 1, blocks_ = 1;
   bool shared_ = false;
   unsigned sharedBytes_ = 0;
@@ -346,7 +343,7 @@ std::string emitRecurrence(const Node* group, const Fuser& fuser, const std::str
   Layout l;
   if (std::string why = analyze(c, l); !why.empty()) throw Error("persistent recurrence: " + why);
   CellGroup cell(*c.groups[0], l);
-  return kernelSource(l, fuser.emitElementFunction(cell.node, name + "_cell"), name);
+  return kernelSource(l, fuser.emitElementFunction(cell.node, kCell), name);
 }
 
 void compileRecurrences(const Graph& g, Fuser& fuser, const FuserOptions& opts, KernelTable& kernels,
@@ -360,15 +357,16 @@ void compileRecurrences(const Graph& g, Fuser& fuser, const FuserOptions& opts, 
                   Layout l;
                   if (std::string why = analyze(c, l); !why.empty()) throw Error("persistent recurrence: " + why);
                   Binding b = bind(sub, c, l);
-                  auto cell = std::make_shared<CellGroup>(*c.groups[0], l);
+                  // The cell's code once: the key holds it, and the build puts it in the kernel's source.
+                  std::string cell = fuser.emitElementFunction(CellGroup(*c.groups[0], l).node, kCell);
                   std::string key = fmt::format("{} {} {}\n{}", fuser.name(), l.steps, sub.inputs().size(),
-                                                kernelSource(l, fuser.emitElementFunction(cell->node, "CELL"), "NAME"));
+                                                kernelSource(l, cell, "NAME"));
                   for (const auto& [t, k] : b.outputs) key += fmt::format(" {}:{}", t, k);
                   for (const auto& s : b.slots) key += fmt::format(" [{}]", fmt::join(s, ","));
                   key += fmt::format(" w{} h{}", b.weight, b.h0);
-                  return {std::move(key), [&fuser, cell, l, b, dumpDir = opts.dumpDir](const std::string& name)
+                  return {std::move(key), [cell = std::move(cell), l, b, dumpDir = opts.dumpDir](const std::string& name)
                               -> std::shared_ptr<const CompiledKernel> {
-                            std::string source = kernelSource(l, fuser.emitElementFunction(cell->node, name + "_cell"), name);
+                            std::string source = kernelSource(l, cell, name);
                             if (!dumpDir.empty()) std::ofstream(dumpDir + "/" + name + ".cu") << source;
                             auto kernel = cuda::compileKernel(source, name);
                             if (!kernel) throw kernel.error();

@@ -10,13 +10,21 @@
 
 #include <fmt/format.h>
 
+#include <span>
 #include <unordered_set>
 
 namespace gj::recurrence {
 
 namespace {
 
-std::optional<std::vector<int64_t>> sizesOf(const Value* v) { return staticSizes(v); }
+// The parts of aten::cat(prim::ListConstruct(parts...), dim) at `dim` (1 also as -1: the values are
+// matrices); nullopt for any other node.
+std::optional<std::span<Value* const>> concatenated(const Node* n, int64_t dim) {
+  auto d = n->kind() == OpKind::Cat ? constantInt(n->input(1)) : std::nullopt;
+  if (!d || (*d != dim && !(dim == 1 && *d == -1)) || n->input(0)->node()->kind() != OpKind::ListConstruct)
+    return std::nullopt;
+  return n->input(0)->node()->inputs();
+}
 
 // The product's uses in the group's subgraph read element (b, j) at columns c H + j only: chunks along
 // dim 1 into [B, H] pieces, or the product itself when G = H, read by elementwise ops.
@@ -39,16 +47,16 @@ std::string productReadsElementwise(const Graph& sub, size_t slot, const Layout&
 // A sum over the batch of [B, H] values: sum_to_size(v, [H]), or cat(sum_to_size(v_c, [H])..., 0); its v's.
 std::optional<std::vector<const Value*>> batchSum(const Value* o, const Layout& l) {
   auto single = [&](const Node* n) -> const Value* {
-    if (n->kind() != OpKind::SumToSize || sizesOf(n->input(0)) != l.cell) return nullptr;
+    if (n->kind() != OpKind::SumToSize || staticSizes(n->input(0)) != l.cell) return nullptr;
     auto to = constantInts(n->input(1));
     return to && *to == std::vector<int64_t>{l.units} ? n->input(0) : nullptr;
   };
   const Node* n = o->node();
   if (const Value* v = single(n)) return std::vector<const Value*>{v};
-  auto dim = n->kind() == OpKind::Cat ? constantInt(n->input(1)) : std::nullopt;
-  if (!dim || *dim != 0 || n->input(0)->node()->kind() != OpKind::ListConstruct) return std::nullopt;
+  auto sums = concatenated(n, 0);
+  if (!sums) return std::nullopt;
   std::vector<const Value*> parts;
-  for (const Value* part : n->input(0)->node()->inputs()) {
+  for (const Value* part : *sums) {
     const Value* v = single(part->node());
     if (!v) return std::nullopt;
     parts.push_back(v);
@@ -58,12 +66,11 @@ std::optional<std::vector<const Value*>> batchSum(const Value* o, const Layout& 
 
 // A concatenation along dim 1 of [B, H] values; its parts.
 std::optional<std::vector<const Value*>> columnConcatenation(const Value* o, const Layout& l) {
-  const Node* n = o->node();
-  auto dim = n->kind() == OpKind::Cat ? constantInt(n->input(1)) : std::nullopt;
-  if (!dim || (*dim != 1 && *dim != -1) || n->input(0)->node()->kind() != OpKind::ListConstruct) return std::nullopt;
+  auto columns = concatenated(o->node(), 1);
+  if (!columns) return std::nullopt;
   std::vector<const Value*> parts;
-  for (const Value* part : n->input(0)->node()->inputs()) {
-    if (sizesOf(part) != l.cell) return std::nullopt;
+  for (const Value* part : *columns) {
+    if (staticSizes(part) != l.cell) return std::nullopt;
     parts.push_back(part);
   }
   return parts;
@@ -98,7 +105,7 @@ std::string classifyCell(const Graph& sub, Layout& l) {
     const Value* o = sub.outputs()[k];
     OutputRole& r = l.roles[k];
     if (o->type().dtype != l.dtype) return "the cell's outputs differ in dtype";
-    if (sizesOf(o) == l.cell) {
+    if (staticSizes(o) == l.cell) {
       r.index = l.cellWidths.size();
       l.cellWidths.push_back(1);
     } else if (auto parts = columnConcatenation(o, l)) {
@@ -143,8 +150,7 @@ std::vector<const Node*> catsOfOutputs(const Node* g) {
       // each list once: found through its first element
       if (list->kind() != OpKind::ListConstruct || list->output()->uses().size() != 1 || u.index != 0) continue;
       const Node* cat = list->output()->uses()[0].user;
-      auto dim = cat->kind() == OpKind::Cat ? constantInt(cat->input(1)) : std::nullopt;
-      if (!dim || (*dim != 1 && *dim != -1)) continue;
+      if (!concatenated(cat, 1)) continue;
       bool ofG = true;
       for (const Value* part : list->inputs()) ofG = ofG && part->node() == g;
       if (ofG) cats.push_back(cat);
@@ -170,7 +176,7 @@ std::string analyze(const Chain& c, Layout& l) {
 
   const Node* p0 = c.products[0];
   const Value* w = p0->input(1);
-  auto ws = sizesOf(w), hs = sizesOf(p0->input(0)), ps = sizesOf(p0->output());
+  auto ws = staticSizes(w), hs = staticSizes(p0->input(0)), ps = staticSizes(p0->output());
   if (!ws || !hs || !ps || ws->size() != 2 || hs->size() != 2 || ps->size() != 2)
     return "the product's sizes are not known";
   const std::optional<DType> dtype = p0->output()->type().dtype;
@@ -201,13 +207,13 @@ std::string analyze(const Chain& c, Layout& l) {
     else s.role = Role::PerStep;
     for (size_t t = 0; t < steps; ++t) {
       const Value* v = c.groups[t]->input(j);
-      if (v->type().dtype != l.dtype || !sizesOf(v)) return "a step's group reads a value of another dtype or unknown sizes";
+      if (v->type().dtype != l.dtype || !staticSizes(v)) return "a step's group reads a value of another dtype or unknown sizes";
       bool ok = true;
       switch (s.role) {
         case Role::Product: ok = v == c.products[t]->output(); break;
         case Role::Carried: ok = t == 0 ? outside(v) : v == c.groups[t - 1]->output(s.from); break;
         case Role::Invariant: ok = v == g0->input(j) && outside(v); break;
-        case Role::PerStep: ok = outside(v) && sizesOf(v) == sizesOf(g0->input(j)); break;
+        case Role::PerStep: ok = outside(v) && staticSizes(v) == staticSizes(g0->input(j)); break;
       }
       if (!ok) return fmt::format("step {}'s group reads its input {} in another way than step 1's", t, j);
     }

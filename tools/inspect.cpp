@@ -140,6 +140,24 @@ static std::vector<std::pair<std::string, const Graph*>> planGraphs(const Plan& 
 
 static bool isGroup(const Node* n) { return isFusionGroupOp(n->kind()); }
 
+// A copy of one of the plan's graphs, as fused here, with the recurrences a CUDA plan would run as one kernel
+// each (fusers/recurrence.h), and the step's report of them.
+struct PersistentCopy {
+  std::string title;
+  std::unique_ptr<Graph> graph;
+  RecurrenceReport report;
+};
+
+static std::vector<PersistentCopy> persistentCopies(const Plan& p, const Fuser& f) {
+  std::vector<PersistentCopy> copies;
+  for (const auto& [title, g] : planGraphs(p)) {
+    std::unique_ptr<Graph> copy = g->clone();
+    RecurrenceReport r = formRecurrences(*copy, f.groupOp(), recurrenceWeightBudget());
+    copies.push_back({title, std::move(copy), std::move(r)});
+  }
+  return copies;
+}
+
 int cmdFuse(const std::string& file, const std::string& fuser, bool backward) {
   USER_CHECK(fuser != "none", "graphir fuse needs --fuser=old or te");
   Plan p = optimizedPlan(file, "legacy", fuser, false, backward);
@@ -177,6 +195,18 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
                                                                                          : DeviceKind::Cpu,
                                                                .cudaLaunch = launch});
   int k = 0, entries = 0, spilled = 0;
+  // ptxas' report of a kernel for sm_90, a line per entry, after which `each` may print more of the entry.
+  auto ptxas = [&](const std::string& code, const std::string& name,
+                   const std::function<void(const KernelResources&)>& each) {
+    auto usage = nvrtcResourceUsage(code, name, "sm_90");
+    USER_CHECK(usage.ok(), "{} did not compile for sm_90: {}", name, usage.ok() ? "" : usage.error().what());
+    for (const KernelResources& r : usage.value()) {
+      std::cout << fmt::format("// ptxas sm_90 {}: {}\n", r.entry, r.str());
+      each(r);
+      spilled += r.spillStoreBytes + r.spillLoadBytes > 0;
+      ++entries;
+    }
+  };
   for (const auto& [title, g] : planGraphs(p)) forEachNode(g->block(), [&](Node* n) {
     if (!isGroup(n)) return;
     std::string name = fmt::format("fusion_group_{}", k++);
@@ -189,42 +219,26 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
       std::cout << "wrote " << path << "\n";
     }
     if (!stats) return;
-    auto usage = nvrtcResourceUsage(code, name, "sm_90");
-    USER_CHECK(usage.ok(), "{} did not compile for sm_90: {}", name, usage.ok() ? "" : usage.error().what());
     const KernelCost cost = f->cost(n, kH100Multiprocessors);
-    for (const KernelResources& r : usage.value()) {
-      std::cout << fmt::format("// ptxas sm_90 {}: {}\n", r.entry, r.str());
+    ptxas(code, name, [&](const KernelResources& r) {
       const int64_t bytes = cost.bytesRead + cost.bytesWritten;
       std::cout << fmt::format("// cost {}: {} {} of {} threads, occupancy {:.0f} % on sm_90; reads {} B, "
                                "writes {} B, {} FLOPs ({:.2f} a byte)\n", r.entry, cost.blocks,
                                cost.blocks == 1 ? "block" : "blocks", cost.threadsPerBlock,
                                100 * sm90Occupancy(r, cost.threadsPerBlock), cost.bytesRead, cost.bytesWritten,
                                cost.flops, bytes ? static_cast<double>(cost.flops) / static_cast<double>(bytes) : 0.0);
-      spilled += r.spillStoreBytes + r.spillLoadBytes > 0;
-      ++entries;
-    }
+    });
   });
   if (persistent) {
-    // The persistent recurrences a CUDA plan would make (on a copy of each graph as fused here).
     int r = 0;
-    for (const auto& [title, g] : planGraphs(p)) {
-      std::unique_ptr<Graph> copy = g->clone();
-      formRecurrences(*copy, f->groupOp(), recurrenceWeightBudget());
-      forEachNode(copy->block(), [&](Node* n) {
+    for (const PersistentCopy& c : persistentCopies(p, *f))
+      forEachNode(c.graph->block(), [&](Node* n) {
         if (n->kind() != OpKind::RecurrenceGroup) return;
         std::string name = fmt::format("persistent_recurrence_{}", r++);
         std::string code = emitRecurrence(n, *f, name);
-        std::cout << "// " << name << " (" << title << ")\n" << code << "\n";
-        if (!stats) return;
-        auto usage = nvrtcResourceUsage(code, name, "sm_90");
-        USER_CHECK(usage.ok(), "{} did not compile for sm_90: {}", name, usage.ok() ? "" : usage.error().what());
-        for (const KernelResources& res : usage.value()) {
-          std::cout << fmt::format("// ptxas sm_90 {}: {}\n", res.entry, res.str());
-          spilled += res.spillStoreBytes + res.spillLoadBytes > 0;
-          ++entries;
-        }
+        std::cout << "// " << name << " (" << c.title << ")\n" << code << "\n";
+        if (stats) ptxas(code, name, [](const KernelResources&) {});
       });
-    }
     if (r == 0) std::cerr << "no persistent recurrences in " << file << "\n";
   }
   if (k == 0) std::cerr << "no fusion groups in " << file << "\n";
@@ -246,16 +260,12 @@ int cmdExplain(const std::string& file, const std::string& fuser, bool backward,
     });
     if (!section.empty()) std::cout << fmt::format("# {}\n{}", title, section);
   }
-  if (persistent) {
-    // On a copy of each graph as fused here: the recurrences a CUDA plan would run as one kernel.
-    for (const auto& [title, g] : planGraphs(p)) {
-      std::unique_ptr<Graph> copy = g->clone();
-      RecurrenceReport r = formRecurrences(*copy, f->groupOp(), recurrenceWeightBudget());
-      if (r.lines.empty()) continue;
-      std::cout << fmt::format("# persistent recurrences of {}\n", title);
-      for (const std::string& line : r.lines) std::cout << "    " << line << "\n";
+  if (persistent)
+    for (const PersistentCopy& c : persistentCopies(p, *f)) {
+      if (c.report.lines.empty()) continue;
+      std::cout << fmt::format("# persistent recurrences of {}\n", c.title);
+      for (const std::string& line : c.report.lines) std::cout << "    " << line << "\n";
     }
-  }
   std::cerr << fmt::format("{} op(s) outside the {} fuser's groups\n", outside, fuser);
   return 0;
 }
