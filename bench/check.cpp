@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -273,16 +274,15 @@ std::function<Tensor(const Tensor&, const Tensor&)> rowDropout(const std::option
 // Calls f(name, options) for a compiled row under each fuser x executor pair: the name printed (row/fuser/
 // executor when there are several pairs) and its Function's options.
 template <typename F>
-void forEachPair(const std::string& row, const Options& o, const std::vector<std::pair<std::string, std::string>>& pairs,
-                 F&& f) {
-  for (const auto& [fuser, executor] : pairs) {
+void forEachPair(const std::string& row, const Options& o, const std::vector<FuserExecutor>& pairs, F&& f) {
+  for (const FuserExecutor& p : pairs) {
     Options po = o;
-    po.fuser = fuser, po.executor = executor;
-    f(pairs.size() > 1 ? fmt::format("{}/{}/{}", row, fuser, executor) : row, rnnsFunctionOptions(row, po));
+    std::tie(po.fuser, po.executor) = p;
+    f(pairs.size() > 1 ? fmt::format("{}/{}", row, pairName(p)) : row, rnnsFunctionOptions(row, po));
   }
 }
 
-int runCheck(const Options& o, const std::vector<std::pair<std::string, std::string>>& pairs) {
+int runCheck(const Options& o, const std::vector<FuserExecutor>& pairs) {
   const std::string noLibrary = noLibraryLstm(o);
   const std::string libraryName = noLibrary.empty() ? "cudnn" : "aten";
   const Compute libraryTwin = noLibrary.empty() ? library(o) : eagerAutograd();

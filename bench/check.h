@@ -15,6 +15,6 @@ namespace gj::bench {
 /// Prints one line per row; returns 0 when every row agrees with its twin, 1 otherwise.
 /// GJ_CHECK_PLANT_ERROR=ROW (the test of --check itself) adds 2e-3 to one element of that row's first
 /// parameter gradient, which must then fail.
-int runCheck(const Options& o, const std::vector<std::pair<std::string, std::string>>& fuserExecutorPairs);
+int runCheck(const Options& o, const std::vector<FuserExecutor>& fuserExecutorPairs);
 
 }  // namespace gj::bench

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <tuple>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -39,28 +40,39 @@ struct CudaOptions {
 
 // The fusers and executors to compare: the compiled rows run once per pair.
 struct Combinations {
-  std::vector<std::string> fusers = {"none"}, executors = {"profiling"};
+  std::vector<FuserKind> fusers = {FuserKind::None};
+  std::vector<ExecutorKind> executors = {ExecutorKind::Profiling};
   bool interleave = false;
   bool check = false;  ///< --check: compare the rows with their twins instead of timing them
 
   size_t size() const { return fusers.size() * executors.size(); }
-  std::vector<std::pair<std::string, std::string>> pairs() const {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& f : fusers)
-      for (const auto& e : executors) out.emplace_back(f, e);
+  std::vector<FuserExecutor> pairs() const {
+    std::vector<FuserExecutor> out;
+    for (FuserKind f : fusers)
+      for (ExecutorKind e : executors) out.emplace_back(f, e);
+    return out;
+  }
+  std::vector<std::string_view> fuserNames() const {
+    std::vector<std::string_view> out;
+    for (FuserKind f : fusers) out.push_back(fuserName(f));
+    return out;
+  }
+  std::vector<std::string_view> executorNames() const {
+    std::vector<std::string_view> out;
+    for (ExecutorKind e : executors) out.push_back(executorName(e));
     return out;
   }
 };
 
-void checkDistinct(const std::vector<std::string>& values, const char* option) {
+void checkDistinct(const std::vector<std::string_view>& values, const char* option) {
   for (size_t i = 0; i < values.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       USER_CHECK(values[i] != values[j], "{} names '{}' twice; give each value once", option, values[i]);
 }
 
 void validate(const Options& o, const CudaOptions& cuda, const Combinations& combos) {
-  checkDistinct(combos.fusers, "--fuser");
-  checkDistinct(combos.executors, "--executor");
+  checkDistinct(combos.fuserNames(), "--fuser");
+  checkDistinct(combos.executorNames(), "--executor");
   if (o.device == "cpu")
     USER_CHECK(cuda.given.empty(), "{} applies to --device=cuda only; drop it or run on CUDA",
                fmt::join(cuda.given, ", "));
@@ -98,7 +110,8 @@ std::string cudaLaunchSettings(const Options& o) {
 // The fewest warm-up runs that keep plan building out of the timed runs: the profiling executor profiles
 // --profiling-runs calls and then optimizes; under --cuda-graphs the run after those is captured.
 int minimumWarmup(const Options& o, const Combinations& c) {
-  const bool profiling = std::find(c.executors.begin(), c.executors.end(), "profiling") != c.executors.end();
+  const bool profiling =
+      std::find(c.executors.begin(), c.executors.end(), ExecutorKind::Profiling) != c.executors.end();
   return (profiling || o.cudaGraphs ? o.profilingRuns + 1 : 1) + (o.cudaGraphs ? 1 : 0);
 }
 
@@ -116,7 +129,7 @@ std::string settingsLine(const Options& o, const Combinations& c) {
       "Namespace(fuser='{}', executor='{}', device='{}', group={}, rnns={}, seqLength={}, numLayers={}, "
       "inputSize={}, hiddenSize={}, miniBatch={}, vocab={}, imageSize={}, nloops={}, warmup={}, profiling_runs={}, threads={}, "
       "seed={}{}{}{}) | {}",
-      fmt::join(c.fusers, ","), fmt::join(c.executors, ","), o.device, fmt::join(o.groups, ","),
+      fmt::join(c.fuserNames(), ","), fmt::join(c.executorNames(), ","), o.device, fmt::join(o.groups, ","),
       o.rnns.empty() ? "all" : fmt::format("{}", fmt::join(o.rnns, ",")), opt(o.seqLength), opt(o.numLayers),
       opt(o.inputSize), opt(o.hiddenSize), opt(o.miniBatch), opt(o.vocab), opt(o.imageSize), o.nloops ? opt(o.nloops) : "each group's",
       warmupSetting(o, c), o.profilingRuns, numThreads(), o.seed, c.interleave ? ", interleave" : "",
@@ -126,8 +139,8 @@ std::string settingsLine(const Options& o, const Combinations& c) {
 // Every setting as JSON, for scripts: what was given (null: the group's default) and what was used.
 nlohmann::json settingsJson(const Options& o, const Combinations& c) {
   auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  return {{"fuser", c.fusers},
-          {"executor", c.executors},
+  return {{"fuser", c.fuserNames()},
+          {"executor", c.executorNames()},
           {"device", o.device},
           {"group", o.groups},
           {"rnns", o.rnns},
@@ -215,9 +228,8 @@ std::string ms(double v) { return fmt::format("{:.3f}", v); }
 // (`jit_premul/te/profiling`).
 std::vector<Row> buildRows(const std::string& name, Options o, const Combinations& combos, Group& first) {
   std::vector<Group> built;
-  for (const auto& [fuser, executor] : combos.pairs()) {
-    o.fuser = fuser;
-    o.executor = executor;
+  for (const FuserExecutor& p : combos.pairs()) {
+    std::tie(o.fuser, o.executor) = p;
     built.push_back(buildGroup(name, o));
   }
   first = built.front();
@@ -229,7 +241,7 @@ std::vector<Row> buildRows(const std::string& name, Options o, const Combination
     }
     for (const Group& g : built) {
       Row r = g.rows.at(i);
-      if (combos.size() > 1) r.name += "/" + r.fuser + "/" + r.executor;
+      if (combos.size() > 1) r.name += "/" + pairName(*r.pair);
       rows.push_back(std::move(r));
     }
   }
@@ -245,17 +257,18 @@ std::string cudnnSummary(const std::vector<Row>& rows, const std::vector<RowTimi
     if (rows[i].name == "cudnn") base = i;
   if (base == rows.size()) return "";
   std::string out;
-  for (const auto& [fuser, executor] : combos.pairs()) {
+  for (const FuserExecutor& p : combos.pairs()) {
     std::optional<size_t> bestFwd, bestBwd;
     for (size_t i = 0; i < rows.size(); ++i) {
-      if (rows[i].fuser != fuser || rows[i].executor != executor) continue;  // another pair, or not compiled
+      if (rows[i].pair != p) continue;  // another pair, or not compiled
       if (!bestFwd || t[i].fwd.medianMs < t[*bestFwd].fwd.medianMs) bestFwd = i;
       if (rows[i].backward && !t[base].bwd.samplesMs.empty() &&
           (!bestBwd || t[i].bwd.medianMs < t[*bestBwd].bwd.medianMs))
         bestBwd = i;
     }
     if (!bestFwd) continue;
-    out += fmt::format("# fuser {}, executor {}: fastest forward {} ({:.2f}x cudnn)", fuser, executor,
+    out += fmt::format("# fuser {}, executor {}: fastest forward {} ({:.2f}x cudnn)", fuserName(p.first),
+                       executorName(p.second),
                        rows[*bestFwd].name, t[*bestFwd].fwd.medianMs / t[base].fwd.medianMs);
     if (bestBwd)
       out += fmt::format(", fastest backward {} ({:.2f}x cudnn)", rows[*bestBwd].name,
@@ -368,8 +381,8 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
                             {"unreliable", unreliable.empty() ? nlohmann::json() : nlohmann::json(unreliable)}};
       row["fwd"]["median_uncertainty"] = fwd.medianUncertainty;
       if (r.compiled()) {
-        row["fuser"] = r.fuser;
-        row["executor"] = r.executor;
+        row["fuser"] = fuserName(r.pair->first);
+        row["executor"] = executorName(r.pair->second);
       }
       if (hasBwd)
         row["bwd"] = {{"median_ms", bwd.medianMs}, {"std_ms", bwd.stdMs}, {"median_uncertainty", bwd.medianUncertainty},
@@ -394,7 +407,7 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
     std::ofstream out(o.plotPath);
     USER_CHECK(out.good(), "--plot: cannot write '{}'", o.plotPath);
     out << plotSvg(fmt::format("graphbench --fuser={} --executor={} --device={} ({} threads)",
-                               fmt::join(combos.fusers, ","), fmt::join(combos.executors, ","), o.device,
+                               fmt::join(combos.fuserNames(), ","), fmt::join(combos.executorNames(), ","), o.device,
                                numThreads()),
                    plot);
   }
@@ -410,14 +423,8 @@ int main(int argc, char** argv) {
   gj::bench::Combinations combos;
   CLI::App app{"graphbench: forward and backward time of graphjit's models (the fastrnns table)", "graphbench"};
   app.set_version_flag("--version", gj::cli::versionString());
-  app.add_option("--fuser", combos.fusers,
-                 "fuser of the compiled rows: none, old (legacy) or te (tensor expressions); several compare them")
-      ->delimiter(',')
-      ->check(gj::cli::oneOf({"none", "old", "te"}));
-  app.add_option("--executor", combos.executors, "executor of the compiled rows: legacy or profiling; several "
-                 "compare them")
-      ->delimiter(',')
-      ->check(gj::cli::oneOf({"legacy", "profiling"}));
+  gj::cli::addFusersOption(&app, combos.fusers, "fuser of the compiled rows; several compare them");
+  gj::cli::addExecutorsOption(&app, combos.executors, "executor of the compiled rows; several compare them");
   app.add_flag("--check", combos.check,
                "fastrnns' test.py: run each rnns row once on the inputs of its twin (cudnn; aten for cudnn and the "
                "layer-norm rows; vl_cudnn for vl_*; resnet* for resnet*_jit) and compare outputs and gradients (max "

@@ -56,10 +56,12 @@ void sgdUpdate(const Tensor& w, const Tensor& g, double lr) {
 
 }  // namespace
 
+std::string pairName(const FuserExecutor& p) { return fmt::format("{}/{}", fuserName(p.first), executorName(p.second)); }
+
 FunctionOptions functionOptions(const Options& o) {
   FunctionOptions fo;
-  fo.fuser = fuserFromName(o.fuser);
-  fo.executor = executorFromName(o.executor);
+  fo.fuser = o.fuser;
+  fo.executor = o.executor;
   fo.profilingRuns = o.profilingRuns;
   fo.device = onCuda(o) ? DeviceKind::Cuda : DeviceKind::Cpu;
   fo.cudaLaunch = {.blockSize = o.cudaBlockSize, .blockCount = o.cudaBlockCount, .loopLevel = o.cudaLoopLevel};
@@ -226,7 +228,7 @@ Row trainingRow(const std::string& name, const Model& m, const Options& o, Funct
   }
   t->lr = o.learningRate;
   t->sgd = sgd;
-  return {name, [t] { t->forward(); }, [t] { t->backward(); }, [t] { return functionInfo(*t->f); }, "", o.fuser, o.executor};
+  return {name, [t] { t->forward(); }, [t] { t->backward(); }, [t] { return functionInfo(*t->f); }, "", FuserExecutor{o.fuser, o.executor}};
 }
 
 // Forward only, no gradients (inference).
@@ -234,7 +236,7 @@ Row inferenceRow(const std::string& name, const Model& m, const Options& o, Func
   auto f = std::make_shared<Function>(*m.graph, fo);
   auto in = std::make_shared<std::vector<IValue>>();
   for (const Tensor& t : rowInputs(m, o)) in->push_back(t);
-  return {name, [f, in] { f->forward(*in); }, {}, [f] { return functionInfo(*f); }, "", o.fuser, o.executor};
+  return {name, [f, in] { f->forward(*in); }, {}, [f] { return functionInfo(*f); }, "", FuserExecutor{o.fuser, o.executor}};
 }
 
 // The graph interpreted as written (loops kept, no optimization), with the autodiff tape.

@@ -15,8 +15,15 @@
 
 namespace gj::bench {
 
+/// A compiled row's fuser and executor.
+using FuserExecutor = std::pair<FuserKind, ExecutorKind>;
+/// "te/profiling": a compiled row's name suffix when graphbench compares several pairs.
+std::string pairName(const FuserExecutor& p);
+
 struct Options {
-  std::string fuser = "none", executor = "profiling", device = "cpu";
+  FuserKind fuser = FuserKind::None;
+  ExecutorKind executor = ExecutorKind::Profiling;
+  std::string device = "cpu";
   std::vector<std::string> groups = {"rnns"};
   std::vector<std::string> rnns;
   std::optional<int64_t> seqLength, numLayers, inputSize, hiddenSize, miniBatch, vocab, imageSize;
@@ -48,8 +55,8 @@ struct Row {
   std::string baseline;  ///< a row of the same group this one is compared with ("slower by"), or empty
   /// The fuser and executor of a compiled row (a Function with the options' fuser and executor); empty on
   /// every other row. graphbench builds a compiled row once per fuser x executor it is asked to compare.
-  std::string fuser{}, executor{};
-  bool compiled() const { return !fuser.empty(); }
+  std::optional<FuserExecutor> pair{};
+  bool compiled() const { return pair.has_value(); }
 };
 
 /// A size a group uses: one value, or the values it sweeps (`sweep`: the rows take each in turn).

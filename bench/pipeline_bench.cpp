@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
   std::vector<int64_t> depths = {1, 2, 5, 10, 20, 50}, seqs = {100, 250, 500, 1000, 2000};
   int64_t size = 64, batch = 64, seqForDepths = 100, depthForSeqs = 1;
   size_t top = 10;
-  std::string fuserName = "te";
+  FuserKind fuser = FuserKind::Te;
   CLI::App app{"pipeline_bench: the compile pipeline's time on stacked LSTMs of growing size", "pipeline_bench"};
   app.set_version_flag("--version", cli::versionString());
   app.add_option("--depths", depths, "stack depths at --seq-for-depths steps")->delimiter(',')->check(cli::positive());
@@ -130,15 +130,14 @@ int main(int argc, char** argv) {
   app.add_option("--depth-for-seqs", depthForSeqs, "depth of the sequence sweep")->check(cli::positive());
   app.add_option("--size", size, "input = hidden features (cells group: 64)")->check(cli::positive());
   app.add_option("--batch", batch, "batch size (cells group: 64)")->check(cli::positive());
-  app.add_option("--fuser", fuserName, "none, old or te")->check(cli::oneOf({"none", "old", "te"}));
+  cli::addFuserOption(&app, fuser, "the fuser (default te)");
   app.add_option("--top", top, "passes listed per table")->check(cli::positive());
   if (auto status = cli::parse(app, argc, argv)) return *status;
   // Cold means cold: no kernel from the persistent cache either (runtime/disk_cache.h).
   setenv("GJ_CACHE_DIR", "off", 1);
   try {
-    const FuserKind fuser = fuserFromName(fuserName);
     fmt::print("# pipeline_bench: {}, fuser {}, size {}, batch {}, backward included\n\n{}\n", cli::versionString(),
-               fuserName, size, batch, bench::describeMachine());
+               fuserName(fuser), size, batch, bench::describeMachine());
     std::vector<Measure> byDepth, bySeq;
     for (int64_t d : depths) byDepth.push_back(measure(d, seqForDepths, size, batch, fuser));
     printTable(fmt::format("depth sweep at seq {}", seqForDepths), byDepth, top);

@@ -6,6 +6,8 @@
 #include "passes/shape_propagation.h"
 #include "runtime/cuda/device.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -14,18 +16,38 @@
 
 namespace gj {
 
-std::string_view executorName(ExecutorKind k) {
-  switch (k) {
-    case ExecutorKind::Legacy: return "legacy";
-    case ExecutorKind::Profiling: return "profiling";
-  }
-  return "?";
-}
+namespace {
+
+struct RegisteredExecutor {
+  ExecutorKind kind;
+  std::string_view name, help;
+};
+
+constexpr RegisteredExecutor kExecutors[] = {
+#define EXECUTOR(E, NAME, HELP) {ExecutorKind::E, NAME, HELP},
+#include "executors/executors.def"
+#undef EXECUTOR
+};
+
+constexpr ExecutorKind kExecutorKinds[] = {
+#define EXECUTOR(E, NAME, HELP) ExecutorKind::E,
+#include "executors/executors.def"
+#undef EXECUTOR
+};
+
+}  // namespace
+
+std::span<const ExecutorKind> allExecutors() { return kExecutorKinds; }
+std::string_view executorName(ExecutorKind k) { return kExecutors[static_cast<size_t>(k)].name; }
+std::string_view executorHelp(ExecutorKind k) { return kExecutors[static_cast<size_t>(k)].help; }
 
 ExecutorKind executorFromName(std::string_view name) {
-  for (ExecutorKind k : {ExecutorKind::Legacy, ExecutorKind::Profiling})
-    if (executorName(k) == name) return k;
-  throw Error(fmt::format("unknown executor '{}'", name), "", "executors: legacy, profiling");
+  std::vector<std::string_view> names;
+  for (const RegisteredExecutor& r : kExecutors) {
+    if (r.name == name) return r.kind;
+    names.push_back(r.name);
+  }
+  throw Error(fmt::format("unknown executor '{}'", name), "", fmt::format("executors: {}", fmt::join(names, ", ")));
 }
 
 std::string FunctionStats::str() const {

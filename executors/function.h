@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <map>
+#include <span>
 #include <memory>
 #include <string_view>
 #include <string>
@@ -24,13 +25,21 @@ namespace gj {
 
 /// How a Function runs its graph: `legacy` specializes ahead of time on each call's argument types;
 /// `profiling` profiles real runs, then runs a plan specialized to what it saw behind a type guard.
-enum class ExecutorKind : uint8_t { Legacy, Profiling };
-std::string_view executorName(ExecutorKind k);  ///< "legacy", "profiling"
+/// (executors/executors.def)
+enum class ExecutorKind : uint8_t {
+#define EXECUTOR(E, NAME, HELP) E,
+#include "executors/executors.def"
+#undef EXECUTOR
+};
+/// Every ExecutorKind in the table's order.
+std::span<const ExecutorKind> allExecutors();
+std::string_view executorName(ExecutorKind k);  ///< its command-line name (executors.def)
+std::string_view executorHelp(ExecutorKind k);  ///< what --help says of it
 /// The executor named `name` on the command line; a gj::Error lists the names.
 ExecutorKind executorFromName(std::string_view name);
 
 struct FunctionOptions {
-  FuserKind fuser = FuserKind::None;  ///< None, Legacy ("old") or Te
+  FuserKind fuser = FuserKind::None;  ///< a row of fusers/fusers.def, or None
   ExecutorKind executor = ExecutorKind::Profiling;
   DeviceKind device = DeviceKind::Cpu;
   int profilingRuns = 1;           ///< profiling: interpreted runs before optimizing

@@ -614,23 +614,19 @@ static IValue scalarArithmetic(OpKind kind, const IValue& a, const IValue& b, co
     const auto x = static_cast<uint64_t>(a.isBool() ? int64_t{a.toBool(name)} : a.toInt(name));
     const auto y = static_cast<uint64_t>(b.isBool() ? int64_t{b.toBool(name)} : b.toInt(name));
     const auto sx = static_cast<int64_t>(x), sy = static_cast<int64_t>(y);
-    switch (kind) {
-      case OpKind::ScalarAdd: return IValue(static_cast<int64_t>(x + y));
-      case OpKind::ScalarSub: return IValue(static_cast<int64_t>(x - y));
-      case OpKind::ScalarMul: return IValue(static_cast<int64_t>(x * y));
-      case OpKind::ScalarMin: return IValue(std::min(sx, sy));
-      default: return IValue(std::max(sx, sy));
-    }
+    if (kind == OpKind::ScalarAdd) return IValue(static_cast<int64_t>(x + y));
+    if (kind == OpKind::ScalarSub) return IValue(static_cast<int64_t>(x - y));
+    if (kind == OpKind::ScalarMul) return IValue(static_cast<int64_t>(x * y));
+    if (kind == OpKind::ScalarMin) return IValue(std::min(sx, sy));
+    return IValue(std::max(sx, sy));  // ScalarMax
   }
   const double x = a.toDouble(name), y = b.toDouble(name);
-  switch (kind) {
-    case OpKind::ScalarAdd: return IValue(x + y);
-    case OpKind::ScalarSub: return IValue(x - y);
-    case OpKind::ScalarMul: return IValue(x * y);
-    // NaN wins, as Python's min and max of floats do not promise; TorchScript's prim::min gives the NaN
-    case OpKind::ScalarMin: return IValue(std::isnan(x) || std::isnan(y) ? x + y : std::min(x, y));
-    default: return IValue(std::isnan(x) || std::isnan(y) ? x + y : std::max(x, y));
-  }
+  if (kind == OpKind::ScalarAdd) return IValue(x + y);
+  if (kind == OpKind::ScalarSub) return IValue(x - y);
+  if (kind == OpKind::ScalarMul) return IValue(x * y);
+  // NaN wins, as Python's min and max of floats do not promise; TorchScript's prim::min gives the NaN
+  if (std::isnan(x) || std::isnan(y)) return IValue(x + y);
+  return IValue(kind == OpKind::ScalarMin ? std::min(x, y) : std::max(x, y));
 }
 
 // Bitwise ops on ints and bools, as Python's: two bools give a bool (and, or, xor), otherwise an int with a bool
@@ -646,12 +642,9 @@ static IValue scalarBitwise(OpKind kind, const IValue& a, const IValue& b, const
   }
   const int64_t x = a.isBool() ? int64_t{a.toBool(name)} : a.toInt(name);
   const int64_t y = b.isBool() ? int64_t{b.toBool(name)} : b.toInt(name);
-  switch (kind) {
-    case OpKind::ScalarAnd: return IValue(x & y);
-    case OpKind::ScalarOr: return IValue(x | y);
-    case OpKind::ScalarXor: return IValue(x ^ y);
-    default: break;
-  }
+  if (kind == OpKind::ScalarAnd) return IValue(x & y);
+  if (kind == OpKind::ScalarOr) return IValue(x | y);
+  if (kind == OpKind::ScalarXor) return IValue(x ^ y);
   USER_CHECK(y >= 0, "{}: negative shift count {} (Python's ValueError)", name, y);
   if (kind == OpKind::ScalarLShift)
     return IValue(y >= 64 ? int64_t{0} : static_cast<int64_t>(static_cast<uint64_t>(x) << y));

@@ -345,7 +345,7 @@ void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, s
 
 // ---- the registry (fusers.def) ----
 
-#define FUSER(E, NAME, GROUP, FACTORY) std::unique_ptr<Fuser> FACTORY(const FuserOptions& opts);
+#define FUSER(E, NAME, GROUP, FACTORY, USE, HELP) std::unique_ptr<Fuser> FACTORY(const FuserOptions& opts);
 #include "fusers/fusers.def"
 #undef FUSER
 
@@ -356,53 +356,70 @@ struct Registered {
   std::string_view name;
   OpKind groupOp;
   std::unique_ptr<Fuser> (*make)(const FuserOptions&);
+  FuserUse use;
+  std::string_view help;
 };
 
+constexpr Registered kNone{FuserKind::None, "none", OpKind::FusionGroup, nullptr, FuserUse::Product,
+                           "no fusion: the graph's ops run one by one"};
+
 constexpr Registered kFusers[] = {
-#define FUSER(E, NAME, GROUP, FACTORY) {FuserKind::E, NAME, OpKind::GROUP, &FACTORY},
+    kNone,
+#define FUSER(E, NAME, GROUP, FACTORY, USE, HELP) {FuserKind::E, NAME, OpKind::GROUP, &FACTORY, FuserUse::USE, HELP},
 #include "fusers/fusers.def"
 #undef FUSER
 };
 
 constexpr FuserKind kKinds[] = {
     FuserKind::None,
-#define FUSER(E, NAME, GROUP, FACTORY) FuserKind::E,
+#define FUSER(E, NAME, GROUP, FACTORY, USE, HELP) FuserKind::E,
 #include "fusers/fusers.def"
 #undef FUSER
 };
 
-const Registered* registered(FuserKind k) {
-  for (const Registered& r : kFusers)
-    if (r.kind == k) return &r;
-  return nullptr;
+// The enum is generated from the same rows in the same order, so a kind indexes the table.
+constexpr bool kindsIndexTheTable() {
+  for (size_t i = 0; i < std::size(kFusers); ++i)
+    if (static_cast<size_t>(kFusers[i].kind) != i || kKinds[i] != kFusers[i].kind) return false;
+  return true;
 }
+static_assert(kindsIndexTheTable());
+
+const Registered& registered(FuserKind k) { return kFusers[static_cast<size_t>(k)]; }
 
 }  // namespace
 
 std::span<const FuserKind> allFusers() { return kKinds; }
 
-std::string_view fuserName(FuserKind k) {
-  const Registered* r = registered(k);
-  return r ? r->name : "none";
+std::vector<FuserKind> kernelFusers() {
+  std::vector<FuserKind> out;
+  for (const Registered& r : kFusers)
+    if (r.make && r.use == FuserUse::Product) out.push_back(r.kind);
+  return out;
 }
+
+std::string_view fuserName(FuserKind k) { return registered(k).name; }
+std::string_view Fuser::name() const { return fuserName(kind()); }
+std::string_view fuserHelp(FuserKind k) { return registered(k).help; }
+FuserUse fuserUse(FuserKind k) { return registered(k).use; }
 
 FuserKind fuserFromName(std::string_view name) {
   std::vector<std::string> names;
-  for (FuserKind k : kKinds) {
-    if (fuserName(k) == name) return k;
-    names.emplace_back(fuserName(k));
+  for (const Registered& r : kFusers) {
+    if (r.name == name) return r.kind;
+    names.emplace_back(r.name);
   }
   throw Error(fmt::format("unknown fuser '{}'", name), "", fmt::format("fusers: {}", fmt::join(names, ", ")));
 }
 
 std::unique_ptr<Fuser> makeFuser(FuserKind kind, const FuserOptions& opts) {
-  const Registered* r = registered(kind);
-  return r ? r->make(opts) : nullptr;
+  const Registered& r = registered(kind);
+  return r.make ? r.make(opts) : nullptr;
 }
 
 bool isFusionGroupOp(OpKind k) {
   for (const Registered& r : kFusers)
-    if (r.groupOp == k) return true;
+    if (r.make && r.groupOp == k) return true;
   return false;
 }
 

@@ -134,10 +134,15 @@ struct KernelCost {
   int64_t flops = 0;                        ///< floating-point operations; a math call (exp, tanh) counts one
 };
 
+enum class FuserKind : uint8_t;
+
 class Fuser {
  public:
   virtual ~Fuser();
-  virtual std::string_view name() const = 0;
+  /// Its row of fusers.def.
+  virtual FuserKind kind() const = 0;
+  /// Its command-line name (fusers.def).
+  std::string_view name() const;
   /// The OpKind of the group nodes fuse() makes (fusers.def).
   virtual OpKind groupOp() const = 0;
   /// Replaces fusible groups of g, in every block, by fusion nodes. Returns how many it made.
@@ -193,14 +198,27 @@ void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, s
 /// The fusers of fusers.def, and None (the graph's ops run one by one).
 enum class FuserKind : uint8_t {
   None,
-#define FUSER(E, NAME, GROUP, FACTORY) E,
+#define FUSER(E, NAME, GROUP, FACTORY, USE, HELP) E,
 #include "fusers/fusers.def"
 #undef FUSER
 };
 
-/// Every FuserKind, None first.
+/// What a fuser of fusers.def is for (its `use` column).
+enum class FuserUse : uint8_t {
+  Product,  ///< compiles kernels; the conformance tests run it on every reference case
+  Test,     ///< exists for the tests (of the registry itself)
+};
+
+/// Every FuserKind in the table's order, None first.
 std::span<const FuserKind> allFusers();
-std::string_view fuserName(FuserKind k);  ///< "none", "old", "te"
+/// The FuserKinds that compile kernels (use Product), in the table's order; None is not among them.
+std::vector<FuserKind> kernelFusers();
+/// Its command-line name (fusers.def; "none" for FuserKind::None).
+std::string_view fuserName(FuserKind k);
+/// What --help says of it.
+std::string_view fuserHelp(FuserKind k);
+/// Its use (None: Product, the unfused path every product runs).
+FuserUse fuserUse(FuserKind k);
 /// The fuser named `name` on the command line; a gj::Error lists the names.
 FuserKind fuserFromName(std::string_view name);
 /// The fuser of `kind` (nullptr for FuserKind::None).

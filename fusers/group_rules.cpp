@@ -58,16 +58,12 @@ static std::string dropoutBlocker(const Node* n) {
 }
 
 bool integerOp(OpKind k) {
-  switch (k) {
-    case OpKind::Add: case OpKind::Sub: case OpKind::Rsub: case OpKind::Mul: case OpKind::Neg:
-    case OpKind::Abs: case OpKind::Sign: case OpKind::Relu: case OpKind::Clamp: case OpKind::ClampMin:
-    case OpKind::ClampMax: case OpKind::Hardtanh: case OpKind::Maximum: case OpKind::Minimum:
-    case OpKind::Where: case OpKind::MaskedFill:
-    case OpKind::DivTrunc: case OpKind::DivFloor: case OpKind::TensorRemainder: case OpKind::Fmod:
-      return true;
-    default:
-      return isComparison(k);
-  }
+  static constexpr OpKind kIntegerOps[] = {
+      OpKind::Add,     OpKind::Sub,      OpKind::Rsub,       OpKind::Mul,             OpKind::Neg,
+      OpKind::Abs,     OpKind::Sign,     OpKind::Relu,       OpKind::Clamp,           OpKind::ClampMin,
+      OpKind::ClampMax, OpKind::Hardtanh, OpKind::Maximum,   OpKind::Minimum,         OpKind::Where,
+      OpKind::MaskedFill, OpKind::DivTrunc, OpKind::DivFloor, OpKind::TensorRemainder, OpKind::Fmod};
+  return isComparison(k) || std::find(std::begin(kIntegerOps), std::end(kIntegerOps), k) != std::end(kIntegerOps);
 }
 
 std::optional<DType> computeDtype(const Node* n, Admit admit) {

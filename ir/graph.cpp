@@ -25,10 +25,7 @@ Type constantType(const ConstantValue& v) {
   }
 }
 
-bool opHasSubgraph(OpKind k) {
-  return k == OpKind::DifferentiableGraph || k == OpKind::FallbackGraph || k == OpKind::FusionGroup ||
-         k == OpKind::TensorExprGroup || k == OpKind::RecurrenceGroup;
-}
+bool opHasSubgraph(OpKind k) { return opInfo(k).hasSubgraph(); }
 
 // ---- Value ----
 

@@ -293,7 +293,8 @@ size_t constantHash(const ConstantValue& c);
 /// Type of a constant's output: int, float, bool, int[] or NoneType.
 Type constantType(const ConstantValue& v);
 
-/// True for ops whose nodes carry a subgraph (printed as `name_N(...)` plus a `with name_N = graph` section).
+/// True for ops whose nodes carry a subgraph (ops.def's Subgraph flag), printed as `name_N(...)` plus a
+/// `with name_N = graph` section.
 bool opHasSubgraph(OpKind k);
 
 }  // namespace gj

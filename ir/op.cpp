@@ -4,8 +4,9 @@ namespace gj {
 
 namespace {
 // The names ops.def's flags column uses.
-constexpr uint8_t None = 0, Plumbing = kOpPlumbing, Grad = kOpDifferentiable, Old = kOpFusedByOld, Te = kOpFusedByTe,
-                  Meta = kOpMetadata, Front = kOpFrontend;
+constexpr uint8_t None = 0, Plumbing = kOpPlumbing, Grad = kOpDifferentiable, Legacy = kOpFusedByLegacy,
+                  Te = kOpFusedByTe, Meta = kOpMetadata, Front = kOpFrontend, Subgraph = kOpSubgraph,
+                  Compare = kOpComparison;
 }  // namespace
 
 static constexpr OpInfo kOps[] = {
@@ -196,14 +197,7 @@ std::string_view argKindName(ArgKind k) {
   return "?";
 }
 
-bool isComparison(OpKind k) {
-  switch (k) {
-    case OpKind::Gt: case OpKind::Lt: case OpKind::Ge: case OpKind::Le: case OpKind::Eq: case OpKind::Ne:
-      return true;
-    default:
-      return false;
-  }
-}
+bool isComparison(OpKind k) { return opInfo(k).comparison(); }
 
 int conditionOperand(OpKind k) {
   if (k == OpKind::Where) return 0;

@@ -24,10 +24,12 @@ enum class OpGroupKind : uint8_t { Pointwise, Reduction, View, Gemm, Control, Da
 enum OpFlag : uint8_t {
   kOpPlumbing = 1,        ///< moves values, lists, scalars or control
   kOpDifferentiable = 2,  ///< has a gradient formula (passes/gradient_formulas.cpp)
-  kOpFusedByOld = 4,      ///< the legacy fuser may put it in a group
+  kOpFusedByLegacy = 4,   ///< the legacy fuser may put it in a group
   kOpFusedByTe = 8,       ///< the TE fuser may put it in a group
   kOpMetadata = 16,       ///< reads only its tensor operands' sizes, dtype and device, never their values
   kOpFrontend = 32,       ///< TorchScript's form, lowered by the frontend passes before anything runs it
+  kOpSubgraph = 64,       ///< runs the graph in its `subgraph` attribute
+  kOpComparison = 128,    ///< a tensor comparison: its result is bool whatever its operands' dtype
 };
 
 struct OpInfo {
@@ -46,6 +48,8 @@ struct OpInfo {
   bool readsOnlyMetadata() const { return flags & kOpMetadata; }
   /// TorchScript's form (tuples, modules, calls, ...): only the parser and the frontend passes see it.
   bool frontendOnly() const { return flags & kOpFrontend; }
+  bool hasSubgraph() const { return flags & kOpSubgraph; }
+  bool comparison() const { return flags & kOpComparison; }
   /// The rule support/pointwise.def gives a POINTWISE_OP; nullopt for other ops.
   std::optional<PointwiseOp> pointwiseOp() const {
     return pointwise < 0 ? std::nullopt : std::optional(static_cast<PointwiseOp>(pointwise));
@@ -85,8 +89,8 @@ bool argAccepts(ArgKind want, const Type& got);
 /// argument kinds: aten::add of ints, of tensors, of lists); else as lookupOp(name, inputs.size()).
 const OpInfo* lookupOp(std::string_view name, std::span<const Type> inputs);
 std::string_view opGroupName(OpGroupKind g);
-/// A pointwise comparison (aten::gt, lt, ge, le, eq, ne): its result is a bool tensor, its operands promote
-/// to each other's dtype as other pointwise ops' do.
+/// A pointwise comparison (ops.def's Compare flag: aten::gt, lt, ge, le, eq, ne): its result is a bool
+/// tensor, its operands promote to each other's dtype as other pointwise ops' do.
 bool isComparison(OpKind k);
 /// The operand of a pointwise op that is a bool condition, read as 1 or 0 and left out of its type
 /// promotion: aten::where's condition (0), aten::masked_fill's mask (1); -1 for every other op.

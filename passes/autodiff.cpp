@@ -143,29 +143,24 @@ void rewriteForBackward(Graph& f, Node* n) {
   OpKind to;
   std::vector<Value*> inputs(n->inputs().begin(), n->inputs().end());
   std::vector<Type> extra;  // the types of the outputs past the first
-  switch (n->kind()) {
-    case OpKind::LayerNorm:
-      to = OpKind::NativeLayerNorm;
-      inputs.resize(5);  // without cudnn_enable
-      extra = {layerNormStatsType(n), layerNormStatsType(n)};
-      break;
-    case OpKind::BatchNorm: {
-      to = OpKind::NativeBatchNorm;
-      inputs.resize(8);  // without cudnn_enabled
-      Type running = channelType(n);
-      running.requiresGrad = false;
-      extra = {channelType(n), channelType(n), running, running};
-      break;
-    }
-    case OpKind::MaxPool2d: {
-      to = OpKind::MaxPool2dWithIndices;
-      Type idx = n->output(0)->type();
-      idx.dtype = DType::Int64;
-      idx.requiresGrad = false;
-      extra = {idx};
-      break;
-    }
-    default: return;
+  if (n->kind() == OpKind::LayerNorm) {
+    to = OpKind::NativeLayerNorm;
+    inputs.resize(5);  // without cudnn_enable
+    extra = {layerNormStatsType(n), layerNormStatsType(n)};
+  } else if (n->kind() == OpKind::BatchNorm) {
+    to = OpKind::NativeBatchNorm;
+    inputs.resize(8);  // without cudnn_enabled
+    Type running = channelType(n);
+    running.requiresGrad = false;
+    extra = {channelType(n), channelType(n), running, running};
+  } else if (n->kind() == OpKind::MaxPool2d) {
+    to = OpKind::MaxPool2dWithIndices;
+    Type idx = n->output(0)->type();
+    idx.dtype = DType::Int64;
+    idx.requiresGrad = false;
+    extra = {idx};
+  } else {
+    return;  // its own forward saves what its gradient needs
   }
   Node* full = f.create(to, inputs, 1 + extra.size());
   full->output(0)->setType(n->output(0)->type());

@@ -55,15 +55,13 @@ bool isPlumbing(OpKind k);
 /// them here.
 template <typename T>
 std::optional<bool> compareScalars(OpKind k, T a, T b) {
-  switch (k) {
-    case OpKind::IntEq: return a == b;
-    case OpKind::IntNe: return a != b;
-    case OpKind::IntLt: return a < b;
-    case OpKind::IntLe: return a <= b;
-    case OpKind::IntGt: return a > b;
-    case OpKind::IntGe: return a >= b;
-    default: return std::nullopt;
-  }
+  if (k == OpKind::IntEq) return a == b;
+  if (k == OpKind::IntNe) return a != b;
+  if (k == OpKind::IntLt) return a < b;
+  if (k == OpKind::IntLe) return a <= b;
+  if (k == OpKind::IntGt) return a > b;
+  if (k == OpKind::IntGe) return a >= b;
+  return std::nullopt;
 }
 /// A node without outputs (prim::RaiseIf; TorchScript's raise and warn) is there for its effect, as is a
 /// node whose blocks hold one: dead-code elimination keeps it and no pass moves it across a loop.

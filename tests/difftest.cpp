@@ -46,8 +46,9 @@ double relErr(const Tensor& a, const Tensor& b) {
   return std::sqrt(num) / std::max(std::sqrt(den), kNoiseFloor);
 }
 
-// Fusion groups made per fuser over the run, so the summary shows the fusers were exercised.
-int64_t gGroups[3] = {0, 0, 0};
+// Fusion groups made per fuser (indexed by FuserKind) over the run, so the summary shows the fusers were
+// exercised.
+std::vector<int64_t> gGroups(allFusers().size(), 0);
 // The devices each graph runs on (main: the CPU, and CUDA where there is a device), and the runs on CUDA.
 std::vector<DeviceKind> gDevices = {DeviceKind::Cpu};
 int64_t gCudaRuns = 0;
@@ -92,8 +93,8 @@ bool checkGraph(uint64_t seed, bool verbose) {
   std::vector<bool> rg(in.size(), true);
   bool ok = true;
   for (DeviceKind d : gDevices) {
-    for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
-      for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+    for (FuserKind f : allFusers())
+      for (ExecutorKind e : allExecutors()) {
         std::string config = fmt::format("{}, fuser {} executor {}", deviceName(d), fuserName(f), executorName(e));
         try {
           Function fn(*g, {.fuser = f, .executor = e, .device = d, .verifyEach = true});
@@ -167,10 +168,16 @@ int main(int argc, char** argv) {
   }
   int failed = 0;
   for (int i = 0; i < count; ++i) failed += !gj::test::checkGraphSafely(seed + i, verbose);
-  std::cout << fmt::format("fusion groups made: old {}, te {}\n", gj::test::gGroups[1], gj::test::gGroups[2]);
+  std::vector<std::string> made;
+  bool fused = true;  // every fuser that compiles kernels made groups
+  for (gj::FuserKind f : gj::allFusers()) {
+    const int64_t groups = gj::test::gGroups[static_cast<size_t>(f)];
+    if (f != gj::FuserKind::None) made.push_back(fmt::format("{} {}", gj::fuserName(f), groups));
+    if (gj::fuserUse(f) == gj::FuserUse::Product && f != gj::FuserKind::None && groups == 0) fused = false;
+  }
+  std::cout << fmt::format("fusion groups made: {}\n", fmt::join(made, ", "));
   if (gj::test::gDevices.back() == gj::DeviceKind::Cuda)
     std::cout << fmt::format("on CUDA ({}): {} runs\n", gj::cuda::requireDevice().name, gj::test::gCudaRuns);
-  bool fused = gj::test::gGroups[1] > 0 && gj::test::gGroups[2] > 0;
   if (!fused) std::cout << "no fusion group was made: the generator does not exercise the fusers\n";
   std::cout << fmt::format("difftest: {} graphs from seed {}: {} passed, {} failed\n", count, seed, count - failed,
                            failed);

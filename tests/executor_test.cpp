@@ -96,8 +96,8 @@ TEST_P(EveryCase, ForwardAndBackwardMatchPyTorch) {
 
 std::vector<Param> everyCase() {
   std::vector<Param> ps;
-  for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
-    for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling})
+  for (FuserKind f : allFusers())
+    for (ExecutorKind e : allExecutors())
       for (bool unroll : {true, false}) {
         for (const char* c : {"lstm_1layer", "lstm_3layer"})
           for (const char* v : {"jit", "jit_premul", "jit_premul_bias", "jit_multilayer"})
@@ -383,8 +383,8 @@ graph(%x : Float(3, 4), %s : Double(3, 4), %w : Float(4, 5), %b : Double(5), %c 
   Tensor y = cpu::mm(k.to(DType::Float32).to(DType::Float64), d(2));
   EXPECT_LE(test::relError(refOut[0].toTensor(), cpu::add(y, d(3), 1.0)), 1e-6);
   EXPECT_LE(test::relError(refOut[1].toTensor(), cpu::tanh(cpu::mul(y, d(4)))), 1e-6);
-  for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
-    for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+  for (FuserKind f : allFusers())
+    for (ExecutorKind e : allExecutors()) {
       Function fn(*g, {.fuser = f, .executor = e, .verifyEach = true});
       for (int call = 0; call < 2; ++call) {
         auto outs = fn.forward(in, rg);

@@ -711,7 +711,7 @@ TEST_P(PointwiseOpsFuse, AsTheInterpreterComputesThem) {
   if (device == DeviceKind::Cpu) SKIP_WITHOUT_LLVM();
   if (device == DeviceKind::Cuda)
     if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
-  const uint8_t flag = fuser == FuserKind::Legacy ? kOpFusedByOld : kOpFusedByTe;
+  const uint8_t flag = fuser == FuserKind::Legacy ? kOpFusedByLegacy : kOpFusedByTe;
   int tested = 0;
   uint64_t seed = 40;
   for (const OpInfo& op : allOps()) {

@@ -1,6 +1,7 @@
 // graphbench end to end at small sizes: every group under each fuser x executor prints its table and
 // writes JSON and SVG whose rows are the expected ones, with positive, finite times.
 #include "tests/support/command.h"
+#include "tests/support/registry.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -45,10 +46,10 @@ const std::map<std::string, std::set<std::string>> kRows = {
     {"ops", {"linear.eager", "linear", "conv2d.eager", "conv2d", "multihead_attention.eager", "multihead_attention",
              "softmax.eager", "softmax"}}};
 
-class EveryGroup : public testing::TestWithParam<std::pair<const char*, const char*>> {};
+class EveryGroup : public testing::TestWithParam<gj::test::FuserExecutor> {};
 
 TEST_P(EveryGroup, TablesJsonAndPlotHoldEveryRowWithPositiveTimes) {
-  auto [fuser, executor] = GetParam();
+  const std::string fuser(gj::fuserName(GetParam().first)), executor(gj::executorName(GetParam().second));
   fs::path dir = fs::temp_directory_path() / fmt::format("graphbench_test_{}_{}_{}", fuser, executor, getpid());
   fs::create_directories(dir);
   Outcome r = runGraphbench(fmt::format("--group rnns,lm,classifier,cells,ops --fuser {} --executor {} {} --json {} "
@@ -119,24 +120,29 @@ TEST_P(EveryGroup, TablesJsonAndPlotHoldEveryRowWithPositiveTimes) {
   fs::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(FuserExecutor, EveryGroup,
-                         testing::Values(std::pair{"none", "legacy"}, std::pair{"old", "profiling"},
-                                         std::pair{"te", "legacy"}, std::pair{"te", "profiling"}),
-                         [](const auto& i) { return fmt::format("{}_{}", i.param.first, i.param.second); });
+INSTANTIATE_TEST_SUITE_P(FuserExecutor, EveryGroup, testing::ValuesIn(gj::test::everyPair()),
+                         [](const auto& i) { return gj::test::pairTestName(i.param); });
 
 // Several fusers and executors in one run: the baseline rows once, each compiled row once per pair (named
 // by it), timed in interleaved rounds; a summary line per pair compares its fastest rows with cudnn.
 TEST(GraphbenchCompare, EveryPairOfFuserAndExecutorInOneTable) {
   fs::path dir = fs::temp_directory_path() / fmt::format("graphbench_compare_{}", getpid());
   fs::create_directories(dir);
-  Outcome r = runGraphbench(fmt::format("--group rnns,cells --rnns cudnn,py,jit,jit_premul --fuser old,te "
-                                        "--executor legacy,profiling --interleave {} --json {}",
-                                        kSmall, (dir / "b.json").string()));
+  std::vector<std::string> fusers, executors;
+  for (gj::FuserKind f : gj::kernelFusers()) fusers.emplace_back(gj::fuserName(f));
+  for (gj::ExecutorKind e : gj::allExecutors()) executors.emplace_back(gj::executorName(e));
+  Outcome r = runGraphbench(fmt::format("--group rnns,cells --rnns cudnn,py,jit,jit_premul --fuser {} --executor {} "
+                                        "--interleave {} --json {}",
+                                        fmt::join(fusers, ","), fmt::join(executors, ","), kSmall,
+                                        (dir / "b.json").string()));
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("Namespace(fuser='old,te', executor='legacy,profiling'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("Namespace(fuser='{}', executor='{}'", fmt::join(fusers, ","),
+                                   fmt::join(executors, ","))),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("rows interleaved"), std::string::npos) << r.out;
-  const std::vector<std::pair<std::string, std::string>> pairs = {
-      {"old", "legacy"}, {"old", "profiling"}, {"te", "legacy"}, {"te", "profiling"}};
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& [f, e] : gj::test::everyPair(true)) pairs.emplace_back(gj::fuserName(f), gj::executorName(e));
   std::set<std::string> expected = {"rnns:cudnn", "rnns:py", "cells:cell.cudnn", "cells:layer_b2_s3_h8.cudnn"};
   for (const auto& [fuser, executor] : pairs) {
     for (const char* row : {"jit", "jit_premul"}) expected.insert(fmt::format("rnns:{}/{}/{}", row, fuser, executor));

@@ -5,6 +5,7 @@
 #include "tests/support/build_config.h"
 #include "tests/support/command.h"
 #include "tests/support/reference.h"
+#include "tests/support/registry.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -57,24 +58,19 @@ int64_t lastRunLaunches(const std::string& out) {
   return last;
 }
 
-struct Combo {
-  const char* fuser;
-  const char* executor;
-};
-
-class CheckRunsTheFuser : public testing::TestWithParam<Combo> {};
+class CheckRunsTheFuser : public testing::TestWithParam<test::FuserExecutor> {};
 
 // The fused kernels run in the run check reports (under the profiling executor, the run after the
 // profiling one), and an error planted in them makes check fail.
 TEST_P(CheckRunsTheFuser, FusedKernelsRunAndAPlantedErrorFails) {
-  auto [fuser, executor] = GetParam();
+  const std::string fuser(fuserName(GetParam().first)), executor(executorName(GetParam().second));
   for (const char* c : {"lstm_cell", "lstm_1layer"}) {
     const std::string args = fmt::format("check {}/{} --fuser {} --executor {}", test::dataDir(), c, fuser, executor);
     CommandResult ok = graphir(args);
     EXPECT_EQ(ok.status, 0) << ok.out;
     EXPECT_NE(ok.out.find("\nPASS\n"), std::string::npos) << ok.out;
     EXPECT_GT(lastRunLaunches(ok.out), 0) << ok.out;
-    if (std::string(executor) == "profiling") {
+    if (GetParam().second == ExecutorKind::Profiling) {
       EXPECT_NE(ok.out.find("run 1 (profiling): 0 fused kernel launches"), std::string::npos) << ok.out;
       EXPECT_NE(ok.out.find("run 2 (optimized)"), std::string::npos) << ok.out;
     }
@@ -87,10 +83,9 @@ TEST_P(CheckRunsTheFuser, FusedKernelsRunAndAPlantedErrorFails) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(FuserExecutor, CheckRunsTheFuser,
-                         testing::Values(Combo{"old", "legacy"}, Combo{"old", "profiling"}, Combo{"te", "legacy"},
-                                         Combo{"te", "profiling"}),
-                         [](const auto& i) { return fmt::format("{}_{}", i.param.fuser, i.param.executor); });
+// Every fuser that compiles kernels, under every executor.
+INSTANTIATE_TEST_SUITE_P(FuserExecutor, CheckRunsTheFuser, testing::ValuesIn(test::everyPair(true)),
+                         [](const auto& i) { return test::pairTestName(i.param); });
 
 TEST(GraphirCheck, WithoutAFuserNothingIsFusedAndAPlantedErrorHasNothingToSpoil) {
   const std::string args = fmt::format("check {}/lstm_cell --fuser none --executor profiling", test::dataDir());
@@ -177,7 +172,7 @@ TEST(GraphirRun, BackwardWithoutGradOutputsUsesOnes) {
   Scratch s;
   fs::create_directories(s.path("ones"));
   writeNpy(s.path("ones/output.npy").string(), Tensor::full({4, 5}, DType::Float32, 1.0));
-  for (const char* fuser : {"none", "te"}) {
+  for (std::string_view fuser : {fuserName(FuserKind::None), fuserName(FuserKind::Te)}) {
     CommandResult implicit = graphir(fmt::format("run {} --inputs {} --out {} --backward --fuser {}", ir, inputs,
                                                  s.path("a").string(), fuser));
     ASSERT_EQ(implicit.status, 0) << implicit.out;
@@ -200,13 +195,17 @@ TEST(GraphirErrors, EveryBadInputIsAClearError) {
   const std::string cell = s.path("cell.ir").string();
   ASSERT_EQ(graphir("model lstm_cell --miniBatch 2 --inputSize 3 --hiddenSize 4 -o " + cell).status, 0);
   const std::string data = test::dataDir();
+  std::vector<std::string_view> fuserNames;  // graphir fuse's: the table's fusers, none left out
+  for (FuserKind f : allFusers())
+    if (f != FuserKind::None) fuserNames.push_back(fuserName(f));
   const struct {
     std::string args, env, message;
   } cases[] = {
       {"dmp " + cell, "", "unknown subcommand 'dmp'; did you mean 'dump'?"},
       {"", "", "a subcommand is required: dump, ops, model"},
       {"fuse " + cell + " --fusr=te", "", "unknown option '--fusr' for graphir fuse; did you mean '--fuser'?"},
-      {"fuse " + cell + " --fuser tee", "", "--fuser: must be one of old, te, got 'tee'; did you mean 'te'?"},
+      {"fuse " + cell + " --fuser tee", "", fmt::format("--fuser: must be one of {}, got 'tee'; did you mean 'te'?",
+                                                       fmt::join(fuserNames, ", "))},
       {"model lstm --miniBatch 0", "", "--miniBatch: must be a positive integer, got 0"},
       {"model lstm --miniBatch 2x", "", "--miniBatch: must be a whole number, got '2x'"},
       {"model lstm_typo", "", "unknown model 'lstm_typo'"},
@@ -269,8 +268,9 @@ TEST(CodegenSnapshots, TheLstmCellsGeneratedCodeIsTheCommittedOne) {
   Scratch s;
   const std::string cell = s.path("cell.ir").string();
   ASSERT_EQ(graphir("model lstm_cell --miniBatch 2 --inputSize 3 --hiddenSize 4 -o " + cell).status, 0);
-  for (const char* fuser : {"old", "te"})
+  for (FuserKind kind : kernelFusers())
     for (const char* target : {"cpu", "cuda"}) {
+      const std::string_view fuser = fuserName(kind);
       if (std::string(target) == "cpu" && !test::kHaveLlvm) continue;  // no LLVM IR without LLVM
       const fs::path snapshot = fs::path(test::dataDir()) / "codegen" /
                                 fmt::format("lstm_cell.{}.{}.{}", fuser, target, std::string(target) == "cpu" ? "ll" : "cu");

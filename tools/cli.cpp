@@ -1,5 +1,6 @@
 #include "tools/cli.h"
 
+#include "executors/function.h"
 #include "support/text.h"
 
 #include <fmt/format.h>
@@ -154,6 +155,76 @@ CLI::Validator oneOf(std::vector<std::string> values) {
         return fmt::format("must be one of {}, got '{}'{}", fmt::join(values, ", "), s, didYouMean(s, values));
       },
       std::move(description));
+}
+
+namespace {
+
+std::vector<FuserKind> fuserChoices(bool withNone) {
+  std::vector<FuserKind> out;
+  for (FuserKind k : allFusers())
+    if (withNone || k != FuserKind::None) out.push_back(k);
+  return out;
+}
+
+// "what: a (what a does), b (what b does)" and the names alone, for a table's kinds.
+template <typename Kind, typename Name, typename Help>
+std::pair<std::string, std::vector<std::string>> choices(const std::string& what, const std::vector<Kind>& kinds,
+                                                         Name name, Help help) {
+  std::vector<std::string> names, described;
+  for (Kind k : kinds) {
+    names.emplace_back(name(k));
+    described.push_back(fmt::format("{} ({})", name(k), help(k)));
+  }
+  return {fmt::format("{}: {}", what, fmt::join(described, ", ")), names};
+}
+
+}  // namespace
+
+CLI::Option* addFuserOption(CLI::App* app, FuserKind& fuser, const std::string& what, bool withNone) {
+  auto [help, names] = choices(what, fuserChoices(withNone), fuserName, fuserHelp);
+  return app
+      ->add_option_function<std::string>(
+          "--fuser", [&fuser](const std::string& s) { fuser = fuserFromName(s); }, help)
+      ->check(oneOf(names));
+}
+
+CLI::Option* addFusersOption(CLI::App* app, std::vector<FuserKind>& fusers, const std::string& what) {
+  auto [help, names] = choices(what, fuserChoices(true), fuserName, fuserHelp);
+  return app
+      ->add_option_function<std::vector<std::string>>(
+          "--fuser",
+          [&fusers](const std::vector<std::string>& v) {
+            fusers.clear();
+            for (const std::string& s : v) fusers.push_back(fuserFromName(s));
+          },
+          help)
+      ->delimiter(',')
+      ->check(oneOf(names));
+}
+
+CLI::Option* addExecutorOption(CLI::App* app, const std::string& flag, ExecutorKind& executor,
+                               const std::string& what) {
+  const std::vector<ExecutorKind> kinds(allExecutors().begin(), allExecutors().end());
+  auto [help, names] = choices(what, kinds, executorName, executorHelp);
+  return app
+      ->add_option_function<std::string>(
+          flag, [&executor](const std::string& s) { executor = executorFromName(s); }, help)
+      ->check(oneOf(names));
+}
+
+CLI::Option* addExecutorsOption(CLI::App* app, std::vector<ExecutorKind>& executors, const std::string& what) {
+  const std::vector<ExecutorKind> kinds(allExecutors().begin(), allExecutors().end());
+  auto [help, names] = choices(what, kinds, executorName, executorHelp);
+  return app
+      ->add_option_function<std::vector<std::string>>(
+          "--executor",
+          [&executors](const std::vector<std::string>& v) {
+            executors.clear();
+            for (const std::string& s : v) executors.push_back(executorFromName(s));
+          },
+          help)
+      ->delimiter(',')
+      ->check(oneOf(names));
 }
 
 std::string versionString() { return fmt::format("graphjit {} (commit {})", GJ_VERSION, kCommit); }

@@ -5,10 +5,16 @@
 // that a typo left out, say).
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace gj {
+enum class FuserKind : uint8_t;
+enum class ExecutorKind : uint8_t;
+}  // namespace gj
 
 namespace gj::cli {
 
@@ -24,6 +30,16 @@ CLI::Validator nonNegative();
 CLI::Validator between(long long lo, long long hi);
 /// One of `values` ("must be one of none, old, te; did you mean 'te'?").
 CLI::Validator oneOf(std::vector<std::string> values);
+
+/// --fuser NAME: a fuser of fusers/fusers.def, or none when `withNone`; the help lists each with what it
+/// does after `what`. The tools name fusers only through these (and the executors through the next two).
+CLI::Option* addFuserOption(CLI::App* app, FuserKind& fuser, const std::string& what, bool withNone = true);
+/// --fuser NAME,NAME,...: several fusers to compare, none among them.
+CLI::Option* addFusersOption(CLI::App* app, std::vector<FuserKind>& fusers, const std::string& what);
+/// `flag` NAME: an executor of executors/executors.def.
+CLI::Option* addExecutorOption(CLI::App* app, const std::string& flag, ExecutorKind& executor, const std::string& what);
+/// --executor NAME,NAME,...: several executors to compare.
+CLI::Option* addExecutorsOption(CLI::App* app, std::vector<ExecutorKind>& executors, const std::string& what);
 
 /// graphjit's version and the commit it was built from: "graphjit 0.1.0 (commit 1a2b3c4)".
 std::string versionString();

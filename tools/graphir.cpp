@@ -41,8 +41,8 @@ void addModelOptions(CLI::App* sub, gj::ModelConfig& c) {
 }
 
 void addRunOptions(CLI::App* sub, gj::tools::RunSettings& s) {
-  sub->add_option("--fuser", s.fuser, "none, old or te")->check(gj::cli::oneOf({"none", "old", "te"}));
-  sub->add_option("--executor", s.executor, "legacy or profiling")->check(gj::cli::oneOf({"legacy", "profiling"}));
+  gj::cli::addFuserOption(sub, s.fuser, "the fuser");
+  gj::cli::addExecutorOption(sub, "--executor", s.executor, "the executor");
   sub->add_option("--device", s.device, "cpu or cuda")->check(gj::cli::oneOf({"cpu", "cuda"}));
   sub->add_flag("--persistent-recurrences", s.persistentRecurrences,
                 "device cuda: run each unrolled recurrence (an LSTM layer's steps) as one persistent kernel");
@@ -58,7 +58,9 @@ int main(int argc, char** argv) {
   CLI::App app{"graphir: dump, build, transform, inspect and run graphjit IR", "graphir"};
   app.require_subcommand(1);
   app.set_version_flag("--version", gj::cli::versionString());
-  std::string file, out, inputsDir, outDir, gradDir, modelName, passList, pipeline, fuser, target = "cpu";
+  std::string file, out, inputsDir, outDir, gradDir, modelName, passList, target = "cpu";
+  gj::FuserKind fuser = gj::FuserKind::None;
+  gj::ExecutorKind pipelineOf = gj::ExecutorKind::Legacy;
   bool types = false, torchscript = false, printAfterAll = false, timePasses = false, listPasses = false, backward = false,
        ptxasStats = false, persistentRecurrences = false;
   gj::ModelConfig cfg;
@@ -82,18 +84,17 @@ int main(int argc, char** argv) {
   auto* passes = app.add_subcommand("passes", "run passes by name, or an executor's pipeline, and print the result");
   passes->add_option("file", file, "IR file");
   passes->add_option("--passes", passList, "comma-separated pass names (see --list)");
-  passes->add_option("--pipeline", pipeline, "an executor's whole pipeline: legacy or profiling")
-      ->check(gj::cli::oneOf({"legacy", "profiling"}));
+  auto* pipeline = gj::cli::addExecutorOption(passes, "--pipeline", pipelineOf, "an executor's whole pipeline");
   passes->add_flag("--print-after-all", printAfterAll, "print the graph after every pass");
   passes->add_flag("--time", timePasses, "print each pass's time to standard error");
   passes->add_flag("--list", listPasses, "list the passes and exit");
   auto* fuse = app.add_subcommand("fuse", "the graph after the legacy pipeline with a fuser: groups and their subgraphs");
   fuse->add_option("file", file, "IR file with complete input types")->required();
-  fuse->add_option("--fuser", fuser, "old or te")->required()->check(gj::cli::oneOf({"old", "te"}));
+  gj::cli::addFuserOption(fuse, fuser, "the fuser", false)->required();
   fuse->add_flag("--backward", backward, "float inputs require grad: also show the forward and backward graphs");
   auto* codegen = app.add_subcommand("codegen", "the code generated for every fusion group");
   codegen->add_option("file", file, "IR file with complete input types")->required();
-  codegen->add_option("--fuser", fuser, "old or te")->required()->check(gj::cli::oneOf({"old", "te"}));
+  gj::cli::addFuserOption(codegen, fuser, "the fuser", false)->required();
   codegen->add_option("--target", target, "cpu (LLVM IR) or cuda (CUDA C)")->check(gj::cli::oneOf({"cpu", "cuda"}));
   codegen->add_option("-o,--output", outDir, "write one file per group into DIR");
   codegen->add_flag("--backward", backward, "float inputs require grad: also the backward graphs' groups");
@@ -110,13 +111,13 @@ int main(int argc, char** argv) {
                     "cuda target: also each persistent recurrence's kernel (docs/fusers.md)");
   auto* explain = app.add_subcommand("explain", "why each op outside a fusion group was not fused");
   explain->add_option("file", file, "IR file with complete input types")->required();
-  explain->add_option("--fuser", fuser, "old or te")->required()->check(gj::cli::oneOf({"old", "te"}));
+  gj::cli::addFuserOption(explain, fuser, "the fuser", false)->required();
   explain->add_flag("--backward", backward, "float inputs require grad: also the backward graphs' ops");
   explain->add_flag("--persistent-recurrences", persistentRecurrences,
                     "also say which recurrences --device=cuda would run as one persistent kernel, and why not");
   auto* dot = app.add_subcommand("dot", "the graph for Graphviz, fusion groups as clusters");
   dot->add_option("file", file, "IR file")->required();
-  dot->add_option("--fuser", fuser, "fuse first with this fuser (old)")->check(gj::cli::oneOf({"none", "old", "te"}));
+  gj::cli::addFuserOption(dot, fuser, "fuse first with this fuser");
   dot->add_option("-o,--output", out, "FILE.dot, FILE.svg or FILE.png (svg and png need Graphviz's dot)");
   auto* stats = app.add_subcommand("stats", "counts of nodes by op, loops, blocks");
   stats->add_option("file", file, "IR file")->required();
@@ -143,8 +144,8 @@ int main(int argc, char** argv) {
         return 0;
       }
       USER_CHECK(!file.empty(), "graphir passes needs an IR file (or --list)");
-      USER_CHECK(!passList.empty() || !pipeline.empty(), "graphir passes needs --passes=a,b,... or --pipeline=...");
-      return cmdPasses(file, passList, pipeline, printAfterAll, timePasses);
+      USER_CHECK(!passList.empty() || *pipeline, "graphir passes needs --passes=a,b,... or --pipeline=...");
+      return cmdPasses(file, passList, *pipeline ? std::optional(pipelineOf) : std::nullopt, printAfterAll, timePasses);
     }
     if (*fuse) return cmdFuse(file, fuser, backward);
     if (*codegen) return cmdCodegen(file, fuser, target, outDir, backward, launch, ptxasStats, persistentRecurrences);

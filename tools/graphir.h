@@ -4,12 +4,15 @@
 #include "executors/function.h"
 #include "models/model.h"
 
+#include <optional>
 #include <string>
 
 namespace gj::tools {
 
 struct RunSettings {
-  std::string fuser = "none", executor = "profiling", device = "cpu";
+  FuserKind fuser = FuserKind::None;
+  ExecutorKind executor = ExecutorKind::Profiling;
+  std::string device = "cpu";
   bool injectKernelError = false;  ///< tests (--inject-kernel-error): FunctionOptions::injectKernelError
   bool persistentRecurrences = false;  ///< --persistent-recurrences: FunctionOptions::persistentRecurrences
   FunctionOptions options() const;
@@ -21,18 +24,19 @@ int cmdOps();
 /// `inputsDir`: also writes randomInputs(seed 0) there as NAME.npy.
 int cmdModel(const std::string& name, const ModelConfig& cfg, const std::string& out, bool torchscript,
              const std::string& inputsDir);
-int cmdPasses(const std::string& file, const std::string& passList, const std::string& pipeline, bool printAfterAll,
-              bool time);
-int cmdFuse(const std::string& file, const std::string& fuser, bool backward);
+/// `pipeline`: an executor's whole pipeline instead of `passList`.
+int cmdPasses(const std::string& file, const std::string& passList, std::optional<ExecutorKind> pipeline,
+              bool printAfterAll, bool time);
+int cmdFuse(const std::string& file, FuserKind fuser, bool backward);
 /// `launch`: fastrnns' knobs for the CUDA target (the TE fuser's schedule; the legacy fuser's CUDA C does
 /// not depend on them, only its launch does). `stats`: each CUDA kernel also compiled for sm_90, with a
 /// line of ptxas' resource report per entry (and a total of spills on standard error).
 /// `persistent`: also the persistent recurrences' kernels (fusers/recurrence.h) a CUDA plan would run.
-int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
+int cmdCodegen(const std::string& file, FuserKind fuser, const std::string& target, const std::string& outDir,
                bool backward, const CudaLaunchOptions& launch, bool stats = false, bool persistent = false);
 /// `persistent`: also the persistent-recurrences step's findings (fusers/recurrence.h) on each plan graph.
-int cmdExplain(const std::string& file, const std::string& fuser, bool backward, bool persistent = false);
-int cmdDot(const std::string& file, const std::string& fuser, const std::string& out);
+int cmdExplain(const std::string& file, FuserKind fuser, bool backward, bool persistent = false);
+int cmdDot(const std::string& file, FuserKind fuser, const std::string& out);
 int cmdStats(const std::string& file);
 int cmdRun(const std::string& file, const std::string& inputsDir, const std::string& outDir, bool backward,
            const std::string& gradOutputsDir, const RunSettings& s);

@@ -68,9 +68,9 @@ int cmdModel(const std::string& name, const ModelConfig& cfg, const std::string&
   return 0;
 }
 
-static PipelineOptions pipelineOptions(const std::string& fuser, bool printAfterAll) {
+static PipelineOptions pipelineOptions(FuserKind fuser, bool printAfterAll) {
   PipelineOptions o;
-  o.fuser = fuserFromName(fuser);
+  o.fuser = fuser;
   o.passes = PassOptions::fromEnvironment();
   o.passes.verifyEach = true;
   if (printAfterAll) {
@@ -83,7 +83,7 @@ static PipelineOptions pipelineOptions(const std::string& fuser, bool printAfter
 // The file's graph through an executor's pipeline, specialized to its declared types; with `backward`,
 // every floating-point input requires grad, so the plan holds each differentiable subgraph's forward and
 // backward graphs.
-static Plan optimizedPlan(const std::string& file, const std::string& pipeline, const std::string& fuser,
+static Plan optimizedPlan(const std::string& file, ExecutorKind pipeline, FuserKind fuser,
                           bool printAfterAll = false, bool backward = false) {
   std::shared_ptr<Graph> g = loadIR(file, Form::Lowered);
   for (Value* in : g->inputs())
@@ -92,18 +92,17 @@ static Plan optimizedPlan(const std::string& file, const std::string& pipeline, 
                in->name(), in->type().str());
   std::vector<bool> rg;
   for (const Value* in : g->inputs()) rg.push_back(backward && in->type().isTensor() && isFloating(*in->type().dtype));
-  if (pipeline == "profiling") g = buildGuardedGraph(*g, {}, rg);
-  else USER_CHECK(pipeline == "legacy", "unknown pipeline '{}'; pipelines: legacy, profiling", pipeline);
+  if (pipeline == ExecutorKind::Profiling) g = buildGuardedGraph(*g, {}, rg);
   return optimizeSpecialized(g, rg, pipelineOptions(fuser, printAfterAll));
 }
 
-int cmdPasses(const std::string& file, const std::string& passList, const std::string& pipeline, bool printAfterAll,
-              bool time) {
+int cmdPasses(const std::string& file, const std::string& passList, std::optional<ExecutorKind> pipeline,
+              bool printAfterAll, bool time) {
   std::vector<PassRecord> records;
   std::string result;
-  if (!pipeline.empty()) {
+  if (pipeline) {
     USER_CHECK(passList.empty(), "give --passes or --pipeline, not both");
-    Plan p = optimizedPlan(file, pipeline, "none", printAfterAll);
+    Plan p = optimizedPlan(file, *pipeline, FuserKind::None, printAfterAll);
     records = p.passes;
     result = printIR(*p.graph);
   } else {
@@ -115,7 +114,7 @@ int cmdPasses(const std::string& file, const std::string& passList, const std::s
     records = runPasses(*g, parsePassList(passList), opts);
     result = printIR(*g);
   }
-  if (!printAfterAll || !pipeline.empty()) std::cout << result;
+  if (!printAfterAll || pipeline) std::cout << result;
   if (time) {
     std::cerr << fmt::format("{:<28} {:>9} {:>10}\n", "pass", "changed", "ms");
     for (const PassRecord& r : records) std::cerr << fmt::format("{:<28} {:>9} {:>10.3f}\n", r.name, r.changed, r.ms);
@@ -158,9 +157,8 @@ static std::vector<PersistentCopy> persistentCopies(const Plan& p, const Fuser& 
   return copies;
 }
 
-int cmdFuse(const std::string& file, const std::string& fuser, bool backward) {
-  USER_CHECK(fuser != "none", "graphir fuse needs --fuser=old or te");
-  Plan p = optimizedPlan(file, "legacy", fuser, false, backward);
+int cmdFuse(const std::string& file, FuserKind fuser, bool backward) {
+  Plan p = optimizedPlan(file, ExecutorKind::Legacy, fuser, false, backward);
   size_t groups = 0;
   auto graphs = planGraphs(p);
   for (const auto& [title, g] : graphs) {
@@ -177,9 +175,8 @@ int cmdFuse(const std::string& file, const std::string& fuser, bool backward) {
 // An H100's multiprocessors: the device --stats counts launches for (no GPU needed).
 constexpr int kH100Multiprocessors = 132;
 
-int cmdCodegen(const std::string& file, const std::string& fuser, const std::string& target, const std::string& outDir,
+int cmdCodegen(const std::string& file, FuserKind fuser, const std::string& target, const std::string& outDir,
                bool backward, const CudaLaunchOptions& launch, bool stats, bool persistent) {
-  USER_CHECK(fuser == "old" || fuser == "te", "graphir codegen needs --fuser=old or te");
   USER_CHECK(target == "cpu" || target == "cuda", "unknown target '{}'; targets: cpu, cuda", target);
   USER_CHECK(!stats || target == "cuda", "--stats reports ptxas' resources of CUDA kernels: add --target cuda");
   USER_CHECK(!persistent || (target == "cuda" && outDir.empty()),
@@ -188,12 +185,11 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
   USER_CHECK(launch.isDefault() || target == "cuda", "--cuda-pointwise-* ({}) apply to --target cuda only",
              launch.str());
   launch.validate();
-  Plan p = optimizedPlan(file, "legacy", fuser, false, backward);
+  Plan p = optimizedPlan(file, ExecutorKind::Legacy, fuser, false, backward);
   if (!outDir.empty()) makeFolder(outDir, "codegen output");
   // The fuser itself writes each group's code, as it does when it compiles the group.
-  std::unique_ptr<Fuser> f = makeFuser(fuserFromName(fuser), {.device = target == "cuda" ? DeviceKind::Cuda
-                                                                                         : DeviceKind::Cpu,
-                                                               .cudaLaunch = launch});
+  std::unique_ptr<Fuser> f =
+      makeFuser(fuser, {.device = target == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu, .cudaLaunch = launch});
   int k = 0, entries = 0, spilled = 0;
   // ptxas' report of a kernel for sm_90, a line per entry, after which `each` may print more of the entry.
   auto ptxas = [&](const std::string& code, const std::string& name,
@@ -246,10 +242,9 @@ int cmdCodegen(const std::string& file, const std::string& fuser, const std::str
   return 0;
 }
 
-int cmdExplain(const std::string& file, const std::string& fuser, bool backward, bool persistent) {
-  USER_CHECK(fuser == "old" || fuser == "te", "graphir explain needs --fuser=old or te");
-  Plan p = optimizedPlan(file, "legacy", fuser, false, backward);
-  std::unique_ptr<Fuser> f = makeFuser(fuserFromName(fuser), {});
+int cmdExplain(const std::string& file, FuserKind fuser, bool backward, bool persistent) {
+  Plan p = optimizedPlan(file, ExecutorKind::Legacy, fuser, false, backward);
+  std::unique_ptr<Fuser> f = makeFuser(fuser, {});
   int outside = 0;
   for (const auto& [title, g] : planGraphs(p)) {
     std::string section;
@@ -266,7 +261,7 @@ int cmdExplain(const std::string& file, const std::string& fuser, bool backward,
       std::cout << fmt::format("# persistent recurrences of {}\n", c.title);
       for (const std::string& line : c.report.lines) std::cout << "    " << line << "\n";
     }
-  std::cerr << fmt::format("{} op(s) outside the {} fuser's groups\n", outside, fuser);
+  std::cerr << fmt::format("{} op(s) outside the {} fuser's groups\n", outside, fuserName(fuser));
   return 0;
 }
 
@@ -321,12 +316,12 @@ static std::string dotText(const Graph& g) {
   return s + "}\n";
 }
 
-int cmdDot(const std::string& file, const std::string& fuser, const std::string& out) {
+int cmdDot(const std::string& file, FuserKind fuser, const std::string& out) {
   std::shared_ptr<Graph> g;
-  if (fuser.empty() || fuser == "none") {
+  if (fuser == FuserKind::None) {
     g = loadIR(file, Form::AsWritten);
   } else {
-    g = optimizedPlan(file, "legacy", fuser).graph;
+    g = optimizedPlan(file, ExecutorKind::Legacy, fuser).graph;
   }
   std::string text = dotText(*g);
   std::string ext = fs::path(out).extension().string();

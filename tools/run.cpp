@@ -19,8 +19,8 @@ namespace gj::tools {
 
 FunctionOptions RunSettings::options() const {
   FunctionOptions o;
-  o.fuser = fuserFromName(fuser);
-  o.executor = executorFromName(executor);
+  o.fuser = fuser;
+  o.executor = executor;
   auto d = deviceFromName(device);
   USER_CHECK(d.has_value(), "unknown device '{}'; devices: cpu, cuda", device);
   o.device = *d;
@@ -262,7 +262,8 @@ static int runCheck(const CheckSubject& c, const RunSettings& s) {
     ok = ok && pass;
     std::cout << fmt::format("  {:<8} {:<28} {:.3e}  {}\n", kind, name, err, pass ? "ok" : fmt::format("FAIL (> {:g})", tol));
   };
-  std::cout << fmt::format("{}, fuser {}, executor {}, device {}\n", c.title, s.fuser, s.executor, s.device);
+  std::cout << fmt::format("{}, fuser {}, executor {}, device {}\n", c.title, fuserName(s.fuser),
+                           executorName(s.executor), s.device);
   // Every run is compared: under the profiling executor the interpreted profiling runs, then the
   // optimized plan with the fuser's kernels.
   const int runs = runsToOptimize(options);

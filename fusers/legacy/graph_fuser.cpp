@@ -44,7 +44,7 @@ size_t externalTensors(const std::vector<Node*>& region) {
 }
 
 bool canJoin(const Node* n, const Region& r) {
-  if (!(n->info().flags & kOpFusedByOld)) return false;  // ops.def's flags column says which ops are ours
+  if (!(n->info().flags & kOpFusedByLegacy)) return false;  // ops.def's flags column says which ops are ours
   const std::vector<Node*>& region = r.nodes;
   if (n->kind() == OpKind::ListUnpack) return r.computes(n->input(0));
   if (n->kind() == OpKind::Chunk) {
@@ -93,7 +93,7 @@ int64_t fuseInBlock(Block* b) {
 }  // namespace
 
 std::string fusionBlocker(const Node* n) {
-  if (!(n->info().flags & kOpFusedByOld))
+  if (!(n->info().flags & kOpFusedByLegacy))
     return fmt::format("not pointwise (a {} op; the legacy fuser fuses pointwise ops and chunks of their inputs)",
                        opGroupName(n->info().group));
   if (n->kind() == OpKind::Chunk) return fusibleChunk(n, kSizes, kAdmit) ? "" : "a chunk needs constant arguments, an evenly divisible static input and one unpack";

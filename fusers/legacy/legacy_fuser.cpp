@@ -1,4 +1,4 @@
-// The legacy ("old") fuser: pointwise groups (graph_fuser), compiled per group for the CPU through LLVM
+// The legacy fuser: pointwise groups (graph_fuser), compiled per group for the CPU through LLVM
 // ORC or for CUDA through NVRTC, cached by the group's canonical text and target.
 #include "fusers/fuser.h"
 #include "fusers/legacy/codegen.h"
@@ -114,7 +114,7 @@ class CudaFusedKernel final : public CompiledKernel {
 class LegacyFuser final : public Fuser {
  public:
   explicit LegacyFuser(FuserOptions opts) : opts_(std::move(opts)) {}
-  std::string_view name() const override { return "old"; }
+  FuserKind kind() const override { return FuserKind::Legacy; }
   OpKind groupOp() const override { return OpKind::FusionGroup; }
   std::string emit(const Node* group, const std::string& name) const override {
     KernelSpec spec = buildKernelSpec(*group->subgraph());
@@ -150,7 +150,7 @@ class LegacyFuser final : public Fuser {
   }
 
   void compile(const Graph& g, KernelTable& kernels, FusionReport& report) override {
-    compileGroups(g, OpKind::FusionGroup, opts_, "fusion group", "gj_fused", kernels, report,
+    compileGroups(g, OpKind::FusionGroup, opts_, "fusion group", "gj_legacy", kernels, report,
                   [&](const Graph& sub) { return prepare(sub); });
   }
 

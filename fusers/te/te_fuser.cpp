@@ -444,7 +444,7 @@ std::string signature(const LoopNest& nest) {
 class TeFuser final : public Fuser {
  public:
   explicit TeFuser(FuserOptions opts) : opts_(std::move(opts)) {}
-  std::string_view name() const override { return "te"; }
+  FuserKind kind() const override { return FuserKind::Te; }
   OpKind groupOp() const override { return OpKind::TensorExprGroup; }
   // The loop nest as lowered, then the kernel: the nest scheduled for the GPU printed as CUDA C, or the
   // CPU's scheduled nest and its LLVM IR.

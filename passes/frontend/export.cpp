@@ -62,17 +62,10 @@ bool writeOverload(Node* n) {
 
 // Whether a node of this kind makes a new list (an appended list is its operand, which nothing else reads).
 bool makesList(OpKind k) {
-  switch (k) {
-    case OpKind::ListConstruct:
-    case OpKind::ListAppendInPlace:
-    case OpKind::ListAppend:
-    case OpKind::ListConcat:
-    case OpKind::ListCopy:
-    case OpKind::Unbind:
-    case OpKind::Chunk:
-    case OpKind::SplitWithSizes: return true;
-    default: return false;
-  }
+  static constexpr OpKind kMakers[] = {OpKind::ListConstruct, OpKind::ListAppendInPlace, OpKind::ListAppend,
+                                       OpKind::ListConcat,    OpKind::ListCopy,          OpKind::Unbind,
+                                       OpKind::Chunk,         OpKind::SplitWithSizes};
+  return std::find(std::begin(kMakers), std::end(kMakers), k) != std::end(kMakers);
 }
 
 // Whether nothing reads `list` once an append has changed it in place: the append is its one use, and it
@@ -155,19 +148,45 @@ void writeBatchNorm(Node* n) {
   g.erase(n);
 }
 
+// Writes n, one of graphjit's own ops, as PyTorch's; false for any other op.
+bool writeOwnOp(Node* n) {
+  const OpKind k = n->kind();
+  if (k == OpKind::ListAppend) {
+    writeAppend(n);
+  } else if (k == OpKind::RaiseIf) {
+    writeRaise(n);
+  } else if (k == OpKind::ToDType) {
+    writeTo(n);
+  } else if (k == OpKind::NativeBatchNorm) {
+    writeBatchNorm(n);
+  } else if (k == OpKind::Gelu) {  // the exact form: approximate="none"
+    replaceWith(n, OpKind::GeluApproximate, {n->input(0), constantBefore(n, std::string(frontend::kGeluExact))});
+  } else if (k == OpKind::DivFloor || k == OpKind::DivTrunc) {
+    replaceWith(n, OpKind::DivMode,
+                {n->input(0), n->input(1), constantBefore(n, std::string(k == OpKind::DivFloor ? "floor" : "trunc"))});
+  } else if (k == OpKind::PhiloxDropout) {  // PyTorch draws its own mask
+    replaceWith(n, OpKind::Dropout, {n->input(0), n->input(1), n->input(2)});
+  } else if (k == OpKind::PhiloxUniform) {  // and its own numbers
+    Value* none = constantBefore(n, ConstantValue{});
+    replaceWith(n, OpKind::RandLike, {n->input(0), none, none, none, none, none});
+  } else if (k == OpKind::Full) {  // the dtype as a ScalarType code
+    const auto code = constantInt(n->input(2));
+    if (!code) throw Error("prim::full's dtype is not a constant", n->where(), "write the dtype as a constant");
+    Value* none = constantBefore(n, ConstantValue{});
+    replaceWith(n, OpKind::FullSized, {n->input(0), n->input(1), scalarTypeBefore(n, *code), none, none, none});
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // Whether PyTorch has n's op as graphjit writes it (after the rewrites above).
 bool pytorchHas(const Node* n) {
   if (n->subgraph()) return false;
   if (n->info().frontendOnly() || !n->info().name.starts_with("prim::")) return true;
-  switch (n->kind()) {
-    case OpKind::Constant:
-    case OpKind::ListConstruct:
-    case OpKind::ListUnpack:
-    case OpKind::Loop:
-    case OpKind::If:
-    case OpKind::DTypeOf: return true;
-    default: return false;
-  }
+  static constexpr OpKind kPrinted[] = {OpKind::Constant, OpKind::ListConstruct, OpKind::ListUnpack,
+                                        OpKind::Loop,     OpKind::If,            OpKind::DTypeOf};
+  return std::find(std::begin(kPrinted), std::end(kPrinted), n->kind()) != std::end(kPrinted);
 }
 
 }  // namespace
@@ -184,41 +203,11 @@ void exportTorchScript(Graph& g) {
   std::vector<Node*> nodes;
   forEachNode(g.block(), [&](Node* n) { nodes.push_back(n); });
   for (Node* n : nodes) {
-    switch (n->kind()) {
-      case OpKind::ListAppend: writeAppend(n); continue;
-      case OpKind::RaiseIf: writeRaise(n); continue;
-      case OpKind::ToDType: writeTo(n); continue;
-      case OpKind::NativeBatchNorm: writeBatchNorm(n); continue;
-      case OpKind::Gelu:
-        replaceWith(n, OpKind::GeluApproximate, {n->input(0), constantBefore(n, std::string("none"))});
-        continue;
-      case OpKind::DivFloor:
-      case OpKind::DivTrunc:
-        replaceWith(n, OpKind::DivMode, {n->input(0), n->input(1),
-                                         constantBefore(n, std::string(n->kind() == OpKind::DivFloor ? "floor" : "trunc"))});
-        continue;
-      case OpKind::PhiloxDropout:  // PyTorch draws its own mask
-        replaceWith(n, OpKind::Dropout, {n->input(0), n->input(1), n->input(2)});
-        continue;
-      case OpKind::PhiloxUniform: {  // and its own numbers
-        Value* none = constantBefore(n, ConstantValue{});
-        replaceWith(n, OpKind::RandLike, {n->input(0), none, none, none, none, none});
-        continue;
-      }
-      case OpKind::Full: {  // the dtype as a ScalarType code
-        const auto code = constantInt(n->input(2));
-        if (!code) throw Error("prim::full's dtype is not a constant", n->where(), "write the dtype as a constant");
-        Value* none = constantBefore(n, ConstantValue{});
-        replaceWith(n, OpKind::FullSized, {n->input(0), n->input(1), scalarTypeBefore(n, *code), none, none, none});
-        continue;
-      }
-      default:
-        if (writeOverload(n)) continue;
-        if (!pytorchHas(n))
-          throw Error(fmt::format("{} has no TorchScript form", n->info().name), n->where(),
-                      "export the graph as written or built, before the executors' passes (autodiff, fusion, "
-                      "profiling) add graphjit's own ops");
-    }
+    if (writeOwnOp(n) || writeOverload(n)) continue;
+    if (!pytorchHas(n))
+      throw Error(fmt::format("{} has no TorchScript form", n->info().name), n->where(),
+                  "export the graph as written or built, before the executors' passes (autodiff, fusion, "
+                  "profiling) add graphjit's own ops");
   }
 }
 

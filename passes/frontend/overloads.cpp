@@ -116,7 +116,7 @@ Value* lowerSizedFactory(Node* n, Value* fill, size_t options) {
 Value* lowerGelu(Node* n) {
   Value* x = n->input(0);
   const auto mode = constantString(n->input(1));
-  if (mode == "none") return emitAt(n, OpKind::Gelu, {x});
+  if (mode == frontend::kGeluExact) return emitAt(n, OpKind::Gelu, {x});
   if (mode != "tanh")
     throw Error("aten::gelu's approximate must be the constant 'none' or 'tanh'", n->where(),
                 "pass approximate='none' or approximate='tanh'");
@@ -154,191 +154,193 @@ Value* lowerComposite(Node* n) {
   auto op = [&](OpKind kind, const std::vector<Value*>& in) { return emitAt(n, kind, in); };
   auto one = [&] { return constantBefore(n, int64_t{1}); };
   Value* x = n->inputs().empty() ? nullptr : n->input(0);
-  switch (n->kind()) {
-    case OpKind::Log2: return op(OpKind::Mul, {op(OpKind::Log, {x}), k(1.4426950408889634)});
-    case OpKind::Log10: return op(OpKind::Mul, {op(OpKind::Log, {x}), k(0.43429448190325176)});
-    case OpKind::Tan: return op(OpKind::Div, {op(OpKind::Sin, {x}), op(OpKind::Cos, {x})});
-    case OpKind::Relu6: return op(OpKind::Hardtanh, {x, k(0.0), k(6.0)});
-    case OpKind::Hardsigmoid:  // PyTorch's min(max(x + 3, 0), 6) / 6, its gradient 1/6 strictly inside
-      return op(OpKind::Div, {op(OpKind::Hardtanh, {op(OpKind::Add, {x, k(3.0), one()}), k(0.0), k(6.0)}), k(6.0)});
-    case OpKind::Threshold:  // x <= threshold ? value : x, its gradient the same mask, in x's dtype
-      return op(OpKind::MaskedFill, {x, op(OpKind::Le, {x, inDtypeOf(n, n->input(1), {x})}), n->input(2)});
-    case OpKind::Addcmul:  // as PyTorch's kernel: self + value * tensor1 * tensor2, left to right
-      return op(OpKind::Add, {x, op(OpKind::Mul, {op(OpKind::Mul, {n->input(1), inDtypeOf(n, n->input(3),
-                                                                                        {x, n->input(1), n->input(2)})}),
-                                                  n->input(2)}),
-                              one()});
-    case OpKind::Lerp: {  // as PyTorch's kernel: self + w (end - self) where |w| < 0.5, else end - (end - self)(1 - w)
-      Value* end = n->input(1);
-      Value* w = n->input(2);
-      const std::optional<double> c = w->type().isTensor() ? std::nullopt : constantDouble(w);
-      if (!w->type().isTensor() && !c)
-        throw Error("aten::lerp's weight is a scalar that is not a constant", n->where(),
-                    "give the weight as a constant, or as a tensor");
-      Value* diff = op(OpKind::Sub, {end, x, one()});
-      auto low = [&] { return op(OpKind::Add, {x, op(OpKind::Mul, {diff, w}), one()}); };
-      auto high = [&](Value* rest) { return op(OpKind::Sub, {end, op(OpKind::Mul, {diff, rest}), one()}); };
-      if (!c)  // per element
-        return op(OpKind::Where, {op(OpKind::Lt, {op(OpKind::Abs, {w}), k(0.5)}), low(),
-                                  high(op(OpKind::Rsub, {w, one(), one()}))});
-      return std::abs(*c) < 0.5 ? low() : high(k(1.0 - *c));
-    }
-    case OpKind::IsNan: return op(OpKind::Ne, {x, x});
-    case OpKind::DivMode: {  // rounding_mode: None, 'trunc' or 'floor'; rounded, the gradient is 0
-      Value* other = n->input(1);
-      if (n->input(2)->type().kind == TypeKind::None) return op(OpKind::Div, {x, other});
-      const auto mode = constantString(n->input(2));
-      if (mode == "trunc") return op(OpKind::DivTrunc, {x, other});
-      if (mode == "floor") return op(OpKind::DivFloor, {x, other});
-      throw Error("aten::div's rounding_mode must be None or the constant 'trunc' or 'floor'", n->where(),
-                  "pass rounding_mode=None, 'trunc' or 'floor'");
-    }
-    case OpKind::FloorDivide: return op(OpKind::DivFloor, {x, n->input(1)});
-    case OpKind::SliceOptional: {  // a None start is 0, a None end the dim's end (int64's largest, clamped)
-      auto orDefault = [&](Value* v, int64_t none) {
-        if (v->type().kind == TypeKind::None) return constantBefore(n, none);
-        if (v->type().kind != TypeKind::Int)
-          throw Error("aten::slice's start and end must be ints or None", n->where(), "pass ints, or leave them out");
-        return v;
-      };
-      return op(OpKind::Slice, {x, n->input(1), orDefault(n->input(2), 0),
-                                orDefault(n->input(3), std::numeric_limits<int64_t>::max()), n->input(4)});
-    }
-    case OpKind::ClampTensor: case OpKind::ClampMinTensor: case OpKind::ClampMaxTensor: {
-      // PyTorch's masks: self where lo <= self <= hi; lo where self < lo < hi; hi where self > hi or hi < lo.
-      // Elsewhere (a NaN, or self < lo == hi) the value min(max(self, lo), hi) with no gradient.
-      const bool both = n->kind() == OpKind::ClampTensor;
-      Value* lo = n->kind() == OpKind::ClampMaxTensor ? nullptr : n->input(1);
-      Value* hi = n->kind() == OpKind::ClampMinTensor ? nullptr : n->input(both ? 2 : 1);
-      if (lo && lo->type().kind == TypeKind::None) lo = nullptr;
-      if (hi && hi->type().kind == TypeKind::None) hi = nullptr;
-      if (!lo && !hi)
-        throw Error("aten::clamp needs a min or a max bound", n->where(), "pass min=, max= or both");
-      Value* inside = lo && hi ? op(OpKind::BitwiseAnd, {op(OpKind::Ge, {x, lo}), op(OpKind::Le, {x, hi})})
-                      : lo     ? op(OpKind::Ge, {x, lo})
-                               : op(OpKind::Le, {x, hi});
-      Value* bound = op(OpKind::Detach, {lo && hi ? op(OpKind::Minimum, {op(OpKind::Maximum, {x, lo}), hi})
-                                         : lo     ? op(OpKind::Maximum, {x, lo})
-                                                  : op(OpKind::Minimum, {x, hi})});
-      if (hi) {
-        Value* above = op(OpKind::Gt, {x, hi});
-        if (lo) above = op(OpKind::BitwiseOr, {above, op(OpKind::Lt, {hi, lo})});
-        bound = op(OpKind::Where, {above, hi, bound});
-      }
-      if (lo) {
-        Value* below = op(OpKind::Lt, {x, lo});
-        if (hi) below = op(OpKind::BitwiseAnd, {below, op(OpKind::Lt, {lo, hi})});
-        bound = op(OpKind::Where, {below, lo, bound});
-      }
-      return op(OpKind::Where, {inside, x, bound});
-    }
-    case OpKind::MaskedFillTensor:
-      return op(OpKind::Where, {n->input(1), op(OpKind::TypeAs, {n->input(2), x}), x});
-    case OpKind::PowScalarBase: case OpKind::RemainderScalarBase: {  // the number as a tensor of the promoted dtype
-      Value* other = n->input(1);
-      return op(n->kind() == OpKind::PowScalarBase ? OpKind::Pow : OpKind::TensorRemainder,
-                {op(OpKind::Add, {op(OpKind::ZerosLike, {other}), x, one()}), other});
-    }
-    case OpKind::Square: return op(OpKind::Pow, {x, constantBefore(n, int64_t{2})});
-    case OpKind::AutocastToReduced: case OpKind::AutocastToFull: {  // the flags and dtypes constants, as PyTorch prints them
-      const bool reduced = n->kind() == OpKind::AutocastToReduced;
-      auto target = [&](size_t flag, size_t dtype) {
-        const auto on = constantBool(n->input(flag));
-        if (!on) throw Error(fmt::format("{}'s enabled flags must be constants", n->info().name), n->where(),
-                             "pass True or False");
-        return *on ? static_cast<int64_t>(reduced ? dtypeArgument(n, n->input(dtype)) : DType::Float32) : int64_t{-1};
-      };
-      const std::vector<int64_t> from = reduced ? std::vector<int64_t>{static_cast<int64_t>(DType::Float32)}
-                                                : std::vector<int64_t>{static_cast<int64_t>(DType::Float16),
-                                                                       static_cast<int64_t>(DType::BFloat16)};
-      return op(OpKind::CastOnDevice, {x, constantBefore(n, from), constantBefore(n, target(2, 4)),
-                                       constantBefore(n, target(1, 3))});
-    }
-    case OpKind::LogicalAnd: case OpKind::LogicalOr: case OpKind::LogicalXor: {
-      Value* a = op(OpKind::Ne, {x, constantBefore(n, int64_t{0})});
-      Value* b = op(OpKind::Ne, {n->input(1), constantBefore(n, int64_t{0})});
-      return op(n->kind() == OpKind::LogicalAnd ? OpKind::BitwiseAnd : n->kind() == OpKind::LogicalOr ? OpKind::BitwiseOr
-                                                                                                       : OpKind::Ne,
-                {a, b});
-    }
-    case OpKind::LogicalNot: return op(OpKind::Eq, {x, constantBefore(n, int64_t{0})});
-    case OpKind::BitwiseAndNamed: return op(OpKind::BitwiseAnd, {x, n->input(1)});
-    case OpKind::BitwiseOrNamed: return op(OpKind::BitwiseOr, {x, n->input(1)});
-    case OpKind::BitwiseXorNamed: return op(OpKind::BitwiseXor, {x, n->input(1)});
-    case OpKind::LeftShiftNamed: return op(OpKind::LeftShift, {x, n->input(1)});
-    case OpKind::RightShiftNamed: return op(OpKind::RightShift, {x, n->input(1)});
-    case OpKind::Mish:  // PyTorch's x tanh(log1p(exp(x))); softplus's threshold keeps the gradient finite
-      return op(OpKind::Mul, {x, op(OpKind::Tanh, {op(OpKind::Softplus, {x, constantBefore(n, int64_t{1}),
-                                                                        constantBefore(n, int64_t{20})})})});
-    case OpKind::Xlogy: {  // x log y; where x is 0, 0, or NaN where y is NaN (PyTorch's), and no gradient
-      Value* y = n->input(1);
-      if (!y->type().isTensor()) {
-        const std::optional<double> c = constantDouble(y);
-        if (!c)
-          throw Error("aten::xlogy's other is a number that is not a constant", n->where(),
-                      "give it as a constant, or as a tensor");
-        if (std::isnan(*c)) return op(OpKind::Mul, {x, k(*c)});
-        return op(OpKind::Where, {op(OpKind::Eq, {x, k(0.0)}), k(0.0), op(OpKind::Mul, {x, k(std::log(*c))})});
-      }
-      Value* atZero = op(OpKind::Where, {op(OpKind::Ne, {y, y}), y, k(0.0)});
-      return op(OpKind::Where, {op(OpKind::Eq, {x, k(0.0)}), atZero, op(OpKind::Mul, {x, op(OpKind::Log, {y})})});
-    }
-    case OpKind::LogSigmoid:
-      return op(OpKind::Neg, {op(OpKind::Softplus, {op(OpKind::Neg, {x}), one(), constantBefore(n, int64_t{20})})});
-    case OpKind::Sgn: return op(OpKind::Sign, {x});
-    case OpKind::Celu: {  // PyTorch's: its gradient exp(self / alpha) at and below 0
-      Value* alpha = n->input(1);
-      return op(OpKind::Where, {op(OpKind::Gt, {x, k(0.0)}), x,
-                                op(OpKind::Mul, {op(OpKind::Expm1, {op(OpKind::Div, {x, alpha})}), alpha})});
-    }
-    case OpKind::Selu: return op(OpKind::Elu, {x, k(1.6732632423543772), k(1.0507009873554805)});
-    case OpKind::Exp2:  // pow(2.0, self): computed and rounded once in self's dtype (integers: float32)
-      return op(OpKind::Pow, {op(OpKind::Add, {op(OpKind::ZerosLike, {x}), k(2.0), one()}), x});
-    case OpKind::Deg2Rad: return op(OpKind::Mul, {x, k(0.017453292519943295)});
-    case OpKind::Rad2Deg: return op(OpKind::Mul, {x, k(57.295779513082323)});
-    case OpKind::Logit: {
-      Value* z = x;
-      if (n->input(1)->type().kind != TypeKind::None) {
-        const std::optional<double> eps = constantDouble(n->input(1));
-        if (!eps)
-          throw Error("aten::logit's eps is not a constant", n->where(), "give eps as a constant, or None");
-        z = op(OpKind::Clamp, {x, k(*eps), k(1.0 - *eps)});
-      }
-      return op(OpKind::Log, {op(OpKind::Div, {z, op(OpKind::Rsub, {z, k(1.0), one()})})});
-    }
-    case OpKind::VarForms: case OpKind::StdForms: case OpKind::VarAll: case OpKind::StdAll: {
-      const bool all = n->kind() == OpKind::VarAll || n->kind() == OpKind::StdAll;
-      const bool std = n->kind() == OpKind::StdForms || n->kind() == OpKind::StdAll;
-      Value* dim = all ? nullptr : n->input(1);
-      if (dim && dim->type().kind != TypeKind::None && dim->type().kind != TypeKind::IntList)
-        throw Error(fmt::format("{}'s dim must be a list of ints or None", n->info().name), n->where());
-      Value* dims = !dim || dim->type().kind == TypeKind::None ? constantBefore(n, std::vector<int64_t>{}) : dim;
-      Value* c = n->input(all ? 1 : 2);  // unbiased (a bool) or the correction (None: 1; an int: 0 or 1)
-      Value* unbiased = c;
-      if (c->type().kind == TypeKind::None) {
-        unbiased = constantBefore(n, true);
-      } else if (c->type().kind != TypeKind::Bool) {
-        const std::optional<int64_t> k = constantInt(c);
-        if (!k || (*k != 0 && *k != 1))
-          throw Error(fmt::format("{}'s correction must be a constant 0 or 1 (graphjit's var divides by n or n - 1)",
-                                  n->info().name),
-                      n->where(), "use unbiased=False or True");
-        unbiased = constantBefore(n, *k == 1);
-      }
-      Value* keepdim = all ? constantBefore(n, false) : n->input(3);
-      return op(std ? OpKind::Std : OpKind::Var, {x, dims, unbiased, keepdim});
-    }
-    case OpKind::Hardshrink:  // (x >= -l && x <= l) ? 0 : x, its gradient the same mask
-      return op(OpKind::Where, {op(OpKind::Le, {op(OpKind::Abs, {x}), n->input(1)}), k(0.0), x});
-    case OpKind::ExpandAs: case OpKind::ReshapeAs: case OpKind::ViewAs: {  // by other's sizes, an int[]
-      Value* sizes = emitBefore(n, OpKind::Sizes, {n->input(1)}, Type::of(TypeKind::IntList));
-      sizes->node()->setPositionsOf(n);
-      return op(n->kind() == OpKind::ExpandAs ? OpKind::Expand : n->kind() == OpKind::ReshapeAs ? OpKind::Reshape
-                                                                                                 : OpKind::View,
-                {x, sizes});
-    }
-    default: return nullptr;
+  const OpKind kind = n->kind();
+  if (kind == OpKind::Log2) return op(OpKind::Mul, {op(OpKind::Log, {x}), k(1.4426950408889634)});
+  if (kind == OpKind::Log10) return op(OpKind::Mul, {op(OpKind::Log, {x}), k(0.43429448190325176)});
+  if (kind == OpKind::Tan) return op(OpKind::Div, {op(OpKind::Sin, {x}), op(OpKind::Cos, {x})});
+  if (kind == OpKind::Relu6) return op(OpKind::Hardtanh, {x, k(0.0), k(6.0)});
+  if (kind == OpKind::Hardsigmoid)  // PyTorch's min(max(x + 3, 0), 6) / 6, its gradient 1/6 strictly inside
+    return op(OpKind::Div, {op(OpKind::Hardtanh, {op(OpKind::Add, {x, k(3.0), one()}), k(0.0), k(6.0)}), k(6.0)});
+  if (kind == OpKind::Threshold)  // x <= threshold ? value : x, its gradient the same mask, in x's dtype
+    return op(OpKind::MaskedFill, {x, op(OpKind::Le, {x, inDtypeOf(n, n->input(1), {x})}), n->input(2)});
+  if (kind == OpKind::Addcmul)  // as PyTorch's kernel: self + value * tensor1 * tensor2, left to right
+    return op(OpKind::Add, {x, op(OpKind::Mul, {op(OpKind::Mul, {n->input(1), inDtypeOf(n, n->input(3),
+                                                                                      {x, n->input(1), n->input(2)})}),
+                                                n->input(2)}),
+                            one()});
+  // as PyTorch's kernel: self + w (end - self) where |w| < 0.5, else end - (end - self)(1 - w)
+  if (kind == OpKind::Lerp) {
+    Value* end = n->input(1);
+    Value* w = n->input(2);
+    const std::optional<double> c = w->type().isTensor() ? std::nullopt : constantDouble(w);
+    if (!w->type().isTensor() && !c)
+      throw Error("aten::lerp's weight is a scalar that is not a constant", n->where(),
+                  "give the weight as a constant, or as a tensor");
+    Value* diff = op(OpKind::Sub, {end, x, one()});
+    auto low = [&] { return op(OpKind::Add, {x, op(OpKind::Mul, {diff, w}), one()}); };
+    auto high = [&](Value* rest) { return op(OpKind::Sub, {end, op(OpKind::Mul, {diff, rest}), one()}); };
+    if (!c)  // per element
+      return op(OpKind::Where, {op(OpKind::Lt, {op(OpKind::Abs, {w}), k(0.5)}), low(),
+                                high(op(OpKind::Rsub, {w, one(), one()}))});
+    return std::abs(*c) < 0.5 ? low() : high(k(1.0 - *c));
   }
+  if (kind == OpKind::IsNan) return op(OpKind::Ne, {x, x});
+  if (kind == OpKind::DivMode) {  // rounding_mode: None, 'trunc' or 'floor'; rounded, the gradient is 0
+    Value* other = n->input(1);
+    if (n->input(2)->type().kind == TypeKind::None) return op(OpKind::Div, {x, other});
+    const auto mode = constantString(n->input(2));
+    if (mode == "trunc") return op(OpKind::DivTrunc, {x, other});
+    if (mode == "floor") return op(OpKind::DivFloor, {x, other});
+    throw Error("aten::div's rounding_mode must be None or the constant 'trunc' or 'floor'", n->where(),
+                "pass rounding_mode=None, 'trunc' or 'floor'");
+  }
+  if (kind == OpKind::FloorDivide) return op(OpKind::DivFloor, {x, n->input(1)});
+  if (kind == OpKind::SliceOptional) {  // a None start is 0, a None end the dim's end (int64's largest, clamped)
+    auto orDefault = [&](Value* v, int64_t none) {
+      if (v->type().kind == TypeKind::None) return constantBefore(n, none);
+      if (v->type().kind != TypeKind::Int)
+        throw Error("aten::slice's start and end must be ints or None", n->where(), "pass ints, or leave them out");
+      return v;
+    };
+    return op(OpKind::Slice, {x, n->input(1), orDefault(n->input(2), 0),
+                              orDefault(n->input(3), std::numeric_limits<int64_t>::max()), n->input(4)});
+  }
+  if (kind == OpKind::ClampTensor || kind == OpKind::ClampMinTensor || kind == OpKind::ClampMaxTensor) {
+    // PyTorch's masks: self where lo <= self <= hi; lo where self < lo < hi; hi where self > hi or hi < lo.
+    // Elsewhere (a NaN, or self < lo == hi) the value min(max(self, lo), hi) with no gradient.
+    const bool both = n->kind() == OpKind::ClampTensor;
+    Value* lo = n->kind() == OpKind::ClampMaxTensor ? nullptr : n->input(1);
+    Value* hi = n->kind() == OpKind::ClampMinTensor ? nullptr : n->input(both ? 2 : 1);
+    if (lo && lo->type().kind == TypeKind::None) lo = nullptr;
+    if (hi && hi->type().kind == TypeKind::None) hi = nullptr;
+    if (!lo && !hi)
+      throw Error("aten::clamp needs a min or a max bound", n->where(), "pass min=, max= or both");
+    Value* inside = lo && hi ? op(OpKind::BitwiseAnd, {op(OpKind::Ge, {x, lo}), op(OpKind::Le, {x, hi})})
+                    : lo     ? op(OpKind::Ge, {x, lo})
+                             : op(OpKind::Le, {x, hi});
+    Value* bound = op(OpKind::Detach, {lo && hi ? op(OpKind::Minimum, {op(OpKind::Maximum, {x, lo}), hi})
+                                       : lo     ? op(OpKind::Maximum, {x, lo})
+                                                : op(OpKind::Minimum, {x, hi})});
+    if (hi) {
+      Value* above = op(OpKind::Gt, {x, hi});
+      if (lo) above = op(OpKind::BitwiseOr, {above, op(OpKind::Lt, {hi, lo})});
+      bound = op(OpKind::Where, {above, hi, bound});
+    }
+    if (lo) {
+      Value* below = op(OpKind::Lt, {x, lo});
+      if (hi) below = op(OpKind::BitwiseAnd, {below, op(OpKind::Lt, {lo, hi})});
+      bound = op(OpKind::Where, {below, lo, bound});
+    }
+    return op(OpKind::Where, {inside, x, bound});
+  }
+  if (kind == OpKind::MaskedFillTensor)
+    return op(OpKind::Where, {n->input(1), op(OpKind::TypeAs, {n->input(2), x}), x});
+  // the number as a tensor of the promoted dtype
+  if (kind == OpKind::PowScalarBase || kind == OpKind::RemainderScalarBase) {
+    Value* other = n->input(1);
+    return op(n->kind() == OpKind::PowScalarBase ? OpKind::Pow : OpKind::TensorRemainder,
+              {op(OpKind::Add, {op(OpKind::ZerosLike, {other}), x, one()}), other});
+  }
+  if (kind == OpKind::Square) return op(OpKind::Pow, {x, constantBefore(n, int64_t{2})});
+  // the flags and dtypes constants, as PyTorch prints them
+  if (kind == OpKind::AutocastToReduced || kind == OpKind::AutocastToFull) {
+    const bool reduced = n->kind() == OpKind::AutocastToReduced;
+    auto target = [&](size_t flag, size_t dtype) {
+      const auto on = constantBool(n->input(flag));
+      if (!on) throw Error(fmt::format("{}'s enabled flags must be constants", n->info().name), n->where(),
+                           "pass True or False");
+      return *on ? static_cast<int64_t>(reduced ? dtypeArgument(n, n->input(dtype)) : DType::Float32) : int64_t{-1};
+    };
+    const std::vector<int64_t> from = reduced ? std::vector<int64_t>{static_cast<int64_t>(DType::Float32)}
+                                              : std::vector<int64_t>{static_cast<int64_t>(DType::Float16),
+                                                                     static_cast<int64_t>(DType::BFloat16)};
+    return op(OpKind::CastOnDevice, {x, constantBefore(n, from), constantBefore(n, target(2, 4)),
+                                     constantBefore(n, target(1, 3))});
+  }
+  if (kind == OpKind::LogicalAnd || kind == OpKind::LogicalOr || kind == OpKind::LogicalXor) {
+    Value* a = op(OpKind::Ne, {x, constantBefore(n, int64_t{0})});
+    Value* b = op(OpKind::Ne, {n->input(1), constantBefore(n, int64_t{0})});
+    return op(n->kind() == OpKind::LogicalAnd ? OpKind::BitwiseAnd : n->kind() == OpKind::LogicalOr ? OpKind::BitwiseOr
+                                                                                                     : OpKind::Ne,
+              {a, b});
+  }
+  if (kind == OpKind::LogicalNot) return op(OpKind::Eq, {x, constantBefore(n, int64_t{0})});
+  if (kind == OpKind::BitwiseAndNamed) return op(OpKind::BitwiseAnd, {x, n->input(1)});
+  if (kind == OpKind::BitwiseOrNamed) return op(OpKind::BitwiseOr, {x, n->input(1)});
+  if (kind == OpKind::BitwiseXorNamed) return op(OpKind::BitwiseXor, {x, n->input(1)});
+  if (kind == OpKind::LeftShiftNamed) return op(OpKind::LeftShift, {x, n->input(1)});
+  if (kind == OpKind::RightShiftNamed) return op(OpKind::RightShift, {x, n->input(1)});
+  if (kind == OpKind::Mish)  // PyTorch's x tanh(log1p(exp(x))); softplus's threshold keeps the gradient finite
+    return op(OpKind::Mul, {x, op(OpKind::Tanh, {op(OpKind::Softplus, {x, constantBefore(n, int64_t{1}),
+                                                                      constantBefore(n, int64_t{20})})})});
+  if (kind == OpKind::Xlogy) {  // x log y; where x is 0, 0, or NaN where y is NaN (PyTorch's), and no gradient
+    Value* y = n->input(1);
+    if (!y->type().isTensor()) {
+      const std::optional<double> c = constantDouble(y);
+      if (!c)
+        throw Error("aten::xlogy's other is a number that is not a constant", n->where(),
+                    "give it as a constant, or as a tensor");
+      if (std::isnan(*c)) return op(OpKind::Mul, {x, k(*c)});
+      return op(OpKind::Where, {op(OpKind::Eq, {x, k(0.0)}), k(0.0), op(OpKind::Mul, {x, k(std::log(*c))})});
+    }
+    Value* atZero = op(OpKind::Where, {op(OpKind::Ne, {y, y}), y, k(0.0)});
+    return op(OpKind::Where, {op(OpKind::Eq, {x, k(0.0)}), atZero, op(OpKind::Mul, {x, op(OpKind::Log, {y})})});
+  }
+  if (kind == OpKind::LogSigmoid)
+    return op(OpKind::Neg, {op(OpKind::Softplus, {op(OpKind::Neg, {x}), one(), constantBefore(n, int64_t{20})})});
+  if (kind == OpKind::Sgn) return op(OpKind::Sign, {x});
+  if (kind == OpKind::Celu) {  // PyTorch's: its gradient exp(self / alpha) at and below 0
+    Value* alpha = n->input(1);
+    return op(OpKind::Where, {op(OpKind::Gt, {x, k(0.0)}), x,
+                              op(OpKind::Mul, {op(OpKind::Expm1, {op(OpKind::Div, {x, alpha})}), alpha})});
+  }
+  if (kind == OpKind::Selu) return op(OpKind::Elu, {x, k(1.6732632423543772), k(1.0507009873554805)});
+  if (kind == OpKind::Exp2)  // pow(2.0, self): computed and rounded once in self's dtype (integers: float32)
+    return op(OpKind::Pow, {op(OpKind::Add, {op(OpKind::ZerosLike, {x}), k(2.0), one()}), x});
+  if (kind == OpKind::Deg2Rad) return op(OpKind::Mul, {x, k(0.017453292519943295)});
+  if (kind == OpKind::Rad2Deg) return op(OpKind::Mul, {x, k(57.295779513082323)});
+  if (kind == OpKind::Logit) {
+    Value* z = x;
+    if (n->input(1)->type().kind != TypeKind::None) {
+      const std::optional<double> eps = constantDouble(n->input(1));
+      if (!eps)
+        throw Error("aten::logit's eps is not a constant", n->where(), "give eps as a constant, or None");
+      z = op(OpKind::Clamp, {x, k(*eps), k(1.0 - *eps)});
+    }
+    return op(OpKind::Log, {op(OpKind::Div, {z, op(OpKind::Rsub, {z, k(1.0), one()})})});
+  }
+  if (kind == OpKind::VarForms || kind == OpKind::StdForms || kind == OpKind::VarAll || kind == OpKind::StdAll) {
+    const bool all = n->kind() == OpKind::VarAll || n->kind() == OpKind::StdAll;
+    const bool std = n->kind() == OpKind::StdForms || n->kind() == OpKind::StdAll;
+    Value* dim = all ? nullptr : n->input(1);
+    if (dim && dim->type().kind != TypeKind::None && dim->type().kind != TypeKind::IntList)
+      throw Error(fmt::format("{}'s dim must be a list of ints or None", n->info().name), n->where());
+    Value* dims = !dim || dim->type().kind == TypeKind::None ? constantBefore(n, std::vector<int64_t>{}) : dim;
+    Value* c = n->input(all ? 1 : 2);  // unbiased (a bool) or the correction (None: 1; an int: 0 or 1)
+    Value* unbiased = c;
+    if (c->type().kind == TypeKind::None) {
+      unbiased = constantBefore(n, true);
+    } else if (c->type().kind != TypeKind::Bool) {
+      const std::optional<int64_t> k = constantInt(c);
+      if (!k || (*k != 0 && *k != 1))
+        throw Error(fmt::format("{}'s correction must be a constant 0 or 1 (graphjit's var divides by n or n - 1)",
+                                n->info().name),
+                    n->where(), "use unbiased=False or True");
+      unbiased = constantBefore(n, *k == 1);
+    }
+    Value* keepdim = all ? constantBefore(n, false) : n->input(3);
+    return op(std ? OpKind::Std : OpKind::Var, {x, dims, unbiased, keepdim});
+  }
+  if (kind == OpKind::Hardshrink)  // (x >= -l && x <= l) ? 0 : x, its gradient the same mask
+    return op(OpKind::Where, {op(OpKind::Le, {op(OpKind::Abs, {x}), n->input(1)}), k(0.0), x});
+  if (kind == OpKind::ExpandAs || kind == OpKind::ReshapeAs || kind == OpKind::ViewAs) {  // by other's sizes, an int[]
+    Value* sizes = emitBefore(n, OpKind::Sizes, {n->input(1)}, Type::of(TypeKind::IntList));
+    sizes->node()->setPositionsOf(n);
+    return op(n->kind() == OpKind::ExpandAs ? OpKind::Expand : n->kind() == OpKind::ReshapeAs ? OpKind::Reshape
+                                                                                               : OpKind::View,
+              {x, sizes});
+  }
+  return nullptr;
 }
 
 // A row whose trailing arguments graphjit takes at their defaults: each checked, then dropped.
@@ -358,17 +360,15 @@ Value* lowerOverload(Node* n) {
   if (const frontend::Factory* f = factory(n->kind())) return lowerFactory(n, *f);
   if (n->kind() == OpKind::GeluApproximate) return lowerGelu(n);
   if (Value* v = lowerComposite(n)) return v;
-  switch (n->kind()) {
-    case OpKind::Zeros: case OpKind::Empty: return lowerSizedFactory(n, constantBefore(n, int64_t{0}), 1);
-    case OpKind::Ones: return lowerSizedFactory(n, constantBefore(n, int64_t{1}), 1);
-    case OpKind::FullSized: return lowerSizedFactory(n, n->input(1), 2);
-    case OpKind::MaxAll: case OpKind::MinAll:  // over every dim, the gradient shared among ties as PyTorch's
-      return emitAt(n, n->kind() == OpKind::MaxAll ? OpKind::Amax : OpKind::Amin,
-                    {n->input(0), constantBefore(n, std::vector<int64_t>{}), constantBefore(n, false)});
-    case OpKind::MaxOther: return emitAt(n, OpKind::Maximum, {n->input(0), n->input(1)});
-    case OpKind::MinOther: return emitAt(n, OpKind::Minimum, {n->input(0), n->input(1)});
-    default: break;
-  }
+  const OpKind kind = n->kind();
+  if (kind == OpKind::Zeros || kind == OpKind::Empty) return lowerSizedFactory(n, constantBefore(n, int64_t{0}), 1);
+  if (kind == OpKind::Ones) return lowerSizedFactory(n, constantBefore(n, int64_t{1}), 1);
+  if (kind == OpKind::FullSized) return lowerSizedFactory(n, n->input(1), 2);
+  if (kind == OpKind::MaxAll || kind == OpKind::MinAll)  // over every dim, the gradient shared among ties as PyTorch's
+    return emitAt(n, n->kind() == OpKind::MaxAll ? OpKind::Amax : OpKind::Amin,
+                  {n->input(0), constantBefore(n, std::vector<int64_t>{}), constantBefore(n, false)});
+  if (kind == OpKind::MaxOther) return emitAt(n, OpKind::Maximum, {n->input(0), n->input(1)});
+  if (kind == OpKind::MinOther) return emitAt(n, OpKind::Minimum, {n->input(0), n->input(1)});
   // aten::to(self, dtype, non_blocking, copy, memory_format): the flags do not change the values
   if (n->kind() == OpKind::ToDTypeOptions) return castTo(n, n->input(0), n->input(1));
   // aten::to with a device (and a dtype, a layout, pinned memory): the device is the one the graph runs on,
@@ -463,22 +463,22 @@ Value* streamOf(Node* n, int64_t place, int64_t count) {
 // aten::rand_like(x, ...) and aten::rand(size, ...) are prim::philox_uniform of x (cast to the dtype given)
 // or of prim::full(size, 0, dtype).
 Value* lowerRandom(Graph& g, Node* n, int64_t& place, int64_t count) {
-  switch (n->kind()) {
-    case OpKind::Dropout:
-      if (constantBool(n->input(2)) == false) return n->input(0);
-      return emitAt(n, OpKind::PhiloxDropout,
-                    {n->input(0), n->input(1), n->input(2), rngInput(g), streamOf(n, place++, count)});
-    case OpKind::RandLike: {
-      requireStridedPageable(n, n->input(2), n->input(4));
-      Value* x = n->input(1)->type().kind == TypeKind::None ? n->input(0) : castTo(n, n->input(0), n->input(1));
-      return emitAt(n, OpKind::PhiloxUniform, {x, rngInput(g), streamOf(n, place++, count)});
-    }
-    case OpKind::Rand: {
-      Value* zeros = lowerSizedFactory(n, constantBefore(n, int64_t{0}), 1);
-      return emitAt(n, OpKind::PhiloxUniform, {zeros, rngInput(g), streamOf(n, place++, count)});
-    }
-    default: return nullptr;
+  const OpKind kind = n->kind();
+  if (kind == OpKind::Dropout) {
+    if (constantBool(n->input(2)) == false) return n->input(0);
+    return emitAt(n, OpKind::PhiloxDropout,
+                  {n->input(0), n->input(1), n->input(2), rngInput(g), streamOf(n, place++, count)});
   }
+  if (kind == OpKind::RandLike) {
+    requireStridedPageable(n, n->input(2), n->input(4));
+    Value* x = n->input(1)->type().kind == TypeKind::None ? n->input(0) : castTo(n, n->input(0), n->input(1));
+    return emitAt(n, OpKind::PhiloxUniform, {x, rngInput(g), streamOf(n, place++, count)});
+  }
+  if (kind == OpKind::Rand) {
+    Value* zeros = lowerSizedFactory(n, constantBefore(n, int64_t{0}), 1);
+    return emitAt(n, OpKind::PhiloxUniform, {zeros, rngInput(g), streamOf(n, place++, count)});
+  }
+  return nullptr;
 }
 
 }  // namespace

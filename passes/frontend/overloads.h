@@ -8,6 +8,9 @@
 
 namespace gj::frontend {
 
+/// aten::gelu's `approximate` argument for the exact gelu (graphjit's aten::gelu without it).
+inline constexpr std::string_view kGeluExact = "none";
+
 /// The rows with a trailing `ScalarType? dtype` and theirs without: aten::sum(self, dtype) -> aten::sum(self).
 /// A dtype that is not None casts the operand first, as PyTorch does.
 struct DTypeOverload {
