@@ -235,8 +235,8 @@ TEST(ExternalTable, EveryCaseMatchesPyTorchOrIsRefused) {
   const char* outcomesPath = std::getenv("GJ_CASE_OUTCOMES");
   std::ofstream outcomes(outcomesPath ? outcomesPath : "/dev/null");
   for (const json& c : table["cases"])
-    for (FuserKind fuser : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
-      for (ExecutorKind executor : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+    for (FuserKind fuser : allFusers())
+      for (ExecutorKind executor : allExecutors()) {
         std::string outcome = "match";
         try {
           const auto problems = caseProblems(c, "external", fuser, executor, *device);
@@ -277,8 +277,8 @@ TEST_P(Conformance, EveryOpDTypeAndOperandKindMatchesPyTorch) {
 std::vector<Combination> combinations() {
   std::vector<Combination> all;
   for (DeviceKind d : {DeviceKind::Cpu, DeviceKind::Cuda})
-    for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
-      for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) all.push_back({f, e, d});
+    for (FuserKind f : allFusers())
+      for (ExecutorKind e : allExecutors()) all.push_back({f, e, d});
   return all;
 }
 

@@ -11,6 +11,7 @@
 #include "runtime/nvrtc.h"
 #include "tests/support/library_lstm.h"
 #include "tests/support/reference.h"
+#include "tests/support/registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -736,7 +737,7 @@ TEST(CudaOps, FusedKernelsMatchPyTorchUnderEveryLaunchShape) {
   for (const auto& name : m.outputs) gradOutputs.push_back(c.gradOutputs.at(name));
   const CudaLaunchOptions launches[] = {
       {.blockSize = 32, .loopLevel = 2}, {.blockSize = 16, .blockCount = 3, .loopLevel = 3}, {.blockSize = 7}};
-  for (FuserKind fuser : {FuserKind::Legacy, FuserKind::Te})
+  for (FuserKind fuser : kernelFusers())
     for (const CudaLaunchOptions& launch : launches) {
       SCOPED_TRACE(fmt::format("{}: {}", fuserName(fuser), launch.str()));
       Function f(*m.graph, {.fuser = fuser, .device = DeviceKind::Cuda, .cudaLaunch = launch});
@@ -1044,15 +1045,15 @@ TEST_P(EveryCudaCase, ForwardAndBackwardMatchPyTorch) {
   // Every fused kernel compiled and ran (on the emulated driver, built for the host): a group that fell
   // back to the unfused path would have left a warning.
   EXPECT_TRUE(s.warnings.empty()) << s.str();
-  if (p.fuser != FuserKind::None && p.caseName.starts_with("lstm")) {
+  if (test::compilesKernels(p.fuser) && p.caseName.starts_with("lstm")) {
     EXPECT_GT(s.fusionGroups, 0) << s.str();
   }
 }
 
 std::vector<Param> everyCudaCase() {
   std::vector<Param> ps;
-  for (FuserKind f : {FuserKind::None, FuserKind::Legacy, FuserKind::Te})
-    for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+  for (FuserKind f : allFusers())
+    for (ExecutorKind e : allExecutors()) {
       for (const char* c : {"lstm_1layer", "lstm_3layer"})
         for (const char* v : {"jit", "jit_premul", "jit_multilayer"}) ps.push_back({c, v, e, f});
       for (const char* c :

@@ -138,7 +138,7 @@ TEST(VariableLength, PackedLstmCompilesOnceForDifferentLengths) {
   c.seqLength = 9, c.miniBatch = 5, c.inputSize = 3, c.hiddenSize = 4, c.numLayers = 2;
   const Model m = buildModel("vl_lstm", c);
   const std::vector<std::vector<double>> lengthSets = {{3, 9, 1, 5, 5}, {7, 2, 8, 8, 4}};
-  for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+  for (ExecutorKind e : allExecutors()) {
     SCOPED_TRACE(executorName(e));
     Function f(*m.graph, {.fuser = FuserKind::Legacy, .executor = e});
     int64_t compiledAfterFirst = -1;
@@ -219,7 +219,7 @@ TEST(ProfilingExecutor, GuardedPlanHasTypeCheckAndFallback) {
 }
 
 TEST(Function, ThreadsCallingAtOnceMatchSerialCalls) {
-  for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+  for (ExecutorKind e : allExecutors()) {
     Model m = smallLstm(4, 3);
     Function f(*m.graph, {.executor = e});
     std::vector<std::vector<Tensor>> inputs;

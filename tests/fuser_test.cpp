@@ -462,7 +462,7 @@ TEST(Fusers, AmaxGradientSharesTiesAndIsNanInARowHoldingNan) {
   Tensor gy = Tensor::fromVector({3}, {2.0, 3.0, 4.0});
   auto dtanh = [](double v) { return 1 - std::tanh(v) * std::tanh(v); };
   const std::vector<double> want = {0, 1 * dtanh(0.5), 1 * dtanh(0.5), 0, nan, nan, nan, nan, 0, 0, 4 * dtanh(0.05), 0};
-  for (FuserKind fuser : {FuserKind::None, FuserKind::Legacy, FuserKind::Te}) {
+  for (FuserKind fuser : allFusers()) {
     Function f(*parseIR(ir), {.fuser = fuser, .executor = ExecutorKind::Legacy});
     f.forward({x}, {true});
     Tensor g = f.backward({gy})[0];
@@ -491,7 +491,7 @@ TEST(Fusers, PowGradientsAtAZeroBaseOrExponentAreTorchs) {
   Tensor gy = Tensor::fromVector({6}, {2.0, 3.0, 4.0, 5.0, 2.0, 3.0});
   const std::vector<double> wantX = {0, 0, 0, 10.606601717798213, -inf, 0};
   const std::vector<double> wantE = {0, 0, -2.772588722239781, 9.802581434685472, -inf, nan};
-  for (FuserKind fuser : {FuserKind::None, FuserKind::Legacy, FuserKind::Te}) {
+  for (FuserKind fuser : allFusers()) {
     Function f(*parseIR(ir), {.fuser = fuser, .executor = ExecutorKind::Legacy});
     f.forward({x, e}, {true, true});
     std::vector<Tensor> g = f.backward({gy});

@@ -14,7 +14,7 @@
 namespace gj {
 namespace {
 
-const FuserKind kFusers[] = {FuserKind::None, FuserKind::Legacy, FuserKind::Te};
+const std::span<const FuserKind> kFusers = allFusers();
 
 const char* kPointwise = R"IR(graph(%x : Double(*, *), %y : Double(*)):
   %one : int = prim::Constant[value=1]()
@@ -36,7 +36,7 @@ TEST(Hostile, ZeroSizeDimensions) {
   auto g = parseIR(kPointwise);
   std::vector<IValue> in = {Tensor::rand({0, 5}, DType::Float64, 1), Tensor::rand({5}, DType::Float64, 2)};
   for (FuserKind f : kFusers)
-    for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+    for (ExecutorKind e : allExecutors()) {
       auto out = run(f, e, *g, in);
       EXPECT_EQ(out[0].toTensor().sizes(), (Shape{0, 5})) << fuserName(f);
     }
@@ -50,7 +50,7 @@ TEST(Hostile, SizeOneBroadcastingAndNonContiguousViews) {
     std::vector<IValue> in = {x, x.size(1) == 7 ? y : Tensor::rand({x.size(1)}, DType::Float64, 6)};
     auto ref = Interpreter(*g).run(in)[0].toTensor();
     for (FuserKind f : kFusers)
-      for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling})
+      for (ExecutorKind e : allExecutors())
         EXPECT_LE(test::relError(run(f, e, *g, in)[0].toTensor(), ref), 1e-12) << fuserName(f) << shapeStr(x.sizes());
   }
 }
@@ -76,7 +76,7 @@ TEST(Hostile, VeryLongSequencesRunWithoutOverflowOrQuadraticPasses) {
   Model m = buildLstm(LstmVariantKind::Jit, p);
   auto in = randomInputs(m, 11);
   auto ref = m.eager(in);
-  for (ExecutorKind e : {ExecutorKind::Legacy, ExecutorKind::Profiling}) {
+  for (ExecutorKind e : allExecutors()) {
     Function f(*m.graph, {.fuser = FuserKind::Legacy, .executor = e});
     std::vector<IValue> args(in.begin(), in.end());
     std::vector<IValue> out;
