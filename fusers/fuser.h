@@ -34,8 +34,8 @@ struct TensorSignature {
   Shape sizes;
 };
 
-/// What a compiled kernel takes and makes, laid out once when it is built (a batch-1 LSTM step launches
-/// in a few hundred nanoseconds): its inputs, its outputs' sizes and dtypes, and a CPU kernel's scratch
+/// What a compiled kernel takes and makes, laid out once when it is built (a launch must cost little next
+/// to a batch-1 LSTM step's kernel): its inputs, its outputs' sizes and dtypes, and a CPU kernel's scratch
 /// buffers (passed after the outputs; see kernelArgs). An unknown (kUnknownDim) size is the launch's rows.
 struct KernelSignature {
   KernelSignature(std::vector<TensorSignature> inputs, std::span<const TensorSignature> outputs, size_t scratch = 0);
@@ -66,7 +66,7 @@ struct KernelArgs {
 };
 /// A CPU kernel's scratch buffers are space of the calling thread's own, kept from launch to launch: a
 /// launch's scratch is dead when it returns, so the next launch on the thread writes the same, still
-/// cached, memory (a block per launch, as outputs are, was fresh memory every step of an unrolled loop).
+/// cached, memory rather than a fresh block each step of an unrolled loop.
 KernelArgs kernelArgs(std::string_view what, DeviceKind device, std::span<const Tensor* const> inputs,
                       const KernelSignature& signature);
 

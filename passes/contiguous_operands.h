@@ -7,8 +7,8 @@ namespace gj {
 /// recurrent weight, read by every step; a product inside a loop counts as several) a row-major copy
 /// made once: an `aten::contiguous` right after its definition, which those products read instead.
 /// With at most kRowMajorOperandMaxRows rows on the left (static sizes), a GEMM by a transposed B is
-/// about 20-30 % slower than by a row-major one at an LSTM step's shapes, while at 1600 rows the
-/// transposed B is faster (bench/results/gemm-cpu.md), so larger products keep their operand. The copy
+/// slower than by a row-major one at an LSTM step's shapes, while with many rows (an unrolled layer's
+/// input product) the transposed B is faster (bench/gemm_bench), so larger products keep their operand. The copy
 /// is one pass over the operand per run, and costs nothing when it is row-major already (contiguous()
 /// is then the operand itself). Where the interpreter packs the operand for oneDNN's matmul primitive
 /// (runtime/gemm.h, PackedGemmB), which reads either layout, it skips the copy. Returns true if g changed.

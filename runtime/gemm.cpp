@@ -43,9 +43,8 @@ dnnl_status_t onednnSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_
 #endif
 
 // oneDNN's sgemm gains little from a second thread when B is transposed and M small, which is one LSTM
-// step's h W^T (bench/results/gemm-cpu.md: 64 x 2048 x 512, 0.84-0.89 ms on 2 threads, 0.70-0.74 ms split
-// this way; forward of the fastrnns LSTM 15-20 % faster). Larger M parallelizes well inside oneDNN, and
-// splitting it is slower there.
+// step's h W^T: splitting the columns between the threads is faster there (bench/gemm_bench). Larger M
+// parallelizes well inside oneDNN, and splitting it is slower there.
 bool gemmSplitsColumns(bool transB, int64_t m, int64_t n, int64_t k, int threads) {
   return transB && threads > 1 && m <= 256 && n >= 256 * threads && k >= 64 && !gemmRunsOnOneThread(m, n, k);
 }

@@ -37,9 +37,8 @@ bool gemmSplitsColumns(bool transB, int64_t m, int64_t n, int64_t k, int threads
 bool gemmRunsOnOneThread(int64_t m, int64_t n, int64_t k);
 /// A GEMM's right operand B [K, N] (float32), reordered once into the blocked layout of oneDNN's matmul
 /// primitive for products of M rows. sgemm packs B again on every call; an unrolled RNN multiplies one
-/// weight by a small M-row matrix 100 times per run, and the packed product is 14-20 % faster at its shape
-/// (bench/results/gemm-cpu.md, "B packed once"). The packed copy is a snapshot: B's memory may change
-/// after pack() without changing it.
+/// weight by a small M-row matrix once a step, where packing once pays (bench/gemm_bench, "B packed
+/// once"). The packed copy is a snapshot: B's memory may change after pack() without changing it.
 class PackedGemmB {
  public:
   /// B is row-major [K, N] with row stride ldb, or with transB its transpose, [N, K] with row stride ldb.

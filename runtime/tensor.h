@@ -45,7 +45,7 @@ class Tensor {
  public:
   /// An undefined tensor (defined() is false). Written out rather than defaulted: a defaulted one makes
   /// `Tensor{}` and `std::vector<Tensor>(n)` zero the whole object before the members' initializers run,
-  /// a string store that was a third of a batch-1 step kernel's launch (Tensor::emptyInOneBlock).
+  /// a string store on the path of every kernel launch (Tensor::emptyInOneBlock).
   Tensor() noexcept {}  // NOLINT(modernize-use-equals-default)
   /// A new contiguous tensor with uninitialized contents.
   static Tensor empty(Shape sizes, DType dtype, DeviceKind device = DeviceKind::Cpu);

@@ -339,9 +339,8 @@ std::optional<StridedSum> stridedSum(const Stmt& nest) {
 // interchangeStridedReductions halves an output loop whose halves are this many elements each, times a
 // whole number (one AVX-512 vector of float32), when the sum reads at least kHalveMinReads elements: a
 // batch-1 step's product by a weight of 1 MB of float32 (hidden 256), which one core's L2 (1 MB here) does
-// not hold and two hold. Below that a thread team costs what the halves save, and at hidden 128 in
-// graphbench's cells group the halved product was slower (0.82-0.97 ms forward against 0.74-0.76, four
-// runs each, bench/results/small-batch-2026-11-25.md).
+// not hold and two hold. Below that a thread team costs more than the halves save (graphbench's cells
+// group at hidden 128; bench/results/ has the runs).
 constexpr int64_t kHalfMultiple = 16;
 constexpr int64_t kHalveMinReads = 1 << 18;
 

@@ -1,6 +1,7 @@
 // The TE fuser: grouping (fuseTensorExprGroups), and compilation of each group through lowering, a default
 // schedule and the LLVM backend (CPU) or the CUDA printer (emitted for NVRTC), with a kernel cache.
 #include "fusers/te/te_fuser.h"
+#include "support/environment.h"
 
 #include "fusers/fuser.h"
 #include "fusers/group_rules.h"
@@ -67,9 +68,9 @@ bool fusibleCat(const Node* n) {
 // a weight that stays in this machine's L2 (1 MB of float32), the right operand row-major
 // (contiguous-operands' copy of a shared weight, or a graph input, which a launch copies only when it is
 // not contiguous). A batch-1 LSTM step is then one kernel, h W^T and the cell together, instead of a
-// library call, a [1, 4H] tensor and a kernel launch. Measured (bench/results/small-batch-2026-11-25.md):
-// faster at hidden 128 and 256; slower from two rows on, and at hidden 512 (4 MB of weight, which
-// oneDNN's product reads on both threads).
+// library call, a [1, 4H] tensor and a kernel launch. That pays while the weight stays in one core's L2
+// and the product is one row; from two rows on, or once the weight outgrows L2 (hidden 512: 4 MB, which
+// oneDNN's product reads on both threads), the library's product is faster (bench/results/, small batch).
 constexpr int64_t kProductMaxRows = 1;
 constexpr int64_t kProductMaxWeights = 1 << 18;
 
@@ -425,10 +426,11 @@ namespace {
 // registers low enough for them, cudaSource).
 int64_t deviceSplitBlocks() {
   static const int64_t perMultiprocessor = [] {
-    const char* v = std::getenv("GJ_TE_SPLIT_BLOCKS_PER_SM");
-    if (!v || !*v) return int64_t{2};
-    const int64_t n = std::atoll(v);
-    USER_CHECK(n >= 1 && n <= 8, "GJ_TE_SPLIT_BLOCKS_PER_SM must be 1 to 8 (blocks of 256 threads a multiprocessor), got '{}'", v);
+    const std::optional<std::string> v = environment().teSplitBlocksPerSm;
+    if (!v) return int64_t{2};
+    const int64_t n = std::atoll(v->c_str());
+    USER_CHECK(n >= 1 && n <= 8,
+               "GJ_TE_SPLIT_BLOCKS_PER_SM must be 1 to 8 (blocks of 256 threads a multiprocessor), got '{}'", *v);
     return n;
   }();
   return perMultiprocessor * int64_t{cuda::requireDevice().multiprocessors};

@@ -16,8 +16,8 @@ constexpr int64_t kParallelGrain = 1 << 15;
 /// Calls f(i) for every i in [0, n): split over the OpenMP threads when `work` (the elements the loop
 /// touches) is above kParallelGrain, else in a plain loop on the calling thread. Every host kernel's
 /// parallel loop goes through here rather than `#pragma omp parallel for if (...)`: libgomp starts a
-/// team even when that clause is false, and on these VMs the start costs 1.3-1.5 us (a futex call), more
-/// than a small tensor's whole kernel (bench/interpreter_bench's Pointwise rows).
+/// team even when that clause is false, and starting one (a futex call) costs more than a small tensor's
+/// whole kernel (bench/interpreter_bench's Pointwise rows measure it).
 template <typename F>
 void parallelFor(int64_t n, int64_t work, F&& f) {
   if (work <= kParallelGrain) {
@@ -30,8 +30,8 @@ void parallelFor(int64_t n, int64_t work, F&& f) {
 
 /// The sums over j in [0, n) of f(j) and g(j), in double, as eight running partial sums each: the compiler
 /// keeps them in vector registers, where a single running sum waits out every add's latency (batch norm's
-/// statistics on one such chain were 7.5 % of a ResNet profile, bench/results/cnns-2026-11-25.md). For the
-/// kernels' sums over a row in double: a tensor's statistics, a row's sum.
+/// statistics on one such chain stand out in a ResNet profile). For the kernels' sums over a row in
+/// double: a tensor's statistics, a row's sum.
 template <typename F, typename G>
 std::pair<double, double> sumsInLanes(int64_t n, F&& f, G&& g) {
   constexpr int kLanes = 8;

@@ -33,9 +33,9 @@ inline dnnl::memory wrap(const dnnl::memory::desc& d, const dnnl::engine& e, con
 
 /// The memories a primitive reads or writes in layouts of its own (blocked copies of its operands, its
 /// results before they are copied back), on blocks of graphjit's allocator, which keeps large freed blocks
-/// for the next request of their size: oneDNN's own allocation maps fresh pages for each, and the kernel
-/// zeroing them was a tenth of a batch-16 ResNet profile (bench/results/cnns-2026-11-25.md). They live as
-/// long as the Scratch: keep it until the stream has been waited on.
+/// for the next request of their size: oneDNN's own allocation maps fresh pages for each, which the
+/// kernel must then zero on every call. They live as long as the Scratch: keep it until the stream has
+/// been waited on.
 class Scratch {
  public:
   explicit Scratch(const dnnl::engine& e) : engine_(e) {}

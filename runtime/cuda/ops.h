@@ -137,8 +137,8 @@ std::pair<Tensor, Tensor> conv2dBackward(const Tensor& g, const Tensor& x, const
 /// Whether conv2d on cuDNN takes only deterministic algorithms, which give the same output and gradients
 /// bit for bit on every run (as torch.backends.cudnn.deterministic), or the one cuDNN ranks fastest, whose
 /// weight gradient may sum with atomics in an order that changes between runs (PyTorch's default, and
-/// graphjit's: on an H100, ResNet-50's backward at batch 32 takes 16 % longer deterministically). Off unless
-/// the environment sets GJ_CUDNN_DETERMINISTIC=1. The im2col + GEMM path is deterministic either way.
+/// graphjit's, since the deterministic algorithms are slower; docs/cli.md). Off unless the environment
+/// sets GJ_CUDNN_DETERMINISTIC=1. The im2col + GEMM path is deterministic either way.
 void setDeterministicConvolutions(bool on);
 bool deterministicConvolutions();
 
