@@ -1,4 +1,5 @@
 #include "bench/check.h"
+#include "support/environment.h"
 
 #include "executors/autograd.h"
 #include "executors/interpreter.h"
@@ -186,7 +187,7 @@ bool check(const Subject& s, const Options& o) {
   };
   Computed a = s.compute(m, in, gradsFor(m, false));
   Computed b = s.twin(full, in, gradsFor(full, true));
-  if (const char* plant = std::getenv("GJ_CHECK_PLANT_ERROR"); plant && s.row == plant)
+  if (const auto plant = environment().checkPlantError; plant && s.row == *plant)
     for (auto& [name, g] : a.grads)
       if (name.find("weight") != std::string::npos) {
         g = g.contiguous().clone();
@@ -236,7 +237,7 @@ bool checkMasks(const std::string& row, const Options& o, const std::function<Te
     return m;
   };
   std::vector<bool> got = mask(run(x.to(device), state(kSeed).to(device)).to(DeviceKind::Cpu));
-  if (const char* plant = std::getenv("GJ_CHECK_PLANT_ERROR"); plant && row + " masks" == plant) got[0] = !got[0];
+  if (const auto plant = environment().checkPlantError; plant && row + " masks" == *plant) got[0] = !got[0];
   const std::vector<bool> host = mask(cpu::dropout(x, kRnnsDropout, true, state(kSeed), 0));
   const std::vector<bool> other = mask(run(x.to(device), state(kSeed + 1).to(device)).to(DeviceKind::Cpu));
   const double n = static_cast<double>(got.size());

@@ -12,6 +12,7 @@
 #include "executors/pipeline.h"
 #include "models/lstm.h"
 #include "tools/cli.h"
+#include "support/environment.h"
 
 #include <fmt/format.h>
 
@@ -63,7 +64,7 @@ Measure measure(int64_t depth, int64_t seq, int64_t size, int64_t batch, FuserKi
   PipelineOptions o;
   o.fuser = fuser;
   o.passes.verifyEach = false;
-  if (const char* dump = std::getenv("GJ_DUMP_KERNELS")) o.fuserOptions.dumpDir = dump;
+  if (const auto dump = environment().dumpKernels) o.fuserOptions.dumpDir = *dump;
   auto t0 = std::chrono::steady_clock::now();
 
   Plan p = optimizeSpecialized(g, requiresGrad, o);
@@ -135,6 +136,7 @@ int main(int argc, char** argv) {
   if (auto status = cli::parse(app, argc, argv)) return *status;
   // Cold means cold: no kernel from the persistent cache either (runtime/disk_cache.h).
   setenv("GJ_CACHE_DIR", "off", 1);
+  refreshEnvironment();
   try {
     fmt::print("# pipeline_bench: {}, fuser {}, size {}, batch {}, backward included\n\n{}\n", cli::versionString(),
                fuserName(fuser), size, batch, bench::describeMachine());

@@ -1,4 +1,5 @@
 #include "executors/function.h"
+#include "support/environment.h"
 
 #include "executors/executor.h"
 #include "ir/printer.h"
@@ -75,7 +76,7 @@ PipelineOptions Executor::pipelineOptions() const {
   o.fuserOptions.dumpDir = opts_.dumpKernels;
   o.fuserOptions.cudaLaunch = opts_.cudaLaunch;
   if (o.fuserOptions.dumpDir.empty())
-    if (const char* env = std::getenv("GJ_DUMP_KERNELS")) o.fuserOptions.dumpDir = env;
+    if (const auto env = environment().dumpKernels) o.fuserOptions.dumpDir = *env;
   if (!o.fuserOptions.dumpDir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.fuserOptions.dumpDir, ec);

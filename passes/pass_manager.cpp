@@ -1,4 +1,5 @@
 #include "passes/pass_manager.h"
+#include "support/environment.h"
 
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -91,8 +92,8 @@ std::vector<std::string> parsePassList(std::string_view list) {
 
 PassOptions PassOptions::fromEnvironment() {
   PassOptions o;
-  if (const char* env = std::getenv("GJ_LOG")) {
-    std::string_view s(env);
+  if (const std::optional<std::string> env = environment().log) {
+    std::string_view s(*env);
     size_t start = 0;
     while (start <= s.size()) {
       size_t comma = s.find(',', start);

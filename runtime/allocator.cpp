@@ -1,4 +1,5 @@
 #include "runtime/allocator.h"
+#include "support/environment.h"
 
 #include "support/error.h"
 
@@ -27,10 +28,10 @@ size_t cacheLimitFromEnvironment() {
 #if defined(__SANITIZE_ADDRESS__)
   return 0;
 #endif
-  if (const char* env = std::getenv("GJ_CPU_CACHE_MB")) {
+  if (const std::optional<std::string> env = environment().cpuCacheMb) {
     char* end = nullptr;
-    unsigned long long mb = std::strtoull(env, &end, 10);
-    if (end != env && *end == '\0') return static_cast<size_t>(mb) << 20;
+    unsigned long long mb = std::strtoull(env->c_str(), &end, 10);
+    if (end != env->c_str() && *end == '\0') return static_cast<size_t>(mb) << 20;
   }
   return size_t{2} << 30;
 }

@@ -1,4 +1,5 @@
 #include "runtime/disk_cache.h"
+#include "support/environment.h"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -70,13 +71,13 @@ std::filesystem::path entryPath(const std::filesystem::path& dir, std::string_vi
 }
 
 int64_t maxBytes() {
-  const char* env = std::getenv("GJ_CACHE_MAX_MB");
+  const std::optional<std::string> env = environment().cacheMaxMb;
   int64_t mb = kDefaultMaxMb;
-  if (env && *env) {
+  if (env) {
     char* end = nullptr;
-    const long long v = std::strtoll(env, &end, 10);
+    const long long v = std::strtoll(env->c_str(), &end, 10);
     if (end && *end == '\0' && v > 0) mb = v;
-    else warnOnce(fmt::format("GJ_CACHE_MAX_MB='{}' is not a positive number of megabytes; using {}", env, mb));
+    else warnOnce(fmt::format("GJ_CACHE_MAX_MB='{}' is not a positive number of megabytes; using {}", *env, mb));
   }
   return mb * 1024 * 1024;
 }
@@ -122,12 +123,13 @@ uint64_t fnv1a64(std::string_view bytes, uint64_t seed) {
 }
 
 std::optional<std::filesystem::path> diskCacheDir() {
-  if (const char* d = std::getenv("GJ_CACHE_DIR"); d && *d) {
-    if (std::string_view(d) == "off") return std::nullopt;
-    return std::filesystem::path(d);
+  const Environment env = environment();
+  if (env.cacheDir) {
+    if (*env.cacheDir == "off") return std::nullopt;
+    return std::filesystem::path(*env.cacheDir);
   }
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "graphjit";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "graphjit";
+  if (env.xdgCacheHome) return std::filesystem::path(*env.xdgCacheHome) / "graphjit";
+  if (env.home) return std::filesystem::path(*env.home) / ".cache" / "graphjit";
   return std::nullopt;
 }
 

@@ -1,4 +1,5 @@
 #include "runtime/nvrtc.h"
+#include "support/environment.h"
 
 #include <fmt/format.h>
 #include <nvrtc.h>
@@ -32,8 +33,7 @@ namespace {
 
 // The toolkit's headers: $GJ_CUDA_INCLUDE, else where the build found the toolkit.
 std::string cudaIncludeDir() {
-  const char* dir = std::getenv("GJ_CUDA_INCLUDE");
-  return dir && *dir ? dir : GJ_CUDA_INCLUDE_DIR;
+  return environment().cudaInclude.value_or(GJ_CUDA_INCLUDE_DIR);
 }
 
 Result<NvrtcOutput> compileWith(const std::string& source, const std::string& name, const std::string& arch,

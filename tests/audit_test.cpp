@@ -10,6 +10,7 @@
 #include "passes/shape_propagation.h"
 #include "runtime/cuda/device.h"
 #include "tests/support/build_config.h"
+#include "support/environment.h"
 #include "tests/support/reference.h"
 
 #include <fmt/format.h>
@@ -221,10 +222,10 @@ void runCases(const json& cases, const std::string& table, FuserKind fuser, Exec
 // ..."), written as it is known so that a crash leaves the cases before it; a mismatch fails the test, a
 // refusal does not.
 TEST(ExternalTable, EveryCaseMatchesPyTorchOrIsRefused) {
-  const char* path = std::getenv("GJ_CASE_TABLE");
-  if (!path) GTEST_SKIP() << "GJ_CASE_TABLE is not set (bench/fuser_tests/run.sh sets it)";
-  const char* deviceName = std::getenv("GJ_CASE_DEVICE");
-  const auto device = deviceFromName(deviceName ? deviceName : "cpu");
+  const Environment env = environment();
+  if (!env.caseTable) GTEST_SKIP() << "GJ_CASE_TABLE is not set (bench/fuser_tests/run.sh sets it)";
+  const std::string path = *env.caseTable, deviceName = env.caseDevice.value_or("cpu");
+  const auto device = deviceFromName(deviceName);
   ASSERT_TRUE(device.has_value()) << "GJ_CASE_DEVICE is cpu or cuda, not " << deviceName;
   if (*device == DeviceKind::Cpu) SKIP_WITHOUT_LLVM();
   if (*device == DeviceKind::Cuda)
@@ -232,8 +233,7 @@ TEST(ExternalTable, EveryCaseMatchesPyTorchOrIsRefused) {
   std::ifstream in(path);
   ASSERT_TRUE(in) << "cannot read " << path;
   const json table = json::parse(in);
-  const char* outcomesPath = std::getenv("GJ_CASE_OUTCOMES");
-  std::ofstream outcomes(outcomesPath ? outcomesPath : "/dev/null");
+  std::ofstream outcomes(env.caseOutcomes.value_or("/dev/null"));
   for (const json& c : table["cases"])
     for (FuserKind fuser : allFusers())
       for (ExecutorKind executor : allExecutors()) {

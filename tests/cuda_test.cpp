@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include "runtime/tensor.h"
+#include "support/environment.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -60,6 +61,7 @@ TEST(CudaRuntimeDeathTest, TheToolkitsStubDriverLoadsButHasNoDevice) {
   EXPECT_EXIT(
       {
         setenv("GJ_CUDA_DRIVER", GJ_CUDA_STUB_DRIVER, 1);
+        refreshEnvironment();
         auto d = cuda::device();
         std::cerr << (d.ok() ? std::string("found ") + d.value()->name : d.error().what()) << "\n";
         std::exit(d.ok() ? 0 : 3);
@@ -73,6 +75,7 @@ TEST(CudaRuntimeDeathTest, AMissingDriverLibraryIsNamed) {
   EXPECT_EXIT(
       {
         setenv("GJ_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+        refreshEnvironment();
         auto d = cuda::device();
         std::cerr << (d.ok() ? "found a device" : d.error().what()) << "\n";
         std::exit(d.ok() ? 0 : 3);

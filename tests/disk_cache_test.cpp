@@ -1,6 +1,7 @@
 // The persistent kernel cache (runtime/disk_cache.h): entries round-trip, and every bad entry or folder is
 // refused rather than loaded. tests/kernel_cache_test.sh runs it end to end across processes.
 #include "runtime/disk_cache.h"
+#include "support/environment.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -23,13 +24,14 @@ class CacheDir {
   explicit CacheDir(const std::string& tag)
       : dir_(fs::temp_directory_path() / fmt::format("gj_disk_cache_test_{}_{}", tag, getpid())) {
     fs::remove_all(dir_);
-    const char* old = std::getenv("GJ_CACHE_DIR");
-    if (old) old_ = old;
+    old_ = environment().cacheDir;
     setenv("GJ_CACHE_DIR", dir_.c_str(), 1);
+    refreshEnvironment();
   }
   ~CacheDir() {
     if (old_) setenv("GJ_CACHE_DIR", old_->c_str(), 1);
     else unsetenv("GJ_CACHE_DIR");
+    refreshEnvironment();
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
@@ -144,6 +146,7 @@ TEST(DiskCache, AFolderOthersMayWriteToIsRefused) {
 TEST(DiskCache, OffStoresNothing) {
   CacheDir d("off");
   setenv("GJ_CACHE_DIR", "off", 1);
+  refreshEnvironment();
   EXPECT_FALSE(diskCacheDir());
   diskCacheStore("llvm-object", kKey, kPayload);
   EXPECT_FALSE(diskCacheLoad("llvm-object", kKey));
@@ -153,6 +156,7 @@ TEST(DiskCache, OffStoresNothing) {
 TEST(DiskCache, TheFolderIsTrimmedToItsBoundLeastRecentlyUsedFirst) {
   CacheDir d("bound");
   setenv("GJ_CACHE_MAX_MB", "1", 1);
+  refreshEnvironment();
   const std::string big(300 * 1024, 'x');  // three fit in 1 MB, four do not
   for (int i = 0; i < 3; ++i) {
     diskCacheStore("llvm-object", kKey + std::to_string(i), big);
@@ -165,6 +169,7 @@ TEST(DiskCache, TheFolderIsTrimmedToItsBoundLeastRecentlyUsedFirst) {
   EXPECT_EQ(diskCacheStats().evicted, evicted);  // 0.9 MB: within the bound
   diskCacheStore("llvm-object", kKey + "3", big);  // 1.2 MB in all: over it
   unsetenv("GJ_CACHE_MAX_MB");
+  refreshEnvironment();
   EXPECT_EQ(diskCacheStats().evicted, evicted + 1);
   EXPECT_FALSE(diskCacheLoad("llvm-object", kKey + "1"));  // the least recently used went
   for (const char* kept : {"0", "2", "3"}) EXPECT_TRUE(diskCacheLoad("llvm-object", kKey + kept)) << kept;

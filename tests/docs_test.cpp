@@ -10,6 +10,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 
 namespace gj {
@@ -85,6 +87,25 @@ TEST(Docs, EveryGraphirCommandLineRunsAsWritten) {
     }
   EXPECT_GE(commands, 4) << "the README's graphir examples were not found";
   fs::remove_all(scratch);
+}
+
+// docs/cli.md's table names every variable graphjit reads (support/environment.def), and no other.
+TEST(Docs, TheEnvironmentTableListsEveryVariable) {
+  std::ifstream in(fs::path(GJ_SOURCE_DIR) / "docs" / "cli.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::set<std::string> documented;
+  const std::regex row(R"(\n\| `([A-Z_]+)` \| )");
+  const std::string doc = text.str();
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), row); it != std::sregex_iterator(); ++it)
+    documented.insert((*it)[1]);
+  const std::set<std::string> read = {
+#define ENV(FIELD, NAME, WHAT) NAME,
+#include "support/environment.def"
+#undef ENV
+  };
+  EXPECT_EQ(documented, read);
+  EXPECT_GE(read.size(), 10u);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // $GJ_CUBLAS), so that nothing links it and binaries start where it is missing. Under the emulated
 // driver the host's GEMM stands in.
 #include "runtime/cuda/device.h"
+#include "support/environment.h"
 #include "runtime/cuda/driver_api.h"
 #include "runtime/cuda/ops.h"
 #include "runtime/gemm.h"
@@ -32,8 +33,8 @@ const Cublas& cublas() {
   static Cublas c;
   static std::once_flag once;
   std::call_once(once, [] {
-    void* lib = detail::openLibrary("cuBLAS", "GJ_CUBLAS", {"libcublas.so.13", "libcublas.so.12", "libcublas.so"},
-                                    c.failure);
+    void* lib = detail::openLibrary("cuBLAS", "GJ_CUBLAS", environment().cublas,
+                                    {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, c.failure);
     if (!lib) return;
     std::string missing;
     detail::findEntry(lib, "cublasCreate_v2", c.create, missing);

@@ -1,6 +1,7 @@
 // conv2d on the device: cuDNN's convolution (the legacy cuDNN API, still in cuDNN 9), or im2col and a
 // cuBLAS GEMM per image and group (kernels.cuh's gj_im2col and gj_col2im; the emulated driver's path).
 #include "runtime/cpu/ops.h"
+#include "support/environment.h"
 #include "runtime/cuda/cudnn_api.h"
 #include "runtime/cuda/cudnn_lstm.h"
 #include "runtime/cuda/device.h"
@@ -135,8 +136,7 @@ struct ConvDescriptors {
 
 std::atomic<bool>& deterministicSetting() {
   static std::atomic<bool> on = [] {
-    const char* e = std::getenv("GJ_CUDNN_DETERMINISTIC");
-    return e && std::string_view(e) == "1";
+    return environment().cudnnDeterministic == "1";
   }();
   return on;
 }

@@ -1,5 +1,6 @@
 // cuDNN's loader (cudnn_api.h) and cudnnUnavailable().
 #include "runtime/cuda/cudnn_api.h"
+#include "support/environment.h"
 
 #include "runtime/cuda/cudnn_lstm.h"
 #include "runtime/cuda/device.h"
@@ -18,7 +19,7 @@ const Cudnn& cudnn() {
   static Cudnn c;
   static std::once_flag once;
   std::call_once(once, [] {
-    void* lib = openLibrary("cuDNN", "GJ_CUDNN", {"libcudnn.so.9"}, c.failure);
+    void* lib = openLibrary("cuDNN", "GJ_CUDNN", environment().cudnn, {"libcudnn.so.9"}, c.failure);
     if (!lib) return;
     std::string missing;
 #define GJ_CUDNN_FIND(name) findEntry(lib, #name, c.name, missing);

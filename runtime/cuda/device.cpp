@@ -1,5 +1,6 @@
 // The CUDA driver loaded at run time, device 0, streams and events.
 #include "runtime/cuda/device.h"
+#include "support/environment.h"
 
 #include "runtime/cuda/driver_api.h"
 #include "runtime/nvrtc.h"
@@ -44,8 +45,7 @@ void setUp(Loaded& l);
 // Fills `l`, or says in l.failure why there is no device. Never throws: the answer is kept for the
 // process, and every later request gives the same reason.
 void load(Loaded& l) {
-  const char* override = std::getenv("GJ_CUDA_DRIVER");
-  std::string path = override && *override ? override : "libcuda.so.1";
+  const std::string path = environment().cudaDriver.value_or("libcuda.so.1");
   if (path == "emulated") {
     installEmulatedDriver(l.api);
     l.info.driverPath = path;
@@ -141,11 +141,11 @@ const DriverApi& driver() {
 
 std::string errorText(CUresult r) { return resultText(loaded().api, r); }
 
-void* openLibrary(const char* what, const char* env, std::initializer_list<const char*> names, std::string& failure) {
+void* openLibrary(const char* what, const char* env, const std::optional<std::string>& given,
+                  std::initializer_list<const char*> names, std::string& failure) {
   std::string tried;
-  const char* given = std::getenv(env);
   std::vector<const char*> candidates;
-  if (given && *given) candidates.push_back(given);
+  if (given) candidates.push_back(given->c_str());
   candidates.insert(candidates.end(), names.begin(), names.end());
   for (const char* name : candidates) {
     if (void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return lib;

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
 namespace gj::cuda {
@@ -45,9 +46,11 @@ void findEntry(void* lib, const char* symbol, F& entry, std::string& missing) {
   entry = reinterpret_cast<F>(fn);
 }
 
-/// A library opened at run time (cuBLAS, cuDNN): $`env` when set, else the first of `names` that loads.
-/// Null when none does, with `failure` saying which were tried and how to point at the library.
-void* openLibrary(const char* what, const char* env, std::initializer_list<const char*> names, std::string& failure);
+/// A library opened at run time (cuBLAS, cuDNN): `given` (the environment variable `env`'s path) when set,
+/// else the first of `names` that loads. Null when none does, with `failure` saying which were tried and
+/// how to point at the library.
+void* openLibrary(const char* what, const char* env, const std::optional<std::string>& given,
+                  std::initializer_list<const char*> names, std::string& failure);
 
 /// Fills `api` with the emulated driver (emulator.cpp): GJ_CUDA_DRIVER=emulated.
 void installEmulatedDriver(DriverApi& api);

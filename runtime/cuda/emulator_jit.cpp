@@ -1,5 +1,6 @@
 // The emulated driver's host builds of NVRTC sources (emulator_jit.h).
 #include "runtime/cuda/emulator_jit.h"
+#include "support/environment.h"
 
 #include "runtime/cuda/emulator_scheduler.h"
 #include "runtime/disk_cache.h"
@@ -133,9 +134,9 @@ std::vector<std::string> kernelNames(const std::string& source) {
 }
 
 std::filesystem::path cacheDir() {
-  if (const char* d = std::getenv("GJ_EMULATOR_CACHE"); d && *d) return d;
-  const char* tmp = std::getenv("TMPDIR");
-  return std::filesystem::path(tmp && *tmp ? tmp : "/tmp") / fmt::format("graphjit-emulator-{}", getuid());
+  const Environment env = environment();
+  if (env.emulatorCache) return *env.emulatorCache;
+  return std::filesystem::path(env.tmpDir.value_or("/tmp")) / fmt::format("graphjit-emulator-{}", getuid());
 }
 
 class LoadedModule final : public HostModule {
@@ -156,8 +157,7 @@ Result<std::shared_ptr<const HostModule>> build(const std::string& source) {
         "extern \"C\" void {0}__gj_emu_thread(void* const* p, GjEmuUntag u) {{ gjEmuThread({0}, p, u); }}\n"
         "extern \"C\" int {0}__gj_emu_params(size_t* s, int capacity) {{ return gjEmuParams({0}, s, capacity); }}\n",
         n);
-  const char* cxxEnv = std::getenv("GJ_EMULATOR_CXX");
-  const std::string cxx = cxxEnv && *cxxEnv ? cxxEnv : "c++";
+  const std::string cxx = environment().emulatorCxx.value_or("c++");
   const std::string key = fmt::format("{:016x}-{}", std::hash<std::string>{}(text + '\n' + cxx), text.size());
   std::error_code ec;
   const std::filesystem::path dir = cacheDir();

@@ -1,5 +1,6 @@
 // The unfused path on CUDA: launches of kernels.cuh's kernels, shaped from tensors.
 #include "runtime/cuda/ops.h"
+#include "support/environment.h"
 
 #include "runtime/cpu/ops.h"
 #include "runtime/cuda/device.h"
@@ -632,8 +633,8 @@ constexpr double kTimingHoldMicroseconds = 200;
 
 void holdForTiming() {
   static const double microseconds = [] {
-    const char* v = std::getenv("GJ_KERNEL_TIMING_HOLD_US");
-    return v && *v ? std::atof(v) : kTimingHoldMicroseconds;
+    const std::optional<std::string> v = environment().kernelTimingHoldUs;
+    return v ? std::atof(v->c_str()) : kTimingHoldMicroseconds;
   }();
   const DeviceInfo& d = requireDevice();
   if (d.emulated || microseconds <= 0) return;

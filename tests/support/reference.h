@@ -1,6 +1,7 @@
 #pragma once
 // The reference cases of tests/data (PyTorch results, see tests/data/README.md).
 #include "models/reference_case.h"
+#include "support/environment.h"
 
 #include <cstdlib>
 #include <string>
@@ -11,8 +12,7 @@ using ReferenceCase = gj::ReferenceCase;
 
 /// tests/data: where the build found it, or $GJ_TEST_DATA_DIR (a build carried to another machine).
 inline std::string dataDir() {
-  const char* dir = std::getenv("GJ_TEST_DATA_DIR");
-  return dir && *dir ? dir : GJ_TEST_DATA_DIR;
+  return environment().testDataDir.value_or(GJ_TEST_DATA_DIR);
 }
 /// Loads tests/data/<name>.
 inline ReferenceCase loadCase(const std::string& name) { return readReferenceCase(dataDir() + "/" + name); }

@@ -1,5 +1,5 @@
 // scripts/lint's own test (tests/CMakeLists.txt, lint.finds_breaches): a switch over OpKind with a
-// default label, which the rule must find at line 9, and switches it must leave alone.
+// default label (line 9), switches the rule must leave alone, and a getenv outside its file (line 20).
 #include "ir/op.h"
 
 int breach(gj::OpKind k) {
@@ -16,3 +16,5 @@ int elsewhere(int x) {
     default: return 0;
   }
 }
+
+const char* home() { return std::getenv("HOME"); }  // read outside support/environment.cpp
