@@ -64,8 +64,9 @@ FunctionOptions functionOptions(const Options& o) {
   fo.executor = o.executor;
   fo.profilingRuns = o.profilingRuns;
   fo.device = onCuda(o) ? DeviceKind::Cuda : DeviceKind::Cpu;
-  fo.cudaLaunch = {.blockSize = o.cudaBlockSize, .blockCount = o.cudaBlockCount, .loopLevel = o.cudaLoopLevel};
-  fo.timeKernels = o.kernelBandwidth && onCuda(o);
+  fo.fuserOptions.cudaLaunch = {.blockSize = o.cudaBlockSize, .blockCount = o.cudaBlockCount,
+                                .loopLevel = o.cudaLoopLevel};
+  fo.fuserOptions.timeKernels = o.kernelBandwidth && onCuda(o);
   fo.verifyEach = false;
   return fo;
 }
@@ -74,7 +75,7 @@ FunctionOptions rnnsFunctionOptions(const std::string& row, const Options& o) {
   FunctionOptions fo = functionOptions(o);
   if (row == "jit_persistent") {  // jit_premul's graph, each layer's recurrence one kernel (fusers/recurrence.h)
     USER_CHECK(onCuda(o), "--rnns jit_persistent runs on --device cuda only (a persistent GPU kernel)");
-    fo.persistentRecurrences = true;
+    fo.fuserOptions.persistentRecurrences = true;
   }
   return fo;
 }

@@ -37,7 +37,7 @@ struct Options {
   /// --device=cuda: replay each row's forward and backward as CUDA graphs after its warm-up runs.
   bool cudaGraphs = false;
   /// --device=cuda: --cuda-pointwise-block-size, -block-count and -loop-level for the fused kernels
-  /// (FunctionOptions::cudaLaunch; 0: the fuser's own choice).
+  /// (FunctionOptions::fuserOptions.cudaLaunch; 0: the fuser's own choice).
   int64_t cudaBlockSize = 0, cudaBlockCount = 0;
   int cudaLoopLevel = 0;
   /// --device=cuda --kernel-bandwidth: every fused kernel launch timed by events (FunctionOptions::

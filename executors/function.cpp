@@ -67,20 +67,14 @@ std::string FunctionStats::str() const {
 PipelineOptions Executor::pipelineOptions() const {
   PipelineOptions o;
   o.fuser = opts_.fuser;
+  o.fuserOptions = opts_.fuserOptions;
   o.fuserOptions.device = opts_.device;
-  o.fuserOptions.injectCompileFailure = opts_.injectCompileFailure;
-  o.fuserOptions.injectKernelError = opts_.injectKernelError;
-  o.fuserOptions.timeKernels = opts_.timeKernels;
-  o.fuserOptions.persistentRecurrences = opts_.persistentRecurrences;
-  o.fuserOptions.beforeBuild = opts_.beforeKernelBuild;
-  o.fuserOptions.dumpDir = opts_.dumpKernels;
-  o.fuserOptions.cudaLaunch = opts_.cudaLaunch;
   if (o.fuserOptions.dumpDir.empty())
     if (const auto env = environment().dumpKernels) o.fuserOptions.dumpDir = *env;
   if (!o.fuserOptions.dumpDir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.fuserOptions.dumpDir, ec);
-    USER_CHECK(!ec, "cannot create the kernel dump folder '{}' (GJ_DUMP_KERNELS or FunctionOptions::dumpKernels): {}",
+    USER_CHECK(!ec, "cannot create the kernel dump folder '{}' (GJ_DUMP_KERNELS or FuserOptions::dumpDir): {}",
                o.fuserOptions.dumpDir, ec.message());
   }
   o.unrollLoops = opts_.unrollLoops;
@@ -291,10 +285,10 @@ Function::Function(const Graph& graph, FunctionOptions options)
       options_(std::move(options)),
       pending_(std::make_unique<PendingBackwards>()) {
   if (options_.device == DeviceKind::Cuda) cuda::requireDevice();  // "no CUDA device: <why>" where there is none
-  options_.cudaLaunch.validate();
-  USER_CHECK(options_.cudaLaunch.isDefault() || options_.device == DeviceKind::Cuda,
-             "CUDA launch options ({}) apply to device cuda only", options_.cudaLaunch.str());
-  USER_CHECK(!options_.persistentRecurrences || options_.device == DeviceKind::Cuda,
+  options_.fuserOptions.cudaLaunch.validate();
+  USER_CHECK(options_.fuserOptions.cudaLaunch.isDefault() || options_.device == DeviceKind::Cuda,
+             "CUDA launch options ({}) apply to device cuda only", options_.fuserOptions.cudaLaunch.str());
+  USER_CHECK(!options_.fuserOptions.persistentRecurrences || options_.device == DeviceKind::Cuda,
              "persistent recurrences run on device cuda only");
   if (options_.executor == ExecutorKind::Legacy)
     executor_ = std::make_unique<LegacyExecutor>(graph_, options_);

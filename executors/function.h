@@ -47,16 +47,10 @@ struct FunctionOptions {
   size_t maxSpecializations = 64;  ///< legacy: cached specializations (least recently built dropped first)
   bool unrollLoops = true;         ///< unroll loops whose trip count the specialization fixes
   bool verifyEach = kDebugBuild;   ///< verify the graph after every pass
-  std::string dumpKernels;         ///< write every generated kernel here (default: $GJ_DUMP_KERNELS)
-  bool injectCompileFailure = false;  ///< tests: every kernel compilation fails (groups then run unfused)
-  bool injectKernelError = false;  ///< tests: every fused kernel's first float output is 1% too large
-  std::function<void()> beforeKernelBuild;  ///< tests: called before each kernel build, outside the cache's lock
-  CudaLaunchOptions cudaLaunch;    ///< device Cuda: how fused kernels are launched (fusers/fuser.h)
-  /// Device Cuda: time every fused kernel launch (FunctionStats::kernelTimes); slows every launch.
-  bool timeKernels = false;
-  /// Device Cuda: an unrolled recurrence (an LSTM's or GRU's steps) runs as one persistent kernel
-  /// (fusers/recurrence.h) where it fits the device; elsewhere as before.
-  bool persistentRecurrences = false;
+  /// The fuser's own options (fusers/fuser.h): kernel dumps (default: $GJ_DUMP_KERNELS), CUDA launches,
+  /// kernel timing (FunctionStats::kernelTimes), persistent recurrences, the tests' injected failures.
+  /// Its `device` is ignored: the fuser compiles for the Function's device.
+  FuserOptions fuserOptions;
 };
 
 struct FunctionStats {
@@ -76,9 +70,9 @@ struct FunctionStats {
   double compileMs = 0;            ///< kernel compilation
   double passMs = 0;               ///< optimizing passes and differentiation
   std::vector<std::string> warnings;  ///< e.g. fusion groups that failed to compile and run unfused
-  /// FunctionOptions::persistentRecurrences: each recurrence found, run as one kernel or refused and why.
+  /// FunctionOptions::fuserOptions.persistentRecurrences: each recurrence found, run as one kernel or refused and why.
   std::vector<std::string> recurrences;
-  std::vector<KernelTime> kernelTimes;  ///< FunctionOptions::timeKernels: each fused kernel's launches
+  std::vector<KernelTime> kernelTimes;  ///< FunctionOptions::fuserOptions.timeKernels: each fused kernel's launches
   std::string str() const;
 };
 

@@ -65,10 +65,10 @@ TEST(Concurrency, TwoFunctionsCompilingDifferentKernelsDoNotWaitForEachOther) {
   // cache for all keys, B could not finish and A's wait would time out.
   Function a(*ga, {.fuser = FuserKind::Te,
                    .executor = ExecutorKind::Legacy,
-                   .beforeKernelBuild = [&] {
+                   .fuserOptions = {.beforeBuild = [&] {
                      aBuilding.raise();
                      aWaitedForB = bDone.wait(std::chrono::seconds(60));
-                   }});
+                   }}});
   Function b(*gb, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy});
   auto runA = std::async(std::launch::async, [&] { return a.forward({x, y})[0].toTensor(); });
   ASSERT_TRUE(aBuilding.wait(std::chrono::seconds(60))) << "A never started building";
@@ -92,7 +92,9 @@ TEST(Concurrency, OneKeyAskedForByManyThreadsIsBuiltOnce) {
   for (int t = 0; t < kThreads; ++t)
     fs.push_back(std::make_unique<Function>(
         *g, FunctionOptions{.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy,
-                            .beforeKernelBuild = [] { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }}));
+                            .fuserOptions = {.beforeBuild = [] {
+                              std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                            }}}));
   std::vector<std::future<Tensor>> outs;
   for (int t = 0; t < kThreads; ++t)
     outs.push_back(std::async(std::launch::async, [&, t] { return fs[t]->forward({x, y})[0].toTensor(); }));

@@ -725,7 +725,7 @@ TEST(CudaOpsDeathTest, TheEmulatedDevicesMemoryIsNotHostMemory) {
   EXPECT_FLOAT_EQ(static_cast<float>(t.item(2)), static_cast<float>(Tensor::rand({4}, DType::Float32, 1).item(2)));
 }
 
-// fastrnns' launch knobs (FunctionOptions::cudaLaunch): fused kernels launched as one element per thread,
+// fastrnns' launch knobs (FunctionOptions::fuserOptions.cudaLaunch): fused kernels launched as one element per thread,
 // and as few blocks that loop over the rest, by both fusers, still match PyTorch.
 TEST(CudaOps, FusedKernelsMatchPyTorchUnderEveryLaunchShape) {
   SKIP_WITHOUT_DEVICE();
@@ -740,7 +740,7 @@ TEST(CudaOps, FusedKernelsMatchPyTorchUnderEveryLaunchShape) {
   for (FuserKind fuser : kernelFusers())
     for (const CudaLaunchOptions& launch : launches) {
       SCOPED_TRACE(fmt::format("{}: {}", fuserName(fuser), launch.str()));
-      Function f(*m.graph, {.fuser = fuser, .device = DeviceKind::Cuda, .cudaLaunch = launch});
+      Function f(*m.graph, {.fuser = fuser, .device = DeviceKind::Cuda, .fuserOptions = {.cudaLaunch = launch}});
       for (int call = 0; call < 2; ++call) {
         auto outs = f.forward(std::vector<IValue>(inputs.begin(), inputs.end()), requiresGrad);
         std::vector<Tensor> grads = f.backward(gradOutputs);
@@ -764,10 +764,13 @@ TEST(CudaOps, FusedKernelsMatchPyTorchUnderEveryLaunchShape) {
       EXPECT_THAT(e.what(), HasSubstr(what));
     }
   };
-  refused({.device = DeviceKind::Cuda, .cudaLaunch = {.blockSize = 2048}}, "CUDA block size 2048 is out of range");
-  refused({.device = DeviceKind::Cuda, .cudaLaunch = {.loopLevel = 1}}, "CUDA loop level 1 must be 2 or 3");
-  refused({.device = DeviceKind::Cuda, .cudaLaunch = {.blockCount = 4}}, "applies to loop level 3 only");
-  refused({.cudaLaunch = {.blockSize = 64}}, "apply to device cuda only");
+  refused({.device = DeviceKind::Cuda, .fuserOptions = {.cudaLaunch = {.blockSize = 2048}}},
+          "CUDA block size 2048 is out of range");
+  refused({.device = DeviceKind::Cuda, .fuserOptions = {.cudaLaunch = {.loopLevel = 1}}},
+          "CUDA loop level 1 must be 2 or 3");
+  refused({.device = DeviceKind::Cuda, .fuserOptions = {.cudaLaunch = {.blockCount = 4}}},
+          "applies to loop level 3 only");
+  refused({.fuserOptions = {.cudaLaunch = {.blockSize = 64}}}, "apply to device cuda only");
 }
 
 // ---- CUDA graphs: capture once, replay on whatever the inputs hold then ----

@@ -512,7 +512,7 @@ TEST(Fusers, PowGradientsAtAZeroBaseOrExponentAreTorchs) {
 TEST(LegacyFuser, InjectedCompileFailureFallsBackWithCorrectResults) {
   auto c = test::loadCase("lstm_1layer");
   Model m = buildModel(c.model, c.config);
-  Function f(*m.graph, {.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy, .injectCompileFailure = true});
+  Function f(*m.graph, {.fuser = FuserKind::Legacy, .executor = ExecutorKind::Legacy, .fuserOptions = {.injectCompileFailure = true}});
   auto in = test::inputsFor(m, c);
   auto outs = f.forward(std::vector<IValue>(in.begin(), in.end()));
   for (size_t i = 0; i < m.outputs.size(); ++i)

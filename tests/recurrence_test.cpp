@@ -87,7 +87,7 @@ Trained againstTheCpu(const Model& m, uint64_t seed, FunctionOptions options) {
   std::vector<Tensor> gradOutputs = randomGradOutputs(m, inputs, seed + 1);
   Trained cpu = train(m, inputs, gradOutputs, {.fuser = FuserKind::None});
   options.device = DeviceKind::Cuda;
-  options.persistentRecurrences = true;
+  options.fuserOptions.persistentRecurrences = true;
   Trained gpu = train(m, inputs, gradOutputs, options);
   expectSame(m, gpu, cpu);
   return gpu;
@@ -115,7 +115,7 @@ void expectPersistentMatches(const Model& m, FuserKind fuser, ExecutorKind execu
   std::vector<Tensor> gradOutputs = randomGradOutputs(m, inputs, seed + 1);
   FunctionOptions o{.fuser = fuser, .executor = executor, .device = DeviceKind::Cuda, .verifyEach = true};
   Trained perStep = train(m, inputs, gradOutputs, o);
-  o.persistentRecurrences = true;
+  o.fuserOptions.persistentRecurrences = true;
   Trained persistent = train(m, inputs, gradOutputs, o);
   expectSame(m, persistent, perStep);
   EXPECT_TRUE(persistent.stats.warnings.empty()) << persistent.stats.str();
@@ -251,7 +251,7 @@ TEST(PersistentRecurrenceFallback, ACellThatNormalizesAcrossTheHiddenSizeRunsThe
   // backward, which breaks the chain first): the chain is found, and refused for its layer norms.
   std::vector<Tensor> inputs = randomInputs(m, 17);
   Function f(*m.graph, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda,
-                        .persistentRecurrences = true});
+                        .fuserOptions = {.persistentRecurrences = true}});
   auto outs = f.forward(std::vector<IValue>(inputs.begin(), inputs.end()));
   EXPECT_EQ(formed(f.stats()), 0) << lines(f.stats().recurrences);
   EXPECT_THAT(lines(f.stats().recurrences), testing::HasSubstr("its cell is not elementwise (aten::layer_norm)"));
@@ -268,7 +268,7 @@ TEST(PersistentRecurrenceFallback, ACellThatNormalizesAcrossTheHiddenSizeRunsThe
 TEST(PersistentRecurrenceFallback, OnTheCpuTheOptionIsAnError) {
   Model m = buildModel("lstm", lstmConfig("jit_premul", 2, 1, 4, 4));
   try {
-    Function f(*m.graph, {.fuser = FuserKind::Te, .persistentRecurrences = true});
+    Function f(*m.graph, {.fuser = FuserKind::Te, .fuserOptions = {.persistentRecurrences = true}});
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), testing::HasSubstr("persistent recurrences run on device cuda only"));

@@ -947,7 +947,7 @@ TEST(TeGpuRows, SplitColumnReductionsMatchTheCpu) {
   }
 }
 
-// FunctionOptions::timeKernels on the device: each fused kernel's launches counted and timed, its bytes
+// FunctionOptions::fuserOptions.timeKernels on the device: each fused kernel's launches counted and timed, its bytes
 // those of its inputs and outputs (a softmax of 3 rows of 40 times x: 480 B in, 480 B out).
 TEST(TeGpuRows, KernelTimesCountEachLaunchAndItsBytes) {
   if (auto d = cuda::device(); !d) GTEST_SKIP() << d.error().what();
@@ -957,7 +957,7 @@ TEST(TeGpuRows, KernelTimesCountEachLaunchAndItsBytes) {
   %r : Float(3, 40) = aten::mul(%p, %x)
   return (%r))IR");
   Function f(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .device = DeviceKind::Cuda,
-                  .timeKernels = true});
+                  .fuserOptions = {.timeKernels = true}});
   const std::vector<IValue> in = {Tensor::rand({3, 40}, DType::Float32, 5, -1, 1).to(DeviceKind::Cuda)};
   for (int run = 0; run < 3; ++run) f.forward(in);
   const FunctionStats s = f.stats();

@@ -13,8 +13,10 @@ struct RunSettings {
   FuserKind fuser = FuserKind::None;
   ExecutorKind executor = ExecutorKind::Profiling;
   std::string device = "cpu";
-  bool injectKernelError = false;  ///< tests (--inject-kernel-error): FunctionOptions::injectKernelError
-  bool persistentRecurrences = false;  ///< --persistent-recurrences: FunctionOptions::persistentRecurrences
+  // FuserOptions' injectKernelError (tests: --inject-kernel-error) and persistentRecurrences
+  // (--persistent-recurrences).
+  bool injectKernelError = false;
+  bool persistentRecurrences = false;
   FunctionOptions options() const;
 };
 

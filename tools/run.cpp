@@ -24,8 +24,8 @@ FunctionOptions RunSettings::options() const {
   auto d = deviceFromName(device);
   USER_CHECK(d.has_value(), "unknown device '{}'; devices: cpu, cuda", device);
   o.device = *d;
-  o.injectKernelError = injectKernelError;
-  o.persistentRecurrences = persistentRecurrences;
+  o.fuserOptions.injectKernelError = injectKernelError;
+  o.fuserOptions.persistentRecurrences = persistentRecurrences;
   return o;
 }
 

@@ -20,7 +20,7 @@ inline std::map<std::string, std::string> dumpedKernels(const Model& m, FuserKin
   const auto dir = std::filesystem::temp_directory_path() / ("gj_dump_" + tag);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  Function f(*m.graph, {.fuser = fuser, .executor = ExecutorKind::Legacy, .dumpKernels = dir.string()});
+  Function f(*m.graph, {.fuser = fuser, .executor = ExecutorKind::Legacy, .fuserOptions = {.dumpDir = dir.string()}});
   auto in = randomInputs(m, 8);
   f.forward(std::vector<IValue>(in.begin(), in.end()));
   std::map<std::string, std::string> files;
