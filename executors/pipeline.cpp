@@ -26,6 +26,13 @@ static bool run(Plan& p, Graph& g, const std::vector<std::string>& names, const 
   return !recs.empty() && recs.back().changed;
 }
 
+// A pass with typed parameters (passes.def's PASS_WITH_PARAMS), recorded as the named ones are.
+template <typename Params>
+static bool run(Plan& p, Graph& g, const Params& params, const PipelineOptions& o) {
+  p.passes.push_back(runPass(g, params, o.passes));
+  return p.passes.back().changed;
+}
+
 static void step(Plan& p, Graph& g, std::string_view name, const std::function<bool(Graph&)>& f,
                  const PipelineOptions& o) {
   p.passes.push_back(runPass(g, name, f, o.passes));
@@ -113,12 +120,12 @@ Plan optimizeSpecialized(std::shared_ptr<Graph> g, const std::vector<bool>& requ
     // loops before it are unrolled and their results' shapes propagated (a stacked LSTM's upper layers
     // run over the stacked outputs of the layer below) unrolls in a later round. Then what is left is
     // unrolled partially.
-    const std::string full = fmt::format("unroll-loops<full={};by=1>", o.maxFullUnroll);
+    const UnrollOptions full{.maxFullUnroll = o.maxFullUnroll, .factor = 1};
     for (int round = 0; round < kMaxFullUnrollRounds; ++round) {
-      if (!run(p, *g, {full}, o)) break;
+      if (!run(p, *g, full, o)) break;
       run(p, *g, {"peephole", "shape-propagation", "constant-propagation"}, o);
     }
-    if (run(p, *g, {fmt::format("unroll-loops<full={};by=8>", o.maxFullUnroll)}, o))
+    if (run(p, *g, UnrollOptions{.maxFullUnroll = o.maxFullUnroll, .factor = 8}, o))
       run(p, *g, {"peephole", "constant-propagation", "shape-propagation"}, o);
   }
   run(p, *g, {"cse", "batch-mm", "licm", "cse", "dce", "shape-propagation"}, o);

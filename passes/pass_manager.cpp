@@ -30,7 +30,8 @@ namespace gj {
 static constexpr PassInfo kPasses[] = {
 #define PASS(NAME, FN, DESC) {NAME, FN, nullptr, "", DESC, false},
 #define FRONTEND_PASS(NAME, FN, DESC) {NAME, FN, nullptr, "", DESC, true},
-#define PASS_WITH_PARAMS(NAME, FN, PARAMS, DESC) {NAME, nullptr, FN, PARAMS, DESC, false},
+#define PASS_WITH_PARAMS(NAME, FN, PARAMS, SYNTAX, DESC) \
+  {NAME, nullptr, [](Graph& g, std::string_view text) { return FN(g, PARAMS::parse(text)); }, SYNTAX, DESC, false},
 #include "passes/passes.def"
 #undef PASS_WITH_PARAMS
 #undef FRONTEND_PASS

@@ -1,6 +1,7 @@
 #pragma once
 // The pass registry (passes.def) and a runner that verifies, logs and times each pass.
 #include "ir/graph.h"
+#include "passes/unroll_loops.h"  // the parameters of passes.def's PASS_WITH_PARAMS rows
 #include "support/build.h"
 
 #include <functional>
@@ -13,11 +14,13 @@
 namespace gj {
 
 /// A registered pass (passes.def). One that takes parameters (PASS_WITH_PARAMS) is named with them as
-/// `name<params>` (`unroll-loops<full=512;by=1>`), or alone for its defaults.
+/// `name<params>` (`unroll-loops<full=512;by=1>`), or alone for its defaults, where a person names it
+/// (--passes, GJ_LOG); code gives it typed parameters (runPass below).
 struct PassInfo {
   std::string_view name;
   bool (*run)(Graph&);                          ///< PASS
-  bool (*runWithParams)(Graph&, std::string_view params);  ///< PASS_WITH_PARAMS ("" for the defaults)
+  /// PASS_WITH_PARAMS: the parameters parsed from their text ("" for the defaults), then the pass.
+  bool (*runWithParams)(Graph&, std::string_view params);
   std::string_view params;                      ///< how its parameters are written ("full=N;by=K")
   std::string_view description;
   bool frontend;                                ///< FRONTEND_PASS: takes TorchScript's forms (passes/frontend.h)
@@ -58,5 +61,30 @@ std::vector<PassRecord> runPasses(Graph& g, std::span<const std::string> names, 
 /// verifies itself when opts.verifyEach), then g is verified, logged under `name` and timed.
 PassRecord runPass(Graph& g, std::string_view name, const std::function<bool(Graph&)>& step,
                    const PassOptions& opts = {});
+
+/// The pass of passes.def whose parameters are of type Params (its PASS_WITH_PARAMS row).
+template <typename Params>
+struct PassWithParams;
+#define PASS(NAME, FN, DESC)
+#define FRONTEND_PASS(NAME, FN, DESC)
+#define PASS_WITH_PARAMS(NAME, FN, PARAMS, SYNTAX, DESC)                          \
+  template <>                                                                     \
+  struct PassWithParams<PARAMS> {                                                 \
+    static constexpr std::string_view name = NAME;                                \
+    static bool run(Graph& g, const PARAMS& params) { return FN(g, params); }     \
+  };
+#include "passes/passes.def"
+#undef PASS_WITH_PARAMS
+#undef FRONTEND_PASS
+#undef PASS
+
+/// Runs the pass that takes `params` (runPass(g, UnrollOptions{.factor = 1})) as runPasses runs a pass,
+/// recorded and logged as `name<params>`; no text is parsed.
+template <typename Params>
+PassRecord runPass(Graph& g, const Params& params, const PassOptions& opts = {}) {
+  using Pass = PassWithParams<Params>;
+  return runPass(g, std::string(Pass::name) + "<" + params.str() + ">",
+                 [&](Graph& graph) { return Pass::run(graph, params); }, opts);
+}
 
 }  // namespace gj

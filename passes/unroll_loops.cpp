@@ -5,6 +5,8 @@
 #include "passes/util.h"
 #include "support/error.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 
 namespace gj {
@@ -140,7 +142,9 @@ bool unrollBlock(Block* b, const UnrollOptions& opts) {
 bool unrollLoops(Graph& g, const UnrollOptions& opts) { return unrollBlock(g.block(), opts); }
 bool unrollLoops(Graph& g) { return unrollLoops(g, UnrollOptions{}); }
 
-bool unrollLoops(Graph& g, std::string_view params) {
+std::string UnrollOptions::str() const { return fmt::format("full={};by={}", maxFullUnroll, factor); }
+
+UnrollOptions UnrollOptions::parse(std::string_view params) {
   UnrollOptions o;
   while (!params.empty()) {
     const size_t semi = params.find(';');
@@ -155,7 +159,7 @@ bool unrollLoops(Graph& g, std::string_view params) {
                "unroll-loops<full=512;by=1>", item);
     (key == "full" ? o.maxFullUnroll : o.factor) = value;
   }
-  return unrollLoops(g, o);
+  return o;
 }
 
 }  // namespace gj

@@ -1,6 +1,7 @@
 #pragma once
 #include "ir/graph.h"
 
+#include <string>
 #include <string_view>
 
 namespace gj {
@@ -8,6 +9,11 @@ namespace gj {
 struct UnrollOptions {
   int64_t maxFullUnroll = 20000;  ///< full unroll up to this many iterations (sequence length)
   int64_t factor = 8;             ///< partial unroll factor for other loops; 1 disables
+
+  /// The parameters as a person writes them (passes.def): "full=N;by=K", either or both ("" for the
+  /// defaults); a gj::Error names a malformed one.
+  static UnrollOptions parse(std::string_view text);
+  std::string str() const;  ///< "full=N;by=K"
 };
 bool unrollLoops(Graph& g, const UnrollOptions& opts);
 
@@ -19,8 +25,5 @@ bool unrollLoops(Graph& g, const UnrollOptions& opts);
 /// Given:  %y = prim::Loop(%two, %true, %x) block0(%i, %a): %b = aten::tanh(%a) -> (%true, %b)
 /// Result: %b.1 = aten::tanh(%x) ; %b.2 = aten::tanh(%b.1)     (uses of %y now use %b.2)
 bool unrollLoops(Graph& g);
-/// The pass with its parameters as passes.def writes them: "full=N;by=K", either or both ("" for the
-/// defaults); a gj::Error names a malformed one.
-bool unrollLoops(Graph& g, std::string_view params);
 
 }  // namespace gj

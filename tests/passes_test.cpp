@@ -890,6 +890,38 @@ TEST(PassManager, APassWithParametersRunsByItsNameAndParameters) {
   }
 }
 
+// Code gives a pass its parameters typed (passes.def's PASS_WITH_PARAMS): the same pass, the same
+// result and the same record as the text a person types, with no text parsed; the text form round-trips.
+TEST(PassManager, APassWithParametersRunsFromTypedParameters) {
+  const std::string src = R"IR(graph(%x : Double(3)):
+  %n : int = prim::Constant[value=5]()
+  %true : bool = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %true, %x)
+    block0(%i : int, %h : Tensor):
+      %h2 : Tensor = aten::sigmoid(%h)
+      -> (%true, %h2)
+  return (%y)
+)IR";
+  std::ostringstream log;
+  PassOptions opts;
+  opts.verifyEach = true;
+  opts.log = &log;
+  opts.logAfter = {"unroll-loops"};
+  auto typed = parseIR(src), text = parseIR(src);
+  const UnrollOptions params{.maxFullUnroll = 0, .factor = 3};
+  PassRecord r = runPass(*typed, params, opts);
+  EXPECT_EQ(r.name, "unroll-loops<full=0;by=3>");
+  EXPECT_TRUE(r.changed);
+  EXPECT_NE(log.str().find("IR after unroll-loops<full=0;by=3> (changed"), std::string::npos) << log.str();
+  EXPECT_EQ(runPasses(*text, parsePassList(r.name), opts)[0].name, r.name);
+  EXPECT_EQ(printIR(*typed), printIR(*text));
+  EXPECT_FILECHECK(printIR(*typed), "CHECK: prim::Loop\nCHECK: aten::sigmoid\nCHECK: aten::sigmoid\nCHECK: aten::sigmoid\n");
+  const UnrollOptions back = UnrollOptions::parse(params.str());
+  EXPECT_EQ(back.maxFullUnroll, 0);
+  EXPECT_EQ(back.factor, 3);
+  EXPECT_EQ(UnrollOptions::parse("").str(), UnrollOptions{}.str());
+}
+
 // A step that breaks the graph is blamed on itself, not on the next pass.
 TEST(PassManager, AStepThatBreaksTheGraphIsNamedByTheVerifier) {
   auto g = parseIR("graph(%x : Double(3)):\n  %a : Tensor = aten::tanh(%x)\n  return (%a)\n");
