@@ -852,9 +852,8 @@ TEST(PassManager, RunsByNameVerifiesAndLogs) {
   EXPECT_THROW(parsePassList("dce,cse,dcee"), Error);
 }
 
-// A pass that takes parameters runs through the same runner, by name with its parameters.
-TEST(PassManager, APassWithParametersRunsByItsNameAndParameters) {
-  auto src = R"IR(graph(%x : Double(3)):
+// A loop of five tanh steps, which unroll-loops takes with parameters.
+constexpr const char* kFiveSteps = R"IR(graph(%x : Double(3)):
   %n : int = prim::Constant[value=5]()
   %true : bool = prim::Constant[value=1]()
   %y : Tensor = prim::Loop(%n, %true, %x)
@@ -863,11 +862,21 @@ TEST(PassManager, APassWithParametersRunsByItsNameAndParameters) {
       -> (%true, %h2)
   return (%y)
 )IR";
-  std::ostringstream log;
+
+// Options that verify after each pass and log unroll-loops' graph to `log`.
+PassOptions loggingUnroll(std::ostringstream& log) {
   PassOptions opts;
   opts.verifyEach = true;
   opts.log = &log;
   opts.logAfter = {"unroll-loops"};
+  return opts;
+}
+
+// A pass that takes parameters runs through the same runner, by name with its parameters.
+TEST(PassManager, APassWithParametersRunsByItsNameAndParameters) {
+  const std::string src = kFiveSteps;
+  std::ostringstream log;
+  const PassOptions opts = loggingUnroll(log);
   auto partial = parseIR(src);
   auto records = runPasses(*partial, parsePassList("unroll-loops<full=0;by=2>"), opts);
   ASSERT_EQ(records.size(), 1u);
@@ -893,21 +902,9 @@ TEST(PassManager, APassWithParametersRunsByItsNameAndParameters) {
 // Code gives a pass its parameters typed (passes.def's PASS_WITH_PARAMS): the same pass, the same
 // result and the same record as the text a person types, with no text parsed; the text form round-trips.
 TEST(PassManager, APassWithParametersRunsFromTypedParameters) {
-  const std::string src = R"IR(graph(%x : Double(3)):
-  %n : int = prim::Constant[value=5]()
-  %true : bool = prim::Constant[value=1]()
-  %y : Tensor = prim::Loop(%n, %true, %x)
-    block0(%i : int, %h : Tensor):
-      %h2 : Tensor = aten::sigmoid(%h)
-      -> (%true, %h2)
-  return (%y)
-)IR";
   std::ostringstream log;
-  PassOptions opts;
-  opts.verifyEach = true;
-  opts.log = &log;
-  opts.logAfter = {"unroll-loops"};
-  auto typed = parseIR(src), text = parseIR(src);
+  const PassOptions opts = loggingUnroll(log);
+  auto typed = parseIR(kFiveSteps), text = parseIR(kFiveSteps);
   const UnrollOptions params{.maxFullUnroll = 0, .factor = 3};
   PassRecord r = runPass(*typed, params, opts);
   EXPECT_EQ(r.name, "unroll-loops<full=0;by=3>");
@@ -915,7 +912,7 @@ TEST(PassManager, APassWithParametersRunsFromTypedParameters) {
   EXPECT_NE(log.str().find("IR after unroll-loops<full=0;by=3> (changed"), std::string::npos) << log.str();
   EXPECT_EQ(runPasses(*text, parsePassList(r.name), opts)[0].name, r.name);
   EXPECT_EQ(printIR(*typed), printIR(*text));
-  EXPECT_FILECHECK(printIR(*typed), "CHECK: prim::Loop\nCHECK: aten::sigmoid\nCHECK: aten::sigmoid\nCHECK: aten::sigmoid\n");
+  EXPECT_FILECHECK(printIR(*typed), "CHECK: prim::Loop\nCHECK: aten::tanh\nCHECK: aten::tanh\nCHECK: aten::tanh\n");
   const UnrollOptions back = UnrollOptions::parse(params.str());
   EXPECT_EQ(back.maxFullUnroll, 0);
   EXPECT_EQ(back.factor, 3);

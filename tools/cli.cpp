@@ -166,7 +166,7 @@ std::vector<FuserKind> fuserChoices(bool withNone) {
   return out;
 }
 
-// "what: a (what a does), b (what b does)" and the names alone, for a table's kinds.
+// A table's kinds as an option's choices: the help, "what: a (what a does), b (what b does)", and the names.
 template <typename Kind, typename Name, typename Help>
 std::pair<std::string, std::vector<std::string>> choices(const std::string& what, const std::vector<Kind>& kinds,
                                                          Name name, Help help) {
@@ -178,53 +178,49 @@ std::pair<std::string, std::vector<std::string>> choices(const std::string& what
   return {fmt::format("{}: {}", what, fmt::join(described, ", ")), names};
 }
 
+// `flag` NAME (one kind, parsed by `fromName`), or with `several` NAME,NAME,... into a vector.
+template <typename Kind, typename Name, typename Help, typename FromName>
+CLI::Option* kindOption(CLI::App* app, const std::string& flag, const std::string& what,
+                        const std::vector<Kind>& kinds, Name name, Help help, FromName fromName, Kind* one,
+                        std::vector<Kind>* several) {
+  auto [text, names] = choices(what, kinds, name, help);
+  CLI::Option* o = several
+      ? app->add_option_function<std::vector<std::string>>(
+                flag,
+                [several, fromName](const std::vector<std::string>& v) {
+                  several->clear();
+                  for (const std::string& s : v) several->push_back(fromName(s));
+                },
+                text)
+            ->delimiter(',')
+      : app->add_option_function<std::string>(flag, [one, fromName](const std::string& s) { *one = fromName(s); },
+                                              text);
+  return o->check(oneOf(names));
+}
+
+std::vector<ExecutorKind> executorChoices() { return {allExecutors().begin(), allExecutors().end()}; }
+
 }  // namespace
 
 CLI::Option* addFuserOption(CLI::App* app, FuserKind& fuser, const std::string& what, bool withNone) {
-  auto [help, names] = choices(what, fuserChoices(withNone), fuserName, fuserHelp);
-  return app
-      ->add_option_function<std::string>(
-          "--fuser", [&fuser](const std::string& s) { fuser = fuserFromName(s); }, help)
-      ->check(oneOf(names));
+  return kindOption(app, "--fuser", what, fuserChoices(withNone), fuserName, fuserHelp, fuserFromName, &fuser,
+                    static_cast<std::vector<FuserKind>*>(nullptr));
 }
 
 CLI::Option* addFusersOption(CLI::App* app, std::vector<FuserKind>& fusers, const std::string& what) {
-  auto [help, names] = choices(what, fuserChoices(true), fuserName, fuserHelp);
-  return app
-      ->add_option_function<std::vector<std::string>>(
-          "--fuser",
-          [&fusers](const std::vector<std::string>& v) {
-            fusers.clear();
-            for (const std::string& s : v) fusers.push_back(fuserFromName(s));
-          },
-          help)
-      ->delimiter(',')
-      ->check(oneOf(names));
+  return kindOption(app, "--fuser", what, fuserChoices(true), fuserName, fuserHelp, fuserFromName,
+                    static_cast<FuserKind*>(nullptr), &fusers);
 }
 
 CLI::Option* addExecutorOption(CLI::App* app, const std::string& flag, ExecutorKind& executor,
                                const std::string& what) {
-  const std::vector<ExecutorKind> kinds(allExecutors().begin(), allExecutors().end());
-  auto [help, names] = choices(what, kinds, executorName, executorHelp);
-  return app
-      ->add_option_function<std::string>(
-          flag, [&executor](const std::string& s) { executor = executorFromName(s); }, help)
-      ->check(oneOf(names));
+  return kindOption(app, flag, what, executorChoices(), executorName, executorHelp, executorFromName, &executor,
+                    static_cast<std::vector<ExecutorKind>*>(nullptr));
 }
 
 CLI::Option* addExecutorsOption(CLI::App* app, std::vector<ExecutorKind>& executors, const std::string& what) {
-  const std::vector<ExecutorKind> kinds(allExecutors().begin(), allExecutors().end());
-  auto [help, names] = choices(what, kinds, executorName, executorHelp);
-  return app
-      ->add_option_function<std::vector<std::string>>(
-          "--executor",
-          [&executors](const std::vector<std::string>& v) {
-            executors.clear();
-            for (const std::string& s : v) executors.push_back(executorFromName(s));
-          },
-          help)
-      ->delimiter(',')
-      ->check(oneOf(names));
+  return kindOption(app, "--executor", what, executorChoices(), executorName, executorHelp, executorFromName,
+                    static_cast<ExecutorKind*>(nullptr), &executors);
 }
 
 std::string versionString() { return fmt::format("graphjit {} (commit {})", GJ_VERSION, kCommit); }
