@@ -109,7 +109,7 @@ def main():
     p.add_argument("--groups", default=",".join(GROUPS), help="comma-separated graphbench groups")
     p.add_argument("--graphbench", default=os.path.join(HERE, "..", "build", "bin", "graphbench"))
     p.add_argument("--torch-python", default="/usr/bin/python3", help="an interpreter with torch")
-    p.add_argument("--fuser", default="te", help="graphbench's fuser for the compiled rows (old, te, none)")
+    p.add_argument("--fuser", default="te", help="graphbench's fuser for the compiled rows (graphbench --help lists them)")
     p.add_argument("--executor", default="profiling", help="graphbench's executor (legacy, profiling)")
     args, extra = p.parse_known_args()
     extra = [a for a in extra if a != "--"]
