@@ -53,7 +53,7 @@ std::unique_ptr<Graph> chain(OpKind kind, int64_t n, const Shape& sizes) {
   return g;
 }
 
-// Seconds per node (printed with an SI prefix: "265n" is 265 ns).
+// Seconds per node, printed with an SI prefix ("265n": 265e-9 seconds).
 void perNode(benchmark::State& state, int64_t nodes) {
   state.counters["per_node"] = benchmark::Counter(
       static_cast<double>(nodes), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
