@@ -4,11 +4,7 @@
 #include "support/text.h"
 
 #include <cctype>
-#include <cerrno>
 #include <charconv>
-#include <cmath>
-#include <cstdlib>
-#include <limits>
 
 namespace gj::ir_text {
 

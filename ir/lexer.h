@@ -4,6 +4,7 @@
 #include "ir/graph.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>

@@ -1,6 +1,5 @@
 // The unfused path on CUDA: launches of kernels.cuh's kernels, shaped from tensors.
 #include "runtime/cuda/ops.h"
-#include "support/environment.h"
 
 #include "runtime/cpu/ops.h"
 #include "runtime/cuda/device.h"
@@ -12,11 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <limits>
-#include <map>
 #include <mutex>
-#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
