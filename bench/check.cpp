@@ -292,7 +292,7 @@ int runCheck(const Options& o, const std::vector<FuserExecutor>& pairs) {
   // The twins run the same convolutions: with cuDNN's fastest algorithms their weight gradients would differ
   // by the atomics' summation order alone (6.8e-3 at ResNet-50's, whose values reach 1.4e3), which is not
   // what the check is after.
-  if (cnnsOnCuda) cuda::setDeterministicConvolutions(true);
+  if (cnnsOnCuda) Context::shared()->deterministicConvolutions = true;
   std::cout << fmt::format("Checking {} rows against their twins (seed {}, max |diff| <= {:g}{}{})\n",
                            fmt::join(o.groups, " and "), kSeed,
                            kTolerance,

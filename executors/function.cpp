@@ -284,6 +284,8 @@ Function::Function(const Graph& graph, FunctionOptions options)
     : graph_((requireLowered(graph, "graphjit's executors"), checkShapes(graph), generalized(graph))),
       options_(std::move(options)),
       pending_(std::make_unique<PendingBackwards>()) {
+  if (!options_.fuserOptions.context) options_.fuserOptions.context = Context::shared();
+  const ContextScope scope(*options_.fuserOptions.context);
   if (options_.device == DeviceKind::Cuda) cuda::requireDevice();  // "no CUDA device: <why>" where there is none
   options_.fuserOptions.cudaLaunch.validate();
   USER_CHECK(options_.fuserOptions.cudaLaunch.isDefault() || options_.device == DeviceKind::Cuda,
@@ -313,6 +315,7 @@ static void toDevice(std::vector<IValue>& inputs, DeviceKind device) {
 }
 
 std::vector<IValue> Function::forward(std::vector<IValue> inputs, const std::vector<bool>& requiresGrad) {
+  const ContextScope scope(*options_.fuserOptions.context);
   toDevice(inputs, options_.device);
   bool withGrad = std::find(requiresGrad.begin(), requiresGrad.end(), true) != requiresGrad.end();
   if (!withGrad) return executor_->run(std::move(inputs), {}, nullptr);
@@ -326,6 +329,7 @@ std::vector<IValue> Function::forward(std::vector<IValue> inputs, const std::vec
 }
 
 std::vector<Tensor> Function::backward(const std::vector<Tensor>& gradOutputs) {
+  const ContextScope scope(*options_.fuserOptions.context);
   PendingBackwards::Forward p;
   {
     std::lock_guard<std::mutex> lock(pending_->mu);

@@ -6,8 +6,10 @@
 //   auto outputs = f.forward(inputs, requiresGrad);
 //   auto grads = f.backward(gradOutputs);   // for the inputs that require grad
 //
-// No process-wide state: Functions with different options live side by side, and one Function may be
-// called from several threads at once (each thread's backward() pairs with its own last forward()).
+// Functions with different options live side by side, and one Function may be called from several threads
+// at once (each thread's backward() pairs with its own last forward()). What a Function compiles is kept in
+// its context (FunctionOptions::fuserOptions.context, runtime/context.h): the process's default one unless
+// the caller gives its own, so that Functions with different contexts share no cache and no JIT session.
 #include "fusers/fuser.h"
 #include "ir/graph.h"
 #include "runtime/ivalue.h"
@@ -47,9 +49,10 @@ struct FunctionOptions {
   size_t maxSpecializations = 64;  ///< legacy: cached specializations (least recently built dropped first)
   bool unrollLoops = true;         ///< unroll loops whose trip count the specialization fixes
   bool verifyEach = kDebugBuild;   ///< verify the graph after every pass
-  /// The fuser's own options (fusers/fuser.h): kernel dumps (default: $GJ_DUMP_KERNELS), CUDA launches,
-  /// kernel timing (FunctionStats::kernelTimes), persistent recurrences, the tests' injected failures.
-  /// Its `device` is ignored: the fuser compiles for the Function's device.
+  /// The fuser's own options (fusers/fuser.h): the context (null: Context::shared()), kernel dumps
+  /// (default: $GJ_DUMP_KERNELS), CUDA launches, kernel timing (FunctionStats::kernelTimes), persistent
+  /// recurrences, the tests' injected failures. Its `device` is ignored: the fuser compiles for the
+  /// Function's device.
   FuserOptions fuserOptions;
 };
 
@@ -63,7 +66,7 @@ struct FunctionStats {
   int64_t fallbackRuns = 0;        ///< calls that ran the unoptimized graph (failed guards)
   int64_t fusionGroups = 0;
   int64_t kernelsCompiled = 0;
-  int64_t kernelCacheHits = 0;     ///< kernels found compiled already (the process-wide cache)
+  int64_t kernelCacheHits = 0;     ///< kernels found compiled already (in the context's cache)
   int64_t kernelDiskHits = 0;      ///< of kernelsCompiled, those whose code came from the persistent cache
   int64_t kernelRuns = 0;          ///< fused kernel launches that ran, forward and backward
   int64_t kernelRefusals = 0;      ///< launches a kernel refused (other input sizes): its group ran unfused

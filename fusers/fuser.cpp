@@ -158,7 +158,7 @@ std::string CudaLaunchOptions::str() const {
 
 namespace {
 
-// The process's compiled kernels by key, least recently used first out once there are more than
+// A context's compiled kernels (Context::state) by key, least recently used first out once there are more than
 // `capacity` (a kernel a plan still holds stays alive there; the cache only stops offering it). A key is
 // compiled once: the first request builds it outside the lock, and requests for the same key meanwhile
 // wait for that build alone, not for other keys' builds.
@@ -183,21 +183,16 @@ struct KernelCache {
   }
 };
 
-// A kernel's symbol: the prefix and a hash (FNV-1a, 64 bits) of its cache key. Unique in the process-wide
-// JIT session, since each key compiles once, and the same in every process, so that a kernel's text is
+// A kernel's symbol: the prefix and a hash (FNV-1a, 64 bits) of its cache key. Unique in the context's
+// JIT session, since each key compiles once there, and the same in every process, so that a kernel's text is
 // too (dumps compare across runs; the emulated driver's host builds are found on disk again).
 uint64_t keyHash(const std::string& key) { return fnv1a64(key); }
 
-// `generation` counts earlier builds of the key in this process: a key built again after the cache
+// `generation` counts earlier builds of the key in the context: a key built again after the cache
 // dropped it gets a name of its own, since a plan may still hold the first build's code under the first.
 std::string symbolName(std::string_view prefix, const std::string& key, uint32_t generation) {
   if (generation == 0) return fmt::format("{}_{:016x}", prefix, keyHash(key));
   return fmt::format("{}_{:016x}_g{}", prefix, keyHash(key), generation);
-}
-
-KernelCache& kernelCache() {
-  static KernelCache c;
-  return c;
 }
 
 std::shared_ptr<const CompiledKernel> compileOne(const Graph& sub, const FuserOptions& opts,
@@ -208,7 +203,7 @@ std::shared_ptr<const CompiledKernel> compileOne(const Graph& sub, const FuserOp
   PreparedGroup group = prepare(sub);
   std::string key = fmt::format("{}|{}|{}|{}", symbolPrefix, deviceName(opts.device),
                                 opts.device == DeviceKind::Cuda ? opts.cudaLaunch.str() : "", group.key);
-  KernelCache& c = kernelCache();
+  KernelCache& c = opts.contextOrCurrent().state<KernelCache>();
   std::promise<KernelCache::Kernel> building;
   uint32_t generation = 0;
   {
@@ -295,15 +290,15 @@ class CountedKernel final : public CompiledKernel {
 
 }  // namespace
 
-void setKernelCacheCapacity(size_t kernels) {
-  KernelCache& c = kernelCache();
+void setKernelCacheCapacity(size_t kernels, Context& context) {
+  KernelCache& c = context.state<KernelCache>();
   std::lock_guard<std::mutex> lock(c.mu);
   c.capacity = std::max<size_t>(kernels, 1);
   c.trim();
 }
 
-size_t kernelCacheSize() {
-  KernelCache& c = kernelCache();
+size_t kernelCacheSize(Context& context) {
+  KernelCache& c = context.state<KernelCache>();
   std::lock_guard<std::mutex> lock(c.mu);
   return c.entries.size();
 }

@@ -2,6 +2,7 @@
 // The interface both fusers implement (STYLE.md, rule 14): find groups in a graph and replace them by
 // fusion nodes; compile each fusion node for a device into a kernel the interpreter calls.
 #include "ir/graph.h"
+#include "runtime/context.h"
 #include "runtime/kernel_time.h"
 #include "runtime/tensor.h"
 
@@ -89,6 +90,10 @@ struct CudaLaunchOptions {
 };
 
 struct FuserOptions {
+  /// Whose kernel cache, LLVM session and CUDA modules the fuser uses (runtime/context.h); null: the
+  /// calling thread's (Context::current(), which a Function sets to its own while it runs).
+  std::shared_ptr<Context> context;
+  Context& contextOrCurrent() const { return context ? *context : Context::current(); }
   DeviceKind device = DeviceKind::Cpu;
   std::string dumpDir;               ///< GJ_DUMP_KERNELS: write every generated kernel here
   bool injectCompileFailure = false;  ///< tests: every group fails to compile (cached kernels too)
@@ -178,16 +183,17 @@ struct PreparedGroup {
   std::function<std::shared_ptr<const CompiledKernel>(const std::string& name)> build;
 };
 
-/// How many compiled kernels the process-wide cache keeps by default; the least recently used go first.
+/// How many compiled kernels a context's cache keeps by default; the least recently used go first.
 constexpr size_t kDefaultKernelCacheCapacity = 4096;
-/// Sets that bound (at least 1), dropping what is over it now. Kernels that plans hold stay alive.
-void setKernelCacheCapacity(size_t kernels);
-/// The kernels the cache holds now.
-size_t kernelCacheSize();
+/// Sets that bound for `context`'s cache (at least 1), dropping what is over it now. Kernels that plans
+/// hold stay alive.
+void setKernelCacheCapacity(size_t kernels, Context& context = Context::current());
+/// The kernels `context`'s cache holds now.
+size_t kernelCacheSize(Context& context = Context::current());
 
 /// The compile step every fuser shares around its own code generator: for each `groupKind` node of g
-/// (nested blocks included), prepares the group, looks its key up in a process-wide cache (per device
-/// and `symbolPrefix`; bounded, least recently used out first), and builds and times what is missing,
+/// (nested blocks included), prepares the group, looks its key up in the kernel cache of opts' context
+/// (per device and `symbolPrefix`; bounded, least recently used out first), and builds and times what is missing,
 /// outside the cache's lock: a build holds up only the requests for its own key. Each kernel goes into `kernels` counting its
 /// launches into report.runs. Honours opts.injectCompileFailure and injectKernelError; a group whose
 /// preparation or build throws runs unfused, with a warning that starts with `what`.

@@ -364,11 +364,12 @@ void compileRecurrences(const Graph& g, Fuser& fuser, const FuserOptions& opts, 
                   for (const auto& [t, k] : b.outputs) key += fmt::format(" {}:{}", t, k);
                   for (const auto& s : b.slots) key += fmt::format(" [{}]", fmt::join(s, ","));
                   key += fmt::format(" w{} h{}", b.weight, b.h0);
-                  return {std::move(key), [cell = std::move(cell), l, b, dumpDir = opts.dumpDir](const std::string& name)
+                  return {std::move(key), [cell = std::move(cell), l, b, dumpDir = opts.dumpDir,
+                                                    context = &opts.contextOrCurrent()](const std::string& name)
                               -> std::shared_ptr<const CompiledKernel> {
                             std::string source = kernelSource(l, cell, name);
                             if (!dumpDir.empty()) std::ofstream(dumpDir + "/" + name + ".cu") << source;
-                            auto kernel = cuda::compileKernel(source, name);
+                            auto kernel = cuda::compileKernel(source, name, *context);
                             if (!kernel) throw kernel.error();
                             return std::make_shared<RecurrenceKernel>(l, b, kernel.value());
                           }};

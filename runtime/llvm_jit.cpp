@@ -27,7 +27,7 @@ namespace gj {
 
 namespace {
 
-// One LLJIT for the process, made on first use.
+// A context's LLJIT (Context::state), made on first use.
 struct Session {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::unique_ptr<llvm::TargetMachine> tm;
@@ -69,14 +69,11 @@ struct Session {
   }
 };
 
-// Shared with every JitModule, so that the JIT outlives the last module it holds (kernels may sit in
-// statics that are destroyed after this one would be).
-const std::shared_ptr<Session>& sessionPtr() {
-  static const std::shared_ptr<Session> s = std::make_shared<Session>();
-  return s;
-}
+// Shared with every JitModule, so that the JIT outlives the last module it holds (a kernel may be held
+// after its context is gone).
+std::shared_ptr<Session> sessionPtr(Context& c) { return c.statePtr<Session>(); }
 
-Session& session() { return *sessionPtr(); }
+Session& session(Context& c) { return c.state<Session>(); }
 
 void dump(const llvm::Module& m, const std::string& path) {
   std::error_code ec;
@@ -98,8 +95,8 @@ class JitModule {
   llvm::orc::ResourceTrackerSP rt_;
 };
 
-void prepareModuleForHost(llvm::Module& m) {
-  Session& s = session();
+void prepareModuleForHost(llvm::Module& m, Context& context) {
+  Session& s = session(context);
   if (!s.tm) return;
   m.setTargetTriple(s.tm->getTargetTriple().str());
   m.setDataLayout(s.tm->createDataLayout());
@@ -123,11 +120,12 @@ void onDiagnostic(const llvm::DiagnosticInfo* d, void* p) {
 
 Result<JitCode> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_ptr<llvm::Module> m,
                            const std::string& symbol, const JitOptions& opts) {
-  Session& s = session();
+  Context& context = opts.contextOrCurrent();
+  Session& s = session(context);
   if (!s.jit) return Error("LLVM JIT unavailable: " + s.error);
   std::string errors;
   ctx->setDiagnosticHandlerCallBack(onDiagnostic, &errors);
-  prepareModuleForHost(*m);
+  prepareModuleForHost(*m, context);
   std::string verifyLog;
   llvm::raw_string_ostream vos(verifyLog);
   if (llvm::verifyModule(*m, &vos)) return Error("generated LLVM IR does not verify: " + verifyLog);
@@ -172,7 +170,7 @@ Result<JitCode> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_p
   // A tracker of its own, so that the module can be removed alone when its kernel is no longer held.
   auto add = [&](const std::string& object) -> Result<std::shared_ptr<const JitModule>> {
     llvm::orc::ResourceTrackerSP rt = s.jit->getMainJITDylib().createResourceTracker();
-    auto module = std::make_shared<const JitModule>(sessionPtr(), rt);
+    auto module = std::make_shared<const JitModule>(sessionPtr(context), rt);
     if (auto err = s.jit->addObjectFile(rt, llvm::MemoryBuffer::getMemBufferCopy(object, symbol)))
       return Error("adding a module to the LLVM JIT failed: " + llvm::toString(std::move(err)));
     return module;
@@ -193,16 +191,16 @@ Result<JitCode> jitCompile(std::unique_ptr<llvm::LLVMContext> ctx, std::unique_p
   return JitCode{addr->toPtr<void*>(), std::move(module).value()};
 }
 
-Result<void*> jitLookup(const std::string& symbol) {
-  Session& s = session();
+Result<void*> jitLookup(const std::string& symbol, Context& context) {
+  Session& s = session(context);
   if (!s.jit) return Error("LLVM JIT unavailable: " + s.error);
   auto addr = s.jit->lookup(symbol);
   if (!addr) return Error(fmt::format("LLVM JIT: symbol {} not found: {}", symbol, llvm::toString(addr.takeError())));
   return addr->toPtr<void*>();
 }
 
-std::string llvmDescription() {
-  Session& s = session();
+std::string llvmDescription(Context& context) {
+  Session& s = session(context);
   return fmt::format("LLVM {} (cpu: {})", LLVM_VERSION_STRING, s.cpu.empty() ? "unknown" : s.cpu);
 }
 

@@ -4,7 +4,7 @@
 
 namespace gj {
 
-void prepareModuleForHost(llvm::Module&) {}
+void prepareModuleForHost(llvm::Module&, Context&) {}
 
 class JitModule {};
 
@@ -13,10 +13,10 @@ Result<JitCode> jitCompile(std::unique_ptr<llvm::LLVMContext>, std::unique_ptr<l
   return Error("LLVM is not in this build (configured with GJ_WITH_LLVM=OFF); cannot compile " + symbol);
 }
 
-Result<void*> jitLookup(const std::string& symbol) {
+Result<void*> jitLookup(const std::string& symbol, Context&) {
   return Error("LLVM is not in this build (configured with GJ_WITH_LLVM=OFF); no symbol " + symbol);
 }
 
-std::string llvmDescription() { return "LLVM: not in this build"; }
+std::string llvmDescription(Context&) { return "LLVM: not in this build"; }
 
 }  // namespace gj

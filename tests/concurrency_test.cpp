@@ -1,6 +1,7 @@
-// Functions in several threads at once: the process-wide kernel cache builds outside its lock (a build
-// holds up only the requests for its own key), builds each key once, and stays within its bound; each
-// Function keeps its own pending backwards. The TSan run (scripts/test --tsan) runs these.
+// Functions in several threads at once: a context's kernel cache builds outside its lock (a build holds up
+// only the requests for its own key), builds each key once, and stays within its bound; Functions with
+// contexts of their own share nothing; each Function keeps its own pending backwards. The TSan run
+// (scripts/test --tsan) runs these.
 #include "executors/function.h"
 #include "ir/parser.h"
 #include "runtime/cpu/ops.h"
@@ -111,15 +112,17 @@ TEST(Concurrency, OneKeyAskedForByManyThreadsIsBuiltOnce) {
 
 TEST(Concurrency, TheKernelCacheStaysWithinItsBoundAndHeldKernelsKeepRunning) {
   if (!test::kHaveLlvm) GTEST_SKIP() << "no LLVM in this build: CPU kernels are not compiled";
-  setKernelCacheCapacity(2);
+  auto context = std::make_shared<Context>();
+  setKernelCacheCapacity(2, *context);
   std::vector<std::unique_ptr<Function>> held;
   std::vector<std::pair<Tensor, Tensor>> inputs;
   for (int64_t k = 0; k < 5; ++k) {
     auto g = chain(11, 13 + k, k % 2 ? "aten::exp" : "aten::sigmoid");
-    held.push_back(std::make_unique<Function>(*g, FunctionOptions{.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy}));
+    held.push_back(std::make_unique<Function>(
+        *g, FunctionOptions{.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .fuserOptions = {.context = context}}));
     inputs.emplace_back(Tensor::rand({11, 13 + k}, DType::Float32, 10 + k), Tensor::rand({11, 13 + k}, DType::Float32, 20 + k));
     held.back()->forward({inputs.back().first, inputs.back().second});
-    EXPECT_LE(kernelCacheSize(), 2u);
+    EXPECT_LE(kernelCacheSize(*context), 2u);
   }
   // Every Function still runs its own kernel (the cache dropped it, the plan holds it).
   for (size_t k = 0; k < held.size(); ++k) {
@@ -130,13 +133,88 @@ TEST(Concurrency, TheKernelCacheStaysWithinItsBoundAndHeldKernelsKeepRunning) {
   }
   // The first key, dropped but still held by held[0], is built again under a name of its own.
   auto g0 = chain(11, 13, "aten::sigmoid");
-  Function again(*g0, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy});
+  Function again(*g0, {.fuser = FuserKind::Te, .executor = ExecutorKind::Legacy, .fuserOptions = {.context = context}});
   Tensor out = again.forward({inputs[0].first, inputs[0].second})[0].toTensor();
   EXPECT_EQ(again.stats().kernelsCompiled, 1);
   EXPECT_TRUE(again.stats().warnings.empty()) << again.stats().str();
   EXPECT_GE(again.stats().kernelRuns, 1);
   EXPECT_LE(test::relError(out, reference(inputs[0].first, inputs[0].second, "aten::sigmoid")), 1e-6);
-  setKernelCacheCapacity(kDefaultKernelCacheCapacity);
+}
+
+// Two Functions over one graph, each with a context of its own, compiled and run at once on two threads:
+// each compiles the kernel itself (no hit in the other's cache), under the same symbol, which two kernels
+// could not have in one LLVM session; both give the reference's values forward and backward; and the
+// default context's cache gains nothing.
+TEST(Concurrency, TwoContextsShareNothingAndRunAtOnce) {
+  if (!test::kHaveLlvm) GTEST_SKIP() << "no LLVM in this build: CPU kernels are not compiled";
+  const size_t sharedBefore = kernelCacheSize(*Context::shared());
+  auto g = chain(23, 29, "aten::sigmoid");
+  const Tensor x = Tensor::rand({23, 29}, DType::Float32, 71), y = Tensor::rand({23, 29}, DType::Float32, 72);
+  const Tensor want = reference(x, y, "aten::sigmoid");
+  // The gradient of sum(c) with respect to x, unfused: the reference for both contexts' backwards.
+  Function unfused(*g, {.fuser = FuserKind::None, .executor = ExecutorKind::Legacy});
+  unfused.forward({x, y}, {true, false});
+  const Tensor ones = Tensor::full({23, 29}, DType::Float32, 1.0);
+  const Tensor wantGrad = unfused.backward({ones})[0];
+  std::shared_ptr<Context> contexts[2] = {std::make_shared<Context>(), std::make_shared<Context>()};
+  FunctionStats stats[2];
+  double forwardError[2] = {1, 1}, gradError[2] = {1, 1};
+  Signal go;
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 2; ++k) {
+    threads.emplace_back([&, k] {
+      go.wait(std::chrono::seconds(60));
+      Function f(*g, {.fuser = FuserKind::Te, .executor = ExecutorKind::Profiling, .fuserOptions = {.context = contexts[k]}});
+      for (int run = 0; run < 6; ++run) {
+        Tensor out = f.forward({x, y}, {true, false})[0].toTensor();
+        Tensor grad = f.backward({ones})[0];
+        forwardError[k] = test::relError(out, want);
+        gradError[k] = test::relError(grad, wantGrad);
+      }
+      stats[k] = f.stats();
+    });
+  }
+  go.raise();
+  for (std::thread& t : threads) t.join();
+  for (int k = 0; k < 2; ++k) {
+    SCOPED_TRACE(fmt::format("context {}", k));
+    EXPECT_LE(forwardError[k], 1e-6);
+    EXPECT_LE(gradError[k], 1e-5);
+    EXPECT_TRUE(stats[k].warnings.empty()) << stats[k].str();
+    EXPECT_GE(stats[k].kernelsCompiled, 1);
+    EXPECT_GE(stats[k].kernelRuns, 1);
+    EXPECT_GE(kernelCacheSize(*contexts[k]), 1u);
+  }
+  // Each context compiled the same kernels: none found the other's.
+  EXPECT_EQ(stats[0].kernelsCompiled, stats[1].kernelsCompiled);
+  EXPECT_EQ(kernelCacheSize(*contexts[0]), kernelCacheSize(*contexts[1]));
+  EXPECT_EQ(kernelCacheSize(*Context::shared()), sharedBefore);
+}
+
+// Context::state makes one T per context, on first use, and the thread's current context is the
+// innermost scope's.
+TEST(Concurrency, ContextStateIsPerContextAndScopesNest) {
+  struct Counter {
+    std::atomic<int> n{0};
+  };
+  Context a, b;
+  Counter& ca = a.state<Counter>();
+  ++ca.n;
+  EXPECT_EQ(&a.state<Counter>(), &ca);
+  EXPECT_EQ(b.state<Counter>().n, 0);
+  EXPECT_EQ(&Context::current(), Context::shared().get());
+  {
+    const ContextScope outer(a);
+    EXPECT_EQ(&Context::current(), &a);
+    {
+      const ContextScope inner(b);
+      EXPECT_EQ(&Context::current(), &b);
+      // Another thread is in the default context whatever this one's scope.
+      std::thread([] { EXPECT_EQ(&Context::current(), Context::shared().get()); }).join();
+    }
+    EXPECT_EQ(&Context::current(), &a);
+  }
+  EXPECT_EQ(&Context::current(), Context::shared().get());
 }
 
 // Each Function keeps its own pending backwards: two Functions over one graph, called from two threads

@@ -646,18 +646,15 @@ TEST(CudaOps, Conv2dMatchesTheCpuForwardAndBackward) {
   expectMatches(got.bias, want.bias, 1e-5);
 }
 
-// With deterministicConvolutions(), conv2d run again on the same operands gives the same output and
+// In a context with deterministicConvolutions set, conv2d run again on the same operands gives the same output and
 // gradients bit for bit, by both paths, at ResNet's shapes on a 64 x 64 image (the stem, a 3 x 3 and a
 // 1 x 1 of a bottleneck, a strided downsample): cuDNN's fastest weight-gradient algorithms sum with atomics
 // in a different order each run.
 TEST(CudaOps, Conv2dIsReproducible) {
   SKIP_WITHOUT_DEVICE();
-  const bool was = cuda::deterministicConvolutions();
-  cuda::setDeterministicConvolutions(true);
-  struct Restore {
-    bool was;
-    ~Restore() { cuda::setDeterministicConvolutions(was); }
-  } restore{was};
+  Context deterministic;
+  deterministic.deterministicConvolutions = true;
+  const ContextScope scope(deterministic);
   struct Case {
     int64_t n, cin, hw, cout, k;
     cpu::Conv2dParams p;

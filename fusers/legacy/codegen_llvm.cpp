@@ -296,7 +296,7 @@ Result<std::string> emitCpuKernelIR(const KernelSpec& spec, const std::string& n
 Result<CpuKernelCode> compileCpuKernel(const KernelSpec& spec, const std::string& name, const JitOptions& opts) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto m = std::make_unique<llvm::Module>(name, *ctx);
-  prepareModuleForHost(*m);
+  prepareModuleForHost(*m, opts.contextOrCurrent());
   try {
     Emitter(spec, *ctx, *m).emit(name);
   } catch (const Error& e) {

@@ -162,12 +162,12 @@ class LegacyFuser final : public Fuser {
       if (!opts_.dumpDir.empty()) std::ofstream(opts_.dumpDir + "/" + name + ".cu") << emitCudaKernel(spec, name);
       switch (opts_.device) {
         case DeviceKind::Cpu: {
-          auto fn = compileCpuKernel(spec, name, {opts_.dumpDir, name});
+          auto fn = compileCpuKernel(spec, name, {opts_.dumpDir, name, &opts_.contextOrCurrent()});
           if (!fn) throw fn.error();
           return std::make_shared<CpuKernel>(spec, fn.value());
         }
         case DeviceKind::Cuda: {
-          auto kernel = cuda::compileKernel(emitCudaKernel(spec, name), name);
+          auto kernel = cuda::compileKernel(emitCudaKernel(spec, name), name, opts_.contextOrCurrent());
           if (!kernel) throw kernel.error();
           return std::make_shared<CudaFusedKernel>(spec, kernel.value(), opts_.cudaLaunch);
         }

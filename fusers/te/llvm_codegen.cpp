@@ -366,7 +366,7 @@ Result<std::string> emitLlvmIR(const LoopNest& nest, const std::string& name) {
 Result<std::vector<CompiledNest>> compileLlvm(const LoopNest& nest, const std::string& name, const JitOptions& opts) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto m = std::make_unique<llvm::Module>(name, *ctx);
-  prepareModuleForHost(*m);
+  prepareModuleForHost(*m, opts.contextOrCurrent());
   std::vector<CompiledNest> nests;
   try {
     nests = Emitter(lowered(nest), *ctx, *m).emit(name);
@@ -380,7 +380,7 @@ Result<std::vector<CompiledNest>> compileLlvm(const LoopNest& nest, const std::s
   if (!first) return first.error();
   nests[0].fn = reinterpret_cast<NestFn>(first.value().address);
   for (size_t k = 1; k < nests.size(); ++k) {
-    auto addr = jitLookup(fmt::format("{}_{}", name, k));
+    auto addr = jitLookup(fmt::format("{}_{}", name, k), opts.contextOrCurrent());
     if (!addr) return addr.error();
     nests[k].fn = reinterpret_cast<NestFn>(addr.value());
   }

@@ -411,10 +411,10 @@ static std::string cudaSource(const LoopNest& gpu, const std::string& name, int6
   return CudaPrinter().kernel(name, gpu.inputs(), gpu.outputs(), gpu.root(), resident);
 }
 
-std::shared_ptr<const CompiledKernel> compileGpuNest(LoopNest gpu, const std::string& name) {
+std::shared_ptr<const CompiledKernel> compileGpuNest(LoopNest gpu, const std::string& name, Context& context) {
   // A scratch buffer is written by one nest and read by the next, which one launch cannot order.
   USER_CHECK(gpu.scratch() == 0, "TE kernel {}: a group with a product runs on the CPU only", name);
-  auto kernel = cuda::compileKernel(cudaSource(gpu, name, cuda::requireDevice().multiprocessors), name);
+  auto kernel = cuda::compileKernel(cudaSource(gpu, name, cuda::requireDevice().multiprocessors), name, context);
   if (!kernel) throw kernel.error();
   return std::make_shared<TeCudaKernel>(std::move(gpu), kernel.value());
 }
@@ -519,12 +519,12 @@ class TeFuser final : public Fuser {
       switch (opts_.device) {
         case DeviceKind::Cpu: {
           LoopNest cpu = cpuLoopNest(sub, kParallelGrain);
-          auto fns = compileLlvm(cpu, name, {opts_.dumpDir, name});
+          auto fns = compileLlvm(cpu, name, {opts_.dumpDir, name, &opts_.contextOrCurrent()});
           if (!fns) throw fns.error();
           return std::make_shared<TeCpuKernel>(cpu, std::move(fns).value());
         }
         case DeviceKind::Cuda:
-          return compileGpuNest(gpuLoopNest(sub, opts_.cudaLaunch, deviceSplitBlocks()), name);
+          return compileGpuNest(gpuLoopNest(sub, opts_.cudaLaunch, deviceSplitBlocks()), name, opts_.contextOrCurrent());
       }
       throw Error("unknown device");
     }};

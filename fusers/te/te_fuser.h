@@ -18,7 +18,8 @@ int64_t fuseTensorExprGroups(Graph& g, DeviceKind device = DeviceKind::Cpu);
 
 /// A GPU-scheduled nest (gpuLoopNest, or any scheduleGpu) as CUDA C, compiled by NVRTC for this device,
 /// as the kernel the TE fuser runs on CUDA: one launch shaped by gpu.gpuLaunch(). Throws gj::Error ("no
-/// CUDA device: ..." first) when it cannot be compiled or loaded.
-std::shared_ptr<const CompiledKernel> compileGpuNest(LoopNest gpu, const std::string& name);
+/// CUDA device: ..." first) when it cannot be compiled or loaded. Kept in `context`'s CUDA modules.
+std::shared_ptr<const CompiledKernel> compileGpuNest(LoopNest gpu, const std::string& name,
+                                                     Context& context = Context::current());
 
 }  // namespace gj::te

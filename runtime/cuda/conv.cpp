@@ -1,7 +1,7 @@
 // conv2d on the device: cuDNN's convolution (the legacy cuDNN API, still in cuDNN 9), or im2col and a
 // cuBLAS GEMM per image and group (kernels.cuh's gj_im2col and gj_col2im; the emulated driver's path).
 #include "runtime/cpu/ops.h"
-#include "support/environment.h"
+#include "runtime/context.h"
 #include "runtime/cuda/cudnn_api.h"
 #include "runtime/cuda/cudnn_lstm.h"
 #include "runtime/cuda/device.h"
@@ -134,21 +134,14 @@ struct ConvDescriptors {
   static constexpr double kOne = 1.0, kZero = 0.0;
 };
 
-std::atomic<bool>& deterministicSetting() {
-  static std::atomic<bool> on = [] {
-    return environment().cudnnDeterministic == "1";
-  }();
-  return on;
-}
-
 // The algorithm that cuDNN's heuristics rank first among those that run with FMA math; with
-// deterministicConvolutions(), the first of those that is deterministic (the weight gradient's fastest
+// the current context's deterministicConvolutions, the first of those that is deterministic (the weight gradient's fastest
 // algorithms often sum with atomics: on an H100, ResNet-50's eager run and its graph's, the same kernels,
 // differed by up to 6.8e-3 in a weight gradient whose largest value was 838). Should no deterministic one
 // run, the first is taken.
 template <typename Perf, typename Query>
 auto pickAlgorithm(const char* what, Query query) {
-  const bool deterministic = deterministicConvolutions();
+  const bool deterministic = Context::current().deterministicConvolutions;
   Perf perf[16];
   int count = 0;
   check(query(16, &count, perf), what);
@@ -233,8 +226,6 @@ bool useCudnn(ConvPath path) {
 
 }  // namespace
 
-void setDeterministicConvolutions(bool on) { deterministicSetting() = on; }
-bool deterministicConvolutions() { return deterministicSetting(); }
 
 Tensor conv2d(const Tensor& x0, const Tensor& w0, const cpu::Conv2dParams& p, ConvPath path) {
   Tensor x = x0.contiguous(), w = w0.contiguous();

@@ -57,8 +57,8 @@ void Kernel::launch(const LaunchShape&, void**) const { fail(); }
 int Kernel::maxThreadsPerBlock() const { fail(); }
 int Kernel::blocksPerMultiprocessor(int, size_t) const { fail(); }
 Result<Kernel> loadKernel(const std::string&, const std::string&, const std::string&) { return Error(kNoCuda); }
-Result<Kernel> compileKernel(const std::string&, const std::string&) { return Error(kNoCuda); }
-KernelCacheStats kernelCacheStats() { return {}; }
+Result<Kernel> compileKernel(const std::string&, const std::string&, Context&) { return Error(kNoCuda); }
+KernelCacheStats kernelCacheStats(Context&) { return {}; }
 
 Tensor map(PointwiseOp, const Tensor&, const Tensor&, double, const Tensor&) { fail(); }
 Tensor sum(const Tensor&, std::span<const int64_t>, std::span<const int64_t>, double) { fail(); }
@@ -95,12 +95,6 @@ std::pair<Tensor, Tensor> conv2dBackward(const Tensor&, const Tensor&, const Ten
                                          ConvPath) {
   fail();
 }
-// No convolution runs here, so the setting only needs to read back.
-namespace {
-bool deterministic = false;
-}
-void setDeterministicConvolutions(bool on) { deterministic = on; }
-bool deterministicConvolutions() { return deterministic; }
 std::pair<Tensor, Tensor> maxPool2d(const Tensor&, const cpu::Pool2dParams&, int64_t, int64_t) { fail(); }
 Tensor maxPool2dBackward(const Tensor&, std::span<const int64_t>, const Tensor&, const cpu::Pool2dParams&) { fail(); }
 Tensor adaptiveAvgPool2d(const Tensor&, int64_t, int64_t) { fail(); }

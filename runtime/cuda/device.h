@@ -6,6 +6,7 @@
 // One device (ordinal 0) and its primary context, made current on each thread that calls in. Work is
 // queued on the calling thread's current stream (StreamGuard), the legacy default stream when none is
 // set; copies to the host wait for their stream.
+#include "runtime/context.h"
 #include "support/result.h"
 
 #include <array>
@@ -227,15 +228,17 @@ Result<Kernel> loadCompiled(const std::string& source, const std::string& name,
                             const std::function<Result<Kernel>(const std::string& image)>& load);
 
 /// Compiles `source` with NVRTC for this device (nvrtcArch()), loads it and finds the extern "C" kernel
-/// `entry`. Cached by source text: the second request for the same source compiles nothing. The error
-/// carries NVRTC's or the driver's message.
-Result<Kernel> compileKernel(const std::string& source, const std::string& entry);
+/// `entry`. Cached by source text in `context`: the second request for the same source there compiles
+/// nothing. The error carries NVRTC's or the driver's message.
+Result<Kernel> compileKernel(const std::string& source, const std::string& entry,
+                             Context& context = Context::current());
 
 struct KernelCacheStats {
   size_t compiles = 0;
   size_t hits = 0;
   double compileMs = 0;  ///< NVRTC and module load, summed over compiles
 };
-KernelCacheStats kernelCacheStats();
+/// What compileKernel did in `context`.
+KernelCacheStats kernelCacheStats(Context& context = Context::current());
 
 }  // namespace gj::cuda

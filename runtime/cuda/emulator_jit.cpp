@@ -1,9 +1,10 @@
 // The emulated driver's host builds of NVRTC sources (emulator_jit.h).
 #include "runtime/cuda/emulator_jit.h"
-#include "support/environment.h"
 
+#include "runtime/context.h"
 #include "runtime/cuda/emulator_scheduler.h"
 #include "runtime/disk_cache.h"
+#include "support/environment.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -213,12 +214,19 @@ thread_local const std::string* tPendingSource = nullptr;
 
 }  // namespace
 
+namespace {
+// The host builds made in a context (Context::state), by source, failures too.
+struct HostBuilds {
+  std::mutex mutex;
+  std::unordered_map<std::string, Result<std::shared_ptr<const HostModule>>> built;
+};
+}  // namespace
+
 Result<std::shared_ptr<const HostModule>> hostModule(const std::string& source) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, Result<std::shared_ptr<const HostModule>>> built;
-  std::lock_guard lock(mutex);
-  if (auto it = built.find(source); it != built.end()) return it->second;
-  return built.emplace(source, build(source)).first->second;
+  HostBuilds& c = Context::current().state<HostBuilds>();
+  std::lock_guard lock(c.mutex);
+  if (auto it = c.built.find(source); it != c.built.end()) return it->second;
+  return c.built.emplace(source, build(source)).first->second;
 }
 
 void setPendingModuleSource(const std::string* source) { tPendingSource = source; }

@@ -31,7 +31,7 @@ class HostModule {
   virtual const HostKernel* find(const std::string& name) const = 0;
 };
 
-/// The host build of `source` (once per source in a process; the libraries are kept on disk, in
+/// The host build of `source` (once per source in the current context; the libraries are kept on disk, in
 /// $GJ_EMULATOR_CACHE or $TMPDIR/graphjit-emulator-UID, so that the next process reuses them), or why
 /// it could not be built (no compiler, a compile error: its log).
 Result<std::shared_ptr<const HostModule>> hostModule(const std::string& source);

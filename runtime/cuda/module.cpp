@@ -81,15 +81,12 @@ int Kernel::maxThreadsPerBlock() const {
 }
 
 namespace {
+// compileKernel's kernels in a context (Context::state).
 struct KernelCache {
   std::mutex mutex;
   std::unordered_map<std::string, Kernel> kernels;  ///< by entry name + source text
   KernelCacheStats stats;
 };
-KernelCache& kernelCache() {
-  static KernelCache* c = new KernelCache;  // kernels outlive static destruction order
-  return *c;
-}
 }  // namespace
 
 Result<Kernel> loadCompiled(const std::string& source, const std::string& name,
@@ -113,8 +110,9 @@ Result<Kernel> loadCompiled(const std::string& source, const std::string& name,
   return k;
 }
 
-Result<Kernel> compileKernel(const std::string& source, const std::string& entry) {
-  KernelCache& c = kernelCache();
+Result<Kernel> compileKernel(const std::string& source, const std::string& entry, Context& context) {
+  KernelCache& c = context.state<KernelCache>();
+  const ContextScope scope(context);  // the emulated driver keeps its host build there
   std::string key = entry + '\n' + source;
   std::lock_guard lock(c.mutex);
   if (auto it = c.kernels.find(key); it != c.kernels.end()) {
@@ -135,8 +133,8 @@ Result<Kernel> compileKernel(const std::string& source, const std::string& entry
   return k;
 }
 
-KernelCacheStats kernelCacheStats() {
-  KernelCache& c = kernelCache();
+KernelCacheStats kernelCacheStats(Context& context) {
+  KernelCache& c = context.state<KernelCache>();
   std::lock_guard lock(c.mutex);
   return c.stats;
 }

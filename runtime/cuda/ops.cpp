@@ -1,6 +1,7 @@
 // The unfused path on CUDA: launches of kernels.cuh's kernels, shaped from tensors.
 #include "runtime/cuda/ops.h"
 
+#include "runtime/context.h"
 #include "runtime/cpu/ops.h"
 #include "runtime/cuda/device.h"
 #include "runtime/nvrtc.h"
@@ -51,25 +52,33 @@ const std::string& kernelSource() {
 
 namespace detail {
 
+namespace {
+// graphjit's own kernels as the current context has loaded them (Context::state): the image, once
+// compiled, and each entry found in it.
+struct RuntimeKernels {
+  std::mutex mutex;
+  std::string image;
+  std::unordered_map<std::string, Kernel> loaded;
+};
+}  // namespace
+
 // The kernels, compiled together (once, while the persistent kernel cache keeps the image), each entry
-// loaded on first use.
+// loaded on first use, in the current context.
 const Kernel& kernel(const char* entry) {
-  static std::mutex mutex;
-  static std::string image;
-  static std::unordered_map<std::string, Kernel> loaded;
-  std::lock_guard lock(mutex);
-  if (auto it = loaded.find(entry); it != loaded.end()) return it->second;
+  RuntimeKernels& c = Context::current().state<RuntimeKernels>();
+  std::lock_guard lock(c.mutex);
+  if (auto it = c.loaded.find(entry); it != c.loaded.end()) return it->second;
   // NVRTC takes seconds over this source: the image comes from the persistent kernel cache when it can,
   // the first entry's load telling whether the driver takes the cached one.
-  Kernel k = image.empty() ? loadCompiled(kernelSource(), "graphjit_kernels.cu",
-                                          [&](const std::string& im) {
-                                            Result<Kernel> r = loadKernel(im, entry, "graphjit's CUDA kernels");
-                                            if (r) image = im;
-                                            return r;
-                                          })
-                                 .value()
-                           : loadKernel(image, entry, "graphjit's CUDA kernels").value();
-  return loaded.emplace(entry, std::move(k)).first->second;
+  Kernel k = c.image.empty() ? loadCompiled(kernelSource(), "graphjit_kernels.cu",
+                                            [&](const std::string& im) {
+                                              Result<Kernel> r = loadKernel(im, entry, "graphjit's CUDA kernels");
+                                              if (r) c.image = im;
+                                              return r;
+                                            })
+                                   .value()
+                             : loadKernel(c.image, entry, "graphjit's CUDA kernels").value();
+  return c.loaded.emplace(entry, std::move(k)).first->second;
 }
 
 GjShape shapeOf(std::span<const int64_t> sizes) {

@@ -134,14 +134,6 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p, Conv
 std::pair<Tensor, Tensor> conv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p,
                                          ConvPath path = ConvPath::Auto);
 
-/// Whether conv2d on cuDNN takes only deterministic algorithms, which give the same output and gradients
-/// bit for bit on every run (as torch.backends.cudnn.deterministic), or the one cuDNN ranks fastest, whose
-/// weight gradient may sum with atomics in an order that changes between runs (PyTorch's default, and
-/// graphjit's, since the deterministic algorithms are slower; docs/cli.md). Off unless the environment
-/// sets GJ_CUDNN_DETERMINISTIC=1. The im2col + GEMM path is deterministic either way.
-void setDeterministicConvolutions(bool on);
-bool deterministicConvolutions();
-
 /// Max pooling of a contiguous device x [N, C, H, W] to [N, C, outH, outW] (sizes as cpu::maxPool2d has
 /// checked them): the maxima and their int64 positions in each plane; and its gradient for an input of
 /// `inputSizes`, from the output gradient g, those positions and the forward's window (kernels.cuh's

@@ -2,6 +2,7 @@
 // (graphbench --kernel-bandwidth): launches of kernels.cuh's reduction kernels, shaped from tensors.
 #include "runtime/cuda/ops.h"
 
+#include "runtime/context.h"
 #include "runtime/cuda/launch.h"
 #include "support/environment.h"
 #include "support/error.h"
@@ -257,6 +258,16 @@ std::vector<KernelTime>* setReductionTimes(std::vector<KernelTime>* times) {
   return std::exchange(tReductionTimes, times);
 }
 
+namespace {
+// What timing keeps in a context (Context::state): holdForTiming's buffer, written to push the operands
+// out of L2, and copyCeilingMs's copies timed so far, by bytes.
+struct TimingState {
+  std::mutex evictMutex, knownMutex;
+  Tensor evict;
+  std::map<int64_t, double> known;
+};
+}  // namespace
+
 // holdForTiming's spin when $GJ_KERNEL_TIMING_HOLD_US does not say: far longer than a launch's host work.
 constexpr double kTimingHoldMicroseconds = 200;
 
@@ -267,10 +278,16 @@ void holdForTiming() {
   }();
   const DeviceInfo& d = requireDevice();
   if (d.emulated || microseconds <= 0) return;
-  // One buffer a process, twice the L2 (64 MiB where the driver does not say), its contents never read.
-  // Never freed: a process's exit may come after the driver's.
-  static const Tensor& evict = *new Tensor(Tensor::empty(
-      {static_cast<int64_t>(std::max<size_t>(2 * d.l2Bytes, size_t{64} << 20) / 4)}, DType::Float32, DeviceKind::Cuda));
+  // One buffer a context, twice the L2 (64 MiB where the driver does not say), its contents never read.
+  TimingState& state = Context::current().state<TimingState>();
+  Tensor evict;
+  {
+    const std::lock_guard lock(state.evictMutex);
+    if (!state.evict.defined())
+      state.evict = Tensor::empty({static_cast<int64_t>(std::max<size_t>(2 * d.l2Bytes, size_t{64} << 20) / 4)},
+                                  DType::Float32, DeviceKind::Cuda);
+    evict = state.evict;
+  }
   fill(evict, 1.0);
   const int64_t cycles = static_cast<int64_t>(microseconds * 1e-3 * (d.clockKHz > 0 ? d.clockKHz : 2'000'000));
   void* params[] = {const_cast<int64_t*>(&cycles)};
@@ -279,9 +296,9 @@ void holdForTiming() {
 
 double copyCeilingMs(int64_t bytes) {
   if (requireDevice().emulated || bytes <= 1) return 0;
-  static std::mutex mutex;
-  static std::map<int64_t, double> known;
-  const std::lock_guard lock(mutex);
+  TimingState& state = Context::current().state<TimingState>();
+  const std::lock_guard lock(state.knownMutex);
+  std::map<int64_t, double>& known = state.known;
   if (auto it = known.find(bytes); it != known.end()) return it->second;
   const int64_t half = bytes / 2;
   Tensor from = Tensor::empty({half}, DType::Bool, DeviceKind::Cuda), to = Tensor::empty({half}, DType::Bool, DeviceKind::Cuda);
