@@ -4,7 +4,7 @@
 #include "executors/autograd.h"
 #include "executors/interpreter.h"
 #include "ir/builder.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/cuda/ops.h"
 #include "support/error.h"
 
@@ -144,7 +144,7 @@ bool isVlRow(const std::string& row) { return row.starts_with("vl_"); }
 Compute packedLibrary(const Options& o) {
   return [o](const Model& m, const std::vector<Tensor>& in, const std::vector<Tensor>& gy) {
     LstmParams p{in[0].size(0), in[0].size(1), in[0].size(2), in[2].size(2), in[2].size(0)};
-    PackedLibraryLstm lstm(cpu::hostInts(in[1], "lengths"), p, o);
+    PackedLibraryLstm lstm(ops::hostInts(in[1], "lengths"), p, o);
     auto outs = lstm.forward(in[0], in[2], in[3], std::vector<Tensor>(in.begin() + 4, in.end()));
     std::vector<Tensor> grads = lstm.backward(gy[0], gy[1], gy[2]);
     grads.insert(grads.begin() + 1, Tensor());  // the lengths have none
@@ -238,7 +238,7 @@ bool checkMasks(const std::string& row, const Options& o, const std::function<Te
   };
   std::vector<bool> got = mask(run(x.to(device), state(kSeed).to(device)).to(DeviceKind::Cpu));
   if (const auto plant = environment().checkPlantError; plant && row + " masks" == *plant) got[0] = !got[0];
-  const std::vector<bool> host = mask(cpu::dropout(x, kRnnsDropout, true, state(kSeed), 0));
+  const std::vector<bool> host = mask(ops::dropout(x, kRnnsDropout, true, state(kSeed), 0));
   const std::vector<bool> other = mask(run(x.to(device), state(kSeed + 1).to(device)).to(DeviceKind::Cpu));
   const double n = static_cast<double>(got.size());
   const double rate = static_cast<double>(std::count(got.begin(), got.end(), false)) / n;
@@ -255,7 +255,7 @@ bool checkMasks(const std::string& row, const Options& o, const std::function<Te
 // The dropout rows' own dropout, applied as the row runs it: the compiled rows through a Function of the
 // row's options (fused where its fuser fuses), the library row through the runtime's kernel.
 std::function<Tensor(const Tensor&, const Tensor&)> rowDropout(const std::optional<FunctionOptions>& fo) {
-  if (!fo) return [](const Tensor& x, const Tensor& rng) { return cpu::dropout(x, kRnnsDropout, true, rng, 0); };
+  if (!fo) return [](const Tensor& x, const Tensor& rng) { return ops::dropout(x, kRnnsDropout, true, rng, 0); };
   return [fo = *fo](const Tensor& x, const Tensor& rng) {
     Graph g;
     GraphBuilder b(g);

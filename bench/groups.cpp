@@ -11,8 +11,8 @@
 #include "models/lstm.h"
 #include "models/modules.h"
 #include "models/vl_lstm.h"
-#include "runtime/cpu/ops.h"
-#include "runtime/cpu/onednn_lstm.h"
+#include "runtime/ops/ops.h"
+#include "runtime/ops/onednn_lstm.h"
 #include "runtime/cuda/cudnn_lstm.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/ops.h"
@@ -39,7 +39,7 @@ Row packedLibraryRow(const std::string& name, const Options& o) {
   s->in = rowInputs(m, o);
   const Tensor& x = s->in[0];
   LstmParams p{x.size(0), x.size(1), x.size(2), s->in[2].size(2), s->in[2].size(0)};
-  s->lstm = std::make_shared<PackedLibraryLstm>(cpu::hostInts(s->in[1], "lengths"), p, o);
+  s->lstm = std::make_shared<PackedLibraryLstm>(ops::hostInts(s->in[1], "lengths"), p, o);
   auto fwd = [s] {
     s->outs = s->lstm->forward(s->in[0], s->in[2], s->in[3], std::vector<Tensor>(s->in.begin() + 4, s->in.end()));
   };
@@ -139,22 +139,22 @@ Row libraryLm(const std::string& name, const ModelConfig& c, const Options& o, b
   const int64_t T = c.seqLength, B = c.miniBatch, H = c.hiddenSize, L = c.numLayers;
   const size_t dec = 5 + 4 * static_cast<size_t>(L);
   auto fwd = [s, T, B, H, dec] {
-    s->emb = cpu::embedding(s->in[2], s->in[0]);
+    s->emb = ops::embedding(s->in[2], s->in[0]);
     std::vector<Tensor> w(s->in.begin() + 5, s->in.begin() + static_cast<long>(dec));
     s->out = s->lstm->forward(s->emb, s->in[3], s->in[4], w)[0];
-    s->logits = cpu::linear(s->out.view({T * B, H}), s->in[dec], s->in[dec + 1]);
-    s->loss = cpu::crossEntropy(s->logits, s->in[1].view({T * B}));
+    s->logits = ops::linear(s->out.view({T * B, H}), s->in[dec], s->in[dec + 1]);
+    s->loss = ops::crossEntropy(s->logits, s->in[1].view({T * B}));
   };
   auto bwd = [s, T, B, H, L, dec, lr = o.learningRate, V = c.vocab] {
-    Tensor logp = cpu::logSoftmax(s->logits, 1);
+    Tensor logp = ops::logSoftmax(s->logits, 1);
     Tensor targets = s->in[1].view({T * B});
-    Tensor gl = cpu::logSoftmaxBackward(cpu::nllLossBackward(ones(s->loss), logp, targets), logp, 1);
-    Tensor gWd = cpu::mm(gl.t(), s->out.view({T * B, H}));
-    Tensor gbd = cpu::sum(gl, std::vector<int64_t>{0}, false);
-    Tensor gOut = cpu::mm(gl, s->in[dec]).view({T, B, H});
+    Tensor gl = ops::logSoftmaxBackward(ops::nllLossBackward(ones(s->loss), logp, targets), logp, 1);
+    Tensor gWd = ops::mm(gl.t(), s->out.view({T * B, H}));
+    Tensor gbd = ops::sum(gl, std::vector<int64_t>{0}, false);
+    Tensor gOut = ops::mm(gl, s->in[dec]).view({T, B, H});
     const Tensor zero = Tensor::zeros({L, B, H}, DType::Float32, gOut.device());
     auto lg = s->lstm->backward(gOut, zero, zero);
-    Tensor gEmb = cpu::embeddingBackward(lg[0], s->in[0], V);
+    Tensor gEmb = ops::embeddingBackward(lg[0], s->in[0], V);
     sgdUpdate(s->in[2], gEmb, lr);
     for (size_t k = 3; k < lg.size(); ++k) sgdUpdate(s->in[5 + (k - 3)], lg[k], lr);
     sgdUpdate(s->in[dec], gWd, lr);
@@ -372,10 +372,10 @@ PackedLibraryLstm::PackedLibraryLstm(const std::vector<int64_t>& lengths, const 
   USER_CHECK(static_cast<int64_t>(lengths.size()) == p.miniBatch, "vl_cudnn: {} lengths for a batch of {}",
              lengths.size(), p.miniBatch);
   const Tensor len = Tensor::fromVector({p.miniBatch}, std::vector<double>(lengths.begin(), lengths.end()), DType::Int64);
-  auto sorted = cpu::sort(len, 0, true);
+  auto sorted = ops::sort(len, 0, true);
   order_ = sorted.indices;
-  unsort_ = cpu::sort(order_, 0, false).indices;
-  std::vector<int64_t> desc = cpu::hostInts(sorted.values, "vl_cudnn");
+  unsort_ = ops::sort(order_, 0, false).indices;
+  std::vector<int64_t> desc = ops::hostInts(sorted.values, "vl_cudnn");
   int64_t begin = 0;
   for (int64_t n = p.miniBatch; n > 0;) {  // steps [begin, desc[n - 1]) run the first n sequences
     const int64_t end = desc[n - 1];
@@ -392,8 +392,8 @@ PackedLibraryLstm::PackedLibraryLstm(const std::vector<int64_t>& lengths, const 
 
 std::vector<Tensor> PackedLibraryLstm::forward(const Tensor& input, const Tensor& hx, const Tensor& cx,
                                                const std::vector<Tensor>& w) {
-  Tensor x = cpu::indexSelect(input, 1, order_);
-  Tensor h = cpu::indexSelect(hx, 1, order_), c = cpu::indexSelect(cx, 1, order_);
+  Tensor x = ops::indexSelect(input, 1, order_);
+  Tensor h = ops::indexSelect(hx, 1, order_), c = ops::indexSelect(cx, 1, order_);
   Tensor out = Tensor::zeros({x.size(0), x.size(1), h.size(2)}, x.dtype(), x.device());
   for (const Segment& s : segments_) {
     // The library keeps its inputs for its backward, so the state goes in as copies (a contiguous narrow would
@@ -404,12 +404,12 @@ std::vector<Tensor> PackedLibraryLstm::forward(const Tensor& input, const Tensor
     h.narrow(1, 0, s.batch).copyFrom(r[1]);
     c.narrow(1, 0, s.batch).copyFrom(r[2]);
   }
-  return {cpu::indexSelect(out, 1, unsort_), cpu::indexSelect(h, 1, unsort_), cpu::indexSelect(c, 1, unsort_)};
+  return {ops::indexSelect(out, 1, unsort_), ops::indexSelect(h, 1, unsort_), ops::indexSelect(c, 1, unsort_)};
 }
 
 std::vector<Tensor> PackedLibraryLstm::backward(const Tensor& gradOutput, const Tensor& gradHy, const Tensor& gradCy) {
-  Tensor go = cpu::indexSelect(gradOutput, 1, order_);
-  Tensor dh = cpu::indexSelect(gradHy, 1, order_), dc = cpu::indexSelect(gradCy, 1, order_);
+  Tensor go = ops::indexSelect(gradOutput, 1, order_);
+  Tensor dh = ops::indexSelect(gradHy, 1, order_), dc = ops::indexSelect(gradCy, 1, order_);
   Tensor gx = Tensor::zeros(inputSizes_, go.dtype(), go.device());
   std::vector<Tensor> gw;
   for (auto s = segments_.rbegin(); s != segments_.rend(); ++s) {
@@ -420,11 +420,11 @@ std::vector<Tensor> PackedLibraryLstm::backward(const Tensor& gradOutput, const 
     dc.narrow(1, 0, s->batch).copyFrom(r[2]);
     for (size_t k = 3; k < r.size(); ++k) {
       if (gw.size() < k - 2) gw.push_back(r[k]);
-      else gw[k - 3] = cpu::add(gw[k - 3], r[k]);
+      else gw[k - 3] = ops::add(gw[k - 3], r[k]);
     }
   }
-  std::vector<Tensor> grads = {cpu::indexSelect(gx, 1, unsort_), cpu::indexSelect(dh, 1, unsort_),
-                               cpu::indexSelect(dc, 1, unsort_)};
+  std::vector<Tensor> grads = {ops::indexSelect(gx, 1, unsort_), ops::indexSelect(dh, 1, unsort_),
+                               ops::indexSelect(dc, 1, unsort_)};
   grads.insert(grads.end(), gw.begin(), gw.end());
   return grads;
 }

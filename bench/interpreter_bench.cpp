@@ -7,7 +7,7 @@
 // - Views: a chain of aten::t (no kernel, no allocation): dispatch, argument gathering, frame slots.
 //   The chains run with a RunPlanCache, as an executor's graphs do (without one every run makes the
 //   graph's run plan again).
-// - Pointwise, interpreted against the same cpu:: kernels called directly on the same tensor: the
+// - Pointwise, interpreted against the same ops:: kernels called directly on the same tensor: the
 //   difference is the interpreter's share of a small op.
 // - LstmStep: one step of the interpreted `py` row's cell (as built, types unknown), at a small and at
 //   the fastrnns size, with and without the autodiff tape.
@@ -29,8 +29,8 @@
 #include "fusers/fuser.h"
 #include "ir/builder.h"
 #include "models/lstm.h"
-#include "runtime/cpu/onednn_lstm.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/onednn_lstm.h"
+#include "runtime/ops/ops.h"
 #include "runtime/gemm.h"
 #include "runtime/threading.h"
 
@@ -99,7 +99,7 @@ void BM_DirectPointwise(benchmark::State& state) {
   Tensor x = Tensor::rand({elems}, DType::Float32, 1);
   for (auto _ : state) {
     Tensor v = x;
-    for (int64_t i = 0; i < n; ++i) v = cpu::neg(v);
+    for (int64_t i = 0; i < n; ++i) v = ops::neg(v);
     benchmark::DoNotOptimize(v);
   }
   perNode(state, n);
@@ -154,7 +154,7 @@ void evictCaches() {
 void BM_OnednnLayer(benchmark::State& state) {
   const int64_t hidden = state.range(0), steps = 100;
   const bool flush = state.range(1) != 0;
-  cpu::OnednnLstm lstm(steps, 1, hidden, hidden, 1);
+  ops::OnednnLstm lstm(steps, 1, hidden, hidden, 1);
   Tensor x = Tensor::rand({steps, 1, hidden}, DType::Float32, 1), hx = Tensor::rand({1, 1, hidden}, DType::Float32, 2),
          cx = Tensor::rand({1, 1, hidden}, DType::Float32, 3);
   std::vector<Tensor> w{Tensor::rand({4 * hidden, hidden}, DType::Float32, 4),
@@ -250,7 +250,7 @@ void BM_KernelArgs(benchmark::State& state) {
 void BM_StackSteps(benchmark::State& state) {
   std::vector<Tensor> steps;
   for (int i = 0; i < 100; ++i) steps.push_back(Tensor::rand({1, 128}, DType::Float32, i + 1));
-  for (auto _ : state) benchmark::DoNotOptimize(cpu::stack(steps, 0));
+  for (auto _ : state) benchmark::DoNotOptimize(ops::stack(steps, 0));
 }
 
 BENCHMARK(BM_InterpretedViews)->Arg(1000);

@@ -10,8 +10,8 @@
 #include "models/lstm.h"
 #include "models/modules.h"
 #include "models/vl_lstm.h"
-#include "runtime/cpu/ops.h"
-#include "runtime/cpu/onednn_lstm.h"
+#include "runtime/ops/ops.h"
+#include "runtime/ops/onednn_lstm.h"
 #include "runtime/cuda/cudnn_lstm.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/ops.h"
@@ -43,7 +43,7 @@ void sgdUpdate(const Tensor& w, const Tensor& g, double lr) {
   USER_CHECK(w.dtype() == DType::Float32 && w.isContiguous() && g.sizes() == w.sizes(),
              "SGD update: parameter and gradient disagree");
   if (w.device() == DeviceKind::Cuda) {
-    w.copyFrom(cpu::sub(w, g, lr));
+    w.copyFrom(ops::sub(w, g, lr));
     return;
   }
   Tensor gc = g.contiguous();
@@ -96,24 +96,24 @@ class DropoutLibraryLstm final : public LibraryLstm {
     for (int64_t l = 0; l < p_.numLayers; ++l) {
       std::vector<Tensor> w(weights.begin() + 4 * l, weights.begin() + 4 * l + 4);
       auto out = layers_[l]->forward(x, hx.slice(0, l, l + 1, 1).contiguous(), cx.slice(0, l, l + 1, 1).contiguous(), w);
-      x = l + 1 < p_.numLayers ? cpu::dropout(out[0], p_.dropout, true, rng_, l) : out[0];
+      x = l + 1 < p_.numLayers ? ops::dropout(out[0], p_.dropout, true, rng_, l) : out[0];
       hy.push_back(out[1]);
       cy.push_back(out[2]);
     }
-    return {x, cpu::cat(hy, 0), cpu::cat(cy, 0)};
+    return {x, ops::cat(hy, 0), ops::cat(cy, 0)};
   }
 
   std::vector<Tensor> backward(const Tensor& gradOutput, const Tensor& gradHy, const Tensor& gradCy) override {
     Tensor g = gradOutput;
     std::vector<Tensor> ghx(p_.numLayers), gcx(p_.numLayers), gw;
     for (int64_t l = p_.numLayers - 1; l >= 0; --l) {
-      if (l + 1 < p_.numLayers) g = cpu::dropout(g, p_.dropout, true, rng_, l);
+      if (l + 1 < p_.numLayers) g = ops::dropout(g, p_.dropout, true, rng_, l);
       auto d = layers_[l]->backward(g, gradHy.slice(0, l, l + 1, 1).contiguous(),
                                     gradCy.slice(0, l, l + 1, 1).contiguous());
       g = d[0], ghx[l] = d[1], gcx[l] = d[2];
       gw.insert(gw.begin(), d.begin() + 3, d.end());
     }
-    std::vector<Tensor> grads = {g, cpu::cat(ghx, 0), cpu::cat(gcx, 0)};
+    std::vector<Tensor> grads = {g, ops::cat(ghx, 0), ops::cat(gcx, 0)};
     grads.insert(grads.end(), gw.begin(), gw.end());
     return grads;
   }
@@ -135,7 +135,7 @@ std::shared_ptr<LibraryLstm> newLibraryLstm(const LstmParams& p, const Options& 
   }
   if (onCuda(o))
     return std::make_shared<cuda::CudnnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
-  return std::make_shared<cpu::OnednnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
+  return std::make_shared<ops::OnednnLstm>(p.seqLength, p.miniBatch, p.inputSize, p.hiddenSize, p.numLayers);
 }
 
 const char* libraryLstmName(const Options& o) { return onCuda(o) ? "cuDNN LSTM" : "oneDNN LSTM"; }
@@ -341,9 +341,9 @@ Row libraryLayerNormRow(const std::string& name, const LstmParams& p, const Opti
     const std::vector<int64_t> gates = {4 * H}, cell = {H};
     Tensor cy = s->outs[2];
     for (int64_t t = 0; t < T; ++t) {
-      cpu::layerNorm(s->lnInput, gates, s->wGates, s->bGates, 1e-5);
-      cpu::layerNorm(s->lnInput, gates, s->wGates, s->bGates, 1e-5);
-      cy = cpu::layerNorm(cy, cell, s->wCell, s->bCell, 1e-5).out;
+      ops::layerNorm(s->lnInput, gates, s->wGates, s->bGates, 1e-5);
+      ops::layerNorm(s->lnInput, gates, s->wGates, s->bGates, 1e-5);
+      cy = ops::layerNorm(cy, cell, s->wCell, s->bCell, 1e-5).out;
     }
     s->outs[2] = cy;
   };

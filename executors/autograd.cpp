@@ -4,7 +4,7 @@
 #include "passes/create_autodiff_subgraphs.h"
 #include "passes/requires_grad.h"
 #include "passes/util.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 
 #include <algorithm>
 
@@ -45,10 +45,10 @@ void Tape::accumulate(const GradEdge& e, const Tensor& g) {
   Tensor& sum = sumOf(e);
   Tensor x = g.to(e.dtype);
   if (x.device() == DeviceKind::Cpu && ownSum(sum, x.sizes(), x.dtype(), DeviceKind::Cpu)) {
-    cpu::addInPlace(sum, x);
+    ops::addInPlace(sum, x);
     return;
   }
-  sum = cpu::autogradAdd(sum, x);
+  sum = ops::autogradAdd(sum, x);
 }
 
 // The factors a sum holds back at most, in rows of the concatenated product: what they keep alive (a
@@ -60,7 +60,7 @@ void Tape::accumulateProduct(const GradEdge& e, const Tensor& a, const Tensor& b
   if (!a.defined() || !b.defined()) return;
   const bool collectable = a.dim() == 2 && b.dim() == 2 && a.dtype() == e.dtype && b.dtype() == e.dtype &&
                            a.device() == b.device();
-  if (!collectable) return accumulate(e, cpu::mm(a, b));
+  if (!collectable) return accumulate(e, ops::mm(a, b));
   Tensor& sum = sumOf(e);
   Products& p = pending_[&sum];
   p.left.push_back(a);
@@ -76,13 +76,13 @@ void Tape::addProducts(Tensor& sum) {
   if (it == pending_.end()) return;
   Products p = std::move(it->second);
   pending_.erase(it);
-  const Tensor a = p.left.size() == 1 ? p.left[0] : cpu::cat(p.left, 1);
-  const Tensor b = p.right.size() == 1 ? p.right[0] : cpu::cat(p.right, 0);
+  const Tensor a = p.left.size() == 1 ? p.left[0] : ops::cat(p.left, 1);
+  const Tensor b = p.right.size() == 1 ? p.right[0] : ops::cat(p.right, 0);
   if (ownSum(sum, Shape{a.size(0), b.size(1)}, p.dtype, a.device())) {
-    cpu::addmmInPlace(sum, a, b);
+    ops::addmmInPlace(sum, a, b);
     return;
   }
-  sum = cpu::autogradAdd(sum, cpu::mm(a, b));
+  sum = ops::autogradAdd(sum, ops::mm(a, b));
 }
 
 static Tensor orZeros(const Tensor& g, const Tensor& like) {

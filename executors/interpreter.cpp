@@ -4,7 +4,7 @@
 #include "passes/contiguous_operands.h"
 #include "passes/shape_propagation.h"
 #include "passes/util.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/gemm.h"
 
 #include <algorithm>
@@ -182,17 +182,17 @@ Tensor pointwise(const Node* n, const Operands& in) {
   if (op == PointwiseOp::Where) {  // self and other may each be a scalar, of the other's dtype (both: float)
     const IValue& tensorOne = in[1].isTensor() ? in[1] : in[2];
     const Tensor like = tensorOne.isTensor() ? tensorOne.toTensor(what.c_str()) : Tensor::scalar(0, DType::Float32);
-    return cpu::where(a, tensorOrScalar(in[1], like, what.c_str()), tensorOrScalar(in[2], like, what.c_str()));
+    return ops::where(a, tensorOrScalar(in[1], like, what.c_str()), tensorOrScalar(in[2], like, what.c_str()));
   }
   if (op == PointwiseOp::Pow && !in[1].isTensor()) {  // PyTorch's pow by a number 0.5 or -0.5: sqrt, rsqrt
     const double e = in[1].toDouble(what.c_str());
     USER_CHECK(!(in[1].isInt() && e < 0 && !isFloating(a.dtype())),
                "pow: integers to negative integer powers are not allowed (PyTorch refuses them too); hint: raise a "
                "float tensor (x.float()) instead");
-    if (e == 0.5 || e == -0.5) return cpu::pointwise(e > 0 ? PointwiseOp::Sqrt : PointwiseOp::Rsqrt, a, Tensor(), 0);
+    if (e == 0.5 || e == -0.5) return ops::pointwise(e > 0 ? PointwiseOp::Sqrt : PointwiseOp::Rsqrt, a, Tensor(), 0);
   }
   if (op == PointwiseOp::MaximumBackward)  // three tensors
-    return cpu::maximumBackward(a, in[1].toTensor(what.c_str()), in[2].toTensor(what.c_str()));
+    return ops::maximumBackward(a, in[1].toTensor(what.c_str()), in[2].toTensor(what.c_str()));
   // clamp's None bound is no bound (the peephole pass makes such a clamp a clamp_min or clamp_max)
   const double inf = std::numeric_limits<double>::infinity();
   auto bound = [&](size_t i, double none) { return in[i].isNone() ? IValue(none) : in[i]; };
@@ -207,15 +207,15 @@ Tensor pointwise(const Node* n, const Operands& in) {
   }
   double c = arity >= 3 ? (clamp ? bound(2, inf) : in[2]).toDouble(what.c_str()) : 0.0;
   if (op == PointwiseOp::Hardtanh && !isFloating(a.dtype())) c = Tensor::scalar(c, a.dtype()).item();
-  return cpu::pointwise(op, a, b, c);
+  return ops::pointwise(op, a, b, c);
 }
 
-cpu::Conv2dParams convParams(const Operands& in) {
+ops::Conv2dParams convParams(const Operands& in) {
   auto pair = [](const std::vector<int64_t>& v, const char* what) {
     USER_CHECK(v.size() == 1 || v.size() == 2, "conv2d: {} must have 1 or 2 elements, got {}", what, v.size());
     return std::pair{v[0], v.size() == 2 ? v[1] : v[0]};
   };
-  cpu::Conv2dParams p;
+  ops::Conv2dParams p;
   std::tie(p.strideH, p.strideW) = pair(in[3].toIntList("conv2d stride"), "stride");
   std::tie(p.padH, p.padW) = pair(in[4].toIntList("conv2d padding"), "padding");
   std::tie(p.dilationH, p.dilationW) = pair(in[5].toIntList("conv2d dilation"), "dilation");
@@ -224,9 +224,9 @@ cpu::Conv2dParams convParams(const Operands& in) {
 }
 
 // max_pool2d's window from its arguments (self, kernel_size, stride, padding, dilation, ceil_mode).
-cpu::Pool2dParams poolParams(const Node* n, const Operands& in) {
+ops::Pool2dParams poolParams(const Node* n, const Operands& in) {
   const char* op = n->info().name.data();
-  return cpu::pool2dParams(op, in[1].toIntList(op), in[2].toIntList(op), in[3].toIntList(op), in[4].toIntList(op),
+  return ops::pool2dParams(op, in[1].toIntList(op), in[2].toIntList(op), in[3].toIntList(op), in[4].toIntList(op),
                            in[5].toBool("ceil_mode"));
 }
 
@@ -403,8 +403,8 @@ Tensor Frame::mm(const Tensor& a, const Tensor& b) {
   const bool candidate = packable(b) && a.defined() && a.dtype() == DType::Float32 && a.device() == DeviceKind::Cpu &&
                          a.dim() == 2 && a.isContiguous() && a.size(0) <= kRowMajorOperandMaxRows && a.size(1) == b.size(0) &&
                          a.numel() > 0;
-  if (!candidate) return cpu::mm(a, b);
-  if (!cur_->shared) return cpu::mm(a, b);
+  if (!candidate) return ops::mm(a, b);
+  if (!cur_->shared) return ops::mm(a, b);
   const int64_t m = a.size(0), k = a.size(1), nn = b.size(1);
   PackedOperand& p = packed_[cur_->ins[1]];
   const bool same = p.from.defined() && p.from.storage() == b.storage() && p.from.rawData() == b.rawData() &&
@@ -416,7 +416,7 @@ Tensor Frame::mm(const Tensor& a, const Tensor& b) {
     p.from = b;
     p.rows = m;
   }
-  if (!p.gemm) return cpu::mm(a, b);
+  if (!p.gemm) return ops::mm(a, b);
   Tensor out = Tensor::empty({m, nn}, DType::Float32);
   p.gemm->multiply(a.data<float>(), out.data<float>());
   return out;
@@ -924,12 +924,12 @@ void Frame::runOp(const Node* n, const Operands& in) {
       return;
     }
     case OpKind::Mm: set(n, mm(T(0), T(1))); return;
-    case OpKind::Bmm: set(n, cpu::bmm(T(0), T(1))); return;
-    case OpKind::Matmul: set(n, cpu::matmul(T(0), T(1))); return;
+    case OpKind::Bmm: set(n, ops::bmm(T(0), T(1))); return;
+    case OpKind::Matmul: set(n, ops::matmul(T(0), T(1))); return;
     case OpKind::Addmm:
-      set(n, cpu::addmm(T(0), T(1), T(2), in[3].toDouble("addmm beta"), in[4].toDouble("addmm alpha")));
+      set(n, ops::addmm(T(0), T(1), T(2), in[3].toDouble("addmm beta"), in[4].toDouble("addmm alpha")));
       return;
-    case OpKind::Linear: set(n, cpu::linear(T(0), T(1), OptT(2))); return;
+    case OpKind::Linear: set(n, ops::linear(T(0), T(1), OptT(2))); return;
     case OpKind::T: set(n, T(0).t()); return;
     case OpKind::Transpose: set(n, T(0).transpose(I(1), I(2))); return;
     case OpKind::Permute: set(n, T(0).permute(Ints(1))); return;
@@ -952,32 +952,32 @@ void Frame::runOp(const Node* n, const Operands& in) {
       set(n, T(0).to(*d));
       return;
     }
-    case OpKind::Sum: set(n, cpu::sum(T(0))); return;
-    case OpKind::SumDim: set(n, cpu::sum(T(0), Ints(1), in[2].toBool("keepdim"))); return;
-    case OpKind::Mean: set(n, cpu::mean(T(0))); return;
-    case OpKind::MeanDim: set(n, cpu::mean(T(0), Ints(1), in[2].toBool("keepdim"))); return;
-    case OpKind::Amax: set(n, cpu::amax(T(0), Ints(1), in[2].toBool("keepdim"))); return;
-    case OpKind::Amin: set(n, cpu::amin(T(0), Ints(1), in[2].toBool("keepdim"))); return;
-    case OpKind::Softmax: set(n, cpu::softmax(T(0), I(1))); return;
-    case OpKind::Var: set(n, cpu::var(T(0), Ints(1), in[2].toBool("unbiased"), in[3].toBool("keepdim"))); return;
-    case OpKind::Std: set(n, cpu::stdDev(T(0), Ints(1), in[2].toBool("unbiased"), in[3].toBool("keepdim"))); return;
+    case OpKind::Sum: set(n, ops::sum(T(0))); return;
+    case OpKind::SumDim: set(n, ops::sum(T(0), Ints(1), in[2].toBool("keepdim"))); return;
+    case OpKind::Mean: set(n, ops::mean(T(0))); return;
+    case OpKind::MeanDim: set(n, ops::mean(T(0), Ints(1), in[2].toBool("keepdim"))); return;
+    case OpKind::Amax: set(n, ops::amax(T(0), Ints(1), in[2].toBool("keepdim"))); return;
+    case OpKind::Amin: set(n, ops::amin(T(0), Ints(1), in[2].toBool("keepdim"))); return;
+    case OpKind::Softmax: set(n, ops::softmax(T(0), I(1))); return;
+    case OpKind::Var: set(n, ops::var(T(0), Ints(1), in[2].toBool("unbiased"), in[3].toBool("keepdim"))); return;
+    case OpKind::Std: set(n, ops::stdDev(T(0), Ints(1), in[2].toBool("unbiased"), in[3].toBool("keepdim"))); return;
     case OpKind::LayerNorm:
     case OpKind::NativeLayerNorm: {
-      auto r = cpu::layerNorm(T(0), Ints(1), OptT(2), OptT(3), in[4].toDouble("eps"));
+      auto r = ops::layerNorm(T(0), Ints(1), OptT(2), OptT(3), in[4].toDouble("eps"));
       at(n->output(0)) = r.out;
       if (n->kind() == OpKind::NativeLayerNorm) at(n->output(1)) = r.mean, at(n->output(2)) = r.rstd;
       return;
     }
-    case OpKind::LogSoftmax: set(n, cpu::logSoftmax(T(0), I(1))); return;
-    case OpKind::NllLoss: set(n, cpu::nllLoss(T(0), T(1))); return;
-    case OpKind::CrossEntropy: set(n, cpu::crossEntropy(T(0), T(1))); return;
-    case OpKind::Embedding: set(n, cpu::embedding(T(0), T(1))); return;
-    case OpKind::Cat: set(n, cpu::cat(in[0].toTensorList("aten::cat"), I(1))); return;
-    case OpKind::Stack: set(n, cpu::stack(in[0].toTensorList("aten::stack"), I(1))); return;
-    case OpKind::Conv2d: set(n, cpu::conv2d(T(0), T(1), OptT(2), convParams(in))); return;
+    case OpKind::LogSoftmax: set(n, ops::logSoftmax(T(0), I(1))); return;
+    case OpKind::NllLoss: set(n, ops::nllLoss(T(0), T(1))); return;
+    case OpKind::CrossEntropy: set(n, ops::crossEntropy(T(0), T(1))); return;
+    case OpKind::Embedding: set(n, ops::embedding(T(0), T(1))); return;
+    case OpKind::Cat: set(n, ops::cat(in[0].toTensorList("aten::cat"), I(1))); return;
+    case OpKind::Stack: set(n, ops::stack(in[0].toTensorList("aten::stack"), I(1))); return;
+    case OpKind::Conv2d: set(n, ops::conv2d(T(0), T(1), OptT(2), convParams(in))); return;
     case OpKind::BatchNorm:
     case OpKind::NativeBatchNorm: {
-      auto r = cpu::batchNorm(T(0), OptT(1), OptT(2), OptT(3), OptT(4), in[5].toBool("training"),
+      auto r = ops::batchNorm(T(0), OptT(1), OptT(2), OptT(3), OptT(4), in[5].toBool("training"),
                               in[6].toDouble("momentum"), in[7].toDouble("eps"));
       at(n->output(0)) = r.out;
       if (n->kind() == OpKind::NativeBatchNorm) {
@@ -988,7 +988,7 @@ void Frame::runOp(const Node* n, const Operands& in) {
     }
     case OpKind::MaxPool2d:
     case OpKind::MaxPool2dWithIndices: {
-      auto r = cpu::maxPool2d(T(0), poolParams(n, in));
+      auto r = ops::maxPool2d(T(0), poolParams(n, in));
       at(n->output(0)) = r.out;
       if (n->kind() == OpKind::MaxPool2dWithIndices) at(n->output(1)) = r.indices;
       return;
@@ -997,10 +997,10 @@ void Frame::runOp(const Node* n, const Operands& in) {
       const auto& size = Ints(1);
       USER_CHECK(size.size() == 1 || size.size() == 2, "aten::adaptive_avg_pool2d: output_size must have 1 or 2 "
                  "elements, got {}", size.size());
-      set(n, cpu::adaptiveAvgPool2d(T(0), size[0], size.back()));
+      set(n, ops::adaptiveAvgPool2d(T(0), size[0], size.back()));
       return;
     }
-    case OpKind::Flatten: set(n, cpu::flatten(T(0), I(1), I(2))); return;
+    case OpKind::Flatten: set(n, ops::flatten(T(0), I(1), I(2))); return;
     case OpKind::ZerosLike: set(n, Tensor::zeros(T(0).sizes(), T(0).dtype(), T(0).device())); return;
     case OpKind::Detach: set(n, T(0).withGradEdge(nullptr)); return;  // the same values, off the tape
     case OpKind::OnesLike: set(n, Tensor::full(T(0).sizes(), T(0).dtype(), 1.0, T(0).device())); return;
@@ -1014,80 +1014,80 @@ void Frame::runOp(const Node* n, const Operands& in) {
       return;
     }
     case OpKind::MaxDim: case OpKind::MinDim: {
-      auto r = cpu::extremeAlong(T(0), I(1), in[2].toBool("keepdim"), n->kind() == OpKind::MinDim);
+      auto r = ops::extremeAlong(T(0), I(1), in[2].toBool("keepdim"), n->kind() == OpKind::MinDim);
       at(n->output(0)) = r.values;
       at(n->output(1)) = r.indices;
       return;
     }
     case OpKind::ValueSelectingBackward:
-      set(n, cpu::valueSelectingBackward(T(0), I(1), T(2), Ints(3), in[4].toBool("keepdim")));
+      set(n, ops::valueSelectingBackward(T(0), I(1), T(2), Ints(3), in[4].toBool("keepdim")));
       return;
     case OpKind::Sort: {
-      auto r = cpu::sort(T(0), I(1), in[2].toBool("descending"));
+      auto r = ops::sort(T(0), I(1), in[2].toBool("descending"));
       at(n->output(0)) = r.values;
       at(n->output(1)) = r.indices;
       return;
     }
-    case OpKind::IndexSelect: set(n, cpu::indexSelect(T(0), I(1), T(2))); return;
+    case OpKind::IndexSelect: set(n, ops::indexSelect(T(0), I(1), T(2))); return;
     case OpKind::BitwiseAnd: case OpKind::BitwiseOr: case OpKind::BitwiseXor: case OpKind::LeftShift:
     case OpKind::RightShift: {
-      const cpu::BitwiseOp op = kind == OpKind::BitwiseAnd  ? cpu::BitwiseOp::And
-                                : kind == OpKind::BitwiseOr  ? cpu::BitwiseOp::Or
-                                : kind == OpKind::BitwiseXor ? cpu::BitwiseOp::Xor
-                                : kind == OpKind::LeftShift  ? cpu::BitwiseOp::LeftShift
-                                                             : cpu::BitwiseOp::RightShift;
-      set(n, cpu::bitwise(op, T(0), tensorOrScalar(in[1], T(0), name)));
+      const ops::BitwiseOp op = kind == OpKind::BitwiseAnd  ? ops::BitwiseOp::And
+                                : kind == OpKind::BitwiseOr  ? ops::BitwiseOp::Or
+                                : kind == OpKind::BitwiseXor ? ops::BitwiseOp::Xor
+                                : kind == OpKind::LeftShift  ? ops::BitwiseOp::LeftShift
+                                                             : ops::BitwiseOp::RightShift;
+      set(n, ops::bitwise(op, T(0), tensorOrScalar(in[1], T(0), name)));
       return;
     }
-    case OpKind::BitwiseNot: set(n, cpu::bitwiseNot(T(0))); return;
-    case OpKind::IndexSelectBackward: set(n, cpu::indexSelectBackward(T(0), Ints(1), I(2), T(3))); return;
+    case OpKind::BitwiseNot: set(n, ops::bitwiseNot(T(0))); return;
+    case OpKind::IndexSelectBackward: set(n, ops::indexSelectBackward(T(0), Ints(1), I(2), T(3))); return;
     case OpKind::PackPaddedSequence: {
-      auto r = cpu::packPaddedSequence(T(0), T(1), in[2].toBool("batch_first"));
+      auto r = ops::packPaddedSequence(T(0), T(1), in[2].toBool("batch_first"));
       at(n->output(0)) = r.data;
       at(n->output(1)) = r.batchSizes;
       return;
     }
     case OpKind::PackPaddedSequenceBackward:
-      set(n, cpu::packPaddedSequenceBackward(T(0), Ints(1), T(2), in[3].toBool("batch_first")));
+      set(n, ops::packPaddedSequenceBackward(T(0), Ints(1), T(2), in[3].toBool("batch_first")));
       return;
-    case OpKind::SumToSize: set(n, cpu::sumToSize(T(0), Ints(1))); return;
-    case OpKind::SelectBackward: set(n, cpu::selectBackward(T(0), Ints(1), I(2), I(3))); return;
-    case OpKind::SliceBackward: set(n, cpu::sliceBackward(T(0), Ints(1), I(2), I(3), I(4), I(5))); return;
-    case OpKind::EmbeddingBackward: set(n, cpu::embeddingBackward(T(0), T(1), I(2))); return;
-    case OpKind::SoftmaxBackward: set(n, cpu::softmaxBackward(T(0), T(1), I(2))); return;
-    case OpKind::LogSoftmaxBackward: set(n, cpu::logSoftmaxBackward(T(0), T(1), I(2))); return;
-    case OpKind::NllLossBackward: set(n, cpu::nllLossBackward(T(0), T(1), T(2))); return;
+    case OpKind::SumToSize: set(n, ops::sumToSize(T(0), Ints(1))); return;
+    case OpKind::SelectBackward: set(n, ops::selectBackward(T(0), Ints(1), I(2), I(3))); return;
+    case OpKind::SliceBackward: set(n, ops::sliceBackward(T(0), Ints(1), I(2), I(3), I(4), I(5))); return;
+    case OpKind::EmbeddingBackward: set(n, ops::embeddingBackward(T(0), T(1), I(2))); return;
+    case OpKind::SoftmaxBackward: set(n, ops::softmaxBackward(T(0), T(1), I(2))); return;
+    case OpKind::LogSoftmaxBackward: set(n, ops::logSoftmaxBackward(T(0), T(1), I(2))); return;
+    case OpKind::NllLossBackward: set(n, ops::nllLossBackward(T(0), T(1), T(2))); return;
     case OpKind::NativeBatchNormBackward: {
-      auto r = cpu::batchNormBackward(T(0), T(1), OptT(2), T(5), T(6), in[7].toBool("train"), in[8].toDouble("eps"));
+      auto r = ops::batchNormBackward(T(0), T(1), OptT(2), T(5), T(6), in[7].toBool("train"), in[8].toDouble("eps"));
       at(n->output(0)) = r.input, at(n->output(1)) = r.weight, at(n->output(2)) = r.bias;
       return;
     }
     case OpKind::MaxPool2dWithIndicesBackward:
-      set(n, cpu::maxPool2dBackward(T(0), T(1), T(7), poolParams(n, in.from(1))));
+      set(n, ops::maxPool2dBackward(T(0), T(1), T(7), poolParams(n, in.from(1))));
       return;
-    case OpKind::AdaptiveAvgPool2dBackward: set(n, cpu::adaptiveAvgPool2dBackward(T(0), T(1))); return;
+    case OpKind::AdaptiveAvgPool2dBackward: set(n, ops::adaptiveAvgPool2dBackward(T(0), T(1))); return;
     case OpKind::ConvolutionBackward: {
       // stride..groups at 3..6, as in conv2d; the bias gradient only where the graph reads it
-      auto g = cpu::conv2dBackward(T(0), T(1), T(2), convParams(in), n->output(2)->hasUses());
+      auto g = ops::conv2dBackward(T(0), T(1), T(2), convParams(in), n->output(2)->hasUses());
       at(n->output(0)) = g.input;
       at(n->output(1)) = g.weight;
       at(n->output(2)) = g.bias;
       return;
     }
     case OpKind::NativeLayerNormBackward: {
-      auto g = cpu::layerNormBackward(T(0), T(1), Ints(2), T(3), T(4), OptT(5), OptT(6));
+      auto g = ops::layerNormBackward(T(0), T(1), Ints(2), T(3), T(4), OptT(5), OptT(6));
       at(n->output(0)) = g.input;
       at(n->output(1)) = g.weight;
       at(n->output(2)) = g.bias;
       return;
     }
     case OpKind::VarBackward:
-      set(n, cpu::varBackward(T(0), T(1), Ints(2), in[3].toBool("unbiased"), in[4].toBool("keepdim")));
+      set(n, ops::varBackward(T(0), T(1), Ints(2), in[3].toBool("unbiased"), in[4].toBool("keepdim")));
       return;
     case OpKind::PhiloxDropout:
-      set(n, cpu::dropout(T(0), in[1].toDouble("dropout p"), in[2].toBool("train"), T(3), I(4)));
+      set(n, ops::dropout(T(0), in[1].toDouble("dropout p"), in[2].toBool("train"), T(3), I(4)));
       return;
-    case OpKind::PhiloxUniform: set(n, cpu::uniform(T(0), T(1), I(2))); return;
+    case OpKind::PhiloxUniform: set(n, ops::uniform(T(0), T(1), I(2))); return;
     case OpKind::CastOnDevice: {
       const std::vector<int64_t>& from = Ints(1);
       const int64_t to = T(0).device() == DeviceKind::Cpu ? I(2) : I(3);
@@ -1104,12 +1104,12 @@ void Frame::runOp(const Node* n, const Operands& in) {
       set(n, Tensor::full(Ints(0), *d, in[1].toDouble("full fill_value"), device_));
       return;
     }
-    case OpKind::SplitWithSizes: set(n, IValue(cpu::splitWithSizes(T(0), Ints(1), I(2)))); return;
+    case OpKind::SplitWithSizes: set(n, IValue(ops::splitWithSizes(T(0), Ints(1), I(2)))); return;
 #include "ir/pointwise_cases.inc"
       set(n, pointwise(n, in));
       return;
-    case OpKind::SumBackward: set(n, cpu::sumBackward(T(0), Ints(1), Ints(2), in[3].toBool("keepdim"))); return;
-    case OpKind::MeanBackward: set(n, cpu::meanBackward(T(0), Ints(1), Ints(2), in[3].toBool("keepdim"))); return;
+    case OpKind::SumBackward: set(n, ops::sumBackward(T(0), Ints(1), Ints(2), in[3].toBool("keepdim"))); return;
+    case OpKind::MeanBackward: set(n, ops::meanBackward(T(0), Ints(1), Ints(2), in[3].toBool("keepdim"))); return;
   }
 }
 

@@ -3,7 +3,7 @@
 #include "passes/util.h"
 #include "runtime/allocator.h"
 #include "runtime/disk_cache.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/ops.h"
 #include "support/error.h"
@@ -274,7 +274,7 @@ class CountedKernel final : public CompiledKernel {
     if (plantError_) {
       for (Tensor& t : outs) {
         if (!t.defined() || !isFloating(t.dtype())) continue;
-        t = cpu::mul(t, Tensor::scalar(1.01, t.dtype()));
+        t = ops::mul(t, Tensor::scalar(1.01, t.dtype()));
         break;
       }
     }

@@ -7,15 +7,15 @@
 #include <functional>
 #include <vector>
 
-namespace gj::cpu {
+namespace gj::ops {
 struct Conv2dParams;
 struct Pool2dParams;
-}  // namespace gj::cpu
+}  // namespace gj::ops
 
 namespace gj::eager {
 
-using cpu::Conv2dParams;
-using cpu::Pool2dParams;
+using ops::Conv2dParams;
+using ops::Pool2dParams;
 
 /// A tensor on a tape: its value, and its slot on the tape when it carries a gradient (-1: a constant).
 struct Var {
@@ -46,12 +46,12 @@ class Tape {
   Var narrow(const Var& a, int64_t dim, int64_t start, int64_t length);
   Var mean(const Var& a, const std::vector<int64_t>& dims, bool keepdim);
   Var std(const Var& a, const std::vector<int64_t>& dims, bool unbiased, bool keepdim);
-  /// prim::philox_dropout in training (runtime/cpu/ops.h's dropout); its gradient draws the same mask.
+  /// prim::philox_dropout in training (runtime/ops/ops.h's dropout); its gradient draws the same mask.
   Var dropout(const Var& a, double p, const Tensor& rng, int64_t stream);
   /// Over the trailing dims of normalizedShape; w and b may be constants with undefined values (none).
   Var layerNorm(const Var& x, const std::vector<int64_t>& normalizedShape, const Var& w, const Var& b, double eps);
 
-  // The CNN ops (runtime/cpu/ops.h's conv2d, batchNorm, pooling), for the ResNets' eager rows.
+  // The CNN ops (runtime/ops/ops.h's conv2d, batchNorm, pooling), for the ResNets' eager rows.
   Var conv2d(const Var& x, const Var& w, const Conv2dParams& p);  ///< without a bias
   /// In training the updated running statistics are written to *runningMean and *runningVar (they carry no
   /// gradient); not training, those are read.

@@ -2,7 +2,7 @@
 #include "models/lm.h"
 
 #include "models/lstm.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "support/error.h"
 
 namespace gj {
@@ -42,11 +42,11 @@ Model buildLstmLm(const ModelConfig& c) {
   g->registerOutput(loss->setName("loss"));
   m.graph = g;
   m.eager = [T, B, H, L](const std::vector<Tensor>& t) {
-    Tensor emb = cpu::embedding(t[2], t[0]);
+    Tensor emb = ops::embedding(t[2], t[0]);
     std::vector<Tensor> w(t.begin() + 5, t.begin() + 5 + 4 * L);
     Tensor out = eagerLstm(emb, t[3], t[4], w, L)[0];
-    Tensor logits = cpu::linear(out.reshape({T * B, H}), t[5 + 4 * L], t[6 + 4 * L]);
-    return std::vector<Tensor>{cpu::crossEntropy(logits, t[1].reshape({T * B}))};
+    Tensor logits = ops::linear(out.reshape({T * B, H}), t[5 + 4 * L], t[6 + 4 * L]);
+    return std::vector<Tensor>{ops::crossEntropy(logits, t[1].reshape({T * B}))};
   };
   return m;
 }
@@ -80,11 +80,11 @@ Model buildLstmClassifier(const ModelConfig& c) {
   g->registerOutput(loss->setName("loss"));
   m.graph = g;
   m.eager = [](const std::vector<Tensor>& t) {
-    Tensor emb = cpu::embedding(t[2], t[0]);
+    Tensor emb = ops::embedding(t[2], t[0]);
     std::vector<Tensor> w(t.begin() + 5, t.begin() + 9);
     Tensor out = eagerLstm(emb, t[3], t[4], w, 1)[0];
-    Tensor logits = cpu::linear(out.select(0, -1), t[9], t[10]);
-    return std::vector<Tensor>{cpu::crossEntropy(logits, t[1])};
+    Tensor logits = ops::linear(out.select(0, -1), t[9], t[10]);
+    return std::vector<Tensor>{ops::crossEntropy(logits, t[1])};
   };
   return m;
 }

@@ -2,7 +2,7 @@
 
 #include "ir/builder.h"
 #include "models/lstm.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "support/error.h"
 
 namespace gj {

@@ -1,6 +1,6 @@
 #include "models/lstm.h"
 
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "support/error.h"
 
 namespace gj {

@@ -1,7 +1,7 @@
 #include "models/modules.h"
 
 #include "ir/builder.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "support/error.h"
 
 #include <cmath>
@@ -32,7 +32,7 @@ Model buildLinear(const ModelConfig& c) {
   GraphBuilder b(*g);
   g->registerOutput(b.op(OpKind::Linear, {in[0], in[1], in[2]})->setName("output"));
   m.graph = g;
-  m.eager = [](const std::vector<Tensor>& t) { return std::vector<Tensor>{cpu::linear(t[0], t[1], t[2])}; };
+  m.eager = [](const std::vector<Tensor>& t) { return std::vector<Tensor>{ops::linear(t[0], t[1], t[2])}; };
   return m;
 }
 
@@ -47,7 +47,7 @@ Model buildSoftmax(const ModelConfig& c) {
   g->registerOutput(b.op(OpKind::Softmax, {in[0], b.i(c.dim)})->setName("output"));
   m.graph = g;
   const int64_t dim = c.dim;
-  m.eager = [dim](const std::vector<Tensor>& t) { return std::vector<Tensor>{cpu::softmax(t[0], dim)}; };
+  m.eager = [dim](const std::vector<Tensor>& t) { return std::vector<Tensor>{ops::softmax(t[0], dim)}; };
   return m;
 }
 
@@ -67,10 +67,10 @@ Model buildConv2d(const ModelConfig& c) {
                                      b.ints({1, 1}), b.i(1)});
   g->registerOutput(out->setName("output"));
   m.graph = g;
-  cpu::Conv2dParams p;
+  ops::Conv2dParams p;
   p.strideH = p.strideW = c.stride;
   p.padH = p.padW = c.padding;
-  m.eager = [p](const std::vector<Tensor>& t) { return std::vector<Tensor>{cpu::conv2d(t[0], t[1], t[2], p)}; };
+  m.eager = [p](const std::vector<Tensor>& t) { return std::vector<Tensor>{ops::conv2d(t[0], t[1], t[2], p)}; };
   return m;
 }
 
@@ -110,12 +110,12 @@ Model buildMultiheadAttention(const ModelConfig& c) {
   g->registerOutput(out->setName("output"));
   m.graph = g;
   m.eager = [T, B, E, h, d, scale](const std::vector<Tensor>& t) {
-    auto qkv = cpu::linear(t[0], t[1], t[2]).chunk(3, -1);
+    auto qkv = ops::linear(t[0], t[1], t[2]).chunk(3, -1);
     auto heads = [&](const Tensor& x) { return x.contiguous().view({T, B * h, d}).transpose(0, 1); };
-    Tensor q = heads(cpu::mul(qkv[0], Tensor::scalar(scale, t[0].dtype())));
-    Tensor attn = cpu::softmax(cpu::bmm(q, heads(qkv[1]).transpose(1, 2)), -1);
-    Tensor ctx = cpu::bmm(attn, heads(qkv[2])).transpose(0, 1).contiguous().view({T * B, E});
-    return std::vector<Tensor>{cpu::linear(ctx, t[3], t[4]).view({T, B, E})};
+    Tensor q = heads(ops::mul(qkv[0], Tensor::scalar(scale, t[0].dtype())));
+    Tensor attn = ops::softmax(ops::bmm(q, heads(qkv[1]).transpose(1, 2)), -1);
+    Tensor ctx = ops::bmm(attn, heads(qkv[2])).transpose(0, 1).contiguous().view({T * B, E});
+    return std::vector<Tensor>{ops::linear(ctx, t[3], t[4]).view({T, B, E})};
   };
   return m;
 }

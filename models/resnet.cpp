@@ -2,7 +2,7 @@
 
 #include "ir/builder.h"
 #include "models/lstm.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "support/error.h"
 
 #include <cmath>
@@ -136,7 +136,7 @@ struct TapeEmitter {
   bool training;
   std::vector<eager::Var> statistics;
   V conv(V x, const std::string& name, int64_t, int64_t, int64_t, int64_t stride, int64_t pad) {
-    cpu::Conv2dParams p;
+    ops::Conv2dParams p;
     p.strideH = p.strideW = stride;
     p.padH = p.padW = pad;
     return tape.conv2d(x, params.at(name + ".weight"), p);
@@ -154,7 +154,7 @@ struct TapeEmitter {
   V relu(V x) { return tape.relu(x); }
   V add(V x, V y) { return tape.add(x, y); }
   V maxPool(V x, int64_t k, int64_t stride, int64_t pad) {
-    cpu::Pool2dParams p;
+    ops::Pool2dParams p;
     p.kH = p.kW = k;
     p.strideH = p.strideW = stride;
     p.padH = p.padW = pad;

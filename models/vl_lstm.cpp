@@ -1,7 +1,7 @@
 #include "models/vl_lstm.h"
 
 #include "models/lstm.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "support/error.h"
 
 namespace gj {
@@ -130,7 +130,7 @@ std::vector<eager::Var> eagerVlLstm(eager::Tape& tape, const std::vector<eager::
   const Tensor& input = in[0].value;
   USER_CHECK(input.dim() == 3, "vl_lstm: the input must be [T, B, I], not {}", shapeStr(input.sizes()));
   const int64_t steps = input.size(0), batch = input.size(1);
-  std::vector<int64_t> lengths = cpu::hostInts(in[1].value, "vl_lstm lengths");
+  std::vector<int64_t> lengths = ops::hostInts(in[1].value, "vl_lstm lengths");
   USER_CHECK(static_cast<int64_t>(lengths.size()) == batch, "vl_lstm: {} lengths for a batch of {}", lengths.size(),
              batch);
   std::vector<eager::Var> outputs, hys, cys;

@@ -1,6 +1,6 @@
 #pragma once
 // A library's fused LSTM on nn.LSTM-layout tensors, for fixed sizes: the `cudnn` baseline rows of
-// graphbench. oneDNN's on the CPU (cpu::OnednnLstm), cuDNN's on CUDA (cuda::CudnnLstm).
+// graphbench. oneDNN's on the CPU (ops::OnednnLstm), cuDNN's on CUDA (cuda::CudnnLstm).
 #include "runtime/tensor.h"
 
 #include <vector>

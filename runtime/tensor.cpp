@@ -1,7 +1,7 @@
 #include "runtime/tensor.h"
 
 #include "runtime/allocator.h"
-#include "runtime/cpu/loops.h"
+#include "runtime/ops/loops.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/ops.h"
 #include "support/error.h"
@@ -392,7 +392,7 @@ Tensor Tensor::expand(std::span<const int64_t> sizes) const {
 // 4.5x the element-by-element walk at [2048, 512] (bench/interpreter_bench's TransposedCopy), whose reads
 // down the columns do not vectorize.
 static void copyTransposedFloat(float* d, int64_t ldd, const float* s, int64_t lds, int64_t rows, int64_t cols) {
-  cpu::forEachTile(rows, cols, [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  ops::forEachTile(rows, cols, [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     int64_t i = i0;
 #if defined(__SSE2__)
     for (; i + 4 <= i1; i += 4) {
@@ -431,12 +431,12 @@ static void copyTyped(const Tensor& dst, const Tensor& src) {
   if (dst.dim() == 2 && src.stride(0) == 1 && src.stride(1) != 1 && dst.stride(0) != 0 && dst.stride(1) != 0) {
     // A transposed view (made contiguous, say): tiles, or every read misses the cache.
     const int64_t drs = dst.stride(0), dcs = dst.stride(1), srs = src.stride(0), scs = src.stride(1);
-    cpu::forEachInTiles(dst.size(0), dst.size(1), [&](int64_t i, int64_t j) {
+    ops::forEachInTiles(dst.size(0), dst.size(1), [&](int64_t i, int64_t j) {
       d[i * drs + j * dcs] = convertElement<D>(s[i * srs + j * scs]);
     });
     return;
   }
-  cpu::forEachOffset<2>(dst.sizes(), {dst.strides().data(), src.strides().data()},
+  ops::forEachOffset<2>(dst.sizes(), {dst.strides().data(), src.strides().data()},
                         [&](const std::array<int64_t, 2>& o) { d[o[0]] = convertElement<D>(s[o[1]]); });
 }
 

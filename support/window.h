@@ -1,6 +1,6 @@
 #pragma once
 // The extent of a sliding window's output along one dimension: convolution and pooling, for the kernels
-// (runtime/cpu) and for shape propagation (passes), which must agree.
+// (runtime/ops) and for shape propagation (passes), which must agree.
 #include <cstdint>
 
 namespace gj {

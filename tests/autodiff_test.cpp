@@ -5,7 +5,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "models/lstm.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "passes/pass_manager.h"
 #include "tests/support/reference.h"
 
@@ -153,8 +153,8 @@ TEST(Gradients, ClassifierSgdStepMatchesPyTorch) {
     const std::string& name = m.inputs[i].name;
     if (!c.grads.count(name) || name == "hx" || name == "cx") continue;
     // new = old - lr * grad, against the same update with PyTorch's gradient.
-    Tensor ours = cpu::sub(inputs[i].to(DType::Float64), r.grads[i].to(DType::Float64), c.sgdLr);
-    Tensor ref = cpu::sub(inputs[i].to(DType::Float64), c.grads.at(name), c.sgdLr);
+    Tensor ours = ops::sub(inputs[i].to(DType::Float64), r.grads[i].to(DType::Float64), c.sgdLr);
+    Tensor ref = ops::sub(inputs[i].to(DType::Float64), c.grads.at(name), c.sgdLr);
     EXPECT_LE(test::relError(ours, ref), 1e-6) << name;
     EXPECT_GT(test::relError(ours, inputs[i]), 0) << name << " did not move";
   }

@@ -4,7 +4,7 @@
 // (scripts/test --tsan) runs these.
 #include "executors/function.h"
 #include "ir/parser.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "tests/support/build_config.h"
 #include "tests/support/reference.h"
 
@@ -32,9 +32,9 @@ std::unique_ptr<Graph> chain(int64_t rows, int64_t cols, const char* op) {
 }
 
 Tensor reference(const Tensor& x, const Tensor& y, const char* op) {
-  Tensor a = cpu::mul(x, y);
-  Tensor b = std::string(op) == "aten::sigmoid" ? cpu::sigmoid(a) : cpu::exp(a);
-  return cpu::tanh(b);
+  Tensor a = ops::mul(x, y);
+  Tensor b = std::string(op) == "aten::sigmoid" ? ops::sigmoid(a) : ops::exp(a);
+  return ops::tanh(b);
 }
 
 // A one-shot signal with a bounded wait (a deadlock shows as a false, not a hang).
@@ -232,9 +232,9 @@ TEST(Concurrency, EachFunctionKeepsItsOwnPendingBackwards) {
       Tensor g2 = second.backward({ones})[0], g1 = first.backward({ones})[0];
       // d tanh(sigmoid(x y)) / dx differs for x1 and x2: each backward must use its own forward.
       auto grad = [&](const Tensor& x) {
-        Tensor a = cpu::mul(x, y), s = cpu::sigmoid(a), t = cpu::tanh(s);
+        Tensor a = ops::mul(x, y), s = ops::sigmoid(a), t = ops::tanh(s);
         Tensor one = Tensor::full({5, 7}, DType::Float32, 1.0);
-        return cpu::mul(cpu::mul(cpu::sub(one, cpu::mul(t, t)), cpu::mul(s, cpu::sub(one, s))), y);
+        return ops::mul(ops::mul(ops::sub(one, ops::mul(t, t)), ops::mul(s, ops::sub(one, s))), y);
       };
       EXPECT_LE(test::relError(g1, grad(x1)), 1e-5);
       EXPECT_LE(test::relError(g2, grad(x2)), 1e-5);

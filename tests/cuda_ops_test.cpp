@@ -4,7 +4,7 @@
 // thread, and the host's GEMM for cuBLAS), so that everything above the driver is tested on every build.
 #include "executors/function.h"
 #include "models/model.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/cuda/cudnn_lstm.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/ops.h"
@@ -78,7 +78,7 @@ TEST(CudaOps, CastsBetweenEveryPairOfDtypesMatchTheHost) {
     }
 }
 
-// Every pointwise op of ops.def (cpu::pointwise sends a device tensor's to the kernel's rule): a new op is
+// Every pointwise op of ops.def (ops::pointwise sends a device tensor's to the kernel's rule): a new op is
 // tested here with no change to this file.
 TEST(CudaOps, PointwiseOpsMatchTheCpuWithBroadcastsViewsAndScalars) {
   SKIP_WITHOUT_DEVICE();
@@ -88,7 +88,7 @@ TEST(CudaOps, PointwiseOpsMatchTheCpuWithBroadcastsViewsAndScalars) {
     Tensor a = Tensor::rand({3, 4, 5}, t, 1, 0.2, 2.0);
     Tensor b = Tensor::rand({5, 4, 3}, t, 2, 0.2, 2.0).permute(std::vector<int64_t>{2, 1, 0});
     Tensor row = Tensor::rand({4, 1}, t, 3, -1.0, 1.0);  // broadcasts over dims 0 and 2
-    Tensor shifted = cpu::sub(a, Tensor::scalar(1.0, t));
+    Tensor shifted = ops::sub(a, Tensor::scalar(1.0, t));
     for (const OpInfo& info : allOps()) {
       const std::optional<PointwiseOp> op = info.pointwiseOp();
       if (!op) continue;
@@ -96,15 +96,15 @@ TEST(CudaOps, PointwiseOpsMatchTheCpuWithBroadcastsViewsAndScalars) {
       // 0.7: a scalar operand; a condition operand (where's, masked_fill's) is a bool: where it is above 1
       auto run = [&](Tensor x, Tensor y) {
         const Tensor one = Tensor::scalar(1.0, t);
-        if (conditionOperand(info.kind) == 0) x = cpu::compare(PointwiseOp::Gt, x, one);
-        if (conditionOperand(info.kind) == 1) y = cpu::compare(PointwiseOp::Gt, y, one);
-        return cpu::pointwise(*op, x, y, 0.7);
+        if (conditionOperand(info.kind) == 0) x = ops::compare(PointwiseOp::Gt, x, one);
+        if (conditionOperand(info.kind) == 1) y = ops::compare(PointwiseOp::Gt, y, one);
+        return ops::pointwise(*op, x, y, 0.7);
       };
       // x and y on the device (y stays on the host when it is a scalar), where the CPU's result has no NaN
       // (log, sqrt, a fractional power below 0).
       auto check = [&](const Tensor& x, const Tensor& y) {
         const Tensor want = run(x, y);
-        if (std::isnan(cpu::sum(want.to(t)).item())) return;
+        if (std::isnan(ops::sum(want.to(t)).item())) return;
         ++tested;
         expectMatches(run(dev(x), y.defined() && y.dim() > 0 ? dev(y) : y), want, tolerance(t));
       };
@@ -125,7 +125,7 @@ TEST(CudaOps, PointwiseOpsMatchTheCpuWithBroadcastsViewsAndScalars) {
   EXPECT_GE(tested, 2 * 100);
   // Mixed float32 and float64 promote as on the CPU.
   Tensor f = Tensor::rand({2, 3}, DType::Float32, 4), d = Tensor::rand({2, 3}, DType::Float64, 5);
-  expectMatches(cpu::mul(dev(f), dev(d)), cpu::mul(f, d), 1e-13);
+  expectMatches(ops::mul(dev(f), dev(d)), ops::mul(f, d), 1e-13);
 }
 
 // The block reductions (kernels.cuh's gj_reduce, gj_extreme_rows, gj_softmax: a warp a row up to 1024
@@ -146,24 +146,24 @@ TEST(CudaOps, BlockReductionsMatchTheCpuAtOddSizes) {
           for (int64_t dim : {1, 0}) {
             SCOPED_TRACE(fmt::format("dim {}{}", dim, in.isContiguous() ? "" : " of a transposed view"));
             const std::vector<int64_t> dims = {dim};
-            expectMatches(cpu::sum(dev(in), dims, false), cpu::sum(f64(in), dims, false).to(t), tol);
-            expectMatches(cpu::mean(dev(in), dims, true), cpu::mean(f64(in), dims, true).to(t), tol);
-            expectMatches(cpu::amax(dev(in), dims, false), cpu::amax(in, dims, false), 0.0);
-            const auto devMax = cpu::extremeAlong(dev(in), dim, false, false);
-            const auto hostMax = cpu::extremeAlong(in, dim, false, false);
+            expectMatches(ops::sum(dev(in), dims, false), ops::sum(f64(in), dims, false).to(t), tol);
+            expectMatches(ops::mean(dev(in), dims, true), ops::mean(f64(in), dims, true).to(t), tol);
+            expectMatches(ops::amax(dev(in), dims, false), ops::amax(in, dims, false), 0.0);
+            const auto devMax = ops::extremeAlong(dev(in), dim, false, false);
+            const auto hostMax = ops::extremeAlong(in, dim, false, false);
             expectMatches(devMax.values, hostMax.values, 0.0);
             EXPECT_EQ(test::relError(host(devMax.indices), hostMax.indices), 0.0);
-            expectMatches(cpu::softmax(dev(in), dim), cpu::softmax(f64(in), dim).to(t), tol);
-            expectMatches(cpu::logSoftmax(dev(in), dim), cpu::logSoftmax(f64(in), dim).to(t), tol);
-            Tensor g = Tensor::rand(in.sizes(), t, 5, -1.0, 1.0), y = cpu::softmax(in, dim);
-            expectMatches(cpu::softmaxBackward(dev(g), dev(y), dim), cpu::softmaxBackward(f64(g), f64(y), dim).to(t),
+            expectMatches(ops::softmax(dev(in), dim), ops::softmax(f64(in), dim).to(t), tol);
+            expectMatches(ops::logSoftmax(dev(in), dim), ops::logSoftmax(f64(in), dim).to(t), tol);
+            Tensor g = Tensor::rand(in.sizes(), t, 5, -1.0, 1.0), y = ops::softmax(in, dim);
+            expectMatches(ops::softmaxBackward(dev(g), dev(y), dim), ops::softmaxBackward(f64(g), f64(y), dim).to(t),
                           tol);
-            expectMatches(cpu::var(dev(in), dims, true, false), cpu::var(f64(in), dims, true, false).to(t), tol);
+            expectMatches(ops::var(dev(in), dims, true, false), ops::var(f64(in), dims, true, false).to(t), tol);
           }
         }
         const std::vector<int64_t> last = {n};
-        auto ln = cpu::layerNorm(dev(x), last, Tensor(), Tensor(), 1e-5);
-        auto lnHost = cpu::layerNorm(f64(x), last, Tensor(), Tensor(), 1e-5);
+        auto ln = ops::layerNorm(dev(x), last, Tensor(), Tensor(), 1e-5);
+        auto lnHost = ops::layerNorm(f64(x), last, Tensor(), Tensor(), 1e-5);
         expectMatches(ln.out, lnHost.out.to(t), t == DType::Float32 ? 1e-5 : 1e-12);
         expectMatches(ln.mean, lnHost.mean.to(ln.mean.dtype()), tol);
       }
@@ -178,17 +178,17 @@ TEST(CudaOps, ReductionsDoNotDependOnTheLaunchShape) {
     SCOPED_TRACE(dtypeName(t));
     const double tol = t == DType::Float32 ? 2.4e-7 : 1.5e-14;
     Tensor x = Tensor::rand({1 << 16}, t, 99, 0.5, 1.5);  // positive: no cancellation
-    const double want = cpu::sum(x.to(DType::Float64), {}, false).item();
+    const double want = ops::sum(x.to(DType::Float64), {}, false).item();
     const std::vector<int64_t> all = {}, d0 = {0}, d1 = {1};
     const std::vector<Tensor> ways = {
-        cpu::sum(dev(x), all, false),                                         // one long row: split over blocks
-        cpu::sum(cpu::sum(dev(x.view({64, 1024})), d1, false), all, false),   // warps, then one row
-        cpu::sum(cpu::sum(dev(x.view({16, 4096})), d1, false), all, false),   // blocks, then one row
-        cpu::sum(cpu::sum(dev(x.view({1024, 64})), d0, false), all, false),   // columns, then one row
+        ops::sum(dev(x), all, false),                                         // one long row: split over blocks
+        ops::sum(ops::sum(dev(x.view({64, 1024})), d1, false), all, false),   // warps, then one row
+        ops::sum(ops::sum(dev(x.view({16, 4096})), d1, false), all, false),   // blocks, then one row
+        ops::sum(ops::sum(dev(x.view({1024, 64})), d0, false), all, false),   // columns, then one row
     };
     for (size_t i = 0; i < ways.size(); ++i) EXPECT_NEAR(host(ways[i]).item(), want, tol * want) << "way " << i;
     // and each again: the same bits
-    EXPECT_EQ(host(cpu::sum(dev(x), all, false)).item(), host(ways[0]).item());
+    EXPECT_EQ(host(ops::sum(dev(x), all, false)).item(), host(ways[0]).item());
   }
 }
 
@@ -201,23 +201,23 @@ TEST(CudaOps, SumsAndMeansMatchTheCpu) {
       for (std::vector<int64_t> dims : {std::vector<int64_t>{}, {0}, {2}, {0, 2}, {-1}, {1}})
         for (bool keep : {false, true}) {
           SCOPED_TRACE(fmt::format("{} dims {} keepdim {}", dtypeName(t), shapeStr(dims), keep));
-          expectMatches(cpu::sum(dev(in), dims, keep), cpu::sum(in, dims, keep), tolerance(t));
-          expectMatches(cpu::mean(dev(in), dims, keep), cpu::mean(in, dims, keep), tolerance(t));
+          expectMatches(ops::sum(dev(in), dims, keep), ops::sum(in, dims, keep), tolerance(t));
+          expectMatches(ops::mean(dev(in), dims, keep), ops::mean(in, dims, keep), tolerance(t));
         }
     }
     // Few outputs of many elements: each output's sum is split into parts that run side by side.
     Tensor wide = Tensor::rand({3, 20000}, t, 9);
-    expectMatches(cpu::sum(dev(wide), std::vector<int64_t>{1}), cpu::sum(wide, std::vector<int64_t>{1}), tolerance(t));
-    expectMatches(cpu::sum(dev(wide)), cpu::sum(wide), tolerance(t));
+    expectMatches(ops::sum(dev(wide), std::vector<int64_t>{1}), ops::sum(wide, std::vector<int64_t>{1}), tolerance(t));
+    expectMatches(ops::sum(dev(wide)), ops::sum(wide), tolerance(t));
     // The bias gradient of a batch: sum_to_size over the leading dimension.
     Tensor g = Tensor::rand({64, 8, 12}, t, 10);
-    expectMatches(cpu::sumToSize(dev(g), std::vector<int64_t>{8, 1}), cpu::sumToSize(g, std::vector<int64_t>{8, 1}),
+    expectMatches(ops::sumToSize(dev(g), std::vector<int64_t>{8, 1}), ops::sumToSize(g, std::vector<int64_t>{8, 1}),
                   tolerance(t));
   }
   // Nothing to sum: zeros of the kept shape; nothing kept: an empty result.
   Tensor none = Tensor::empty({4, 0}, DType::Float32);
-  expectMatches(cpu::sum(dev(none), std::vector<int64_t>{1}), cpu::sum(none, std::vector<int64_t>{1}), 0);
-  EXPECT_EQ(cpu::sum(dev(none), std::vector<int64_t>{0}).sizes(), Shape({0}));
+  expectMatches(ops::sum(dev(none), std::vector<int64_t>{1}), ops::sum(none, std::vector<int64_t>{1}), 0);
+  EXPECT_EQ(ops::sum(dev(none), std::vector<int64_t>{0}).sizes(), Shape({0}));
 }
 
 // Reductions large enough to fold their parts in several stages, along contiguous elements (a row's sum)
@@ -227,19 +227,19 @@ TEST(CudaOps, SumsFoldedInSeveralStagesMatchTheCpuAndRepeatBitForBit) {
   for (DType t : {DType::Float32, DType::Float64}) {
     SCOPED_TRACE(dtypeName(t));
     Tensor flat = Tensor::rand({600001}, t, 21);
-    expectMatches(cpu::sum(dev(flat)), cpu::sum(flat), tolerance(t));
-    expectMatches(cpu::mean(dev(flat)), cpu::mean(flat), tolerance(t));
+    expectMatches(ops::sum(dev(flat)), ops::sum(flat), tolerance(t));
+    expectMatches(ops::mean(dev(flat)), ops::mean(flat), tolerance(t));
     Tensor rows = Tensor::rand({6400, 40}, t, 22);
-    expectMatches(cpu::sumToSize(dev(rows), std::vector<int64_t>{40}), cpu::sumToSize(rows, std::vector<int64_t>{40}),
+    expectMatches(ops::sumToSize(dev(rows), std::vector<int64_t>{40}), ops::sumToSize(rows, std::vector<int64_t>{40}),
                   tolerance(t));
     Tensor wide = Tensor::rand({5, 70001}, t, 23);
-    expectMatches(cpu::sum(dev(wide), std::vector<int64_t>{1}), cpu::sum(wide, std::vector<int64_t>{1}), tolerance(t));
+    expectMatches(ops::sum(dev(wide), std::vector<int64_t>{1}), ops::sum(wide, std::vector<int64_t>{1}), tolerance(t));
     // A transposed view: the reduced dimension strided, the kept one contiguous.
     Tensor tr = Tensor::rand({300, 2000}, t, 24).t();
-    expectMatches(cpu::sum(dev(tr), std::vector<int64_t>{1}), cpu::sum(tr, std::vector<int64_t>{1}), tolerance(t));
+    expectMatches(ops::sum(dev(tr), std::vector<int64_t>{1}), ops::sum(tr, std::vector<int64_t>{1}), tolerance(t));
   }
   Tensor x = dev(Tensor::rand({600001}, DType::Float32, 25));
-  Tensor first = host(cpu::sum(x)), second = host(cpu::sum(x));
+  Tensor first = host(ops::sum(x)), second = host(ops::sum(x));
   EXPECT_EQ(first.item(0), second.item(0)) << "the same sum differs between runs";
 }
 
@@ -286,7 +286,7 @@ TEST(CudaOps, MaxAndMinOverADimPickTheFirstTieAndNansOnTheCpuAndTheDevice) {
   for (bool min : {false, true}) {
     for (int64_t dim : {1, 2}) {
       SCOPED_TRACE(fmt::format("{} over dim {}", min ? "min" : "max", dim));
-      const auto r = cpu::extremeAlong(x, dim == 2 ? -1 : dim, false, min);
+      const auto r = ops::extremeAlong(x, dim == 2 ? -1 : dim, false, min);
       const int64_t other = dim == 1 ? 5 : 4, n = sizes[dim];
       ASSERT_EQ(r.values.sizes(), (Shape{3, other}));
       int64_t nans = 0;
@@ -305,7 +305,7 @@ TEST(CudaOps, MaxAndMinOverADimPickTheFirstTieAndNansOnTheCpuAndTheDevice) {
       }
       EXPECT_EQ(nans, 1);
       const Tensor g = Tensor::rand({3, other}, DType::Float64, 8, 0.5, 1.5);
-      const Tensor back = cpu::valueSelectingBackward(g, dim, r.indices, sizes, false);
+      const Tensor back = ops::valueSelectingBackward(g, dim, r.indices, sizes, false);
       ASSERT_EQ(back.sizes(), sizes);
       for (int64_t i = 0; i < 3; ++i)
         for (int64_t o = 0; o < other; ++o)
@@ -316,12 +316,12 @@ TEST(CudaOps, MaxAndMinOverADimPickTheFirstTieAndNansOnTheCpuAndTheDevice) {
           }
       if (!cuda::device()) continue;
       for (bool keep : {false, true}) {
-        const auto d = cpu::extremeAlong(dev(x), dim, keep, min);
-        const auto c = cpu::extremeAlong(x, dim, keep, min);
-        EXPECT_TRUE(cpu::sum(cpu::compare(PointwiseOp::Ne, host(d.indices), c.indices).to(DType::Float64)).item() == 0);
+        const auto d = ops::extremeAlong(dev(x), dim, keep, min);
+        const auto c = ops::extremeAlong(x, dim, keep, min);
+        EXPECT_TRUE(ops::sum(ops::compare(PointwiseOp::Ne, host(d.indices), c.indices).to(DType::Float64)).item() == 0);
         const Tensor gk = keep ? g.unsqueeze(dim) : g;
-        expectMatches(cpu::valueSelectingBackward(dev(gk), dim, d.indices, sizes, keep),
-                      cpu::valueSelectingBackward(gk, dim, c.indices, sizes, keep), 0);
+        expectMatches(ops::valueSelectingBackward(dev(gk), dim, d.indices, sizes, keep),
+                      ops::valueSelectingBackward(gk, dim, c.indices, sizes, keep), 0);
       }
     }
   }
@@ -331,9 +331,9 @@ TEST(CudaOps, CopiesConcatenationsAndConversionsMatchTheCpu) {
   SKIP_WITHOUT_DEVICE();
   Tensor a = Tensor::rand({4, 3, 5}, DType::Float32, 11);
   Tensor b = Tensor::rand({4, 2, 5}, DType::Float32, 12);
-  expectMatches(cpu::cat(std::vector<Tensor>{dev(a), dev(b)}, 1), cpu::cat(std::vector<Tensor>{a, b}, 1), 0);
-  expectMatches(cpu::stack(std::vector<Tensor>{dev(a), dev(a.transpose(0, 1).contiguous().transpose(0, 1))}, 2),
-                cpu::stack(std::vector<Tensor>{a, a}, 2), 0);
+  expectMatches(ops::cat(std::vector<Tensor>{dev(a), dev(b)}, 1), ops::cat(std::vector<Tensor>{a, b}, 1), 0);
+  expectMatches(ops::stack(std::vector<Tensor>{dev(a), dev(a.transpose(0, 1).contiguous().transpose(0, 1))}, 2),
+                ops::stack(std::vector<Tensor>{a, a}, 2), 0);
   Tensor p = dev(a).permute(std::vector<int64_t>{2, 0, 1});
   ASSERT_FALSE(p.isContiguous());
   expectMatches(p.contiguous(), a.permute(std::vector<int64_t>{2, 0, 1}).contiguous(), 0);
@@ -350,11 +350,11 @@ TEST(CudaOps, CopiesConcatenationsAndConversionsMatchTheCpu) {
   EXPECT_EQ(back.data<int64_t>()[0], values[0]);
   // Gradients of views: zeros with the gradient in the selected or sliced place.
   Tensor g = Tensor::rand({4, 5}, DType::Float64, 13);
-  expectMatches(cpu::selectBackward(dev(g), std::vector<int64_t>{4, 3, 5}, 1, 2),
-                cpu::selectBackward(g, std::vector<int64_t>{4, 3, 5}, 1, 2), 0);
+  expectMatches(ops::selectBackward(dev(g), std::vector<int64_t>{4, 3, 5}, 1, 2),
+                ops::selectBackward(g, std::vector<int64_t>{4, 3, 5}, 1, 2), 0);
   Tensor gs = Tensor::rand({4, 2, 5}, DType::Float64, 14);
-  expectMatches(cpu::sliceBackward(dev(gs), std::vector<int64_t>{4, 7, 5}, 1, 1, 5, 2),
-                cpu::sliceBackward(gs, std::vector<int64_t>{4, 7, 5}, 1, 1, 5, 2), 0);
+  expectMatches(ops::sliceBackward(dev(gs), std::vector<int64_t>{4, 7, 5}, 1, 1, 5, 2),
+                ops::sliceBackward(gs, std::vector<int64_t>{4, 7, 5}, 1, 1, 5, 2), 0);
   expectMatches(Tensor::zeros({3, 2}, DType::Float32, DeviceKind::Cuda), Tensor::zeros({3, 2}, DType::Float32), 0);
 }
 
@@ -366,14 +366,14 @@ TEST(CudaOps, MatrixProductsMatchTheCpu) {
     Tensor a = Tensor::rand({7, 12}, t, 21), b = Tensor::rand({12, 9}, t, 22);
     Tensor at = Tensor::rand({12, 7}, t, 23).t(), bt = Tensor::rand({9, 12}, t, 24).t();
     for (const Tensor& x : {a, at})
-      for (const Tensor& y : {b, bt}) expectMatches(cpu::mm(dev(x), dev(y)), cpu::mm(x, y), tol);
+      for (const Tensor& y : {b, bt}) expectMatches(ops::mm(dev(x), dev(y)), ops::mm(x, y), tol);
     Tensor bias = Tensor::rand({9}, t, 25);
-    expectMatches(cpu::addmm(dev(bias), dev(at), dev(b), 0.5, 2.0), cpu::addmm(bias, at, b, 0.5, 2.0), tol);
+    expectMatches(ops::addmm(dev(bias), dev(at), dev(b), 0.5, 2.0), ops::addmm(bias, at, b, 0.5, 2.0), tol);
     Tensor x3 = Tensor::rand({3, 7, 12}, t, 26), y3 = Tensor::rand({3, 12, 9}, t, 27);
-    expectMatches(cpu::bmm(dev(x3), dev(y3)), cpu::bmm(x3, y3), tol);
-    expectMatches(cpu::matmul(dev(x3), dev(b)), cpu::matmul(x3, b), tol);
+    expectMatches(ops::bmm(dev(x3), dev(y3)), ops::bmm(x3, y3), tol);
+    expectMatches(ops::matmul(dev(x3), dev(b)), ops::matmul(x3, b), tol);
     Tensor w = Tensor::rand({9, 12}, t, 28);
-    expectMatches(cpu::linear(dev(x3), dev(w), dev(bias)), cpu::linear(x3, w, bias), tol);
+    expectMatches(ops::linear(dev(x3), dev(w), dev(bias)), ops::linear(x3, w, bias), tol);
   }
 }
 
@@ -399,35 +399,35 @@ TEST(CudaOps, IntegerArithmeticMatchesTheCpuBitForBit) {
     EXPECT_EQ(std::memcmp(got.rawData(), want.rawData(), want.numel() * dtypeSize(want.dtype())), 0);
   };
   for (const Tensor& y : {b, bt}) {
-    same(cpu::add(dev(a), dev(y), 3), cpu::add(a, y, 3));
-    same(cpu::sub(dev(a), dev(y)), cpu::sub(a, y));
-    same(cpu::mul(dev(a), dev(y)), cpu::mul(a, y));
+    same(ops::add(dev(a), dev(y), 3), ops::add(a, y, 3));
+    same(ops::sub(dev(a), dev(y)), ops::sub(a, y));
+    same(ops::mul(dev(a), dev(y)), ops::mul(a, y));
     for (PointwiseOp op : {PointwiseOp::Maximum, PointwiseOp::Minimum, PointwiseOp::ClampMin, PointwiseOp::ClampMax})
-      same(cpu::pointwise(op, dev(a), dev(y)), cpu::pointwise(op, a, y));
-    same(cpu::pointwise(PointwiseOp::Clamp, dev(a), dev(y), 7), cpu::pointwise(PointwiseOp::Clamp, a, y, 7));
+      same(ops::pointwise(op, dev(a), dev(y)), ops::pointwise(op, a, y));
+    same(ops::pointwise(PointwiseOp::Clamp, dev(a), dev(y), 7), ops::pointwise(PointwiseOp::Clamp, a, y, 7));
   }
   for (PointwiseOp op : {PointwiseOp::Neg, PointwiseOp::Abs, PointwiseOp::Sign, PointwiseOp::Relu})
-    same(cpu::pointwise(op, dev(a), Tensor()), cpu::pointwise(op, a, Tensor()));
+    same(ops::pointwise(op, dev(a), Tensor()), ops::pointwise(op, a, Tensor()));
   Tensor three = ints({}, {3});
-  same(cpu::pointwise(PointwiseOp::Pow, dev(a), three), cpu::pointwise(PointwiseOp::Pow, a, three));
+  same(ops::pointwise(PointwiseOp::Pow, dev(a), three), ops::pointwise(PointwiseOp::Pow, a, three));
   // True division of integers gives float32, as PyTorch's.
-  Tensor q = cpu::div(dev(a), dev(b));
+  Tensor q = ops::div(dev(a), dev(b));
   EXPECT_EQ(q.dtype(), DType::Float32);
-  expectMatches(q, cpu::div(a, b), 1e-6);
-  Tensor m = cpu::compare(PointwiseOp::Gt, a, ints({}, {0}));
-  same(cpu::where(dev(m), dev(a), dev(b)), cpu::where(m, a, b));
-  same(cpu::where(dev(m), dev(m), dev(cpu::compare(PointwiseOp::Lt, b, ints({}, {0})))),
-       cpu::where(m, m, cpu::compare(PointwiseOp::Lt, b, ints({}, {0}))));
+  expectMatches(q, ops::div(a, b), 1e-6);
+  Tensor m = ops::compare(PointwiseOp::Gt, a, ints({}, {0}));
+  same(ops::where(dev(m), dev(a), dev(b)), ops::where(m, a, b));
+  same(ops::where(dev(m), dev(m), dev(ops::compare(PointwiseOp::Lt, b, ints({}, {0})))),
+       ops::where(m, m, ops::compare(PointwiseOp::Lt, b, ints({}, {0}))));
   // Bool arithmetic through int64: add is or, mul is and; sub of two bools is refused, as in PyTorch.
-  same(cpu::add(dev(m), dev(m)), cpu::add(m, m));
-  same(cpu::mul(dev(m), dev(m)), cpu::mul(m, m));
-  EXPECT_THROW(cpu::sub(dev(m), dev(m)), Error);
-  EXPECT_THROW(cpu::sub(m, m), Error);
+  same(ops::add(dev(m), dev(m)), ops::add(m, m));
+  same(ops::mul(dev(m), dev(m)), ops::mul(m, m));
+  EXPECT_THROW(ops::sub(dev(m), dev(m)), Error);
+  EXPECT_THROW(ops::sub(m, m), Error);
   // Integer tensors to integer tensor powers, negative elements among them: PyTorch's 1, -1 or 0 there
   // (a negative number as the exponent is the interpreter's error, as PyTorch's).
-  same(cpu::pointwise(PointwiseOp::Pow, dev(a), dev(ints({}, {-1}))), cpu::pointwise(PointwiseOp::Pow, a, ints({}, {-1})));
-  same(cpu::pointwise(PointwiseOp::Pow, dev(a), dev(cpu::pointwise(PointwiseOp::ClampMin, b, ints({}, {-3})))),
-       cpu::pointwise(PointwiseOp::Pow, a, cpu::pointwise(PointwiseOp::ClampMin, b, ints({}, {-3}))));
+  same(ops::pointwise(PointwiseOp::Pow, dev(a), dev(ints({}, {-1}))), ops::pointwise(PointwiseOp::Pow, a, ints({}, {-1})));
+  same(ops::pointwise(PointwiseOp::Pow, dev(a), dev(ops::pointwise(PointwiseOp::ClampMin, b, ints({}, {-3})))),
+       ops::pointwise(PointwiseOp::Pow, a, ops::pointwise(PointwiseOp::ClampMin, b, ints({}, {-3}))));
 }
 
 // bmm is one strided batched GEMM on the device: each operand's batch layout must reach it whole, or be
@@ -447,15 +447,15 @@ TEST(CudaOps, BatchedProductsReadEveryBatchLayout) {
         {xp.permute(std::vector<int64_t>{2, 0, 1}), dev(xp).permute(std::vector<int64_t>{2, 0, 1})}};
     const std::vector<std::pair<Tensor, Tensor>> rights = {{y, dev(y)}, {yt.transpose(1, 2), dev(yt).transpose(1, 2)}};
     for (const auto& [l, dl] : lefts)
-      for (const auto& [r, dr] : rights) expectMatches(cpu::bmm(dl, dr), cpu::bmm(l, r), tol);
+      for (const auto& [r, dr] : rights) expectMatches(ops::bmm(dl, dr), ops::bmm(l, r), tol);
     // A broadcast operand (batch stride 0), a batch of one, and a broadcasting matmul.
     Tensor w = Tensor::rand({1, 12, 9}, t, 36);
     const std::vector<int64_t> five{5, 12, 9};
-    expectMatches(cpu::bmm(dev(x), dev(w).expand(five)), cpu::bmm(x, w.expand(five)), tol);
+    expectMatches(ops::bmm(dev(x), dev(w).expand(five)), ops::bmm(x, w.expand(five)), tol);
     Tensor x1 = Tensor::rand({1, 7, 12}, t, 37);
-    expectMatches(cpu::bmm(dev(x1), dev(w)), cpu::bmm(x1, w), tol);
+    expectMatches(ops::bmm(dev(x1), dev(w)), ops::bmm(x1, w), tol);
     Tensor x4 = Tensor::rand({2, 3, 7, 12}, t, 38), y4 = Tensor::rand({3, 12, 9}, t, 39);
-    expectMatches(cpu::matmul(dev(x4), dev(y4)), cpu::matmul(x4, y4), tol);
+    expectMatches(ops::matmul(dev(x4), dev(y4)), ops::matmul(x4, y4), tol);
   }
 }
 
@@ -463,23 +463,23 @@ TEST(CudaOps, SoftmaxAndLogSoftmaxMatchTheCpuAlongEveryDimension) {
   SKIP_WITHOUT_DEVICE();
   for (DType t : {DType::Float32, DType::Float64}) {
     // Large values (exp overflows without the max shift), a row of -inf, and a NaN.
-    Tensor x = cpu::mul(cpu::sub(Tensor::rand({4, 6, 5}, t, 81), Tensor::scalar(0.5, t)), Tensor::scalar(400.0, t));
+    Tensor x = ops::mul(ops::sub(Tensor::rand({4, 6, 5}, t, 81), Tensor::scalar(0.5, t)), Tensor::scalar(400.0, t));
     for (int64_t dim : {0, 1, 2, -1}) {
       SCOPED_TRACE(fmt::format("{} dim {}", dtypeName(t), dim));
-      expectMatches(cpu::softmax(dev(x), dim), cpu::softmax(x, dim), tolerance(t));
-      expectMatches(cpu::logSoftmax(dev(x), dim), cpu::logSoftmax(x, dim), tolerance(t));
+      expectMatches(ops::softmax(dev(x), dim), ops::softmax(x, dim), tolerance(t));
+      expectMatches(ops::logSoftmax(dev(x), dim), ops::logSoftmax(x, dim), tolerance(t));
       // The gradients against the host's in float64: y * (g - sum(g * y)) cancels where y is near 1 (x
       // spans +-200), which float32 arithmetic (the host's, oneDNN's) misses by 0.7 % here and the
       // device's kernel, in double, does not.
-      Tensor g = Tensor::rand({4, 6, 5}, t, 82), y = cpu::softmax(x, dim), ly = cpu::logSoftmax(x, dim);
+      Tensor g = Tensor::rand({4, 6, 5}, t, 82), y = ops::softmax(x, dim), ly = ops::logSoftmax(x, dim);
       auto f64 = [](const Tensor& a) { return a.to(DType::Float64); };
-      expectMatches(cpu::softmaxBackward(dev(g), dev(y), dim), cpu::softmaxBackward(f64(g), f64(y), dim).to(t),
+      expectMatches(ops::softmaxBackward(dev(g), dev(y), dim), ops::softmaxBackward(f64(g), f64(y), dim).to(t),
                     tolerance(t));
-      expectMatches(cpu::logSoftmaxBackward(dev(g), dev(ly), dim),
-                    cpu::logSoftmaxBackward(f64(g), f64(ly), dim).to(t), tolerance(t));
+      expectMatches(ops::logSoftmaxBackward(dev(g), dev(ly), dim),
+                    ops::logSoftmaxBackward(f64(g), f64(ly), dim).to(t), tolerance(t));
     }
     Tensor inf = Tensor::full({2, 3}, t, -std::numeric_limits<double>::infinity());
-    Tensor hostInf = cpu::softmax(inf, 1), devInf = host(cpu::softmax(dev(inf), 1));
+    Tensor hostInf = ops::softmax(inf, 1), devInf = host(ops::softmax(dev(inf), 1));
     for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(std::isnan(devInf.item(i)), std::isnan(hostInf.item(i))) << i;
   }
 }
@@ -490,31 +490,31 @@ TEST(CudaOps, SoftmaxAndLogSoftmaxMatchTheCpuAlongEveryDimension) {
 TEST(CudaOps, VarianceAndLayerNormMatchTheCpuForwardAndBackward) {
   SKIP_WITHOUT_DEVICE();
   for (DType t : {DType::Float32, DType::Float64}) {
-    Tensor x = cpu::mul(Tensor::rand({3, 4, 5}, t, 91, -2, 2), Tensor::scalar(3.0, t));
+    Tensor x = ops::mul(Tensor::rand({3, 4, 5}, t, 91, -2, 2), Tensor::scalar(3.0, t));
     for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{2}, {-1}, {1, 2}, {0}, {0, 2}, {}})
       for (bool unbiased : {false, true})
         for (bool keepdim : {false, true}) {
           SCOPED_TRACE(fmt::format("{} dims {} unbiased {} keepdim {}", dtypeName(t), fmt::join(dims, ","), unbiased,
                                    keepdim));
-          expectMatches(cpu::var(dev(x), dims, unbiased, keepdim), cpu::var(x, dims, unbiased, keepdim), tolerance(t));
-          expectMatches(cpu::stdDev(dev(x), dims, unbiased, keepdim), cpu::stdDev(x, dims, unbiased, keepdim),
+          expectMatches(ops::var(dev(x), dims, unbiased, keepdim), ops::var(x, dims, unbiased, keepdim), tolerance(t));
+          expectMatches(ops::stdDev(dev(x), dims, unbiased, keepdim), ops::stdDev(x, dims, unbiased, keepdim),
                         tolerance(t));
-          Tensor g = Tensor::rand(cpu::var(x, dims, unbiased, keepdim).sizes(), t, 92);
-          expectMatches(cpu::varBackward(dev(g), dev(x), dims, unbiased, keepdim),
-                        cpu::varBackward(g, x, dims, unbiased, keepdim), tolerance(t) * 10);
+          Tensor g = Tensor::rand(ops::var(x, dims, unbiased, keepdim).sizes(), t, 92);
+          expectMatches(ops::varBackward(dev(g), dev(x), dims, unbiased, keepdim),
+                        ops::varBackward(g, x, dims, unbiased, keepdim), tolerance(t) * 10);
         }
     for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{5}, {4, 5}})
       for (bool affine : {false, true}) {
         SCOPED_TRACE(fmt::format("{} layer norm over {} affine {}", dtypeName(t), fmt::join(shape, ","), affine));
         Tensor w = affine ? Tensor::rand(shape, t, 93, 0.5, 1.5) : Tensor(), b = affine ? Tensor::rand(shape, t, 94) : Tensor();
-        auto onHost = cpu::layerNorm(x, shape, w, b, 1e-5);
-        auto onDevice = cpu::layerNorm(dev(x), shape, affine ? dev(w) : w, affine ? dev(b) : b, 1e-5);
+        auto onHost = ops::layerNorm(x, shape, w, b, 1e-5);
+        auto onDevice = ops::layerNorm(dev(x), shape, affine ? dev(w) : w, affine ? dev(b) : b, 1e-5);
         expectMatches(onDevice.out, onHost.out, tolerance(t) * 10);
         expectMatches(onDevice.mean, onHost.mean, tolerance(t));
         expectMatches(onDevice.rstd, onHost.rstd, tolerance(t) * 10);
         Tensor g = Tensor::rand(x.sizes(), t, 95);
-        auto gh = cpu::layerNormBackward(g, x, shape, onHost.mean, onHost.rstd, w, b);
-        auto gd = cpu::layerNormBackward(dev(g), dev(x), shape, dev(onHost.mean), dev(onHost.rstd), affine ? dev(w) : w,
+        auto gh = ops::layerNormBackward(g, x, shape, onHost.mean, onHost.rstd, w, b);
+        auto gd = ops::layerNormBackward(dev(g), dev(x), shape, dev(onHost.mean), dev(onHost.rstd), affine ? dev(w) : w,
                                          affine ? dev(b) : b);
         expectMatches(gd.input, gh.input, tolerance(t) * 10);
         if (!affine) continue;
@@ -530,7 +530,7 @@ TEST(CudaOps, VarianceAndLayerNormMatchTheCpuForwardAndBackward) {
 TEST(CudaOps, BatchNormMatchesTheCpuForwardAndBackward) {
   SKIP_WITHOUT_DEVICE();
   for (DType t : {DType::Float32, DType::Float64}) {
-    Tensor x = cpu::add(Tensor::rand({4, 3, 5, 6}, t, 101, -1, 1), Tensor::scalar(20.0, t));
+    Tensor x = ops::add(Tensor::rand({4, 3, 5, 6}, t, 101, -1, 1), Tensor::scalar(20.0, t));
     Tensor g = Tensor::rand(x.sizes(), t, 102, -1, 1);
     Tensor rm = Tensor::rand({3}, t, 103, 19, 21), rv = Tensor::rand({3}, t, 104, 0.5, 1.5);
     for (bool training : {true, false})
@@ -539,16 +539,16 @@ TEST(CudaOps, BatchNormMatchesTheCpuForwardAndBackward) {
         Tensor w = affine ? Tensor::rand({3}, t, 105, 0.5, 1.5) : Tensor();
         Tensor b = affine ? Tensor::rand({3}, t, 106, -1, 1) : Tensor();
         auto onDev = [](const Tensor& v) { return v.defined() ? dev(v) : v; };
-        auto h = cpu::batchNorm(x, w, b, rm, rv, training, 0.1, 1e-5);
-        auto d = cpu::batchNorm(dev(x), onDev(w), onDev(b), dev(rm), dev(rv), training, 0.1, 1e-5);
-        ASSERT_GT(cpu::amax(cpu::pointwise(PointwiseOp::Abs, h.out), {}, false).item(0), 0.5);  // not zeros
+        auto h = ops::batchNorm(x, w, b, rm, rv, training, 0.1, 1e-5);
+        auto d = ops::batchNorm(dev(x), onDev(w), onDev(b), dev(rm), dev(rv), training, 0.1, 1e-5);
+        ASSERT_GT(ops::amax(ops::pointwise(PointwiseOp::Abs, h.out), {}, false).item(0), 0.5);  // not zeros
         expectMatches(d.out, h.out, tolerance(t) * 5);
         expectMatches(d.mean, h.mean, tolerance(t));
         expectMatches(d.invstd, h.invstd, tolerance(t) * 5);
         expectMatches(d.runningMean, h.runningMean, tolerance(t));
         expectMatches(d.runningVar, h.runningVar, tolerance(t) * 5);
-        auto gh = cpu::batchNormBackward(g, x, w, h.mean, h.invstd, training, 1e-5);
-        auto gd = cpu::batchNormBackward(dev(g), dev(x), onDev(w), dev(h.mean), dev(h.invstd), training, 1e-5);
+        auto gh = ops::batchNormBackward(g, x, w, h.mean, h.invstd, training, 1e-5);
+        auto gd = ops::batchNormBackward(dev(g), dev(x), onDev(w), dev(h.mean), dev(h.invstd), training, 1e-5);
         expectMatches(gd.input, gh.input, tolerance(t) * 50);
         if (!affine) continue;
         expectMatches(gd.weight, gh.weight, tolerance(t) * 50);
@@ -565,15 +565,15 @@ TEST(CudaOps, NllLossCrossEntropyAndEmbeddingMatchTheCpuForwardAndBackward) {
   for (int64_t i = 0; i < 12; ++i) tokens.data<int64_t>()[i] = (i * 7) % 5;  // repeats: the scatter adds
   for (DType t : {DType::Float32, DType::Float64}) {
     SCOPED_TRACE(dtypeName(t));
-    Tensor logits = Tensor::rand({7, 9}, t, 91), logp = cpu::logSoftmax(logits, 1);
+    Tensor logits = Tensor::rand({7, 9}, t, 91), logp = ops::logSoftmax(logits, 1);
     Tensor g = Tensor::scalar(1.5, t);
-    expectMatches(cpu::nllLoss(dev(logp), dev(target)), cpu::nllLoss(logp, target), tolerance(t));
-    expectMatches(cpu::crossEntropy(dev(logits), dev(target)), cpu::crossEntropy(logits, target), tolerance(t));
-    expectMatches(cpu::nllLossBackward(dev(g), dev(logp), dev(target)), cpu::nllLossBackward(g, logp, target),
+    expectMatches(ops::nllLoss(dev(logp), dev(target)), ops::nllLoss(logp, target), tolerance(t));
+    expectMatches(ops::crossEntropy(dev(logits), dev(target)), ops::crossEntropy(logits, target), tolerance(t));
+    expectMatches(ops::nllLossBackward(dev(g), dev(logp), dev(target)), ops::nllLossBackward(g, logp, target),
                   tolerance(t));
     Tensor w = Tensor::rand({5, 6}, t, 92), gy = Tensor::rand({3, 4, 6}, t, 93);
-    expectMatches(cpu::embedding(dev(w), dev(tokens)), cpu::embedding(w, tokens), 0);
-    expectMatches(cpu::embeddingBackward(dev(gy), dev(tokens), 5), cpu::embeddingBackward(gy, tokens, 5),
+    expectMatches(ops::embedding(dev(w), dev(tokens)), ops::embedding(w, tokens), 0);
+    expectMatches(ops::embeddingBackward(dev(gy), dev(tokens), 5), ops::embeddingBackward(gy, tokens, 5),
                   tolerance(t));
   }
 }
@@ -593,11 +593,11 @@ TEST(CudaOps, AnIndexOutOfRangeIsAnErrorNotANan) {
       EXPECT_THAT(e.what(), HasSubstr(std::string(what) + ": an index is out of range [0, "));
     }
   };
-  expectError([&] { cpu::embedding(w, dev(tokens)); }, "embedding");
-  expectError([&] { cpu::embeddingBackward(dev(Tensor::rand({3, 6}, DType::Float32, 95)), dev(tokens), 5); },
+  expectError([&] { ops::embedding(w, dev(tokens)); }, "embedding");
+  expectError([&] { ops::embeddingBackward(dev(Tensor::rand({3, 6}, DType::Float32, 95)), dev(tokens), 5); },
               "embedding backward");
   Tensor logp = dev(Tensor::rand({3, 5}, DType::Float32, 96));
-  expectError([&] { cpu::nllLoss(logp, dev(tokens)); }, "nll_loss");
+  expectError([&] { ops::nllLoss(logp, dev(tokens)); }, "nll_loss");
 }
 
 // conv2d and its gradients on the device, by both paths where cuDNN runs (im2col and GEMMs elsewhere),
@@ -606,7 +606,7 @@ TEST(CudaOps, Conv2dMatchesTheCpuForwardAndBackward) {
   SKIP_WITHOUT_DEVICE();
   struct Shape4 {
     int64_t n, cin, h, w, cout, kh, kw;
-    cpu::Conv2dParams p;
+    ops::Conv2dParams p;
   };
   const Shape4 shapes[] = {
       {2, 3, 7, 6, 4, 3, 3, {.padH = 1, .padW = 1}},
@@ -627,20 +627,20 @@ TEST(CudaOps, Conv2dMatchesTheCpuForwardAndBackward) {
         uint64_t seed = 100 * s.n + 10 * s.cin + s.kh;
         Tensor xT = Tensor::rand({s.n, s.cin, s.w, s.h}, t, seed);  // transposed: x is a view with strides
         Tensor x = xT.transpose(2, 3);
-        Tensor w = cpu::sub(Tensor::rand({s.cout, s.cin / s.p.groups, s.kh, s.kw}, t, seed + 1), Tensor::scalar(0.5, t));
-        Tensor y = cpu::conv2d(x, w, Tensor(), s.p);
+        Tensor w = ops::sub(Tensor::rand({s.cout, s.cin / s.p.groups, s.kh, s.kw}, t, seed + 1), Tensor::scalar(0.5, t));
+        Tensor y = ops::conv2d(x, w, Tensor(), s.p);
         expectMatches(cuda::conv2d(dev(xT).transpose(2, 3), dev(w), s.p, path), y, tol);
         Tensor g = Tensor::rand(y.sizes(), t, seed + 2);
         auto [gx, gw] = cuda::conv2dBackward(dev(g), dev(xT).transpose(2, 3), dev(w), s.p, path);
-        cpu::Conv2dGrads want = cpu::conv2dBackward(g, x, w, s.p);
+        ops::Conv2dGrads want = ops::conv2dBackward(g, x, w, s.p);
         expectMatches(gx, want.input, tol);
         expectMatches(gw, want.weight, tol);
       }
-  // Through runtime/cpu's entry points, with a bias, as the interpreter calls them.
+  // Through runtime/ops's entry points, with a bias, as the interpreter calls them.
   Tensor x = Tensor::rand({2, 3, 6, 6}, DType::Float32, 7), w = Tensor::rand({4, 3, 3, 3}, DType::Float32, 8);
   Tensor b = Tensor::rand({4}, DType::Float32, 9), g = Tensor::rand({2, 4, 4, 4}, DType::Float32, 10);
-  expectMatches(cpu::conv2d(dev(x), dev(w), dev(b), {}), cpu::conv2d(x, w, b, {}), 1e-5);
-  cpu::Conv2dGrads got = cpu::conv2dBackward(dev(g), dev(x), dev(w), {}), want = cpu::conv2dBackward(g, x, w, {});
+  expectMatches(ops::conv2d(dev(x), dev(w), dev(b), {}), ops::conv2d(x, w, b, {}), 1e-5);
+  ops::Conv2dGrads got = ops::conv2dBackward(dev(g), dev(x), dev(w), {}), want = ops::conv2dBackward(g, x, w, {});
   expectMatches(got.input, want.input, 1e-5);
   expectMatches(got.weight, want.weight, 1e-5);
   expectMatches(got.bias, want.bias, 1e-5);
@@ -657,7 +657,7 @@ TEST(CudaOps, Conv2dIsReproducible) {
   const ContextScope scope(deterministic);
   struct Case {
     int64_t n, cin, hw, cout, k;
-    cpu::Conv2dParams p;
+    ops::Conv2dParams p;
   };
   const Case cases[] = {
       {4, 3, 64, 64, 7, {.strideH = 2, .strideW = 2, .padH = 3, .padW = 3}},
@@ -704,8 +704,8 @@ TEST(CudaOps, Conv2dErrorsNameTheProblem) {
       EXPECT_THAT(e.what(), HasSubstr(what));
     }
   };
-  expectError([&] { cpu::conv2d(x, dev(w), Tensor(), {}); }, "input and weight must both be on the device");
-  expectError([&] { cpu::conv2dBackward(dev(Tensor::rand({1, 3, 2, 2}, DType::Float32, 3)), dev(x), dev(w), {}); },
+  expectError([&] { ops::conv2d(x, dev(w), Tensor(), {}); }, "input and weight must both be on the device");
+  expectError([&] { ops::conv2dBackward(dev(Tensor::rand({1, 3, 2, 2}, DType::Float32, 3)), dev(x), dev(w), {}); },
               "the output gradient must be a float32 device tensor [1, 3, 3, 3], got float32 [1, 3, 2, 2]");
   if (std::string why = cuda::cudnnUnavailable(); !why.empty())
     expectError([&] { cuda::conv2d(dev(x), dev(w), {}, cuda::ConvPath::Cudnn); }, "cuDNN conv2d: " + why);
@@ -777,7 +777,7 @@ TEST(CudaGraph, AReplayRunsTheCapturedKernelsOnTheInputsCurrentValues) {
   cuda::Stream stream;
   Tensor a = dev(Tensor::rand({5, 33}, DType::Float32, 31)), b = dev(Tensor::rand({33}, DType::Float32, 32));
   Tensor out;
-  auto work = [&] { out = cpu::tanh(cpu::add(cpu::mul(a, b), a, 0.5)); };
+  auto work = [&] { out = ops::tanh(ops::add(ops::mul(a, b), a, 0.5)); };
   {
     cuda::StreamGuard guard(stream);
     work();  // warm: the kernels load outside the capture
@@ -793,7 +793,7 @@ TEST(CudaGraph, AReplayRunsTheCapturedKernelsOnTheInputsCurrentValues) {
     cuda::synchronize();
     graph.value().replay();
     stream.synchronize();
-    expectMatches(out, cpu::tanh(cpu::add(cpu::mul(ha, hb), ha, 0.5)), 1e-6);
+    expectMatches(out, ops::tanh(ops::add(ops::mul(ha, hb), ha, 0.5)), 1e-6);
   }
 }
 
@@ -855,12 +855,12 @@ TEST(CudaGraph, WorkThatWaitsForTheHostIsRefusedAndTheStreamStillWorks) {
   cuda::Stream stream;
   Tensor a = dev(Tensor::rand({16}, DType::Float32, 61));
   Tensor back;
-  auto graph = cuda::Graph::capture(stream, [&] { back = host(cpu::neg(a)); });
+  auto graph = cuda::Graph::capture(stream, [&] { back = host(ops::neg(a)); });
   ASSERT_FALSE(graph.ok());
   EXPECT_THAT(graph.error().what(), HasSubstr("CUDA graph capture failed"));
   EXPECT_THAT(graph.error().what(), HasSubstr("cannot be captured"));
   cuda::StreamGuard guard(stream);
-  expectMatches(cpu::neg(a), cpu::neg(host(a)), 0);
+  expectMatches(ops::neg(a), ops::neg(host(a)), 0);
 }
 
 // Tensor::full on CUDA fills on the stream (graphbench's gradients of ones): it matches the CPU for every
@@ -873,11 +873,11 @@ TEST(CudaGraph, AFullTensorIsFilledOnTheDeviceAndCaptured) {
   cuda::Stream stream;
   cuda::StreamGuard guard(stream);
   Tensor a = dev(Tensor::rand({4, 9}, DType::Float32, 81));
-  Tensor warm = cpu::mul(a, a);  // the kernels load outside the capture
+  Tensor warm = ops::mul(a, a);  // the kernels load outside the capture
   stream.synchronize();
   Tensor out;
   auto graph = cuda::Graph::capture(stream, [&] {
-    out = cpu::mul(cpu::mul(a, Tensor::full({4, 9}, DType::Float32, 1.5, DeviceKind::Cuda)),
+    out = ops::mul(ops::mul(a, Tensor::full({4, 9}, DType::Float32, 1.5, DeviceKind::Cuda)),
                    Tensor::scalar(0.125, DType::Float32));
   });
   ASSERT_TRUE(graph.ok()) << graph.error().what();
@@ -886,7 +886,7 @@ TEST(CudaGraph, AFullTensorIsFilledOnTheDeviceAndCaptured) {
   cuda::synchronize();
   graph.value().replay();
   stream.synchronize();
-  expectMatches(out, cpu::mul(cpu::mul(ha, Tensor::full({4, 9}, DType::Float32, 1.5)), Tensor::scalar(0.125, DType::Float32)),
+  expectMatches(out, ops::mul(ops::mul(ha, Tensor::full({4, 9}, DType::Float32, 1.5)), Tensor::scalar(0.125, DType::Float32)),
                 0);
 }
 
@@ -895,27 +895,27 @@ TEST(CudaGraph, WhatACaptureAllocatedIsKeptForItsReplaysUntilTheGraphIsGone) {
   cuda::Stream stream;
   cuda::StreamGuard guard(stream);
   Tensor a = dev(Tensor::rand({1000}, DType::Float32, 71));
-  Tensor warm = cpu::exp(a);
+  Tensor warm = ops::exp(a);
   const void* temporary = nullptr;
   Tensor out;
   auto graph = cuda::Graph::capture(stream, [&] {
-    Tensor t = cpu::exp(a);  // freed inside the capture; the replays still write it
+    Tensor t = ops::exp(a);  // freed inside the capture; the replays still write it
     temporary = t.rawData();
-    out = cpu::neg(t);
+    out = ops::neg(t);
   });
   ASSERT_TRUE(graph.ok()) << graph.error().what();
   std::vector<Tensor> others;
   for (int i = 0; i < 4; ++i) {
-    others.push_back(cpu::exp(a));
+    others.push_back(ops::exp(a));
     EXPECT_NE(others.back().rawData(), temporary) << "a block of the graph handed to uncaptured work";
   }
   graph.value().replay();
-  expectMatches(out, cpu::neg(cpu::exp(host(a))), 1e-6);
+  expectMatches(out, ops::neg(ops::exp(host(a))), 1e-6);
   others.clear();
   { auto gone = std::move(graph).value(); }
   bool reused = false;
   for (int i = 0; i < 8; ++i) {
-    others.push_back(cpu::exp(a));
+    others.push_back(ops::exp(a));
     reused = reused || others.back().rawData() == temporary;
   }
   EXPECT_TRUE(reused) << "the graph's blocks never went back to the stream's cache";
@@ -929,12 +929,12 @@ TEST(CudaGraph, AnIndexCheckInCapturedWorkRunsAfterEachReplay) {
   for (int64_t i = 0; i < 3; ++i) tokens.data<int64_t>()[i] = i + 1;
   Tensor onDevice = dev(tokens);
   Tensor out;
-  auto graph = cuda::Graph::capture(stream, [&] { out = cpu::embedding(w, onDevice); });
+  auto graph = cuda::Graph::capture(stream, [&] { out = ops::embedding(w, onDevice); });
   ASSERT_TRUE(graph.ok()) << graph.error().what();  // the check waits for the replay, not the capture
   graph.value().replay();
   stream.synchronize();
   graph.value().verify();
-  expectMatches(out, cpu::embedding(host(w), tokens), 0);
+  expectMatches(out, ops::embedding(host(w), tokens), 0);
   tokens.data<int64_t>()[1] = 7;  // out of range [0, 5)
   onDevice.copyFrom(dev(tokens));
   cuda::synchronize();

@@ -9,7 +9,7 @@
 #include "executors/function.h"
 #include "executors/interpreter.h"
 #include "ir/printer.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/cuda/device.h"
 #include "tests/random_graph.h"
 

@@ -5,7 +5,7 @@
 #include "executors/interpreter.h"
 #include "executors/pipeline.h"
 #include "ir/parser.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "models/lstm.h"
 #include "models/eager.h"
 #include "tests/support/reference.h"
@@ -379,10 +379,10 @@ graph(%x : Float(3, 4), %s : Double(3, 4), %w : Float(4, 5), %b : Double(5), %c 
   for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(refGrads[i].dtype(), in[i].toTensor().dtype()) << "grad " << i;
   // The forward against float64 arithmetic with the two conversions the graph asks for.
   auto d = [&](size_t i) { return in[i].toTensor().to(DType::Float64); };
-  Tensor h = cpu::tanh(d(0)), k = cpu::mul(cpu::sigmoid(cpu::mul(h, d(1))), h);
-  Tensor y = cpu::mm(k.to(DType::Float32).to(DType::Float64), d(2));
-  EXPECT_LE(test::relError(refOut[0].toTensor(), cpu::add(y, d(3), 1.0)), 1e-6);
-  EXPECT_LE(test::relError(refOut[1].toTensor(), cpu::tanh(cpu::mul(y, d(4)))), 1e-6);
+  Tensor h = ops::tanh(d(0)), k = ops::mul(ops::sigmoid(ops::mul(h, d(1))), h);
+  Tensor y = ops::mm(k.to(DType::Float32).to(DType::Float64), d(2));
+  EXPECT_LE(test::relError(refOut[0].toTensor(), ops::add(y, d(3), 1.0)), 1e-6);
+  EXPECT_LE(test::relError(refOut[1].toTensor(), ops::tanh(ops::mul(y, d(4)))), 1e-6);
   for (FuserKind f : allFusers())
     for (ExecutorKind e : allExecutors()) {
       Function fn(*g, {.fuser = f, .executor = e, .verifyEach = true});

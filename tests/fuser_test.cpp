@@ -14,7 +14,7 @@
 #include "models/lstm.h"
 #include "passes/shape_propagation.h"
 #include "passes/util.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/cuda/device.h"
 #include "runtime/nvrtc.h"
 #include "tests/support/build_config.h"
@@ -725,7 +725,7 @@ TEST_P(PointwiseOpsFuse, AsTheInterpreterComputesThem) {
       const ArgKind k = sig.inputs[i];
       if (static_cast<int>(i) == conditionOperand(op.kind)) {  // a random bool condition
         params += fmt::format("{}{} : Bool(4, 5)", params.empty() ? "" : ", ", v);
-        inputs.emplace_back(cpu::compare(PointwiseOp::Gt, Tensor::rand({4, 5}, DType::Float32, seed++, -1, 1),
+        inputs.emplace_back(ops::compare(PointwiseOp::Gt, Tensor::rand({4, 5}, DType::Float32, seed++, -1, 1),
                                          Tensor::scalar(0, DType::Float32)));
       } else if (k == ArgKind::Tensor || k == ArgKind::TensorOrScalar) {
         params += fmt::format("{}{} : Float(4, 5)", params.empty() ? "" : ", ", v);

@@ -3,7 +3,7 @@
 #include "executors/interpreter.h"
 #include "ir/parser.h"
 #include "passes/util.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 
 #include <gtest/gtest.h>
 
@@ -368,7 +368,7 @@ const GradCase kCases[] = {
 // sum_k sum(out_k * w_k)
 double weightedLoss(const std::vector<IValue>& outs, const std::vector<Tensor>& w) {
   double s = 0;
-  for (size_t k = 0; k < outs.size(); ++k) s += cpu::sum(cpu::mul(outs[k].toTensor(), w[k])).item();
+  for (size_t k = 0; k < outs.size(); ++k) s += ops::sum(ops::mul(outs[k].toTensor(), w[k])).item();
   return s;
 }
 

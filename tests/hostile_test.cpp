@@ -4,7 +4,7 @@
 #include "executors/interpreter.h"
 #include "ir/parser.h"
 #include "models/lstm.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "tests/support/reference.h"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 #include "executors/interpreter.h"
 #include "ir/parser.h"
 #include "runtime/allocator.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/gemm.h"
 #include "tests/support/reference.h"
 
@@ -38,12 +38,12 @@ TEST(Interpreter, LoopCarriesValuesAndCollectsAList) {
   Tensor expect = x;
   std::vector<Tensor> steps;
   for (int i = 0; i < 4; ++i) {
-    expect = cpu::tanh(cpu::mul(expect, w));
+    expect = ops::tanh(ops::mul(expect, w));
     steps.push_back(expect);
   }
   EXPECT_EQ(test::relError(out[0].toTensor(), expect), 0.0);
   ASSERT_EQ(out[1].toTensor().sizes(), (Shape{4, 2, 3}));
-  EXPECT_EQ(test::relError(out[1].toTensor(), cpu::stack(steps, 0)), 0.0);
+  EXPECT_EQ(test::relError(out[1].toTensor(), ops::stack(steps, 0)), 0.0);
 }
 
 TEST(Interpreter, ZeroTripLoopReturnsInitialValues) {
@@ -88,8 +88,8 @@ TEST(Interpreter, IfTakesTheBranchOfItsCondition) {
   return (%y)
 )IR");
   Tensor x = Tensor::rand({3}, DType::Float64, 4);
-  EXPECT_EQ(test::relError(run(*g, {true, x})[0].toTensor(), cpu::tanh(x)), 0.0);
-  EXPECT_EQ(test::relError(run(*g, {false, x})[0].toTensor(), cpu::sigmoid(x)), 0.0);
+  EXPECT_EQ(test::relError(run(*g, {true, x})[0].toTensor(), ops::tanh(x)), 0.0);
+  EXPECT_EQ(test::relError(run(*g, {false, x})[0].toTensor(), ops::sigmoid(x)), 0.0);
 }
 
 TEST(Interpreter, ScalarOperandsTakeTheTensorsDtype) {
@@ -227,12 +227,12 @@ TEST(Interpreter, ReusedSlotsKeepLiveValuesAndOutputsMayRepeat) {
   return (%r, %e, %r, %x)
 )IR");
   Tensor x = Tensor::rand({3, 4}, DType::Float64, 9);
-  const Tensor e = cpu::mul(cpu::exp(cpu::neg(cpu::sigmoid(x))), Tensor::scalar(2.0, DType::Float64));
+  const Tensor e = ops::mul(ops::exp(ops::neg(ops::sigmoid(x))), Tensor::scalar(2.0, DType::Float64));
   RunPlanCache plans;
   for (bool c : {true, false, true}) {
     auto out = Interpreter(*g, nullptr, nullptr, &plans).run({x, c});
     ASSERT_EQ(out.size(), 4u);
-    const Tensor want = c ? cpu::mul(cpu::tanh(x), e) : cpu::sub(e, cpu::tanh(x));
+    const Tensor want = c ? ops::mul(ops::tanh(x), e) : ops::sub(e, ops::tanh(x));
     EXPECT_LE(test::relError(out[0].toTensor(), want), 1e-15) << c;
     EXPECT_LE(test::relError(out[2].toTensor(), want), 1e-15) << c;
     EXPECT_LE(test::relError(out[1].toTensor(), e), 1e-15) << c;
@@ -243,7 +243,7 @@ TEST(Interpreter, ReusedSlotsKeepLiveValuesAndOutputsMayRepeat) {
 // A weight shared by many small products is packed once per run (runtime/gemm.h, PackedGemmB): an unrolled
 // chain of three products by one %w; a loop whose body multiplies by an outer %wt (a transposed view);
 // a loop whose body makes its own weight each trip (it must be packed again, not reused stale). Every
-// result agrees with cpu::mm, and the packed path is what ran where this CPU has it.
+// result agrees with ops::mm, and the packed path is what ran where this CPU has it.
 TEST(Interpreter, SharedMatmulWeightsArePackedOncePerRun) {
   auto chain = parseIR(R"IR(graph(%x : Float(8, 96), %w : Float(96, 96)):
   %a : Tensor = aten::mm(%x, %w)
@@ -279,13 +279,13 @@ TEST(Interpreter, SharedMatmulWeightsArePackedOncePerRun) {
   const bool packs = PackedGemmB::available() && PackedGemmB::pack(8, 96, 96, w.data<float>(), 96, false);
 
   Tensor want = x;
-  for (int s = 0; s < 3; ++s) want = cpu::mm(s ? cpu::tanh(want) : want, w);
+  for (int s = 0; s < 3; ++s) want = ops::mm(s ? ops::tanh(want) : want, w);
   uint64_t before = packedGemmCount();
   EXPECT_LE(test::relError(run(*chain, {x, w})[0].toTensor(), want), 1e-6);
   EXPECT_EQ(packedGemmCount() - before, packs ? 3u : 0u);
 
   want = x;
-  for (int s = 0; s < 4; ++s) want = cpu::tanh(cpu::mm(want, w.t()));
+  for (int s = 0; s < 4; ++s) want = ops::tanh(ops::mm(want, w.t()));
   before = packedGemmCount();
   EXPECT_LE(test::relError(run(*loop, {x, w, int64_t{4}})[0].toTensor(), want), 1e-6);
   EXPECT_EQ(packedGemmCount() - before, packs ? 4u : 0u);
@@ -293,8 +293,8 @@ TEST(Interpreter, SharedMatmulWeightsArePackedOncePerRun) {
   want = x;
   Tensor u = w;
   for (int s = 0; s < 3; ++s) {
-    u = cpu::tanh(u);
-    want = cpu::tanh(cpu::mm(cpu::mm(want, u), u));
+    u = ops::tanh(u);
+    want = ops::tanh(ops::mm(ops::mm(want, u), u));
   }
   before = packedGemmCount();
   EXPECT_LE(test::relError(run(*fresh, {x, w, int64_t{3}})[0].toTensor(), want), 1e-6);
@@ -312,7 +312,7 @@ TEST(Interpreter, SharedMatmulWeightsArePackedOncePerRun) {
 )IR", returned ? ", %wc" : ""));
     before = packedGemmCount();
     auto out = run(*g, {x, w});
-    EXPECT_LE(test::relError(out[0].toTensor(), cpu::mm(cpu::mm(x, w.t()), w.t())), 1e-6);
+    EXPECT_LE(test::relError(out[0].toTensor(), ops::mm(ops::mm(x, w.t()), w.t())), 1e-6);
     EXPECT_EQ(packedGemmCount() - before, packs ? 2u : 0u);
     if (returned) {
       EXPECT_TRUE(out[1].toTensor().isContiguous());
@@ -323,7 +323,7 @@ TEST(Interpreter, SharedMatmulWeightsArePackedOncePerRun) {
   // One product alone is not packed: nothing to amortize the packing over.
   auto single = parseIR("graph(%x : Float(8, 96), %w : Float(96, 96)):\n  %a : Tensor = aten::mm(%x, %w)\n  return (%a)\n");
   before = packedGemmCount();
-  EXPECT_LE(test::relError(run(*single, {x, w})[0].toTensor(), cpu::mm(x, w)), 1e-6);
+  EXPECT_LE(test::relError(run(*single, {x, w})[0].toTensor(), ops::mm(x, w)), 1e-6);
   EXPECT_EQ(packedGemmCount(), before);
 }
 

@@ -1,5 +1,5 @@
 // oneDNN's LSTM (the CPU `cudnn` row) against PyTorch's references, forward and backward.
-#include "runtime/cpu/onednn_lstm.h"
+#include "runtime/ops/onednn_lstm.h"
 #include "tests/support/build_config.h"
 #include "tests/support/library_lstm.h"
 
@@ -10,17 +10,17 @@ namespace {
 
 TEST(OnednnLstm, OneLayerMatchesPyTorch) {
   SKIP_WITHOUT_ONEDNN();
-  test::checkLibraryLstm<cpu::OnednnLstm>("lstm_1layer", DeviceKind::Cpu);
+  test::checkLibraryLstm<ops::OnednnLstm>("lstm_1layer", DeviceKind::Cpu);
 }
 
 TEST(OnednnLstm, ThreeLayersMatchPyTorch) {
   SKIP_WITHOUT_ONEDNN();
-  test::checkLibraryLstm<cpu::OnednnLstm>("lstm_3layer", DeviceKind::Cpu);
+  test::checkLibraryLstm<ops::OnednnLstm>("lstm_3layer", DeviceKind::Cpu);
 }
 
 TEST(OnednnLstm, WrongShapesAreClearErrors) {
   SKIP_WITHOUT_ONEDNN();
-  cpu::OnednnLstm lstm(3, 2, 4, 5, 1);
+  ops::OnednnLstm lstm(3, 2, 4, 5, 1);
   Tensor x = Tensor::rand({3, 2, 5}, DType::Float32, 1);
   Tensor h = Tensor::rand({1, 2, 5}, DType::Float32, 2);
   EXPECT_THROW(lstm.forward(x, h, h, {}), Error);

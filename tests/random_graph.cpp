@@ -2,7 +2,7 @@
 
 #include "ir/builder.h"
 #include "ir/verifier.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 
 #include <cmath>
 #include <random>
@@ -83,7 +83,7 @@ class Generator {
             if (op.pointwise < 0 || op.numInputs != 1 || !op.differentiable()) continue;
             for (int domain = 0; domain < 3; ++domain) {
               const std::vector<double>& p = probes[domain];
-              Tensor y = cpu::pointwise(*op.pointwiseOp(), Tensor::fromVector({static_cast<int64_t>(p.size())}, p, DType::Float64));
+              Tensor y = ops::pointwise(*op.pointwiseOp(), Tensor::fromVector({static_cast<int64_t>(p.size())}, p, DType::Float64));
               bool finite = true;
               for (int64_t j = 0; j < y.numel(); ++j) finite = finite && std::isfinite(y.item(j));
               if (!finite) continue;

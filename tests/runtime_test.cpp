@@ -1,6 +1,6 @@
 // Tensor views and CPU kernels, checked against naive float64 loops written here.
 #include "runtime/allocator.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/gemm.h"
 #include "runtime/threading.h"
 #include "support/philox.h"
@@ -168,10 +168,10 @@ TEST(Kernels, MmMatchesNaiveForTransposedAndSlicedOperands) {
   for (DType dt : {DType::Float32, DType::Float64}) {
     Tensor a = Tensor::rand({7, 5}, dt, 10), b = Tensor::rand({9, 5}, dt, 11);
     Tensor ref = naiveMm(a, b.t().contiguous());
-    EXPECT_LE(relError(cpu::mm(a, b.t()), ref), dt == DType::Float32 ? 1e-6 : 1e-14);
+    EXPECT_LE(relError(ops::mm(a, b.t()), ref), dt == DType::Float32 ? 1e-6 : 1e-14);
     Tensor wide = Tensor::rand({7, 12}, dt, 12);
     Tensor sliced = wide.narrow(1, 3, 5);  // row stride 12, not contiguous
-    EXPECT_LE(relError(cpu::mm(sliced, b.t()), naiveMm(sliced.contiguous(), b.t().contiguous())), 1e-6);
+    EXPECT_LE(relError(ops::mm(sliced, b.t()), naiveMm(sliced.contiguous(), b.t().contiguous())), 1e-6);
   }
 }
 
@@ -199,8 +199,8 @@ TEST(Kernels, GemmSplitOverColumnsMatchesTheWholeGemm) {
   Tensor c0 = Tensor::rand({m, ldc}, DType::Float32, 23);
   Tensor c = c0.contiguous().clone();
   sgemm(false, true, m, n, k, 0.5f, a.data<float>(), k, b.data<float>(), k, 2.f, c.data<float>(), ldc);
-  Tensor expect = cpu::add(cpu::mul(naiveMm(a, b.t().contiguous()), Tensor::scalar(0.5, DType::Float32)),
-                           cpu::mul(c0.narrow(1, 0, n), Tensor::scalar(2.0, DType::Float32)));
+  Tensor expect = ops::add(ops::mul(naiveMm(a, b.t().contiguous()), Tensor::scalar(0.5, DType::Float32)),
+                           ops::mul(c0.narrow(1, 0, n), Tensor::scalar(2.0, DType::Float32)));
   EXPECT_LE(relError(c.narrow(1, 0, n), expect), 1e-6);
   // Columns past n are left alone.
   EXPECT_LE(relError(c.narrow(1, n, ldc - n), c0.narrow(1, n, ldc - n)), 0.0);
@@ -209,16 +209,16 @@ TEST(Kernels, GemmSplitOverColumnsMatchesTheWholeGemm) {
 
 TEST(Kernels, MatmulBatchesAndAddmmScales) {
   Tensor a = Tensor::rand({3, 4, 5}, DType::Float64, 7), w = Tensor::rand({5, 6}, DType::Float64, 8);
-  Tensor out = cpu::matmul(a, w);
+  Tensor out = ops::matmul(a, w);
   ASSERT_EQ(out.sizes(), (Shape{3, 4, 6}));
   for (int64_t i = 0; i < 3; ++i) EXPECT_LE(relError(out.select(0, i), naiveMm(a.select(0, i), w)), 1e-14);
   Tensor bias = Tensor::rand({6}, DType::Float64, 9);
-  Tensor am = cpu::addmm(bias, a.select(0, 1), w, 0.5, 2.0);
-  Tensor expect = cpu::add(cpu::mul(naiveMm(a.select(0, 1), w), Tensor::scalar(2.0, DType::Float64)),
-                           cpu::mul(bias, Tensor::scalar(0.5, DType::Float64)));
+  Tensor am = ops::addmm(bias, a.select(0, 1), w, 0.5, 2.0);
+  Tensor expect = ops::add(ops::mul(naiveMm(a.select(0, 1), w), Tensor::scalar(2.0, DType::Float64)),
+                           ops::mul(bias, Tensor::scalar(0.5, DType::Float64)));
   EXPECT_LE(relError(am, expect), 1e-14);
   Tensor b3 = Tensor::rand({3, 5, 2}, DType::Float64, 10);
-  Tensor bm = cpu::bmm(a, b3);
+  Tensor bm = ops::bmm(a, b3);
   for (int64_t i = 0; i < 3; ++i) EXPECT_LE(relError(bm.select(0, i), naiveMm(a.select(0, i), b3.select(0, i))), 1e-14);
 }
 
@@ -257,7 +257,7 @@ TEST(Allocator, CachesLargeBlocksForTheNextAllocationOfTheirSize) {
   Tensor x = Tensor::rand({1024, 1024}, DType::Float32, 4), y = Tensor::rand({1024, 1024}, DType::Float32, 5);
   EXPECT_EQ(x.data<float>(), first);  // the cached block, handed out again
   EXPECT_EQ(cpuMemoryStats().cachedBytes, 0u);
-  Tensor sum = cpu::add(x, y, 1.0);
+  Tensor sum = ops::add(x, y, 1.0);
   double err = 0;
   for (int64_t i = 0; i < x.numel(); i += 997)
     err = std::max(err, std::abs(double(sum.data<float>()[i]) - (double(x.data<float>()[i]) + y.data<float>()[i])));
@@ -272,18 +272,18 @@ TEST(Allocator, CachesLargeBlocksForTheNextAllocationOfTheirSize) {
 
 TEST(Kernels, BroadcastingPointwise) {
   Tensor a = Tensor::rand({4, 1, 3}, DType::Float64, 1), b = Tensor::rand({5, 3}, DType::Float64, 2);
-  Tensor s = cpu::sub(a, b, 2.0);
+  Tensor s = ops::sub(a, b, 2.0);
   ASSERT_EQ(s.sizes(), (Shape{4, 5, 3}));
   for (int64_t i = 0; i < 4; ++i)
     for (int64_t j = 0; j < 5; ++j)
       for (int64_t k = 0; k < 3; ++k)
         EXPECT_DOUBLE_EQ(s.item((i * 5 + j) * 3 + k), a.item(i * 3 + k) - 2.0 * b.item(j * 3 + k));
-  EXPECT_THROW(cpu::add(a, Tensor::rand({2, 4}, DType::Float64, 3)), Error);
+  EXPECT_THROW(ops::add(a, Tensor::rand({2, 4}, DType::Float64, 3)), Error);
   // An int64 operand is promoted to the float's dtype, as in PyTorch.
   Tensor n = Tensor::rand({5, 3}, DType::Int64, 3, -50, 50);
-  Tensor mixed = cpu::add(a, n);
+  Tensor mixed = ops::add(a, n);
   ASSERT_EQ(mixed.dtype(), DType::Float64);
-  Tensor want = cpu::add(a, n.to(DType::Float64));
+  Tensor want = ops::add(a, n.to(DType::Float64));
   for (int64_t i = 0; i < want.numel(); ++i) EXPECT_EQ(mixed.item(i), want.item(i));
   EXPECT_NE(n.item(0), 0);
 }
@@ -292,25 +292,25 @@ TEST(Kernels, BroadcastingPointwise) {
 // tensor leaves a float32 tensor with dimensions in float32.
 TEST(Kernels, PointwiseOpsPromoteFloat32WithFloat64) {
   Tensor a = Tensor::rand({4, 1, 3}, DType::Float64, 1), b = Tensor::rand({5, 3}, DType::Float32, 2, 0.5, 2);
-  for (auto [m, ref] : {std::pair{cpu::mul(a, b), cpu::mul(a, b.to(DType::Float64))},
-                        std::pair{cpu::div(b, a), cpu::div(b.to(DType::Float64), a)},
-                        std::pair{cpu::sub(b, a, 0.5), cpu::sub(b.to(DType::Float64), a, 0.5)}}) {
+  for (auto [m, ref] : {std::pair{ops::mul(a, b), ops::mul(a, b.to(DType::Float64))},
+                        std::pair{ops::div(b, a), ops::div(b.to(DType::Float64), a)},
+                        std::pair{ops::sub(b, a, 0.5), ops::sub(b.to(DType::Float64), a, 0.5)}}) {
     EXPECT_EQ(m.dtype(), DType::Float64);
     EXPECT_EQ(m.sizes(), (Shape{4, 5, 3}));
     EXPECT_EQ(relError(m, ref), 0.0);
   }
   Tensor s = Tensor::scalar(0.1, DType::Float64);
-  Tensor r = cpu::add(b, s);
+  Tensor r = ops::add(b, s);
   EXPECT_EQ(r.dtype(), DType::Float32);
-  EXPECT_EQ(relError(r, cpu::add(b, Tensor::scalar(0.1, DType::Float32))), 0.0);
-  EXPECT_EQ(cpu::mul(s, Tensor::scalar(2.0, DType::Float32)).dtype(), DType::Float64);  // both 0-dim
-  Tensor y = cpu::sigmoid(b);
-  EXPECT_EQ(cpu::sigmoidBackward(Tensor::rand({5, 3}, DType::Float64, 3), y).dtype(), DType::Float64);
+  EXPECT_EQ(relError(r, ops::add(b, Tensor::scalar(0.1, DType::Float32))), 0.0);
+  EXPECT_EQ(ops::mul(s, Tensor::scalar(2.0, DType::Float32)).dtype(), DType::Float64);  // both 0-dim
+  Tensor y = ops::sigmoid(b);
+  EXPECT_EQ(ops::sigmoidBackward(Tensor::rand({5, 3}, DType::Float64, 3), y).dtype(), DType::Float64);
 }
 
 TEST(Kernels, UnaryFunctionsMatchLibm) {
   Tensor x = Tensor::rand({5, 7}, DType::Float64, 4, -3, 3).t();  // non-contiguous
-  Tensor sg = cpu::sigmoid(x), th = cpu::tanh(x), rl = cpu::relu(x), ex = cpu::exp(x), ng = cpu::neg(x);
+  Tensor sg = ops::sigmoid(x), th = ops::tanh(x), rl = ops::relu(x), ex = ops::exp(x), ng = ops::neg(x);
   for (int64_t i = 0; i < x.numel(); ++i) {
     double v = x.item(i);
     EXPECT_NEAR(sg.item(i), 1 / (1 + std::exp(-v)), 1e-15);
@@ -320,10 +320,10 @@ TEST(Kernels, UnaryFunctionsMatchLibm) {
     EXPECT_EQ(ng.item(i), -v);
   }
   Tensor nan = Tensor::full({2}, DType::Float32, std::nan(""));
-  EXPECT_TRUE(std::isnan(cpu::relu(nan).item(0)));
+  EXPECT_TRUE(std::isnan(ops::relu(nan).item(0)));
 }
 
-// A transposed view made contiguous goes through square tiles (runtime/cpu/loops.h), float32 by 4 x 4
+// A transposed view made contiguous goes through square tiles (runtime/ops/loops.h), float32 by 4 x 4
 // register transposes: every element lands where an index walk puts it, for ragged tiles and blocks
 // (130 x 70: neither a multiple of 4), a matrix past the parallel grain (300 x 200), a transposed slice
 // with a row stride of its own, a dtype conversion, and a strided destination.
@@ -347,7 +347,7 @@ TEST(Tensor, TransposedCopiesMatchAnIndexWalk) {
     Tensor dst = wider.slice(1, 7, cols + 7);  // rows of stride cols + 7
     dst.copyFrom(src);
     EXPECT_LE(relError(dst.contiguous(), src.contiguous()), 0) << shapeStr(src.sizes());
-    EXPECT_EQ(cpu::sum(wider.slice(1, 0, 7), std::vector<int64_t>{0, 1}, false).item(0), 0.0);
+    EXPECT_EQ(ops::sum(wider.slice(1, 0, 7), std::vector<int64_t>{0, 1}, false).item(0), 0.0);
   }
 }
 
@@ -362,7 +362,7 @@ TEST(Kernels, CatAndStackOfContiguousPiecesMatchAnIndexWalk) {
         sizes[dim] = extent;
         pieces.push_back(Tensor::rand(sizes, DType::Float64, 10 + extent, -3, 3).to(dt));
       }
-      Tensor out = cpu::cat(pieces, dim);
+      Tensor out = ops::cat(pieces, dim);
       ASSERT_EQ(out.size(dim), 5);
       int64_t wrong = 0, at = 0;
       for (const Tensor& piece : pieces) {
@@ -379,7 +379,7 @@ TEST(Kernels, CatAndStackOfContiguousPiecesMatchAnIndexWalk) {
       std::vector<Tensor> same{pieces[0], pieces[2].narrow(dim, 1, 2).contiguous(),
                                Tensor::rand(pieces[0].sizes(), DType::Float64, 20, -3, 3).to(dt)};
       for (int64_t at2 = 0; at2 <= 3; ++at2) {
-        Tensor stacked = cpu::stack(same, at2);
+        Tensor stacked = ops::stack(same, at2);
         for (size_t k = 0; k < same.size(); ++k)
           EXPECT_LE(relError(stacked.select(at2, static_cast<int64_t>(k)).contiguous().to(DType::Float64),
                              same[k].to(DType::Float64)),
@@ -421,20 +421,20 @@ TEST(Kernels, AddInPlaceMatchesAddForEveryLayout) {
     Tensor cube = Tensor::rand({4, 6, 10}, dt, 2, -1, 1);
     for (const Tensor& x : {Tensor::rand({130, 70}, dt, 3, -1, 1), big.t(), cube.slice(2, 1, 9, 2).transpose(0, 1)}) {
       Tensor acc = Tensor::rand(x.sizes(), dt, 4, -1, 1);
-      Tensor want = cpu::add(acc, x);
-      cpu::addInPlace(acc, x);
+      Tensor want = ops::add(acc, x);
+      ops::addInPlace(acc, x);
       EXPECT_LE(relError(acc, want), 0) << dtypeName(dt) << " " << shapeStr(x.sizes());
     }
   }
   Tensor acc = Tensor::rand({3, 4}, DType::Float32, 5);
-  EXPECT_THROW(cpu::addInPlace(acc, Tensor::rand({4, 3}, DType::Float32, 6)), Error);
+  EXPECT_THROW(ops::addInPlace(acc, Tensor::rand({4, 3}, DType::Float32, 6)), Error);
   Tensor view = acc.t();
-  EXPECT_THROW(cpu::addInPlace(view, acc.t()), Error);  // not contiguous
+  EXPECT_THROW(ops::addInPlace(view, acc.t()), Error);  // not contiguous
 }
 
 TEST(Kernels, SumMeanOverDims) {
   Tensor x = Tensor::rand({3, 4, 5}, DType::Float64, 5);
-  Tensor s = cpu::sum(x, std::vector<int64_t>{0, 2}, false);
+  Tensor s = ops::sum(x, std::vector<int64_t>{0, 2}, false);
   ASSERT_EQ(s.sizes(), (Shape{4}));
   for (int64_t j = 0; j < 4; ++j) {
     double acc = 0;
@@ -442,10 +442,10 @@ TEST(Kernels, SumMeanOverDims) {
       for (int64_t k = 0; k < 5; ++k) acc += x.item((i * 4 + j) * 5 + k);
     EXPECT_NEAR(s.item(j), acc, 1e-12);
   }
-  Tensor m = cpu::mean(x, std::vector<int64_t>{-1}, true);
+  Tensor m = ops::mean(x, std::vector<int64_t>{-1}, true);
   ASSERT_EQ(m.sizes(), (Shape{3, 4, 1}));
-  EXPECT_NEAR(m.item(0), cpu::sum(x.select(0, 0).select(0, 0)).item() / 5, 1e-14);
-  EXPECT_NEAR(cpu::sum(x).item(), cpu::sum(s).item(), 1e-12);
+  EXPECT_NEAR(m.item(0), ops::sum(x.select(0, 0).select(0, 0)).item() / 5, 1e-14);
+  EXPECT_NEAR(ops::sum(x).item(), ops::sum(s).item(), 1e-12);
 }
 
 // var and std (the row loop over trailing dims, the composition over others) against a naive loop; a 0-dim
@@ -463,8 +463,8 @@ TEST(Kernels, VarAndStdOverDims) {
     return ss / (n - (unbiased ? 1 : 0));
   };
   for (bool unbiased : {false, true}) {
-    Tensor trailing = cpu::var(x, std::vector<int64_t>{-1}, unbiased, true);
-    Tensor leading = cpu::stdDev(x, std::vector<int64_t>{0}, unbiased, false);
+    Tensor trailing = ops::var(x, std::vector<int64_t>{-1}, unbiased, true);
+    Tensor leading = ops::stdDev(x, std::vector<int64_t>{0}, unbiased, false);
     ASSERT_EQ(trailing.sizes(), (Shape{3, 4, 1}));
     ASSERT_EQ(leading.sizes(), (Shape{4, 5}));
     for (int64_t i = 0; i < 3; ++i)
@@ -474,13 +474,13 @@ TEST(Kernels, VarAndStdOverDims) {
         EXPECT_NEAR(leading.item(j * 5 + k), std::sqrt(naive(k, j, true, unbiased)), 1e-12);
   }
   Tensor scalar = Tensor::scalar(2.5, DType::Float64);
-  EXPECT_EQ(cpu::var(scalar, std::vector<int64_t>{0}, false, false).item(), 0.0);
-  EXPECT_THROW(cpu::var(x, std::vector<int64_t>{2, -1}, false, false), Error);
+  EXPECT_EQ(ops::var(scalar, std::vector<int64_t>{0}, false, false).item(), 0.0);
+  EXPECT_THROW(ops::var(x, std::vector<int64_t>{2, -1}, false, false), Error);
 }
 
 TEST(Kernels, SoftmaxAndLogSoftmaxAlongAnyDim) {
   Tensor x = Tensor::rand({3, 4, 2}, DType::Float64, 6, -5, 5);
-  Tensor sm = cpu::softmax(x, 1), lsm = cpu::logSoftmax(x, 1);
+  Tensor sm = ops::softmax(x, 1), lsm = ops::logSoftmax(x, 1);
   for (int64_t i = 0; i < 3; ++i)
     for (int64_t k = 0; k < 2; ++k) {
       double denom = 0;
@@ -506,12 +506,12 @@ TEST(Kernels, Float32SoftmaxAgreesWithTheFloat64Loops) {
           << what << " along " << dim << " at " << i;
   };
   for (int64_t dim = 0; dim < 3; ++dim) {
-    Tensor sm = cpu::softmax(x, dim), lsm = cpu::logSoftmax(x, dim);
-    expectClose(cpu::softmax(x32, dim), sm, 1e-5, "softmax", dim);
-    expectClose(cpu::logSoftmax(x32, dim), lsm, 1e-5, "log_softmax", dim);
-    expectClose(cpu::softmaxBackward(g32, sm.to(DType::Float32), dim), cpu::softmaxBackward(g, sm, dim), 1e-4,
+    Tensor sm = ops::softmax(x, dim), lsm = ops::logSoftmax(x, dim);
+    expectClose(ops::softmax(x32, dim), sm, 1e-5, "softmax", dim);
+    expectClose(ops::logSoftmax(x32, dim), lsm, 1e-5, "log_softmax", dim);
+    expectClose(ops::softmaxBackward(g32, sm.to(DType::Float32), dim), ops::softmaxBackward(g, sm, dim), 1e-4,
                 "softmax backward", dim);
-    expectClose(cpu::logSoftmaxBackward(g32, lsm.to(DType::Float32), dim), cpu::logSoftmaxBackward(g, lsm, dim),
+    expectClose(ops::logSoftmaxBackward(g32, lsm.to(DType::Float32), dim), ops::logSoftmaxBackward(g, lsm, dim),
                 1e-4, "log_softmax backward", dim);
   }
 }
@@ -522,7 +522,7 @@ TEST(Kernels, SoftmaxOfARowWithNanOrInfinityIsNan) {
   for (DType dt : {DType::Float32, DType::Float64}) {
     Tensor x = Tensor::fromVector({3, 4}, {0.5, nan, 1, 2, inf, 0, 1, 2, -inf, 1, 2, 3}, dt);
     for (bool log : {false, true}) {
-      Tensor y = log ? cpu::logSoftmax(x, 1) : cpu::softmax(x, 1);
+      Tensor y = log ? ops::logSoftmax(x, 1) : ops::softmax(x, 1);
       for (int64_t i = 0; i < 8; ++i) EXPECT_TRUE(std::isnan(y.item(i))) << dtypeName(dt) << " log " << log << " " << i;
       EXPECT_EQ(y.item(8), log ? -inf : 0.0);
       double denom = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
@@ -534,36 +534,36 @@ TEST(Kernels, SoftmaxOfARowWithNanOrInfinityIsNan) {
 TEST(Kernels, NllLossAndCrossEntropy) {
   Tensor logits = Tensor::rand({4, 3}, DType::Float64, 7, -2, 2);
   Tensor target = Tensor::fromVector({4}, {2, 0, 1, 2}, DType::Int64);
-  Tensor lsm = cpu::logSoftmax(logits, 1);
+  Tensor lsm = ops::logSoftmax(logits, 1);
   double expect = -(lsm.item(0 * 3 + 2) + lsm.item(1 * 3 + 0) + lsm.item(2 * 3 + 1) + lsm.item(3 * 3 + 2)) / 4;
-  EXPECT_NEAR(cpu::crossEntropy(logits, target).item(), expect, 1e-14);
-  EXPECT_THROW(cpu::nllLoss(lsm, Tensor::fromVector({4}, {3, 0, 1, 2}, DType::Int64)), Error);
-  EXPECT_THROW(cpu::nllLoss(lsm, Tensor::fromVector({4}, {2, 0, 1, 2}, DType::Float32)), Error);
+  EXPECT_NEAR(ops::crossEntropy(logits, target).item(), expect, 1e-14);
+  EXPECT_THROW(ops::nllLoss(lsm, Tensor::fromVector({4}, {3, 0, 1, 2}, DType::Int64)), Error);
+  EXPECT_THROW(ops::nllLoss(lsm, Tensor::fromVector({4}, {2, 0, 1, 2}, DType::Float32)), Error);
 }
 
 TEST(Kernels, CatStackEmbedding) {
   Tensor a = Tensor::rand({2, 3}, DType::Float32, 8), b = Tensor::rand({2, 1}, DType::Float32, 9);
-  Tensor c = cpu::cat(std::vector<Tensor>{a, b}, 1);
+  Tensor c = ops::cat(std::vector<Tensor>{a, b}, 1);
   ASSERT_EQ(c.sizes(), (Shape{2, 4}));
   EXPECT_EQ(c.item(1 * 4 + 3), b.item(1));
   EXPECT_EQ(c.item(1 * 4 + 2), a.item(1 * 3 + 2));
-  Tensor s = cpu::stack(std::vector<Tensor>{a, a}, 1);
+  Tensor s = ops::stack(std::vector<Tensor>{a, a}, 1);
   ASSERT_EQ(s.sizes(), (Shape{2, 2, 3}));
   EXPECT_EQ(s.item((1 * 2 + 1) * 3 + 2), a.item(1 * 3 + 2));
-  EXPECT_THROW(cpu::stack(std::vector<Tensor>{a, b}, 0), Error);
+  EXPECT_THROW(ops::stack(std::vector<Tensor>{a, b}, 0), Error);
   Tensor w = Tensor::rand({5, 3}, DType::Float32, 10);
-  Tensor e = cpu::embedding(w, Tensor::fromVector({2, 2}, {4, 0, 4, 1}, DType::Int64));
+  Tensor e = ops::embedding(w, Tensor::fromVector({2, 2}, {4, 0, 4, 1}, DType::Int64));
   ASSERT_EQ(e.sizes(), (Shape{2, 2, 3}));
   EXPECT_EQ(e.item(3 * 3 + 1), w.item(1 * 3 + 1));
-  EXPECT_THROW(cpu::embedding(w, Tensor::fromVector({1}, {5}, DType::Int64)), Error);
+  EXPECT_THROW(ops::embedding(w, Tensor::fromVector({1}, {5}, DType::Int64)), Error);
 }
 
 TEST(Kernels, Conv2dMatchesDirectConvolutionWithStridePaddingDilationGroups) {
-  cpu::Conv2dParams p;
+  ops::Conv2dParams p;
   p.strideH = 2, p.strideW = 1, p.padH = 1, p.padW = 2, p.dilationH = 1, p.dilationW = 2, p.groups = 2;
   Tensor x = Tensor::rand({2, 4, 7, 6}, DType::Float64, 11), w = Tensor::rand({6, 2, 3, 2}, DType::Float64, 12);
   Tensor bias = Tensor::rand({6}, DType::Float64, 13);
-  Tensor out = cpu::conv2d(x, w, bias, p);
+  Tensor out = ops::conv2d(x, w, bias, p);
   const int64_t oh = (7 + 2 - 2 - 1) / 2 + 1, ow = (6 + 4 - 2 - 1) / 1 + 1;
   ASSERT_EQ(out.sizes(), (Shape{2, 6, oh, ow}));
   for (int64_t n = 0; n < 2; ++n)
@@ -587,11 +587,11 @@ TEST(Threading, ResultsDoNotDependOnThreadCount) {
   Tensor a = Tensor::rand({300, 200}, DType::Float32, 14), b = Tensor::rand({200, 150}, DType::Float32, 15);
   Tensor big = Tensor::rand({1 << 17}, DType::Float32, 16);
   setNumThreads(1);
-  Tensor m1 = cpu::mm(a, b), t1 = cpu::tanh(big);
+  Tensor m1 = ops::mm(a, b), t1 = ops::tanh(big);
   setNumThreads(2);
   EXPECT_EQ(numThreads(), 2);
-  EXPECT_LE(relError(cpu::mm(a, b), m1), 1e-6);
-  EXPECT_EQ(relError(cpu::tanh(big), t1), 0.0);
+  EXPECT_LE(relError(ops::mm(a, b), m1), 1e-6);
+  EXPECT_EQ(relError(ops::tanh(big), t1), 0.0);
   EXPECT_THROW(setNumThreads(0), Error);
 }
 
@@ -635,7 +635,7 @@ TEST(Dropout, RateScaleAndStreams) {
   const int64_t n = 40000;
   const double p = 0.4;
   Tensor x = Tensor::rand({200, 200}, DType::Float32, 3, 0.5, 2.0);
-  Tensor y = cpu::dropout(x, p, true, rngState(17, 5), 2);
+  Tensor y = ops::dropout(x, p, true, rngState(17, 5), 2);
   int64_t dropped = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (y.item(i) == 0) {
@@ -653,15 +653,15 @@ TEST(Dropout, RateScaleAndStreams) {
     return m;
   };
   Tensor x64 = x.to(DType::Float64);
-  EXPECT_EQ(mask(cpu::dropout(x64, p, true, rngState(17, 5), 2)), mask(y));
-  EXPECT_EQ(mask(cpu::dropout(x, p, true, rngState(17, 5), 2)), mask(y));
-  EXPECT_NE(mask(cpu::dropout(x, p, true, rngState(18, 5), 2)), mask(y));
-  EXPECT_NE(mask(cpu::dropout(x, p, true, rngState(17, 6), 2)), mask(y));
-  EXPECT_NE(mask(cpu::dropout(x, p, true, rngState(17, 5), 3)), mask(y));
+  EXPECT_EQ(mask(ops::dropout(x64, p, true, rngState(17, 5), 2)), mask(y));
+  EXPECT_EQ(mask(ops::dropout(x, p, true, rngState(17, 5), 2)), mask(y));
+  EXPECT_NE(mask(ops::dropout(x, p, true, rngState(18, 5), 2)), mask(y));
+  EXPECT_NE(mask(ops::dropout(x, p, true, rngState(17, 6), 2)), mask(y));
+  EXPECT_NE(mask(ops::dropout(x, p, true, rngState(17, 5), 3)), mask(y));
 
-  EXPECT_EQ(relError(cpu::dropout(x, p, false, rngState(17, 5), 2), x), 0.0);
-  EXPECT_EQ(relError(cpu::dropout(x, 0.0, true, rngState(17, 5), 2), x), 0.0);
-  Tensor all = cpu::dropout(x, 1.0, true, rngState(17, 5), 2);
+  EXPECT_EQ(relError(ops::dropout(x, p, false, rngState(17, 5), 2), x), 0.0);
+  EXPECT_EQ(relError(ops::dropout(x, 0.0, true, rngState(17, 5), 2), x), 0.0);
+  Tensor all = ops::dropout(x, 1.0, true, rngState(17, 5), 2);
   for (int64_t i = 0; i < n; i += 97) EXPECT_EQ(all.item(i), 0.0);
 }
 
@@ -671,7 +671,7 @@ TEST(Dropout, RateScaleAndStreams) {
 TEST(Uniform, RangeMeanAndDropoutsNumbers) {
   const int64_t n = 40000;
   Tensor like = Tensor::rand({200, 200}, DType::Float32, 3, 0.5, 2.0);
-  Tensor u = cpu::uniform(like, rngState(17, 5), 2);
+  Tensor u = ops::uniform(like, rngState(17, 5), 2);
   ASSERT_EQ(u.sizes(), like.sizes());
   ASSERT_EQ(u.dtype(), DType::Float32);
   double sum = 0;
@@ -681,23 +681,23 @@ TEST(Uniform, RangeMeanAndDropoutsNumbers) {
     sum += u.item(i);
   }
   EXPECT_LE(std::abs(sum / n - 0.5), 4 * std::sqrt(1.0 / 12 / n)) << sum / n;
-  Tensor dropped = cpu::dropout(Tensor::full({200, 200}, DType::Float32, 1.0), 0.3, true, rngState(17, 5), 2);
+  Tensor dropped = ops::dropout(Tensor::full({200, 200}, DType::Float32, 1.0), 0.3, true, rngState(17, 5), 2);
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(dropped.item(i) == 0, static_cast<float>(u.item(i)) < 0.3f) << i;
-  EXPECT_EQ(relError(cpu::uniform(like.to(DType::Float64), rngState(17, 5), 2), u.to(DType::Float64)), 0.0);
+  EXPECT_EQ(relError(ops::uniform(like.to(DType::Float64), rngState(17, 5), 2), u.to(DType::Float64)), 0.0);
   auto first = [](const Tensor& t) { return std::vector<double>{t.item(0), t.item(1), t.item(2), t.item(3), t.item(4)}; };
-  EXPECT_NE(first(cpu::uniform(like, rngState(18, 5), 2)), first(u));
-  EXPECT_NE(first(cpu::uniform(like, rngState(17, 6), 2)), first(u));
-  EXPECT_NE(first(cpu::uniform(like, rngState(17, 5), 3)), first(u));
-  EXPECT_THROW(cpu::uniform(Tensor::fromVector({2}, {1, 2}, DType::Int64), rngState(1, 0), 0), Error);
-  EXPECT_THROW(cpu::uniform(like, Tensor::rand({3}, DType::Float32, 1), 0), Error);
+  EXPECT_NE(first(ops::uniform(like, rngState(18, 5), 2)), first(u));
+  EXPECT_NE(first(ops::uniform(like, rngState(17, 6), 2)), first(u));
+  EXPECT_NE(first(ops::uniform(like, rngState(17, 5), 3)), first(u));
+  EXPECT_THROW(ops::uniform(Tensor::fromVector({2}, {1, 2}, DType::Int64), rngState(1, 0), 0), Error);
+  EXPECT_THROW(ops::uniform(like, Tensor::rand({3}, DType::Float32, 1), 0), Error);
 }
 
 TEST(Dropout, BadArgumentsAreErrors) {
   Tensor x = Tensor::rand({4, 4}, DType::Float32, 1);
-  EXPECT_THROW(cpu::dropout(x, 1.5, true, rngState(1, 0), 0), Error);
-  EXPECT_THROW(cpu::dropout(x, 0.5, true, Tensor::rand({3}, DType::Float32, 1), 0), Error);
-  EXPECT_THROW(cpu::dropout(Tensor::fromVector({2}, {1, 2}, DType::Int64), 0.5, true, rngState(1, 0), 0), Error);
+  EXPECT_THROW(ops::dropout(x, 1.5, true, rngState(1, 0), 0), Error);
+  EXPECT_THROW(ops::dropout(x, 0.5, true, Tensor::rand({3}, DType::Float32, 1), 0), Error);
+  EXPECT_THROW(ops::dropout(Tensor::fromVector({2}, {1, 2}, DType::Int64), 0.5, true, rngState(1, 0), 0), Error);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@
 #include "tests/support/build_config.h"
 #include "tests/support/reference.h"
 #include "tests/support/registry.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 
 #include <fmt/format.h>
 
@@ -350,7 +350,7 @@ TEST(LoopNest, LowerReductionsAndSimplify) {
     CHECK-NEXT: out0[j] = (out0[j] + in0[r, j]);
   )");
   Tensor x = Tensor::rand({4, 3}, DType::Float64, 4);
-  EXPECT_LE(test::relError(interpret(n, {x})[0], cpu::sum(x, std::vector<int64_t>{0}, false)), 1e-15);
+  EXPECT_LE(test::relError(interpret(n, {x})[0], ops::sum(x, std::vector<int64_t>{0}, false)), 1e-15);
   Expr e = simplify((Var::make("x") + imm(2)) + imm(3));
   EXPECT_EQ(toString(e), "(x + 5)");
   EXPECT_EQ(toString(simplify(imm(6) * imm(7) + imm(0))), "42");
@@ -482,7 +482,7 @@ std::multiset<OpKind> checkTeGroups(const std::string& ir, DType dtype) {
     const double tol = dtype == DType::Float64 ? 1e-13 : 1e-6;
     for (size_t j = 0; j < ref.size(); ++j) {
       const Tensor& r = ref[j].toTensor();
-      EXPECT_GT(r.numel() == 0 ? 1.0 : cpu::sum(cpu::mul(r, r), std::vector<int64_t>{}, false).item(0), 0.0);
+      EXPECT_GT(r.numel() == 0 ? 1.0 : ops::sum(ops::mul(r, r), std::vector<int64_t>{}, false).item(0), 0.0);
       EXPECT_LE(test::relError(interpreted[j], r), tol) << "interpreter, output " << j << ":\n" << toString(nest.root());
       EXPECT_LE(test::relError(cpuInterpreted[j], r), tol) << "interpreter, CPU nest, output " << j << ":\n"
                                                            << toString(cpu.root());
@@ -726,7 +726,7 @@ graph(%a : Float(3, 4)):
   nest.scheduleCpu();
   std::vector<Tensor> outs = runNestWithLlvm(nest, "te_softmax_nonfinite", {a});
   ASSERT_EQ(outs.size(), 2u);
-  Tensor refs[2] = {cpu::softmax(a, 1), cpu::logSoftmax(a, 1)};
+  Tensor refs[2] = {ops::softmax(a, 1), ops::logSoftmax(a, 1)};
   for (int k = 0; k < 2; ++k)
     for (int64_t i = 0; i < 12; ++i) {
       double want = refs[k].item(i), got = outs[k].item(i);
@@ -1227,9 +1227,9 @@ TEST(RandLike, SameNumbersOnEveryPathAndNoGradientThroughThem) {
   ASSERT_EQ(g->inputs()[2]->name(), "rng");
   Tensor x = Tensor::rand({37, 29}, DType::Float32, 3, 0.5, 2.0), y = Tensor::rand({37, 29}, DType::Float32, 4);
   Tensor rng = Tensor::fromVector({2}, {4242, 3}, DType::Int64), go = Tensor::rand({37, 29}, DType::Float32, 8, 0.5, 1.5);
-  const Tensor r = cpu::uniform(y, rng, 0);
-  const Tensor z = cpu::add(cpu::mul(r, x), x);
-  const Tensor gx = cpu::mul(go, cpu::add(r, Tensor::full({37, 29}, DType::Float32, 1.0)));
+  const Tensor r = ops::uniform(y, rng, 0);
+  const Tensor z = ops::add(ops::mul(r, x), x);
+  const Tensor gx = ops::mul(go, ops::add(r, Tensor::full({37, 29}, DType::Float32, 1.0)));
   std::vector<DeviceKind> devices = {DeviceKind::Cpu};
   if (cuda::available()) devices.push_back(DeviceKind::Cuda);
   for (DeviceKind d : devices)

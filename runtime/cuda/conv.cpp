@@ -1,6 +1,6 @@
 // conv2d on the device: cuDNN's convolution (the legacy cuDNN API, still in cuDNN 9), or im2col and a
 // cuBLAS GEMM per image and group (kernels.cuh's gj_im2col and gj_col2im; the emulated driver's path).
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/context.h"
 #include "runtime/cuda/cudnn_api.h"
 #include "runtime/cuda/cudnn_lstm.h"
@@ -17,7 +17,7 @@
 namespace gj::cuda {
 namespace {
 
-// The sizes of a convolution, as cpu::conv2d has checked them.
+// The sizes of a convolution, as ops::conv2d has checked them.
 struct ConvShape {
   int64_t n, cin, h, w, cout, kh, kw, outH, outW, groups;
   int64_t cinG() const { return cin / groups; }
@@ -26,12 +26,12 @@ struct ConvShape {
   int64_t pix() const { return outH * outW; }
 };
 
-ConvShape shapeOf(const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p) {
+ConvShape shapeOf(const Tensor& x, const Tensor& w, const ops::Conv2dParams& p) {
   USER_CHECK(x.device() == DeviceKind::Cuda && w.device() == DeviceKind::Cuda,
              "conv2d: input and weight must both be on the device");
   ConvShape s{x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(2), w.size(3), 0, 0, p.groups};
-  s.outH = cpu::convOutputSize(s.h, s.kh, p.strideH, p.padH, p.dilationH);
-  s.outW = cpu::convOutputSize(s.w, s.kw, p.strideW, p.padW, p.dilationW);
+  s.outH = ops::convOutputSize(s.h, s.kh, p.strideH, p.padH, p.dilationH);
+  s.outW = ops::convOutputSize(s.w, s.kw, p.strideW, p.padW, p.dilationW);
   return s;
 }
 
@@ -42,7 +42,7 @@ char* at(const Tensor& t, int64_t elements) {
   return static_cast<char*>(t.rawData()) + elements * dtypeSize(t.dtype());
 }
 
-Tensor forwardGemm(const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p, const ConvShape& s) {
+Tensor forwardGemm(const Tensor& x, const Tensor& w, const ops::Conv2dParams& p, const ConvShape& s) {
   const DType dt = x.dtype();
   Tensor out = Tensor::empty({s.n, s.cout, s.outH, s.outW}, dt, DeviceKind::Cuda);
   Tensor col = Tensor::empty({s.cin * s.kh * s.kw, s.pix()}, dt, DeviceKind::Cuda);  // all groups' rows
@@ -56,7 +56,7 @@ Tensor forwardGemm(const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p,
 }
 
 std::pair<Tensor, Tensor> backwardGemm(const Tensor& g, const Tensor& x, const Tensor& w,
-                                       const cpu::Conv2dParams& p, const ConvShape& s) {
+                                       const ops::Conv2dParams& p, const ConvShape& s) {
   const DType dt = x.dtype();
   Tensor gx = Tensor::empty(x.sizes(), dt, DeviceKind::Cuda);
   Tensor gw = Tensor::empty(w.sizes(), dt, DeviceKind::Cuda);
@@ -90,7 +90,7 @@ struct ConvDescriptors {
   cudnnConvolutionDescriptor_t conv = nullptr;
   cudnnDataType_t type;
 
-  ConvDescriptors(DType dt, const cpu::Conv2dParams& p, const ConvShape& s)
+  ConvDescriptors(DType dt, const ops::Conv2dParams& p, const ConvShape& s)
       : type(dt == DType::Float32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE) {
     const auto& c = cudnn();
     auto i = [](int64_t v, const char* what) { return detail::cudnnInt(v, "cuDNN conv2d", what); };
@@ -163,7 +163,7 @@ Tensor workspace(size_t bytes) {
                        DeviceKind::Cuda);
 }
 
-Tensor forwardCudnn(const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p, const ConvShape& s) {
+Tensor forwardCudnn(const Tensor& x, const Tensor& w, const ops::Conv2dParams& p, const ConvShape& s) {
   const auto& c = cudnn();
   cudnnHandle_t h = detail::cudnnHandle();
   ConvDescriptors d(x.dtype(), p, s);
@@ -183,7 +183,7 @@ Tensor forwardCudnn(const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p
 }
 
 std::pair<Tensor, Tensor> backwardCudnn(const Tensor& g, const Tensor& x, const Tensor& w,
-                                        const cpu::Conv2dParams& p, const ConvShape& s) {
+                                        const ops::Conv2dParams& p, const ConvShape& s) {
   const auto& c = cudnn();
   cudnnHandle_t h = detail::cudnnHandle();
   ConvDescriptors d(x.dtype(), p, s);
@@ -227,7 +227,7 @@ bool useCudnn(ConvPath path) {
 }  // namespace
 
 
-Tensor conv2d(const Tensor& x0, const Tensor& w0, const cpu::Conv2dParams& p, ConvPath path) {
+Tensor conv2d(const Tensor& x0, const Tensor& w0, const ops::Conv2dParams& p, ConvPath path) {
   Tensor x = x0.contiguous(), w = w0.contiguous();
   const ConvShape s = shapeOf(x, w, p);
   if (s.n == 0) return Tensor::empty({0, s.cout, s.outH, s.outW}, x.dtype(), DeviceKind::Cuda);
@@ -235,7 +235,7 @@ Tensor conv2d(const Tensor& x0, const Tensor& w0, const cpu::Conv2dParams& p, Co
 }
 
 std::pair<Tensor, Tensor> conv2dBackward(const Tensor& g0, const Tensor& x0, const Tensor& w0,
-                                         const cpu::Conv2dParams& p, ConvPath path) {
+                                         const ops::Conv2dParams& p, ConvPath path) {
   Tensor g = g0.contiguous(), x = x0.contiguous(), w = w0.contiguous();
   const ConvShape s = shapeOf(x, w, p);
   USER_CHECK(g.device() == DeviceKind::Cuda && g.sizes() == (Shape{s.n, s.cout, s.outH, s.outW}) &&

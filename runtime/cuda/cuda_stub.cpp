@@ -83,20 +83,20 @@ void gemm(DType, bool, bool, int64_t, int64_t, int64_t, double, const void*, int
   fail();
 }
 void im2col(DType, const void*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-            const cpu::Conv2dParams&, void*) {
+            const ops::Conv2dParams&, void*) {
   fail();
 }
 void col2im(DType, const void*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-            const cpu::Conv2dParams&, void*) {
+            const ops::Conv2dParams&, void*) {
   fail();
 }
-Tensor conv2d(const Tensor&, const Tensor&, const cpu::Conv2dParams&, ConvPath) { fail(); }
-std::pair<Tensor, Tensor> conv2dBackward(const Tensor&, const Tensor&, const Tensor&, const cpu::Conv2dParams&,
+Tensor conv2d(const Tensor&, const Tensor&, const ops::Conv2dParams&, ConvPath) { fail(); }
+std::pair<Tensor, Tensor> conv2dBackward(const Tensor&, const Tensor&, const Tensor&, const ops::Conv2dParams&,
                                          ConvPath) {
   fail();
 }
-std::pair<Tensor, Tensor> maxPool2d(const Tensor&, const cpu::Pool2dParams&, int64_t, int64_t) { fail(); }
-Tensor maxPool2dBackward(const Tensor&, std::span<const int64_t>, const Tensor&, const cpu::Pool2dParams&) { fail(); }
+std::pair<Tensor, Tensor> maxPool2d(const Tensor&, const ops::Pool2dParams&, int64_t, int64_t) { fail(); }
+Tensor maxPool2dBackward(const Tensor&, std::span<const int64_t>, const Tensor&, const ops::Pool2dParams&) { fail(); }
 Tensor adaptiveAvgPool2d(const Tensor&, int64_t, int64_t) { fail(); }
 Tensor adaptiveAvgPool2dBackward(const Tensor&, std::span<const int64_t>) { fail(); }
 const std::string& kernelSource() { fail(); }

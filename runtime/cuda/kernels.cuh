@@ -172,13 +172,13 @@ struct GjIndexArgs {
 };
 
 // conv2d's unfolding of one image (`channels` planes of h x w, contiguous) for a GEMM, as
-// runtime/cpu/im2col.h does it on the host: col row (c * kh + i) * kw + j, column y * outW + x, holds the
+// runtime/ops/im2col.h does it on the host: col row (c * kh + i) * kw + j, column y * outW + x, holds the
 // image element that kernel tap (i, j) of output pixel (y, x) reads, or 0 in the padding.
 // gj_im2col: col = unfold(img), each thread one column element.
 // gj_col2im: img = the adjoint (each image element the sum of the column elements that read it), each
 // thread one image element, gathering: no atomics, and the same sums in the same order on every run.
 //
-// The same windows pool `channels` planes (N * C of them), as runtime/cpu/cnn.cpp does on the host:
+// The same windows pool `channels` planes (N * C of them), as runtime/ops/cnn.cpp does on the host:
 // gj_max_pool2d: each thread one output element, the maximum of its window (padding is -inf; NaN wins;
 // the first on ties) and its position h * w + w in the plane, written to `indices`.
 // gj_max_pool2d_backward: in the output gradient, out the input's; each thread one input element, summing

@@ -2,7 +2,7 @@
 #include "runtime/cuda/ops.h"
 
 #include "runtime/context.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/cuda/device.h"
 #include "runtime/nvrtc.h"
 #include "support/half_bits_text.h"
@@ -123,8 +123,8 @@ Tensor map(PointwiseOp op, const Tensor& a0, const Tensor& b0, double scalar, co
   USER_CHECK(isFloating(a.dtype()) && a.dtype() == b.dtype() && (!c.defined() || c.dtype() == a.dtype()),
              "{}: expected float operands of one dtype, got {} and {}{}", what, dtypeName(a.dtype()),
              dtypeName(b.dtype()), c.defined() ? fmt::format(" and {}", dtypeName(c.dtype())) : "");
-  Shape shape = cpu::broadcastShapes(a.sizes(), b.sizes());
-  if (c.defined()) shape = cpu::broadcastShapes(shape, c.sizes());
+  Shape shape = ops::broadcastShapes(a.sizes(), b.sizes());
+  if (c.defined()) shape = ops::broadcastShapes(shape, c.sizes());
   Tensor out = Tensor::empty(shape, a.dtype(), DeviceKind::Cuda);
   GjMapArgs p{};
   p.shape = shapeOf(shape);
@@ -148,8 +148,8 @@ Tensor mapIntegral(PointwiseOp op, const Tensor& a0, const Tensor& b0, int64_t s
   Tensor a = onDevice(a0, what), b = onDevice(b0, what), c = c0.defined() ? onDevice(c0, what) : Tensor();
   USER_CHECK(a.dtype() == DType::Int64 && b.dtype() == DType::Int64 && (!c.defined() || c.dtype() == DType::Int64),
              "{}: expected int64 operands, got {} and {}", what, dtypeName(a.dtype()), dtypeName(b.dtype()));
-  Shape shape = cpu::broadcastShapes(a.sizes(), b.sizes());
-  if (c.defined()) shape = cpu::broadcastShapes(shape, c.sizes());
+  Shape shape = ops::broadcastShapes(a.sizes(), b.sizes());
+  if (c.defined()) shape = ops::broadcastShapes(shape, c.sizes());
   Tensor out = Tensor::empty(shape, DType::Int64, DeviceKind::Cuda);
   GjMapIntArgs p{};
   p.shape = shapeOf(shape);
@@ -253,7 +253,7 @@ void copy(const Tensor& dst, const Tensor& src0) {
 namespace {
 
 GjConvArgs convArgs(DType dtype, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t outH,
-                    int64_t outW, const cpu::Conv2dParams& p) {
+                    int64_t outW, const ops::Conv2dParams& p) {
   USER_CHECK(isFloating(dtype), "CUDA conv2d: float values expected, got {}", dtypeName(dtype));
   GjConvArgs a{};
   a.channels = channels;
@@ -276,7 +276,7 @@ GjConvArgs convArgs(DType dtype, int64_t channels, int64_t h, int64_t w, int64_t
 }  // namespace
 
 void im2col(DType dtype, const void* image, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw,
-            int64_t outH, int64_t outW, const cpu::Conv2dParams& p, void* col) {
+            int64_t outH, int64_t outW, const ops::Conv2dParams& p, void* col) {
   GjConvArgs a = convArgs(dtype, channels, h, w, kh, kw, outH, outW, p);
   a.in = image;
   a.out = col;
@@ -284,7 +284,7 @@ void im2col(DType dtype, const void* image, int64_t channels, int64_t h, int64_t
 }
 
 void col2im(DType dtype, const void* col, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw,
-            int64_t outH, int64_t outW, const cpu::Conv2dParams& p, void* image) {
+            int64_t outH, int64_t outW, const ops::Conv2dParams& p, void* image) {
   GjConvArgs a = convArgs(dtype, channels, h, w, kh, kw, outH, outW, p);
   a.in = col;
   a.out = image;
@@ -296,10 +296,10 @@ namespace {
 // The pooling kernels' arguments: x's planes (N * C) of h x w pooled to outH x outW, through `window` (max
 // pooling's; none for the adaptive windows, which the kernels derive from the sizes).
 GjConvArgs poolArgs(const char* what, const Tensor& in, std::span<const int64_t> inputSizes, int64_t outH,
-                    int64_t outW, const cpu::Pool2dParams& window = {}) {
+                    int64_t outW, const ops::Pool2dParams& window = {}) {
   USER_CHECK(in.device() == DeviceKind::Cuda && in.isContiguous() && isFloating(in.dtype()) && inputSizes.size() == 4,
              "{}: a contiguous float device tensor and an input [N, C, H, W] expected", what);
-  cpu::Conv2dParams p;
+  ops::Conv2dParams p;
   p.strideH = window.strideH, p.strideW = window.strideW, p.padH = window.padH, p.padW = window.padW;
   p.dilationH = window.dilationH, p.dilationW = window.dilationW;
   GjConvArgs a = convArgs(in.dtype(), inputSizes[0] * inputSizes[1], inputSizes[2], inputSizes[3], window.kH,
@@ -310,7 +310,7 @@ GjConvArgs poolArgs(const char* what, const Tensor& in, std::span<const int64_t>
 
 }  // namespace
 
-std::pair<Tensor, Tensor> maxPool2d(const Tensor& x, const cpu::Pool2dParams& p, int64_t outH, int64_t outW) {
+std::pair<Tensor, Tensor> maxPool2d(const Tensor& x, const ops::Pool2dParams& p, int64_t outH, int64_t outW) {
   GjConvArgs a = poolArgs("CUDA max_pool2d", x, x.sizes(), outH, outW, p);
   Tensor out = Tensor::empty({x.size(0), x.size(1), outH, outW}, x.dtype(), DeviceKind::Cuda);
   Tensor idx = Tensor::empty(out.sizes(), DType::Int64, DeviceKind::Cuda);
@@ -321,7 +321,7 @@ std::pair<Tensor, Tensor> maxPool2d(const Tensor& x, const cpu::Pool2dParams& p,
 }
 
 Tensor maxPool2dBackward(const Tensor& g, std::span<const int64_t> inputSizes, const Tensor& indices,
-                         const cpu::Pool2dParams& p) {
+                         const ops::Pool2dParams& p) {
   GjConvArgs a = poolArgs("CUDA max_pool2d_with_indices_backward", g, inputSizes, g.size(2), g.size(3), p);
   Tensor idx = onDevice(indices, "max_pool2d_with_indices_backward").contiguous();
   Tensor gx = Tensor::empty(Shape(inputSizes.begin(), inputSizes.end()), g.dtype(), DeviceKind::Cuda);

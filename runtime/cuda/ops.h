@@ -1,5 +1,5 @@
 #pragma once
-// The unfused path on CUDA: the primitives that runtime/cpu's ops hand device tensors to. Pointwise maps,
+// The unfused path on CUDA: the primitives that runtime/ops's ops hand device tensors to. Pointwise maps,
 // strided copies, fills, sums and maxima, gathers and scatter-adds are the kernels of kernels.cuh, compiled
 // by NVRTC once (the persistent kernel cache keeps the image between processes); GEMMs go to cuBLAS
 // (blas.cpp). Everything is queued on the calling thread's current stream.
@@ -14,7 +14,7 @@
 #include <string>
 #include <utility>
 
-namespace gj::cpu {
+namespace gj::ops {
 struct Conv2dParams;
 struct Pool2dParams;
 }
@@ -41,10 +41,10 @@ Tensor sumInDouble(const Tensor& x, const Tensor& y, std::span<const int64_t> ke
 Tensor amax(const Tensor& x, std::span<const int64_t> keptSizes, std::span<const int64_t> outSizes);
 
 /// For each of the `rows` contiguous rows of n elements of x: the largest (the smallest with `min`) and its
-/// int64 index, the first on a tie; a NaN wins (runtime/cpu's extremeAlong on the device). Both [rows].
+/// int64 index, the first on a tie; a NaN wins (runtime/ops's extremeAlong on the device). Both [rows].
 std::pair<Tensor, Tensor> extremeRows(const Tensor& x, int64_t rows, int64_t n, bool min);
 
-/// softmax (log_softmax with `log`) of x along `dim`, in double as runtime/cpu's: one kernel, each row
+/// softmax (log_softmax with `log`) of x along `dim`, in double as runtime/ops's: one kernel, each row
 /// folded by a warp or a block (a row of -inf keeps its exponentials finite, as on the CPU).
 Tensor softmax(const Tensor& x, int64_t dim, bool log);
 /// Their gradient from the output's gradient g and the forward's output y: y * (g - sum(g * y)), or
@@ -62,9 +62,9 @@ Tensor gather(const Tensor& in, const Tensor& indices, int64_t width, int64_t pe
 void scatterAdd(const Tensor& out, const Tensor& in, int64_t inRowStride, const Tensor& indices, int64_t width,
                 int64_t perRow, int64_t limit, double scale, const char* what);
 
-/// cpu::dropout on the device: x contiguous, rng the int64 [2] state (read by the kernel where it lies).
+/// ops::dropout on the device: x contiguous, rng the int64 [2] state (read by the kernel where it lies).
 Tensor dropout(const Tensor& x, double p, const Tensor& rng, int64_t stream);
-/// cpu::uniform on the device: like a float32 or float64 device tensor.
+/// ops::uniform on the device: like a float32 or float64 device tensor.
 Tensor uniform(const Tensor& like, const Tensor& rng, int64_t stream);
 
 /// out = op(a, b) over int64 operands broadcast together, for the ops PyTorch computes in integers (add,
@@ -115,12 +115,12 @@ void gemm(DType dtype, bool transA, bool transB, int64_t m, int64_t n, int64_t k
           int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc, const GemmBatch& batch = {});
 
 /// conv2d's unfolding of one image (`channels` planes of h x w, contiguous device memory) into col
-/// [channels * kH * kW, outH * outW] (zeros in the padding), as runtime/cpu/im2col.h; col2im writes the
+/// [channels * kH * kW, outH * outW] (zeros in the padding), as runtime/ops/im2col.h; col2im writes the
 /// adjoint into the image (each element the sum of the column elements that read it). float32 or float64.
 void im2col(DType dtype, const void* image, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw,
-            int64_t outH, int64_t outW, const cpu::Conv2dParams& p, void* col);
+            int64_t outH, int64_t outW, const ops::Conv2dParams& p, void* col);
 void col2im(DType dtype, const void* col, int64_t channels, int64_t h, int64_t w, int64_t kh, int64_t kw,
-            int64_t outH, int64_t outW, const cpu::Conv2dParams& p, void* image);
+            int64_t outH, int64_t outW, const ops::Conv2dParams& p, void* image);
 
 /// How conv2d runs on the device: Auto takes cuDNN's convolution where cuDNN can run (cudnnUnavailable()
 /// is empty) and Gemm otherwise; Gemm is im2col and a cuBLAS GEMM per image and group (the path under the
@@ -128,19 +128,19 @@ void col2im(DType dtype, const void* col, int64_t channels, int64_t h, int64_t w
 enum class ConvPath { Auto, Cudnn, Gemm };
 
 /// conv2d without its bias: x [N, Cin, H, W], w [Cout, Cin/groups, kH, kW] on the device, one float dtype,
-/// shapes as cpu::conv2d has checked them; out [N, Cout, outH, outW] (cpu::conv2d adds the bias).
-Tensor conv2d(const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p, ConvPath path = ConvPath::Auto);
-/// Its gradients with respect to x and w, for the output gradient g (cpu::conv2dBackward sums the bias's).
-std::pair<Tensor, Tensor> conv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const cpu::Conv2dParams& p,
+/// shapes as ops::conv2d has checked them; out [N, Cout, outH, outW] (ops::conv2d adds the bias).
+Tensor conv2d(const Tensor& x, const Tensor& w, const ops::Conv2dParams& p, ConvPath path = ConvPath::Auto);
+/// Its gradients with respect to x and w, for the output gradient g (ops::conv2dBackward sums the bias's).
+std::pair<Tensor, Tensor> conv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const ops::Conv2dParams& p,
                                          ConvPath path = ConvPath::Auto);
 
-/// Max pooling of a contiguous device x [N, C, H, W] to [N, C, outH, outW] (sizes as cpu::maxPool2d has
+/// Max pooling of a contiguous device x [N, C, H, W] to [N, C, outH, outW] (sizes as ops::maxPool2d has
 /// checked them): the maxima and their int64 positions in each plane; and its gradient for an input of
 /// `inputSizes`, from the output gradient g, those positions and the forward's window (kernels.cuh's
 /// pooling kernels).
-std::pair<Tensor, Tensor> maxPool2d(const Tensor& x, const cpu::Pool2dParams& p, int64_t outH, int64_t outW);
+std::pair<Tensor, Tensor> maxPool2d(const Tensor& x, const ops::Pool2dParams& p, int64_t outH, int64_t outW);
 Tensor maxPool2dBackward(const Tensor& g, std::span<const int64_t> inputSizes, const Tensor& indices,
-                         const cpu::Pool2dParams& p);
+                         const ops::Pool2dParams& p);
 /// Adaptive average pooling of a contiguous device x [N, C, H, W] to [N, C, outH, outW], and its gradient.
 Tensor adaptiveAvgPool2d(const Tensor& x, int64_t outH, int64_t outW);
 Tensor adaptiveAvgPool2dBackward(const Tensor& g, std::span<const int64_t> inputSizes);

@@ -1,9 +1,9 @@
 // Kernels of the ops that gradient formulas emit.
-#include "runtime/cpu/im2col.h"
-#include "runtime/cpu/loops.h"
-#include "runtime/cpu/ops.h"
-#include "runtime/cpu/onednn_conv.h"
-#include "runtime/cpu/onednn_softmax.h"
+#include "runtime/ops/im2col.h"
+#include "runtime/ops/loops.h"
+#include "runtime/ops/ops.h"
+#include "runtime/ops/onednn_conv.h"
+#include "runtime/ops/onednn_softmax.h"
 #include "runtime/cuda/ops.h"
 #include "runtime/gemm.h"
 #include "support/error.h"
@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 Tensor sumToSize(const Tensor& g, std::span<const int64_t> sizes) {
   USER_CHECK(static_cast<int64_t>(sizes.size()) <= g.dim(), "sum_to_size: {} has fewer dimensions than {}",
@@ -278,4 +278,4 @@ Tensor autogradAdd(const Tensor& a, const Tensor& b) {
   return add(a, b);
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

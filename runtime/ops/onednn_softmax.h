@@ -4,7 +4,7 @@
 // float64, for other layouts and for builds without it.
 #include "runtime/tensor.h"
 
-namespace gj::cpu {
+namespace gj::ops {
 
 /// out = softmax(x) along `dim` (log_softmax when `log`); x and out contiguous float32 of the same sizes, rank
 /// 1 or more. False when oneDNN is not in this build or cannot take these sizes (out untouched then), and
@@ -15,4 +15,4 @@ bool onednnSoftmax(const Tensor& x, int64_t dim, bool log, const Tensor& out);
 /// contiguous float32 of the same sizes. False as above.
 bool onednnSoftmaxBackward(const Tensor& g, const Tensor& y, int64_t dim, bool log, const Tensor& gx);
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

@@ -1,12 +1,12 @@
-#include "runtime/cpu/onednn_conv.h"
+#include "runtime/ops/onednn_conv.h"
 
-#include "runtime/cpu/onednn_memory.h"
+#include "runtime/ops/onednn_memory.h"
 
 #include "support/error.h"
 
 #include <dnnl.hpp>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 namespace {
 
@@ -112,4 +112,4 @@ bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, con
   return true;
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 class OnednnLstm final : public LibraryLstm {
  public:
@@ -22,4 +22,4 @@ class OnednnLstm final : public LibraryLstm {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

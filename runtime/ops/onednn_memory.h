@@ -1,5 +1,5 @@
 #pragma once
-// Internal to runtime/cpu's oneDNN files (onednn_lstm.cpp, onednn_conv.cpp, onednn_softmax.cpp): the CPU
+// Internal to runtime/ops's oneDNN files (onednn_lstm.cpp, onednn_conv.cpp, onednn_softmax.cpp): the CPU
 // engine, tensors as oneDNN memory, copies into the layouts a primitive chose, and oneDNN's errors as ours.
 #include "runtime/tensor.h"
 #include "support/error.h"
@@ -8,7 +8,7 @@
 
 #include <vector>
 
-namespace gj::cpu::onednn {
+namespace gj::ops::onednn {
 
 /// The process's CPU engine.
 inline dnnl::engine& engine() {
@@ -58,4 +58,4 @@ class Scratch {
   std::vector<Tensor> held_;
 };
 
-}  // namespace gj::cpu::onednn
+}  // namespace gj::ops::onednn

@@ -1,7 +1,7 @@
 // Builds without oneDNN (GJ_WITH_ONEDNN=OFF): conv2d runs on im2col and GEMMs.
-#include "runtime/cpu/onednn_conv.h"
+#include "runtime/ops/onednn_conv.h"
 
-namespace gj::cpu {
+namespace gj::ops {
 
 bool onednnConv2d(const Tensor&, const Tensor&, const Tensor&, const Conv2dParams&) { return false; }
 bool onednnConv2dBackward(const Tensor&, const Tensor&, const Tensor&, const Conv2dParams&, const Tensor&,
@@ -9,4 +9,4 @@ bool onednnConv2dBackward(const Tensor&, const Tensor&, const Tensor&, const Con
   return false;
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

@@ -1,15 +1,15 @@
-#include "runtime/cpu/onednn_lstm.h"
+#include "runtime/ops/onednn_lstm.h"
 
-#include "runtime/cpu/onednn_memory.h"
+#include "runtime/ops/onednn_memory.h"
 
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 #include "support/error.h"
 
 #include <dnnl.hpp>
 
 #include <cstring>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 namespace {
 
@@ -179,4 +179,4 @@ std::vector<Tensor> OnednnLstm::backward(const Tensor& gradOutput, const Tensor&
   return grads;
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

@@ -1,7 +1,7 @@
-#include "runtime/cpu/im2col.h"
-#include "runtime/cpu/loops.h"
-#include "runtime/cpu/ops.h"
-#include "runtime/cpu/onednn_conv.h"
+#include "runtime/ops/im2col.h"
+#include "runtime/ops/loops.h"
+#include "runtime/ops/ops.h"
+#include "runtime/ops/onednn_conv.h"
 #include "runtime/cuda/ops.h"
 #include "runtime/gemm.h"
 #include "support/error.h"
@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 namespace {
 
@@ -177,4 +177,4 @@ Tensor conv2d(const Tensor& xin, const Tensor& win, const Tensor& bias, const Co
   return add(out, bias.view({1, -1, 1, 1}));
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

@@ -1,7 +1,7 @@
-#include "runtime/cpu/onednn_softmax.h"
+#include "runtime/ops/onednn_softmax.h"
 
-#include "runtime/cpu/loops.h"
-#include "runtime/cpu/onednn_memory.h"
+#include "runtime/ops/loops.h"
+#include "runtime/ops/onednn_memory.h"
 
 #include <dnnl.hpp>
 
@@ -9,7 +9,7 @@
 #include <atomic>
 #include <optional>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 namespace {
 
@@ -80,4 +80,4 @@ bool onednnSoftmaxBackward(const Tensor& g, const Tensor& y, int64_t dim, bool l
   return true;
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

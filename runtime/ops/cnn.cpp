@@ -2,8 +2,8 @@
 // gradients. On the host, each is a loop over channels or planes (statistics accumulated in double); a
 // device tensor's batch norm runs as per-channel sums in double (cuda::sumInDouble) and a few maps, and its
 // pooling as kernels.cuh's window kernels (cuda/ops.h).
-#include "runtime/cpu/loops.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/loops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/cuda/ops.h"
 #include "support/error.h"
 
@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 namespace {
 
@@ -473,4 +473,4 @@ Tensor adaptiveAvgPool2dBackward(const Tensor& gin, const Tensor& x) {
   return gx;
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

@@ -8,7 +8,7 @@
 #include <span>
 #include <utility>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 /// Work below this many elements runs on one thread: a fork costs more than it saves.
 constexpr int64_t kParallelGrain = 1 << 15;
@@ -129,4 +129,4 @@ ReducePlan planReduce(const Tensor& x, std::span<const int64_t> dims, bool keepd
 /// as rows of p.count elements, one per output.
 bool reducesTrailingDims(const Tensor& x, const ReducePlan& p);
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

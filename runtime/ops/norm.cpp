@@ -1,8 +1,8 @@
 // Variance, standard deviation and layer norm, with their gradients. On the host a layer norm is one pass
 // per row (statistics accumulated in double); a device tensor's runs as a composition of the device's
 // primitives, through the ops of this directory.
-#include "runtime/cpu/loops.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/loops.h"
+#include "runtime/ops/ops.h"
 #include "support/error.h"
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include <limits>
 #include <utility>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 namespace {
 
@@ -245,7 +245,7 @@ LayerNormGrads layerNormBackward(const Tensor& g, const Tensor& x, std::span<con
     auto dims = trailingDims(x, shape.size());
     Tensor xhat = mul(sub(x, mean), rstd);
     Tensor gw = w.defined() ? mul(g, w) : g;
-    Tensor a = cpu::mean(gw, dims, true), c = cpu::mean(mul(gw, xhat), dims, true);
+    Tensor a = ops::mean(gw, dims, true), c = ops::mean(mul(gw, xhat), dims, true);
     LayerNormGrads r;
     r.input = mul(sub(sub(gw, a), mul(xhat, c)), rstd);
     if (w.defined()) r.weight = sumToSize(mul(g, xhat), w.sizes());
@@ -259,4 +259,4 @@ LayerNormGrads layerNormBackward(const Tensor& g, const Tensor& x, std::span<con
                                         b.defined());
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

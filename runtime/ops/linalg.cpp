@@ -1,11 +1,11 @@
 #include <algorithm>
-#include "runtime/cpu/loops.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/loops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/cuda/ops.h"
 #include "runtime/gemm.h"
 #include "support/error.h"
 
-namespace gj::cpu {
+namespace gj::ops {
 
 // A matrix operand as BLAS sees it: a pointer, a leading dimension and whether it is transposed.
 // Row-major views (stride[1] == 1) and transposed views (stride[0] == 1) pass without a copy.
@@ -188,4 +188,4 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   return out.view(outSizes);
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

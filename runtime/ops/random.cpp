@@ -1,14 +1,14 @@
 // prim::philox_dropout's and prim::philox_uniform's kernels: support/philox.h's numbers, the mask computed here
 // by a formula of its own.
-#include "runtime/cpu/loops.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/loops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/cuda/ops.h"
 #include "support/error.h"
 #include "support/philox.h"
 
 #include <cstdint>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 // The generator state's form, on either device (the device kernel reads its two words where they lie).
 static void checkRng(const Tensor& rng) {
@@ -81,4 +81,4 @@ Tensor uniform(const Tensor& like, const Tensor& rng, int64_t stream) {
   return out;
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

@@ -1,10 +1,10 @@
 #pragma once
 // im2col and its adjoint col2im, shared by conv2d's forward (nn.cpp) and backward (grad.cpp).
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/ops.h"
 
 #include <cstdint>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 // Unfolds one image's group of channels into columns [C*kH*kW, outH*outW] (zero padding).
 template <typename T>
@@ -44,4 +44,4 @@ inline void col2im(const T* col, int64_t channels, int64_t h, int64_t w, int64_t
       }
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

@@ -1,13 +1,13 @@
-#include "runtime/cpu/loops.h"
-#include "runtime/cpu/onednn_softmax.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/loops.h"
+#include "runtime/ops/onednn_softmax.h"
+#include "runtime/ops/ops.h"
 #include "runtime/cuda/ops.h"
 #include "support/error.h"
 
 #include <cmath>
 #include <limits>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 ReducePlan planReduce(const Tensor& x, std::span<const int64_t> dims, bool keepdim) {
   ReducePlan p;
@@ -326,4 +326,4 @@ Tensor nllLoss(const Tensor& logp, const Tensor& target) {
 
 Tensor crossEntropy(const Tensor& logits, const Tensor& target) { return nllLoss(logSoftmax(logits, 1), target); }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

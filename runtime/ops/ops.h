@@ -1,6 +1,8 @@
 #pragma once
-// CPU kernels: the unfused path of every op the models use. Each takes and returns tensors; inputs
-// may be non-contiguous views; outputs are new contiguous tensors unless the op is a view.
+// The ops: the unfused path of every op the models use, for tensors on either device. The host's kernels
+// are here (runtime/ops/*.cpp); a CUDA tensor's op goes to the device's primitives (runtime/cuda/ops.h).
+// Each takes and returns tensors; inputs may be non-contiguous views; outputs are new contiguous tensors
+// unless the op is a view.
 // Float ops accept float32 and float64 (operands of one op share a dtype); errors are gj::Error.
 #include "runtime/tensor.h"
 #include "support/pointwise.h"
@@ -9,7 +11,7 @@
 #include <span>
 #include <vector>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 // ---- GEMM family (BLAS underneath) ----
 Tensor mm(const Tensor& a, const Tensor& b);                      ///< [M,K] x [K,N]
@@ -216,4 +218,4 @@ Tensor autogradAdd(const Tensor& a, const Tensor& b);
 /// weight gradient is read in tiles). The caller guarantees nothing else sees acc's storage.
 void addInPlace(Tensor& acc, const Tensor& x);
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

@@ -1,9 +1,9 @@
 // oneDNN's LSTM for builds without oneDNN (GJ_WITH_ONEDNN=OFF): the baseline row says it is missing.
-#include "runtime/cpu/onednn_lstm.h"
+#include "runtime/ops/onednn_lstm.h"
 
 #include "support/error.h"
 
-namespace gj::cpu {
+namespace gj::ops {
 
 struct OnednnLstm::Impl {};
 
@@ -19,4 +19,4 @@ std::vector<Tensor> OnednnLstm::forward(const Tensor&, const Tensor&, const Tens
 
 std::vector<Tensor> OnednnLstm::backward(const Tensor&, const Tensor&, const Tensor&) { return {}; }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

@@ -1,5 +1,5 @@
-#include "runtime/cpu/loops.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/loops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/cuda/ops.h"
 #include "support/error.h"
 
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 Shape broadcastShapes(std::span<const int64_t> a, std::span<const int64_t> b) {
   size_t rank = std::max(a.size(), b.size());
@@ -570,4 +570,4 @@ Tensor pointwise(PointwiseOp op, const Tensor& a, const Tensor& b, double scalar
   throw Error(fmt::format("pointwise op {} has no CPU kernel", static_cast<int>(op)));
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops

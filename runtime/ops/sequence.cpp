@@ -1,15 +1,15 @@
 // Variable-length plumbing: sort, index_select and packed sequences (PyTorch's _pack_padded_sequence), with
 // their gradients. Integer operands (lengths, indices, batch sizes) are small and read on the host; the
 // float data moves by views and copies, so a device tensor's runs on the device through Tensor::copyFrom.
-#include "runtime/cpu/loops.h"
-#include "runtime/cpu/ops.h"
+#include "runtime/ops/loops.h"
+#include "runtime/ops/ops.h"
 #include "support/error.h"
 
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 
-namespace gj::cpu {
+namespace gj::ops {
 
 std::vector<int64_t> hostInts(const Tensor& x, const char* what) {
   USER_CHECK(x.defined() && x.dtype() == DType::Int64, "{}: expected an int64 tensor, got {}", what,
@@ -187,4 +187,4 @@ Tensor packPaddedSequenceBackward(const Tensor& g, std::span<const int64_t> inpu
   return out;
 }
 
-}  // namespace gj::cpu
+}  // namespace gj::ops
