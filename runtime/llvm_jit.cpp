@@ -37,8 +37,13 @@ struct Session {
   std::mutex optimizeMu;  // the pass pipeline shares the TargetMachine
 
   Session() {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
+    // LLVM's target registry is the process's: registered once, whichever context's session comes first
+    // (two contexts may make theirs on two threads at once).
+    static std::once_flag registered;
+    std::call_once(registered, [] {
+      llvm::InitializeNativeTarget();
+      llvm::InitializeNativeTargetAsmPrinter();
+    });
     auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!jtmb) {
       error = llvm::toString(jtmb.takeError());
