@@ -1,10 +1,11 @@
-// Parses IR text, runs it through a Function and prints the optimized graph; exits non-zero on a wrong
-// result.
+// Parses IR text, runs it through a Function with a context of its own (runtime/context.h) and prints the
+// optimized graph; exits non-zero on a wrong result.
 #include <graphjit/executors/function.h>
 #include <graphjit/ir/parser.h>
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
 
 int main() {
   const char* text = R"IR(graph(%x : Float(2, 3), %w : Float(3, 3)):
@@ -16,7 +17,10 @@ int main() {
 )IR";
   try {
     auto g = gj::parseIR(text, "example.ir");
-    gj::Function f(*g, {.fuser = gj::FuserKind::Legacy, .executor = gj::ExecutorKind::Legacy});
+    auto context = std::make_shared<gj::Context>();  // its kernels and JIT session, apart from other Functions'
+    gj::Function f(*g, {.fuser = gj::FuserKind::Legacy,
+                        .executor = gj::ExecutorKind::Legacy,
+                        .fuserOptions = {.context = context}});
     gj::Tensor x = gj::Tensor::fromVector({2, 3}, {1, 2, 3, 4, 5, 6});
     gj::Tensor w = gj::Tensor::fromVector({3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1});  // identity
     auto out = f.forward({x, w})[0].toTensor();
