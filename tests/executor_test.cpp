@@ -158,9 +158,11 @@ TEST(VariableLength, PackedLstmCompilesOnceForDifferentLengths) {
         tape.backward(ref, gradOutputs);
         for (size_t k = 0; k < outs.size(); ++k)
           EXPECT_LE(test::relError(outs[k].toTensor(), ref[k].value), 1e-5) << "set " << set << " output " << k;
-        for (size_t i = 0; i < in.size(); ++i)
-          if (isFloating(in[i].dtype()))
+        for (size_t i = 0; i < in.size(); ++i) {
+          if (isFloating(in[i].dtype())) {
             EXPECT_LE(test::relError(grads[i], tape.grad(vars[i])), 1e-4) << "set " << set << " " << m.inputs[i].name;
+          }
+        }
         if (set == 0 && call == 2) compiledAfterFirst = f.stats().kernelsCompiled;
       }
     const FunctionStats s = f.stats();

@@ -41,7 +41,7 @@ class Emitter {
         trips = e->value;
       }
       emitFunction(fmt::format("{}_{}", name, k), nests[k]);
-      out.push_back({nullptr, trips, f && f->options.parallel});
+      out.push_back({nullptr, trips, f && f->options.parallel, nullptr});
     }
     return out;
   }
