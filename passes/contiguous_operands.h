@@ -15,7 +15,7 @@ namespace gj {
 bool contiguousSharedOperands(Graph& g);
 
 /// The most rows of a product that contiguousSharedOperands gives a row-major right operand, and that the
-/// interpreter runs with a packed shared operand instead (executors/interpreter.cpp).
+/// interpreter runs with a packed shared operand instead (executors/interpreter/gemm.cpp).
 inline constexpr int64_t kRowMajorOperandMaxRows = 256;
 
 }  // namespace gj

@@ -1,5 +1,6 @@
 // The interpreter on control flow (loops, ifs, lists) and bad inputs.
 #include "executors/interpreter.h"
+#include "executors/interpreter/kernels.h"
 #include "ir/parser.h"
 #include "runtime/allocator.h"
 #include "runtime/ops/ops.h"
@@ -44,6 +45,33 @@ TEST(Interpreter, LoopCarriesValuesAndCollectsAList) {
   EXPECT_EQ(test::relError(out[0].toTensor(), expect), 0.0);
   ASSERT_EQ(out[1].toTensor().sizes(), (Shape{4, 2, 3}));
   EXPECT_EQ(test::relError(out[1].toTensor(), ops::stack(steps, 0)), 0.0);
+}
+
+// kernelFor checks the table when it is first made (one kernel per op, from its group's file); each
+// group's kernels then run one node apiece here, against the runtime's ops called directly.
+TEST(Interpreter, EveryOpHasAKernelFromItsGroupsFile) {
+  for (const OpInfo& info : allOps()) EXPECT_NE(interp::kernelFor(info.kind), nullptr) << info.name;
+  auto g = parseIR(R"IR(graph(%x : Double(2, 3), %w : Double(3, 4)):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %f : bool = prim::Constant[value=0]()
+  %dims : int[] = prim::ListConstruct(%one)
+  %p : Tensor = aten::transpose(%x, %zero, %one)
+  %s : Tensor = aten::sum(%p, %dims, %f)
+  %m : Tensor = aten::mm(%x, %w)
+  %l : Tensor[] = prim::ListConstruct(%m, %m)
+  %c : Tensor = aten::cat(%l, %one)
+  %e : Tensor = aten::exp(%c)
+  return (%s, %e)
+)IR");
+  Tensor x = Tensor::rand({2, 3}, DType::Float64, 11), w = Tensor::rand({3, 4}, DType::Float64, 12);
+  auto out = run(*g, {x, w});
+  const std::vector<int64_t> dims{1};
+  EXPECT_EQ(test::relError(out[0].toTensor(), ops::sum(x.transpose(0, 1), dims, false)), 0.0);
+  const Tensor m = ops::mm(x, w);
+  const std::vector<Tensor> both{m, m};
+  EXPECT_EQ(test::relError(out[1].toTensor(), ops::exp(ops::cat(both, 1))), 0.0);
+  ASSERT_EQ(out[1].toTensor().sizes(), (Shape{2, 8}));
 }
 
 TEST(Interpreter, ZeroTripLoopReturnsInitialValues) {
