@@ -19,7 +19,7 @@ ScalarKind scalarKindOf(DType t) {
     case DType::Int16:
     case DType::Int32:
     case DType::Float16:
-    case DType::BFloat16: break;  // storage dtypes: a buffer's `storage`, its values Float32 (lowering.cpp)
+    case DType::BFloat16: break;  // storage dtypes: a buffer's `storage`, its values Float32 (lowering/values.h)
   }
   IR_CHECK(false) << "te: no scalar kind for the storage dtype " << dtypeName(t);
   return ScalarKind::Float32;

@@ -64,7 +64,7 @@ bool fusibleCat(const Node* n) {
   return true;
 }
 
-// A product the TE fuser computes inside a group (lowering.cpp's productNests): on the CPU, one row by
+// A product the TE fuser computes inside a group (lowering/products.cpp): on the CPU, one row by
 // a weight that stays in this machine's L2 (1 MB of float32), the right operand row-major
 // (contiguous-operands' copy of a shared weight, or a graph input, which a launch copies only when it is
 // not contiguous). A batch-1 LSTM step is then one kernel, h W^T and the cell together, instead of a
@@ -217,7 +217,7 @@ bool canJoin(const Node* n, const Region& r, bool products) {
   }
   if (n->kind() == OpKind::Cat) return inRegion(n->input(0));
   // float16 and bfloat16 join too (the nest loads and stores them as 16 bits), and integer ops, computed in
-  // int64 with the narrow integers truncated (lowering.cpp)
+  // int64 with the narrow integers truncated (lowering/pointwise.cpp)
   if (!fusiblePointwise(n, /*mixedDtypes=*/true, SizeRule::Static, Admit::Integers)) return false;
   for (const Value* v : n->inputs())  // nothing may consume a terminal node inside the group
     if (inRegion(v) && terminal(v->node())) return false;
