@@ -5,7 +5,7 @@
 #
 #   bench/gpu_run.sh [CARRY=gpu-carry] [OUTDIR=bench/results] [PART=all|1|2|bandwidth|persistent]
 #
-# The whole run took 8.5 minutes on an H100 (2026-11-24) and 8.7 on an H200 (2026-11-27: 164 + 360 s), near the device tool's 10 minutes a command:
+# The whole run comes near the device tool's 10 minutes a command (bench/results/gpu.md records how long each took):
 # PART 1 runs the tests and the rnns timings, PART 2 the other sections and PyTorch's rows, each into a
 # file of its own (gpu-DATE-DEVICE-1.md, -2.md), for two calls. PART bandwidth (a few minutes) runs the
 # reductions' tests (cuda_ops_test, te_test) and the --kernel-bandwidth section alone, the latter once for
