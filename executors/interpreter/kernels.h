@@ -6,15 +6,13 @@
 // table once and checks that every op has exactly one kernel, from the file of its own group: a new row of
 // ops.def without one fails the first run plan, and every test.
 #include "executors/interpreter/frame.h"
+#include "ir/op_table.h"
 
 #include <span>
 
 namespace gj::interp {
 
-struct KernelRow {
-  OpKind op;
-  Kernel kernel;
-};
+using KernelRow = OpTable<Kernel>::Row;
 
 /// The rows of each group's file.
 std::span<const KernelRow> dataKernels();

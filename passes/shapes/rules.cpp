@@ -320,42 +320,28 @@ Type sizedByListType(const Node*, size_t, const Args& op) {
 
 namespace {
 
-constexpr size_t kOpCount = 0
-#define OP(E, NAME, IN, OUT, GROUP, FLAGS, SCHEMA) +1
-#include "ir/ops.def"
-#undef OP
-    ;
-
 Type pointwiseRule(const Node* n, size_t, const Args&) { return pointwiseType(n); }
 
-std::array<Rule, kOpCount> makeTable() {
-  std::array<Rule, kOpCount> table{};
-  auto add = [&](OpKind op, Rule rule, OpGroupKind group, const char* file) {
-    const OpInfo& info = opInfo(op);
-    IR_CHECK(info.group == group) << info.name << "'s shape rule is in passes/shapes/" << file
-                                  << ", not in the file of its ops.def group";
-    Rule& slot = table[static_cast<size_t>(op)];
-    IR_CHECK(!slot) << info.name << " has two shape rules";
-    slot = rule;
-  };
+OpTable<Rule> makeTable() {
+  OpTable<Rule> table("shape rule", "passes/shapes/");
   for (const OpInfo& info : allOps()) {
-    if (info.group == OpGroupKind::Pointwise) add(info.kind, pointwiseRule, OpGroupKind::Pointwise, "rules.cpp");
-    else if (info.group == OpGroupKind::Control || info.frontendOnly()) add(info.kind, declaredType, info.group, "rules.cpp");
+    if (info.group == OpGroupKind::Pointwise)
+      table.add(info.kind, pointwiseRule, OpGroupKind::Pointwise, "rules.cpp");
+    else if (info.group == OpGroupKind::Control || info.frontendOnly())
+      table.add(info.kind, declaredType, info.group, "rules.cpp");
   }
-  for (const RuleRow& r : viewRules()) add(r.op, r.rule, OpGroupKind::View, "view.cpp");
-  for (const RuleRow& r : reductionRules()) add(r.op, r.rule, OpGroupKind::Reduction, "reduction.cpp");
-  for (const RuleRow& r : gemmRules()) add(r.op, r.rule, OpGroupKind::Gemm, "gemm.cpp");
-  for (const RuleRow& r : dataRules()) add(r.op, r.rule, OpGroupKind::Data, "data.cpp");
-  for (const OpInfo& info : allOps())
-    IR_CHECK(table[static_cast<size_t>(info.kind)]) << info.name << " has no shape rule (passes/shapes/)";
+  table.add(viewRules(), OpGroupKind::View, "view.cpp");
+  table.add(reductionRules(), OpGroupKind::Reduction, "reduction.cpp");
+  table.add(gemmRules(), OpGroupKind::Gemm, "gemm.cpp");
+  table.add(dataRules(), OpGroupKind::Data, "data.cpp");
   return table;
 }
 
 }  // namespace
 
 Rule ruleFor(OpKind k) {
-  static const std::array<Rule, kOpCount> table = makeTable();
-  return table[static_cast<size_t>(k)];
+  static const OpTable<Rule> table = makeTable().complete();
+  return table[k];
 }
 
 }  // namespace gj::shapes

@@ -5,6 +5,7 @@
 // declares. ruleFor assembles the table once and checks that every op has exactly one rule, from the
 // file of its own group: a new row of ops.def without one fails the first propagation, and every test.
 #include "ir/graph.h"
+#include "ir/op_table.h"
 
 #include <optional>
 #include <span>
@@ -68,10 +69,7 @@ struct Args {
 
 /// The type of output k of n from its inputs' types (and the constants among them).
 using Rule = Type (*)(const Node* n, size_t k, const Args& op);
-struct RuleRow {
-  OpKind op;
-  Rule rule;
-};
+using RuleRow = OpTable<Rule>::Row;
 
 /// The rows of each group's file.
 std::span<const RuleRow> viewRules();
