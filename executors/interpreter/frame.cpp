@@ -122,7 +122,6 @@ void Frame::runOp(const Node* n, const Operands& in) {
 // rule gives (shape propagation's, the one the fusers and the legacy pipeline read): an int8 sum is int64,
 // int8 + int8 int8 again, wrapped, and float16 / float16 float16, rounded once.
 void Frame::runWidened(const Node* n, const Operands& in) {
-  const char* const name = opInfo(cur_->kind).name.data();
   std::vector<Type> types;
   std::vector<std::vector<Type>> elements(in.size());
   const bool needsGradient = tape_ && !passesNoGradient(cur_->kind);
@@ -130,7 +129,7 @@ void Frame::runWidened(const Node* n, const Operands& in) {
     USER_CHECK(!needsGradient || !hasEdge(in[i]),
                "{}: gradients through float16, bfloat16 or narrow integer tensors are not supported yet; hint: "
                "compute in float32 (x.float()) where a gradient is needed",
-               name);
+               in.op());
     types.push_back(runtimeType(in[i]));
     if (in[i].isTensorList())
       for (const Tensor& t : in[i].toTensorList()) elements[i].push_back(runtimeType(IValue(t)));
