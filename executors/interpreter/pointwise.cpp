@@ -21,7 +21,7 @@ namespace {
 Tensor pointwise(const Node* n, const Operands& in) {
   const PointwiseOp op = *n->info().pointwiseOp();
   const int arity = pointwiseArity(op);
-  const Tensor& a = in[0].toTensor(in.op());
+  const Tensor& a = in.tensor(0);
   if (op == PointwiseOp::Where) {  // self and other may each be a scalar, of the other's dtype (both: float)
     const IValue& tensorOne = in[1].isTensor() ? in[1] : in[2];
     const Tensor like = tensorOne.isTensor() ? tensorOne.toTensor(in.op()) : Tensor::scalar(0, DType::Float32);
@@ -35,7 +35,7 @@ Tensor pointwise(const Node* n, const Operands& in) {
     if (e == 0.5 || e == -0.5) return ops::pointwise(e > 0 ? PointwiseOp::Sqrt : PointwiseOp::Rsqrt, a, Tensor(), 0);
   }
   if (op == PointwiseOp::MaximumBackward)  // three tensors
-    return ops::maximumBackward(a, in[1].toTensor(in.op()), in[2].toTensor(in.op()));
+    return ops::maximumBackward(a, in.tensor(1), in.tensor(2));
   // clamp's None bound is no bound (the peephole pass makes such a clamp a clamp_min or clamp_max)
   const double inf = std::numeric_limits<double>::infinity();
   auto bound = [&](size_t i, double none) { return in[i].isNone() ? IValue(none) : in[i]; };

@@ -159,7 +159,7 @@ class RowLowering final : public RowOps {
     const int64_t rank = static_cast<int64_t>(shape.size()), k = first_.dims;
     rowOuterShape_.assign(shape.begin(), shape.end() - k);
     rowDims_ = k;
-    for (int64_t d = 0; d < rank - k; ++d) rowOuter_.push_back(Var::make(fmt::format("i{}", d)));
+    rowOuter_ = indices(static_cast<size_t>(rank - k));
     Indices statIdx = rowOuter_;
     statIdx.resize(rank, imm(0));
 
@@ -337,11 +337,11 @@ class RowLowering final : public RowOps {
   Stmt columnSumNest(const Node* n, bool weight, const Buf& to) {
     const auto shape = *staticSizes(n->input(1));
     const int64_t rank = static_cast<int64_t>(shape.size());
-    Indices cols, rows, idx;
+    Indices rows, idx;
     std::vector<int64_t> colShape(shape.end() - rowDims_, shape.end());
     std::vector<int64_t> rowExtents(shape.begin(), shape.end() - rowDims_);
     for (int64_t d = 0; d < rank - rowDims_; ++d) rows.push_back(group_.freshVar("r"));
-    for (int64_t d = 0; d < rowDims_; ++d) cols.push_back(Var::make(fmt::format("k{}", d)));
+    const Indices cols = indices(static_cast<size_t>(rowDims_), "k");
     idx = rows;
     idx.insert(idx.end(), cols.begin(), cols.end());
     const ScalarKind t = to->type;

@@ -1,6 +1,7 @@
 // The shared helpers of a group's lowering (fusers/te/lowering/values.h).
 #include "fusers/te/lowering/values.h"
 
+#include "fusers/te/lowering/algebra.h"
 #include "passes/util.h"
 
 namespace gj::te::lowering {
@@ -39,7 +40,7 @@ Expr Values::compute(const Value* v, const Indices& idx) {
 Expr Values::scalar(const Value* v, ScalarKind t) const {
   auto d = constantDouble(v);
   USER_CHECK(d.has_value(), "TE lowering: scalar %{} must be a constant", v->name());
-  return t == ScalarKind::Int ? imm(static_cast<int64_t>(*d)) : FloatImm::make(*d, t);
+  return TeAlgebra{t}.c(*d);
 }
 
 Expr Values::operand(const Value* v, const Indices& idx, ScalarKind t) {
