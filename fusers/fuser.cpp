@@ -312,21 +312,26 @@ void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, s
   // kernel without being lowered again (Note [Structural equality]; an unrolled loop's thousands of
   // identical groups are lowered once), counted as the kernel cache would count it.
   std::unordered_map<size_t, std::vector<std::pair<const Graph*, std::shared_ptr<const CompiledKernel>>>> seen;
+  std::unordered_map<const Graph*, std::shared_ptr<const CompiledKernel>> byBody;
   forEachNode(g.block(), [&](Node* n) {
     if (n->kind() != groupKind) return;
     ++report.groups;
     try {
       const Graph& sub = *n->subgraph();
       std::shared_ptr<const CompiledKernel> k;
-      auto& alike = seen[structuralHash(sub)];
-      for (const auto& [other, kernel] : alike)
-        if (structurallyEqual(*other, sub)) k = kernel;
+      if (auto body = byBody.find(&sub); body != byBody.end()) {
+        k = body->second;  // a body shared by alike groups (Note [Shared group bodies])
+      } else {
+        for (const auto& [other, kernel] : seen[structuralHash(sub)])
+          if (structurallyEqual(*other, sub)) k = kernel;
+      }
       if (k) {
         ++report.cacheHits;
       } else {
         k = compileOne(sub, opts, symbolPrefix, report, prepare);
-        alike.emplace_back(&sub, k);
+        seen[structuralHash(sub)].emplace_back(&sub, k);
       }
+      byBody.try_emplace(&sub, k);
       auto [it, added] = counted.try_emplace(k.get());
       if (added)
         it->second = std::make_shared<CountedKernel>(k, report.runs, opts.injectKernelError,

@@ -17,13 +17,18 @@ bool isPointwise(const Node* n) {
   return n->info().group == OpGroupKind::Pointwise || n->kind() == OpKind::PhiloxDropout;
 }
 
-std::optional<std::vector<int64_t>> groupSizes(const Value* v, SizeRule rule) {
+bool hasGroupSizes(const Value* v, SizeRule rule) {
   const Type& t = v->type();
-  if (!t.isTensor() || !t.sizes) return std::nullopt;
+  if (!t.isTensor() || !t.sizes) return false;
   const std::vector<int64_t>& s = *t.sizes;
   for (size_t d = 0; d < s.size(); ++d)
-    if (s[d] == kUnknownDim && !(rule == SizeRule::DynamicRows && d == 0 && s.size() >= 2)) return std::nullopt;
-  return s;
+    if (s[d] == kUnknownDim && !(rule == SizeRule::DynamicRows && d == 0 && s.size() >= 2)) return false;
+  return true;
+}
+
+std::optional<std::vector<int64_t>> groupSizes(const Value* v, SizeRule rule) {
+  if (!hasGroupSizes(v, rule)) return std::nullopt;
+  return *v->type().sizes;
 }
 
 // float32 or float64: the fusers' kernels compute in them; float16 and bfloat16 are storage dtypes, which a
@@ -33,7 +38,7 @@ static bool computesInFloat(DType t, bool storage) { return isFloating(t) && (st
 
 bool floatTensor(const Value* v, SizeRule rule, bool storage) {
   const Type& t = v->type();
-  return t.isTensor() && t.dtype && computesInFloat(*t.dtype, storage) && groupSizes(v, rule).has_value();
+  return t.isTensor() && t.dtype && computesInFloat(*t.dtype, storage) && hasGroupSizes(v, rule);
 }
 
 bool broadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
@@ -88,7 +93,7 @@ std::string pointwiseBlocker(const Node* n, bool mixedDtypes, SizeRule rule, Adm
   const bool boolResult = isComparison(n->kind());
   const auto compute = computeDtype(n, admit);
   const bool integer = compute == DType::Int64;
-  auto sizesOk = [&](const Value* v) { return groupSizes(v, rule).has_value(); };
+  auto sizesOk = [&](const Value* v) { return hasGroupSizes(v, rule); };
   auto integerTensor = [&](const Value* v) {
     const Type& t = v->type();
     return t.isTensor() && t.dtype && (isIntegral(*t.dtype) || *t.dtype == DType::Bool) && sizesOk(v);
@@ -191,6 +196,7 @@ bool moveOne(Node* unpack, SizeRule rule, std::vector<Node*>& made) {
   if (d < 0) d += rankY;
   // The k-th chunk of each tensor input (or the input itself where it broadcasts along d).
   std::vector<std::vector<Value*>> parts(p->inputs().size());
+  Node* first = nullptr;  // the first node made (the pieces' types are propagated over what was made)
   for (size_t i = 0; i < p->inputs().size(); ++i) {
     Value* a = p->input(i);
     auto sa = groupSizes(a, rule);
@@ -201,6 +207,7 @@ bool moveOne(Node* unpack, SizeRule rule, std::vector<Node*>& made) {
     }
     Node* dim = g->createConstant(da);
     dim->insertBefore(unpack);
+    if (!first) first = dim;
     Node* c = g->create(OpKind::Chunk, {a, chunk->input(1), dim->output()});
     c->output()->setType(Type::of(TypeKind::TensorList));
     c->insertBefore(unpack);
@@ -215,8 +222,11 @@ bool moveOne(Node* unpack, SizeRule rule, std::vector<Node*>& made) {
     Node* copy = g->create(p->kind(), ins);
     copy->output()->setType(unpack->output(k)->type());
     copy->insertBefore(unpack);
+    if (!first) first = copy;
     g->replaceAllUsesWith(unpack->output(k), copy->output());
   }
+  // The new chunks' pieces, before a later move reads them; nothing else changes type.
+  propagateShapes(first, unpack->prev());
   g->erase(unpack);
   g->erase(chunk);
   g->erase(p);
@@ -248,18 +258,17 @@ bool moveInBlock(Block* b, SizeRule rule) {
 // a chunk of a value computed from the previous group (a recurrent h) then closes that group before
 // the chunks of older values (the input GEMM's rows) join the next one.
 void sinkChunks(Block* b, SizeRule rule) {
-  std::unordered_map<const Node*, size_t> pos;
-  std::vector<Node*> chunks;
-  for (Node* n : b->nodesList()) {
-    pos[n] = pos.size();
-    if (fusibleChunk(n, rule)) chunks.push_back(n);
-  }
-  auto defined = [&](const Node* c) {
-    Node* def = ancestorIn(c->input(0)->node(), b);
-    return def && pos.count(def) ? static_cast<long>(pos.at(def)) : -1L;
-  };
-  std::stable_sort(chunks.begin(), chunks.end(), [&](Node* x, Node* y) { return defined(x) > defined(y); });
-  for (Node* n : chunks) {
+  std::vector<std::pair<const Node*, Node*>> chunks;  // (the node of b defining the chunked value, or null; the chunk)
+  for (Node* n : b->nodesList())
+    if (fusibleChunk(n, rule)) {
+      const Node* def = ancestorIn(n->input(0)->node(), b);
+      chunks.emplace_back(def == b->paramNode() ? nullptr : def, n);
+    }
+  // Latest definition first; chunks of b's inputs and of outer values last.
+  std::stable_sort(chunks.begin(), chunks.end(), [](const auto& x, const auto& y) {
+    return x.first && (!y.first || y.first->isBefore(x.first));
+  });
+  for (auto [defined, n] : chunks) {
     Node* unpack = n->output()->uses()[0].user;
     if (unpack->owningBlock() != b) continue;
     Node* first = nullptr;
@@ -293,10 +302,6 @@ void trimChunks(std::vector<Node*>& region) {
                region.end());
 }
 
-bool moveChunksUp(Graph& g, SizeRule rule) {
-  const bool changed = moveInBlock(g.block(), rule);
-  if (changed) propagateShapes(g);
-  return changed;
-}
+bool moveChunksUp(Graph& g, SizeRule rule) { return moveInBlock(g.block(), rule); }
 
 }  // namespace gj::fusion

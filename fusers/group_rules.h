@@ -17,6 +17,8 @@ bool isPointwise(const Node* n);
 enum class SizeRule : uint8_t { Static, DynamicRows };
 /// v's sizes under the rule; nullopt when it does not hold.
 std::optional<std::vector<int64_t>> groupSizes(const Value* v, SizeRule rule);
+/// Whether groupSizes(v, rule) holds, without copying the sizes.
+bool hasGroupSizes(const Value* v, SizeRule rule);
 /// The dtypes a fuser's pointwise groups take, each level those of the one before and more:
 /// - Floats: float32 and float64, the dtypes the kernels compute in;
 /// - Storage: float16 and bfloat16 too, computed in float32 (the fuser converts them at its loads and stores);

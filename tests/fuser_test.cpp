@@ -537,15 +537,12 @@ TEST(LegacyFuser, KernelCacheIsSharedAcrossFunctions) {
 // compileGroups prepares (lowers) each structurally distinct group once: an unrolled LSTM's steps are
 // equal groups under different names. The oracle: each group printed with its names cleared (a clone
 // numbers its values in order, so equal groups print alike).
-TEST(CompileGroups, StructurallyEqualGroupsArePreparedOnce) {
-  Plan p = fusedPlan(buildLstm(LstmVariantKind::Jit, {7, 3, 4, 6, 2}), false);
-  struct Stub final : CompiledKernel {
-    std::vector<Tensor> run(std::span<const Tensor* const>) const override { return {}; }
-  };
+// The groups of `kind` in g, and their bodies as printed without names (one string per structure).
+std::pair<size_t, std::set<std::string>> groupStructures(const Graph& g, OpKind kind) {
   std::set<std::string> distinct;
   size_t groups = 0;
-  forEachNode(p.graph->block(), [&](Node* n) {
-    if (n->kind() != OpKind::FusionGroup) return;
+  forEachNode(g.block(), [&](Node* n) {
+    if (n->kind() != kind) return;
     ++groups;
     auto anonymous = n->subgraph()->clone();
     forEachNode(anonymous->block(), [](Node* m) {
@@ -554,6 +551,15 @@ TEST(CompileGroups, StructurallyEqualGroupsArePreparedOnce) {
     for (Value* v : anonymous->inputs()) v->setName("");
     distinct.insert(printIR(*anonymous));
   });
+  return {groups, distinct};
+}
+
+TEST(CompileGroups, StructurallyEqualGroupsArePreparedOnce) {
+  Plan p = fusedPlan(buildLstm(LstmVariantKind::Jit, {7, 3, 4, 6, 2}), false);
+  struct Stub final : CompiledKernel {
+    std::vector<Tensor> run(std::span<const Tensor* const>) const override { return {}; }
+  };
+  const auto [groups, distinct] = groupStructures(*p.graph, OpKind::FusionGroup);
   ASSERT_GE(groups, 14u) << printIR(*p.graph);
   ASSERT_LT(distinct.size(), groups);
   int prepared = 0;
@@ -571,6 +577,38 @@ TEST(CompileGroups, StructurallyEqualGroupsArePreparedOnce) {
   EXPECT_EQ(static_cast<size_t>(report.groups), groups);
   EXPECT_EQ(static_cast<size_t>(report.kernelsCompiled + report.cacheHits), groups);
   EXPECT_TRUE(report.warnings.empty());
+}
+
+// Note [Shared group bodies]: both fusers give the alike groups of an unrolled stacked LSTM (forward and
+// backward) one body per structure, and the plan computes what the model's eager kernels do.
+TEST(Fusers, AlikeGroupsOfAnUnrolledLstmShareOneBody) {
+  Model m = buildLstm(LstmVariantKind::Jit, {7, 3, 4, 6, 2});
+  for (FuserKind f : {FuserKind::Legacy, FuserKind::Te}) {
+    const OpKind kind = f == FuserKind::Legacy ? OpKind::FusionGroup : OpKind::TensorExprGroup;
+    auto g = std::shared_ptr<Graph>(m.graph->clone());
+    PipelineOptions o;
+    o.fuser = f;
+    o.passes.verifyEach = true;
+    Plan p = optimizeSpecialized(g, std::vector<bool>(m.inputs.size(), true), o);
+    for (const Graph* graph : planGraphs(p)) {
+      const auto [groups, distinct] = groupStructures(*graph, kind);
+      std::set<const Graph*> bodies;
+      forEachNode(graph->block(), [&](Node* n) {
+        if (n->kind() == kind) bodies.insert(n->subgraph().get());
+      });
+      EXPECT_EQ(bodies.size(), distinct.size()) << fuserName(f) << "\n" << printIR(*graph);
+      if (graph != p.graph.get()) {
+        EXPECT_GE(groups, 14u) << fuserName(f);  // a forward or backward graph: one group a step and layer at least
+        EXPECT_LT(bodies.size(), groups) << fuserName(f);
+      }
+    }
+    auto in = randomInputs(m, 5);
+    Function fn(*m.graph, {.fuser = f, .executor = ExecutorKind::Legacy});
+    auto out = fn.forward(std::vector<IValue>(in.begin(), in.end()), std::vector<bool>(in.size(), false));
+    auto ref = m.eager(in);
+    ASSERT_EQ(out.size(), ref.size());
+    for (size_t k = 0; k < ref.size(); ++k) EXPECT_LE(test::relError(out[k].toTensor(), ref[k]), 1e-5) << fuserName(f) << k;
+  }
 }
 
 TEST(LegacyFuser, DumpsEveryKernel) {

@@ -61,7 +61,7 @@ bool canJoin(const Node* n, const Region& r) {
   if (!region.empty() && region.front()->kind() != OpKind::Chunk && isPointwise(region.front()) &&
       computeDtype(region.front(), kAdmit) != computeDtype(n, kAdmit))
     return false;
-  return r.tensorsFromOutside.size() + n->inputs().size() + 8 <= kMaxKernelArgs;
+  return r.tensorsFromOutside() + n->inputs().size() + 8 <= kMaxKernelArgs;
 }
 
 // A region becomes a group when it holds two or more pointwise ops and every value it hands out is a
@@ -76,15 +76,15 @@ bool worthFusing(const std::vector<Node*>& region) {
   return externalTensors(region) + outs.size() <= kMaxKernelArgs;
 }
 
-int64_t fuseInBlock(Block* b) {
+int64_t fuseInBlock(Block* b, GroupBodies& bodies) {
   int64_t groups = 0;
   for (Node* n : b->nodesList())
-    for (Block* inner : n->blocks()) groups += fuseInBlock(inner);
+    for (Block* inner : n->blocks()) groups += fuseInBlock(inner, bodies);
   sinkChunks(b, kSizes);
   growRegions(b, canJoin, [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
     trimChunks(region);
     if (!worthFusing(region)) return;
-    canonicalizeSubgraph(mergeIntoSubgraph(region, OpKind::FusionGroup, dependents));
+    bodies.merge(region, OpKind::FusionGroup, dependents);
     ++groups;
   });
   return groups;
@@ -103,7 +103,8 @@ std::string fusionBlocker(const Node* n) {
 
 int64_t fusePointwiseGroups(Graph& g) {
   moveChunksUp(g, kSizes);
-  return fuseInBlock(g.block());
+  GroupBodies bodies;  // Note [Shared group bodies]
+  return fuseInBlock(g.block(), bodies);
 }
 
 }  // namespace gj::legacy

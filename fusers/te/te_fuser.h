@@ -15,6 +15,8 @@ namespace gj::te {
 /// and, for the CPU, the small products (a batch-1 step's h W^T) whose results only the group reads.
 /// Pre: complete types. Returns the number of groups.
 int64_t fuseTensorExprGroups(Graph& g, DeviceKind device = DeviceKind::Cpu);
+/// Why the TE fuser leaves `n` outside its groups, by its rules (`products`: it groups for the CPU).
+std::string fusionBlocker(const Node* n, bool products);
 
 /// A GPU-scheduled nest (gpuLoopNest, or any scheduleGpu) as CUDA C, compiled by NVRTC for this device,
 /// as the kernel the TE fuser runs on CUDA: one launch shaped by gpu.gpuLaunch(). Throws gj::Error ("no
