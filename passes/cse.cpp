@@ -4,7 +4,8 @@
 #include "support/hash.h"
 
 #include <algorithm>
-#include <unordered_set>
+#include <bit>
+#include <vector>
 
 namespace gj {
 
@@ -28,38 +29,73 @@ struct SameComputation {
   }
 };
 
-class Cse {
+// Note [CSE's tables]: one open-addressing table a block, sized for it when the walk enters it, holding each
+// node with its hash: a probe compares hashes before it reads a node, nothing is allocated per node, and
+// leaving a block drops its table whole. A lookup tries the block's own table, then those of the blocks
+// around it (their nodes are visible in it), innermost first.
+class Table {
  public:
-  bool run(Block* b) {
-    size_t mark = undo_.size();
-    for (Node* n : b->nodesList()) {
-      for (Block* inner : n->blocks()) run(inner);
-      if (!n->blocks().empty() || n->subgraph()) continue;
-      auto [it, fresh] = seen_.insert(n);
-      if (fresh) {
-        undo_.push_back(n);
-        continue;
+  Table(size_t nodes, const Table* outer) : outer_(outer) {
+    size_t capacity = 16;
+    while (capacity < 2 * nodes) capacity *= 2;
+    slots_.assign(capacity, Slot{0, nullptr});
+    shift_ = 64 - std::countr_zero(capacity);
+  }
+
+  // An earlier node computing what n computes, visible here; or nullptr, and n is entered.
+  Node* findOrAdd(Node* n) {
+    const size_t h = SameComputation{}(n);
+    for (const Table* t = outer_; t; t = t->outer_)
+      if (Node* m = t->find(n, h)) return m;
+    for (size_t i = index(h);; i = (i + 1) & (slots_.size() - 1)) {
+      Slot& s = slots_[i];
+      if (!s.node) {
+        s = {h, n};
+        return nullptr;
       }
-      for (size_t i = 0; i < n->outputs().size(); ++i) b->graph()->replaceValue(n->output(i), (*it)->output(i));
-      b->graph()->erase(n);
-      changed_ = true;
+      if (s.hash == h && SameComputation{}(s.node, n)) return s.node;
     }
-    // Leaving the block: its nodes are not visible to the code after it.
-    for (size_t i = mark; i < undo_.size(); ++i) seen_.erase(undo_[i]);
-    undo_.resize(mark);
-    return changed_;
   }
 
  private:
-  std::unordered_set<Node*, SameComputation, SameComputation> seen_;
-  std::vector<Node*> undo_;  // the nodes seen_ gained in the blocks being walked, innermost last
-  bool changed_ = false;
+  struct Slot {
+    size_t hash;
+    Node* node;
+  };
+  size_t index(size_t h) const { return (h * 0x9E3779B97F4A7C15ULL) >> shift_; }
+  Node* find(const Node* n, size_t h) const {
+    for (size_t i = index(h);; i = (i + 1) & (slots_.size() - 1)) {
+      const Slot& s = slots_[i];
+      if (!s.node) return nullptr;
+      if (s.hash == h && SameComputation{}(s.node, n)) return s.node;
+    }
+  }
+
+  const Table* outer_;
+  std::vector<Slot> slots_;
+  int shift_ = 0;
 };
+
+bool cseBlock(Block* b, const Table* outer) {
+  bool changed = false;
+  std::vector<Node*> nodes = b->nodesList();
+  Table table(nodes.size(), outer);
+  for (Node* n : nodes) {
+    for (Block* inner : n->blocks()) changed |= cseBlock(inner, &table);
+    if (!n->blocks().empty() || n->subgraph()) continue;
+    Node* earlier = table.findOrAdd(n);
+    if (!earlier) continue;
+    for (size_t i = 0; i < n->outputs().size(); ++i) b->graph()->replaceValue(n->output(i), earlier->output(i));
+    b->graph()->erase(n);
+    changed = true;
+  }
+  return changed;
+}
 
 }  // namespace
 
 bool eliminateCommonSubexpressions(Graph& g) {
-  bool changed = Cse().run(g.block());
+  bool changed = cseBlock(g.block(), nullptr);
   forEachNode(g.block(), [&](Node* n) {
     if (optimizesInto(n)) changed |= eliminateCommonSubexpressions(*n->subgraph());
   });
