@@ -22,37 +22,47 @@ class MemberDependencies {
       if (m->isBefore(first)) first = m;
       if (last->isBefore(m)) last = m;
     }
-    for (size_t i = 0; i < members.size(); ++i) member_[members[i]] = i;
-    std::vector<uint64_t> bits(words_);
-    auto read = [&](Value* v) {
-      Node* def = v->node();
-      if (def->owningBlock() != b) def = ancestorIn(def, b);
-      auto it = def ? index_.find(def) : index_.end();
-      if (it == index_.end()) return;
-      for (size_t w = 0; w < words_; ++w) bits[w] |= masks_[it->second * words_ + w];
-      if (auto m = member_.find(def); m != member_.end()) bits[m->second / 64] |= uint64_t{1} << (m->second % 64);
-    };
     for (Node* n = first;; n = n->next()) {
-      std::fill(bits.begin(), bits.end(), 0);
+      span_.push_back(n);
+      if (n == last) break;
+    }
+    member_.assign(span_.size(), -1);
+    for (size_t i = 0; i < members.size(); ++i) member_[find(members[i])] = static_cast<int64_t>(i);
+    masks_.assign(span_.size() * words_, 0);
+    for (size_t k = 0; k < span_.size(); ++k) {
+      uint64_t* bits = &masks_[k * words_];
+      auto read = [&](Value* v) {
+        Node* def = v->node();
+        if (def->owningBlock() != b) def = ancestorIn(def, b);
+        const size_t j = def ? find(def) : kNone;
+        if (j == kNone) return;
+        for (size_t w = 0; w < words_; ++w) bits[w] |= masks_[j * words_ + w];
+        if (const int64_t m = member_[j]; m >= 0) bits[m / 64] |= uint64_t{1} << (m % 64);
+      };
+      Node* n = span_[k];
       if (n->blocks().empty())
         for (Value* v : n->inputs()) read(v);
       else
         for (Value* v : allUses(n)) read(v);
-      index_.emplace(n, index_.size());
-      masks_.insert(masks_.end(), bits.begin(), bits.end());
-      if (n == last) break;
     }
   }
-  /// True when member a depends on member c.
-  bool dependsOn(Node* a, Node* c) const {
-    const size_t j = member_.at(c);
-    return masks_[index_.at(a) * words_ + j / 64] >> (j % 64) & 1;
-  }
+  /// The members a member depends on: a bit each, by index in `members`, words() words.
+  const uint64_t* mask(const Node* member) const { return &masks_[find(member) * words_]; }
+  size_t words() const { return words_; }
 
  private:
+  static constexpr size_t kNone = ~size_t{0};
+  // n's place in the span (the span is in block order: a binary search by the nodes' order keys), or kNone.
+  size_t find(const Node* n) const {
+    if (n->owningBlock() != span_[0]->owningBlock()) return kNone;
+    auto it = std::lower_bound(span_.begin(), span_.end(), n, [](const Node* x, const Node* y) { return x->isBefore(y); });
+    return it != span_.end() && *it == n ? static_cast<size_t>(it - span_.begin()) : kNone;
+  }
+
   size_t words_;
-  std::unordered_map<const Node*, size_t> member_, index_;
-  std::vector<uint64_t> masks_;  // words_ per node of the span, in order
+  std::vector<Node*> span_;       // the nodes from the earliest member to the latest, in order
+  std::vector<int64_t> member_;   // by place in the span: the member's index, or -1
+  std::vector<uint64_t> masks_;   // words_ per node of the span, in order
 };
 
 bool programOrder(const Node* a, const Node* c) { return a->isBefore(c); }
@@ -165,12 +175,21 @@ void mergeSide(Block* b, const std::vector<Node*>& chosen, int sharedSide) {
 bool batchSide(Block* b, const std::vector<Node*>& group, int sharedSide) {
   MemberDependencies r(b, group);
   std::vector<Node*> chosen;
-  for (Node* n : group) {
-    bool independent = true;
+  // The chosen members, and the members any of them depends on: a bit each, so that a member is checked
+  // against all the chosen at once.
+  std::vector<uint64_t> chosenBits(r.words()), chosenDependOn(r.words());
+  for (size_t i = 0; i < group.size(); ++i) {
+    Node* n = group[i];
+    const uint64_t* deps = r.mask(n);
     // Both ways: an earlier merge in this block may have moved nodes, so `group` (in the order the block
     // had when it was scanned) need not be in program order any more.
-    for (Node* c : chosen) independent = independent && !r.dependsOn(n, c) && !r.dependsOn(c, n);
-    if (independent && staticSizes(n->input(1 - sharedSide))) chosen.push_back(n);
+    bool independent = !(chosenDependOn[i / 64] >> (i % 64) & 1);
+    for (size_t w = 0; w < r.words() && independent; ++w) independent = !(deps[w] & chosenBits[w]);
+    if (independent && staticSizes(n->input(1 - sharedSide))) {
+      chosen.push_back(n);
+      chosenBits[i / 64] |= uint64_t{1} << (i % 64);
+      for (size_t w = 0; w < r.words(); ++w) chosenDependOn[w] |= deps[w];
+    }
   }
   if (chosen.size() < 2) return false;
   std::sort(chosen.begin(), chosen.end(), programOrder);

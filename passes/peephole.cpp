@@ -87,10 +87,20 @@ Value* listAccess(Node* n) {
     return n->output(0);
   }
   if (n->kind() == OpKind::ListAppend) {
-    Node* src = n->input(0)->node();
-    if (src->kind() != OpKind::ListConstruct || n->input(0)->uses().size() != 1) return nullptr;
+    // A chain of appends, each list read only by the next, folds at its last append into one list of
+    // every element: folding append by append would copy the list each time (quadratic in a loop's steps).
+    auto appendsTo = [](const Node* m) {
+      const auto& uses = m->output()->uses();
+      return uses.size() == 1 && uses[0].user->kind() == OpKind::ListAppend && uses[0].index == 0;
+    };
+    if (appendsTo(n) || !n->output()->hasUses()) return nullptr;  // the chain's last append folds it; a dead one, nothing
+    std::vector<Value*> appended;
+    const Node* src = n;
+    for (; src->kind() == OpKind::ListAppend && src->input(0)->uses().size() == 1; src = src->input(0)->node())
+      appended.push_back(src->input(1));
+    if (src == n || src->kind() != OpKind::ListConstruct) return nullptr;
     std::vector<Value*> xs(src->inputs().begin(), src->inputs().end());
-    xs.push_back(n->input(1));
+    xs.insert(xs.end(), appended.rbegin(), appended.rend());
     return emitBefore(n, OpKind::ListConstruct, xs, n->output()->type());
   }
   return nullptr;

@@ -86,5 +86,28 @@ TEST(Peephole, ResolvesListAccess) {
   )");
 }
 
+// A chain of appends folds at its last append into one list (not a list per append: quadratic in the chain);
+// a list read twice in the middle keeps the appends after it.
+TEST(Peephole, FoldsAChainOfAppendsAtItsEnd) {
+  checkPass(R"IR(graph(%x : Double(3), %y : Double(3), %z : Double(3)):
+  %zero : int = prim::Constant[value=0]()
+  %l0 : Tensor[] = prim::ListConstruct(%x)
+  %l1 : Tensor[] = prim::ListAppend(%l0, %y)
+  %l2 : Tensor[] = prim::ListAppend(%l1, %z)
+  %l3 : Tensor[] = prim::ListAppend(%l2, %x)
+  %s : Tensor = aten::stack(%l3, %zero)
+  %l4 : Tensor[] = prim::ListAppend(%l3, %y)
+  %t : Tensor = aten::stack(%l4, %zero)
+  %u : Tensor = aten::add(%s, %x, %zero)
+  return (%u, %t)
+)IR",
+            "peephole", R"(
+    CHECK: %[[L:.*]] : Tensor[] = prim::ListConstruct(%x, %y, %z, %x)
+    CHECK-NOT: prim::ListConstruct
+    CHECK: aten::stack(%[[L]], %zero)
+    CHECK: prim::ListAppend(%[[L]], %y)
+  )");
+}
+
 }  // namespace
 }  // namespace gj
