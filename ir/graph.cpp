@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <unordered_map>
 
 namespace gj {
@@ -73,19 +74,14 @@ Value* Value::setName(std::string name) {
 
 // ---- Node ----
 
-Value* Node::input(size_t i) const {
-  IR_CHECK(i < inputs_.size()) << "input " << i << " of " << describe() << " which has " << inputs_.size();
-  return inputs_[i];
+void Node::badIndex(const char* what, size_t i, size_t size) const {
+  IR_CHECK(false) << what << " " << i << " of " << describe() << " which has " << size;
+  std::abort();  // not reached: a failed IR_CHECK does not return
 }
 
-Value* Node::output(size_t i) const {
-  IR_CHECK(i < outputs_.size()) << "output " << i << " of " << describe() << " which has " << outputs_.size();
-  return outputs_[i];
-}
-
-Block* Node::block(size_t i) const {
-  IR_CHECK(i < blocks_.size()) << "block " << i << " of " << describe();
-  return blocks_[i];
+void Node::notSameBlock(const Node* other) const {
+  IR_CHECK(false) << "isBefore across blocks: " << describe() << " and " << other->describe();
+  std::abort();
 }
 
 void Node::addInput(Value* v) {
@@ -216,11 +212,6 @@ void Node::unlink() {
 void Node::moveBefore(Node* n) {
   unlink();
   insertBefore(n);
-}
-
-bool Node::isBefore(const Node* other) const {
-  IR_CHECK(owningBlock_ == other->owningBlock_) << "isBefore across blocks";
-  return order_ < other->order_;
 }
 
 // ---- Block ----
@@ -394,6 +385,8 @@ void cloneNodesBefore(const Block* src, Node* before, ValueMap& env) {
 std::unique_ptr<Graph> Graph::clone() const {
   auto g = std::make_unique<Graph>();
   ValueMap env;
+  env.reserve(values_.size());  // no rehash while a large graph is copied
+  g->names_.reserve(names_.size());
   for (Value* in : inputs()) env[in] = g->addInput(in->type(), in->name());
   for (const Node* n : *top_) g->top_->append(cloneNode(n, *g, env));
   for (Value* out : outputs()) g->registerOutput(env.at(out));

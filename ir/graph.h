@@ -72,9 +72,21 @@ class Node {
   std::span<Value* const> inputs() const { return inputs_; }
   std::span<Value* const> outputs() const { return outputs_; }
   std::span<Block* const> blocks() const { return blocks_; }
-  Value* input(size_t i) const;
-  Value* output(size_t i = 0) const;
-  Block* block(size_t i) const;
+  Value* input(size_t i) const {
+    if (i >= inputs_.size()) [[unlikely]]
+      badIndex("input", i, inputs_.size());
+    return inputs_[i];
+  }
+  Value* output(size_t i = 0) const {
+    if (i >= outputs_.size()) [[unlikely]]
+      badIndex("output", i, outputs_.size());
+    return outputs_[i];
+  }
+  Block* block(size_t i) const {
+    if (i >= blocks_.size()) [[unlikely]]
+      badIndex("block", i, blocks_.size());
+    return blocks_[i];
+  }
   Block* owningBlock() const { return owningBlock_; }
   Graph* graph() const { return graph_; }
   Node* next() const { return next_; }
@@ -130,7 +142,11 @@ class Node {
   void moveBefore(Node* n);
   /// True when this node comes earlier than `other` in the same block. Amortized O(1): nodes carry order
   /// keys (below).
-  bool isBefore(const Node* other) const;
+  bool isBefore(const Node* other) const {
+    if (owningBlock_ != other->owningBlock_) [[unlikely]]
+      notSameBlock(other);
+    return order_ < other->order_;
+  }
 
  private:
   friend class Graph;
@@ -140,6 +156,8 @@ class Node {
   Node(Graph* g, OpKind k) : graph_(g), kind_(k) {}
   void unlink();
   void dropUse(size_t i);
+  [[noreturn]] void badIndex(const char* what, size_t i, size_t size) const;  // the checks above, failed
+  [[noreturn]] void notSameBlock(const Node* other) const;
 
   Graph* graph_;
   OpKind kind_;
