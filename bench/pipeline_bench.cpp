@@ -6,6 +6,7 @@
 //
 //   build/bin/pipeline_bench                         depths 1,2,5,10,20,50 at seq 100; seqs 100..2000 at depth 1
 //   build/bin/pipeline_bench --depths 5,20 --seqs 100,1000 --fuser old
+//   build/bin/pipeline_bench --depths 5,20,50 --seqs 100,500,2000 --max-full-unroll 2000 --repeat 3
 //
 // Not a timed test: figures go to bench/results/ with the machine described.
 #include "bench/machine.h"
@@ -16,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -46,7 +48,7 @@ int64_t countNodes(const Graph& g) {
   return n;
 }
 
-Measure measure(int64_t depth, int64_t seq, int64_t size, int64_t batch, FuserKind fuser) {
+Measure measure(int64_t depth, int64_t seq, int64_t size, int64_t batch, FuserKind fuser, int64_t maxFullUnroll) {
   Model m = buildLstm(LstmVariantKind::JitMultilayer, {seq, batch, size, size, depth});
   auto g = std::shared_ptr<Graph>(m.graph->clone());
   std::vector<bool> requiresGrad;
@@ -63,6 +65,7 @@ Measure measure(int64_t depth, int64_t seq, int64_t size, int64_t batch, FuserKi
   setKernelCacheCapacity(kDefaultKernelCacheCapacity);
   PipelineOptions o;
   o.fuser = fuser;
+  o.maxFullUnroll = maxFullUnroll;
   o.passes.verifyEach = false;
   if (const auto dump = environment().dumpKernels) o.fuserOptions.dumpDir = *dump;
   auto t0 = std::chrono::steady_clock::now();
@@ -78,6 +81,31 @@ Measure measure(int64_t depth, int64_t seq, int64_t size, int64_t batch, FuserKi
   r.nodes = countNodes(*p.graph);
   for (const auto& [node, grad] : p.gradients) r.nodes += countNodes(*grad->forward) + countNodes(*grad->backward);
   return r;
+}
+
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  const size_t n = xs.size();
+  return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+}
+
+// The median of `repeat` runs at one size: of the totals, and of each pass on its own.
+Measure measureMedian(int repeat, int64_t depth, int64_t seq, int64_t size, int64_t batch, FuserKind fuser,
+                      int64_t maxFullUnroll) {
+  std::vector<Measure> runs;
+  for (int i = 0; i < repeat; ++i) runs.push_back(measure(depth, seq, size, batch, fuser, maxFullUnroll));
+  Measure m = runs.front();
+  auto of = [&](auto field) {
+    std::vector<double> xs;
+    for (const Measure& r : runs) xs.push_back(field(r));
+    return median(xs);
+  };
+  m.totalMs = of([](const Measure& r) { return r.totalMs; });
+  m.passMs = of([](const Measure& r) { return r.passMs; });
+  m.jitMs = of([](const Measure& r) { return r.jitMs; });
+  for (auto& [name, ms] : m.byPass)
+    ms = of([&](const Measure& r) { return r.byPass.count(name) ? r.byPass.at(name) : 0.0; });
+  return m;
 }
 
 double growth(double t0, double t1, int64_t n0, int64_t n1) {
@@ -122,6 +150,8 @@ int main(int argc, char** argv) {
   std::vector<int64_t> depths = {1, 2, 5, 10, 20, 50}, seqs = {100, 250, 500, 1000, 2000};
   int64_t size = 64, batch = 64, seqForDepths = 100, depthForSeqs = 1;
   size_t top = 10;
+  int repeat = 1;
+  int64_t maxFullUnroll = PipelineOptions{}.maxFullUnroll;
   FuserKind fuser = FuserKind::Te;
   CLI::App app{"pipeline_bench: the compile pipeline's time on stacked LSTMs of growing size", "pipeline_bench"};
   app.set_version_flag("--version", cli::versionString());
@@ -133,18 +163,26 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "batch size (cells group: 64)")->check(cli::positive());
   cli::addFuserOption(&app, fuser, "the fuser (default te)");
   app.add_option("--top", top, "passes listed per table")->check(cli::positive());
+  app.add_option("--repeat", repeat, "runs per size; the tables give their medians (the total's and each pass's)")
+      ->check(cli::positive());
+  app.add_option("--max-full-unroll", maxFullUnroll,
+                 fmt::format("loops of at most this many steps unroll fully, longer ones by 8 (the executors': {})",
+                             maxFullUnroll))
+      ->check(cli::positive());
   if (auto status = cli::parse(app, argc, argv)) return *status;
   // Cold means cold: no kernel from the persistent cache either (runtime/disk_cache.h).
   setenv("GJ_CACHE_DIR", "off", 1);
   refreshEnvironment();
   try {
-    fmt::print("# pipeline_bench: {}, fuser {}, size {}, batch {}, backward included\n\n{}\n", cli::versionString(),
-               fuserName(fuser), size, batch, bench::describeMachine());
+    fmt::print("# pipeline_bench: {}, fuser {}, size {}, batch {}, backward included, loops of up to {} steps "
+               "unrolled, median of {} run{}\n\n{}\n",
+               cli::versionString(), fuserName(fuser), size, batch, maxFullUnroll, repeat, repeat == 1 ? "" : "s",
+               bench::describeMachine());
     std::vector<Measure> byDepth, bySeq;
-    for (int64_t d : depths) byDepth.push_back(measure(d, seqForDepths, size, batch, fuser));
+    for (int64_t d : depths) byDepth.push_back(measureMedian(repeat, d, seqForDepths, size, batch, fuser, maxFullUnroll));
     printTable(fmt::format("depth sweep at seq {}", seqForDepths), byDepth, top);
     if (!seqs.empty()) {
-      for (int64_t s : seqs) bySeq.push_back(measure(depthForSeqs, s, size, batch, fuser));
+      for (int64_t s : seqs) bySeq.push_back(measureMedian(repeat, depthForSeqs, s, size, batch, fuser, maxFullUnroll));
       printTable(fmt::format("sequence sweep at depth {}", depthForSeqs), bySeq, top);
     }
   } catch (const Error& e) {
