@@ -300,7 +300,9 @@ TEST(CudaOps, MaxAndMinOverADimPickTheFirstTieAndNansOnTheCpuAndTheDevice) {
           }
           nans += std::isnan(elem(best));
           EXPECT_EQ(r.indices.data<int64_t>()[i * other + o], best) << i << ", " << o;
-          if (!std::isnan(elem(best))) EXPECT_EQ(r.values.data<double>()[i * other + o], elem(best));
+          if (!std::isnan(elem(best))) {
+            EXPECT_EQ(r.values.data<double>()[i * other + o], elem(best));
+          }
         }
       }
       EXPECT_EQ(nans, 1);

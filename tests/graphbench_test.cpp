@@ -224,7 +224,9 @@ TEST(GraphbenchCsv, ACommaSeparatorGivesValidCsv) {
     auto cells = csvCells(line);
     ASSERT_EQ(cells.size(), 7u) << line;
     EXPECT_GT(std::stod(cells[1]), 0) << line;
-    if (cells[0].starts_with("jit")) EXPECT_NE(cells[3].find(", jit "), std::string::npos) << cells[3];
+    if (cells[0].starts_with("jit")) {
+      EXPECT_NE(cells[3].find(", jit "), std::string::npos) << cells[3];
+    }
     ++rows;
   }
   EXPECT_EQ(rows, 13) << r.out;  // cudnn, aten, py, and 5 jit rows x 2 fusers
