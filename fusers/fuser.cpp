@@ -319,17 +319,19 @@ void compileGroups(const Graph& g, OpKind groupKind, const FuserOptions& opts, s
     try {
       const Graph& sub = *n->subgraph();
       std::shared_ptr<const CompiledKernel> k;
+      std::vector<std::pair<const Graph*, std::shared_ptr<const CompiledKernel>>>* alike = nullptr;
       if (auto body = byBody.find(&sub); body != byBody.end()) {
         k = body->second;  // a body shared by alike groups (Note [Shared group bodies])
       } else {
-        for (const auto& [other, kernel] : seen[structuralHash(sub)])
+        alike = &seen[structuralHash(sub)];
+        for (const auto& [other, kernel] : *alike)
           if (structurallyEqual(*other, sub)) k = kernel;
       }
       if (k) {
         ++report.cacheHits;
       } else {
         k = compileOne(sub, opts, symbolPrefix, report, prepare);
-        seen[structuralHash(sub)].emplace_back(&sub, k);
+        alike->emplace_back(&sub, k);
       }
       byBody.try_emplace(&sub, k);
       auto [it, added] = counted.try_emplace(k.get());

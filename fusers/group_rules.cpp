@@ -196,7 +196,7 @@ bool moveOne(Node* unpack, SizeRule rule, std::vector<Node*>& made) {
   if (d < 0) d += rankY;
   // The k-th chunk of each tensor input (or the input itself where it broadcasts along d).
   std::vector<std::vector<Value*>> parts(p->inputs().size());
-  Node* first = nullptr;  // the first node made (the pieces' types are propagated over what was made)
+  Node* const before = unpack->prev();  // what the move makes goes between it and the unpack
   for (size_t i = 0; i < p->inputs().size(); ++i) {
     Value* a = p->input(i);
     auto sa = groupSizes(a, rule);
@@ -207,7 +207,6 @@ bool moveOne(Node* unpack, SizeRule rule, std::vector<Node*>& made) {
     }
     Node* dim = g->createConstant(da);
     dim->insertBefore(unpack);
-    if (!first) first = dim;
     Node* c = g->create(OpKind::Chunk, {a, chunk->input(1), dim->output()});
     c->output()->setType(Type::of(TypeKind::TensorList));
     c->insertBefore(unpack);
@@ -222,11 +221,10 @@ bool moveOne(Node* unpack, SizeRule rule, std::vector<Node*>& made) {
     Node* copy = g->create(p->kind(), ins);
     copy->output()->setType(unpack->output(k)->type());
     copy->insertBefore(unpack);
-    if (!first) first = copy;
     g->replaceAllUsesWith(unpack->output(k), copy->output());
   }
   // The new chunks' pieces, before a later move reads them; nothing else changes type.
-  propagateShapes(first, unpack->prev());
+  propagateShapes(before->next(), unpack->prev());
   g->erase(unpack);
   g->erase(chunk);
   g->erase(p);

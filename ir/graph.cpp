@@ -417,6 +417,13 @@ size_t constantHash(const ConstantValue& c) {
   return h;
 }
 
+void hashType(size_t& h, const Type& t) {
+  hashMix(h, static_cast<size_t>(t.kind));
+  hashMix(h, t.dtype ? static_cast<size_t>(*t.dtype) + 1 : 0);
+  if (t.sizes)
+    for (int64_t d : *t.sizes) hashMix(h, static_cast<size_t>(d));
+}
+
 // ---- structural equality (Note [Structural equality]) ----
 
 namespace {
@@ -467,13 +474,6 @@ class StructureMatch {
 
   std::vector<const Value*> pair_;  // by a's value id
 };
-
-void hashType(size_t& h, const Type& t) {
-  hashMix(h, static_cast<size_t>(t.kind));
-  hashMix(h, t.dtype ? static_cast<size_t>(*t.dtype) + 1 : 0);
-  if (t.sizes)
-    for (int64_t d : *t.sizes) hashMix(h, static_cast<size_t>(d));
-}
 
 // Kinds, arities, types and the positions each node reads (numbered as the walk defines values).
 void hashBlock(size_t& h, const Block* b, std::vector<size_t>& position, size_t& next) {

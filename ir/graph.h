@@ -307,6 +307,8 @@ size_t structuralHash(const Graph& g);
 bool sameConstant(const ConstantValue& a, const ConstantValue& b);
 /// A hash of a constant (equal for constants sameConstant calls the same).
 size_t constantHash(const ConstantValue& c);
+/// Mixes a type's kind, dtype and sizes into h (as structuralHash does for every value).
+void hashType(size_t& h, const Type& t);
 
 /// Type of a constant's output: int, float, bool, int[] or NoneType.
 Type constantType(const ConstantValue& v);

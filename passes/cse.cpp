@@ -46,15 +46,11 @@ class Table {
   Node* findOrAdd(Node* n) {
     const size_t h = SameComputation{}(n);
     for (const Table* t = outer_; t; t = t->outer_)
-      if (Node* m = t->find(n, h)) return m;
-    for (size_t i = index(h);; i = (i + 1) & (slots_.size() - 1)) {
-      Slot& s = slots_[i];
-      if (!s.node) {
-        s = {h, n};
-        return nullptr;
-      }
-      if (s.hash == h && SameComputation{}(s.node, n)) return s.node;
-    }
+      if (Node* m = t->slots_[t->probe(n, h)].node) return m;
+    Slot& s = slots_[probe(n, h)];
+    if (s.node) return s.node;
+    s = {h, n};
+    return nullptr;
   }
 
  private:
@@ -62,12 +58,11 @@ class Table {
     size_t hash;
     Node* node;
   };
-  size_t index(size_t h) const { return (h * 0x9E3779B97F4A7C15ULL) >> shift_; }
-  Node* find(const Node* n, size_t h) const {
-    for (size_t i = index(h);; i = (i + 1) & (slots_.size() - 1)) {
+  // The slot holding a node that computes what n computes (n's hash is h), or the empty one it would take.
+  size_t probe(const Node* n, size_t h) const {
+    for (size_t i = (h * 0x9E3779B97F4A7C15ULL) >> shift_;; i = (i + 1) & (slots_.size() - 1)) {
       const Slot& s = slots_[i];
-      if (!s.node) return nullptr;
-      if (s.hash == h && SameComputation{}(s.node, n)) return s.node;
+      if (!s.node || (s.hash == h && SameComputation{}(s.node, n))) return i;
     }
   }
 

@@ -80,8 +80,8 @@ void growRegions(Block* b, const std::function<bool(const Node*, const Region&)>
   finish();
 }
 
-std::vector<Value*> regionOutputs(const std::vector<Node*>& region) {
-  std::unordered_set<const Node*> in(region.begin(), region.end());
+// The values the nodes of `region` (also in `in`) compute that are used outside it.
+static std::vector<Value*> outputsOf(const std::vector<Node*>& region, const std::unordered_set<const Node*>& in) {
   std::vector<Value*> outputs;
   for (Node* n : region)
     for (Value* v : n->outputs()) {
@@ -90,6 +90,10 @@ std::vector<Value*> regionOutputs(const std::vector<Node*>& region) {
       if (outside) outputs.push_back(v);
     }
   return outputs;
+}
+
+std::vector<Value*> regionOutputs(const std::vector<Node*>& region) {
+  return outputsOf(region, std::unordered_set<const Node*>(region.begin(), region.end()));
 }
 
 // The group node on `body` in place of `region`: it reads `inputs` (the outer values of the body's
@@ -127,7 +131,9 @@ static bool copiedIn(const Value* v) {
   return k == OpKind::Constant || (k == OpKind::ListConstruct && constantInts(v));
 }
 
-Node* mergeIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std::vector<Node*>& dependents) {
+// mergeIntoSubgraph, given the region's outputs.
+static Node* copyIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std::vector<Node*>& dependents,
+                              const std::vector<Value*>& outputs) {
   std::unordered_set<const Value*> produced;
   for (Node* n : region)
     for (Value* v : n->outputs()) produced.insert(v);
@@ -138,8 +144,9 @@ Node* mergeIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std
   for (Node* n : region) {
     for (Value* v : n->inputs()) {
       if (produced.count(v) || env.count(v)) continue;
-      // A list of int constants (permute's dims, a view's sizes) comes along too, so that the formulas and
-      // rules inside read it as the constant it is (constantInts), as where constant propagation folded it.
+      // A constant is copied in, and a list of int constants (permute's dims, a view's sizes) comes along
+      // too, so that the formulas and rules inside read it as the constant it is (constantInts), as where
+      // constant propagation folded it.
       if (copiedIn(v)) {
         for (const Value* e : v->node()->inputs())
           if (!env.count(e)) env[e] = sub->block()->append(cloneNode(e->node(), *sub, env))->output();
@@ -151,9 +158,12 @@ Node* mergeIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std
     }
     sub->block()->append(cloneNode(n, *sub, env));
   }
-  std::vector<Value*> outputs = regionOutputs(region);
   for (Value* v : outputs) sub->registerOutput(env.at(v));
   return replaceRegion(region, kind, std::move(sub), inputs, outputs, dependents);
+}
+
+Node* mergeIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std::vector<Node*>& dependents) {
+  return copyIntoSubgraph(region, kind, dependents, regionOutputs(region));
 }
 
 namespace {
@@ -222,11 +232,7 @@ class BodyMatch {
 // Regions that differ only in a constant (a step number) thus seldom meet in one list of candidates.
 size_t regionSignature(const std::vector<Node*>& region, const std::vector<Value*>& outputs) {
   size_t h = region.size(), parts = 0;
-  for (const Value* v : outputs) {
-    hashMix(h, static_cast<size_t>(v->type().kind));
-    if (v->type().sizes)
-      for (int64_t d : *v->type().sizes) hashMix(h, static_cast<size_t>(d));
-  }
+  for (const Value* v : outputs) hashType(h, v->type());
   for (const Node* n : region) {
     size_t k = static_cast<size_t>(n->kind());
     hashMix(k, n->inputs().size());
@@ -246,15 +252,15 @@ constexpr size_t kBodiesTried = 8;
 }  // namespace
 
 Node* GroupBodies::merge(const std::vector<Node*>& region, OpKind kind, const std::vector<Node*>& dependents) {
-  const std::vector<Value*> outputs = regionOutputs(region);
-  std::vector<std::shared_ptr<Graph>>& alike = bodies_[regionSignature(region, outputs)];
   const std::unordered_set<const Node*> members(region.begin(), region.end());
+  const std::vector<Value*> outputs = outputsOf(region, members);
+  std::vector<std::shared_ptr<Graph>>& alike = bodies_[regionSignature(region, outputs)];
   for (size_t i = alike.size(); i-- > 0 && alike.size() - i <= kBodiesTried;)
     if (auto inputs = BodyMatch(*alike[i], members).inputsFor(outputs)) {
       ++shared_;
       return replaceRegion(region, kind, alike[i], *inputs, outputs, dependents);
     }
-  Node* group = mergeIntoSubgraph(region, kind, dependents);
+  Node* group = copyIntoSubgraph(region, kind, dependents, outputs);
   canonicalizeSubgraph(group);
   alike.push_back(group->subgraph());
   return group;
