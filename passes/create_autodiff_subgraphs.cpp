@@ -27,6 +27,7 @@ static bool createInBlock(Block* b) {
   growRegions(b, canJoin, [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
     mergeIntoSubgraph(region, OpKind::DifferentiableGraph, dependents);
     changed = true;
+    return true;
   });
   return changed;
 }

@@ -36,16 +36,23 @@ void Region::clear() {
 }
 
 void growRegions(Block* b, const std::function<bool(const Node*, const Region&)>& canJoin,
-                 const std::function<void(std::vector<Node*>&, std::vector<Node*>&)>& close,
+                 const std::function<bool(std::vector<Node*>&, std::vector<Node*>&)>& close,
                  const std::function<bool(const Node*)>& beginsRegion) {
   Region region;
   std::vector<Node*> dependents;
   // Values computed outside the region from its outputs, marked with the region's number.
   std::vector<uint32_t> tainted;
   uint32_t number = 1;
+  // Nodes of regions that closed and were left as they are: later rounds pass them by.
+  std::unordered_set<const Node*> settled;
+  size_t closed = 0;
   auto isTainted = [&](const Value* v) { return v->id() < tainted.size() && tainted[v->id()] == number; };
   auto finish = [&] {
-    if (!region.nodes.empty()) close(region.nodes, dependents);
+    if (!region.nodes.empty()) {
+      std::vector<Node*> nodes = region.nodes;
+      if (!close(region.nodes, dependents)) settled.insert(nodes.begin(), nodes.end());
+      ++closed;
+    }
     region.clear();
     dependents.clear();
     if (++number == 0) {  // wrapped: no old mark may equal a new one
@@ -53,31 +60,45 @@ void growRegions(Block* b, const std::function<bool(const Node*, const Region&)>
       number = 1;
     }
   };
-  for (Node* n : b->nodesList()) {
-    bool usesRegion = false, usesTainted = false;
-    auto read = [&](const Value* v) {
-      usesRegion = usesRegion || region.computes(v) || isTainted(v);
-      usesTainted = usesTainted || isTainted(v);
-    };
-    if (n->blocks().empty()) {
-      for (const Value* v : n->inputs()) read(v);
-    } else {
-      for (const Value* v : allUses(n)) read(v);
-    }
-    const bool joins = canJoin(n, region);
-    const bool begins = !joins && usesRegion && beginsRegion && beginsRegion(n);
-    if (joins || begins) {
-      if (usesTainted || begins) finish();
-      region.add(n);
-    } else if (usesRegion) {
-      for (const Value* v : n->outputs()) {
-        if (v->id() >= tainted.size()) tainted.resize(std::max<size_t>(2 * v->id(), 64), 0);
-        tainted[v->id()] = number;
+  // Note [Rounds of region growth]: one region grows at a time, so a node that could begin a region of
+  // its own but neither joins the open one (another shape) nor follows it unrelated (it reads the region's
+  // results through a node that could not join: a convolution) is deferred. A deferred node is taken by
+  // the next round, which scans the block again past the nodes already placed. Each round closes at
+  // least one region, fused (its nodes gone) or settled (passed by from then on), so rounds end.
+  for (bool deferred = true; deferred;) {
+    deferred = false;
+    const size_t closedBefore = closed;
+    for (Node* n : b->nodesList()) {
+      bool usesRegion = false, usesTainted = false;
+      auto read = [&](const Value* v) {
+        usesRegion = usesRegion || region.computes(v) || isTainted(v);
+        usesTainted = usesTainted || isTainted(v);
+      };
+      if (n->blocks().empty()) {
+        for (const Value* v : n->inputs()) read(v);
+      } else {
+        for (const Value* v : allUses(n)) read(v);
       }
-      dependents.push_back(n);
+      const bool free = !settled.count(n);
+      const bool joins = free && canJoin(n, region);
+      const bool begins = free && !joins && usesRegion && beginsRegion && beginsRegion(n);
+      if (joins || begins) {
+        if (usesTainted || begins) finish();
+        region.add(n);
+        continue;
+      }
+      if (usesRegion) {
+        for (const Value* v : n->outputs()) {
+          if (v->id() >= tainted.size()) tainted.resize(std::max<size_t>(2 * v->id(), 64), 0);
+          tainted[v->id()] = number;
+        }
+        dependents.push_back(n);
+      }
+      if (free && !region.nodes.empty() && !deferred) deferred = canJoin(n, Region{});
     }
+    finish();
+    deferred = deferred && closed > closedBefore;
   }
-  finish();
 }
 
 // The values the nodes of `region` (also in `in`) compute that are used outside it.

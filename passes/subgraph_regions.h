@@ -39,12 +39,14 @@ class Region {
 /// `canJoin(node, region)` says so and it uses no value that was computed outside the region from the
 /// region's outputs (which would need the region finished first); otherwise the region is closed.
 /// `close(nodes, dependents)` is called with the region's nodes and the nodes between them that depend
-/// on them; it may build a subgraph node from them (mergeIntoSubgraph) or leave them. Nested blocks are
-/// not entered: call again for them. A node that cannot join but uses the region, and that
-/// `beginsRegion` (when given) accepts, closes the region and begins the next one (a step's product,
-/// which reads the step before it, heads the group of its own step).
+/// on them; it may build a subgraph node from them (mergeIntoSubgraph) and return true, or leave them and
+/// return false. Nested blocks are not entered: call again for them. A node that cannot join but uses the
+/// region, and that `beginsRegion` (when given) accepts, closes the region and begins the next one (a
+/// step's product, which reads the step before it, heads the group of its own step). A node that could
+/// begin a region but was passed by (another shape than the open region's) is taken by another round
+/// over the block (Note [Rounds of region growth]).
 void growRegions(Block* b, const std::function<bool(const Node*, const Region&)>& canJoin,
-                 const std::function<void(std::vector<Node*>&, std::vector<Node*>&)>& close,
+                 const std::function<bool(std::vector<Node*>&, std::vector<Node*>&)>& close,
                  const std::function<bool(const Node*)>& beginsRegion = {});
 
 /// Replaces `region` (nodes of one block, in order) by one node of `kind` whose subgraph holds them,

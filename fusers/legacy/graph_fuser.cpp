@@ -83,9 +83,10 @@ int64_t fuseInBlock(Block* b, GroupBodies& bodies) {
   sinkChunks(b, kSizes);
   growRegions(b, canJoin, [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
     trimChunks(region);
-    if (!worthFusing(region)) return;
+    if (!worthFusing(region)) return false;
     bodies.merge(region, OpKind::FusionGroup, dependents);
     ++groups;
+    return true;
   });
   return groups;
 }

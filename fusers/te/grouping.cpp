@@ -259,9 +259,10 @@ int64_t fuseInBlock(gj::Block* b, bool products, GroupBodies& bodies) {
         [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
           trimChunks(region);
           trimProducts(region);
-          if (!worthFusing(region)) return;
+          if (!worthFusing(region)) return false;
           bodies.merge(region, OpKind::TensorExprGroup, dependents);
           ++made;
+          return true;
         },
         [&](const Node* n) { return n->kind() == OpKind::Mm && joins(n, Region{}); });
     groups += made;

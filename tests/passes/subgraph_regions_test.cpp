@@ -1,5 +1,6 @@
-// Tests of the shared group bodies (passes/subgraph_regions.h, Note [Shared group bodies]): a region takes a
-// kept body only when it computes what the body computes, and the graph's results are unchanged either way.
+// Tests of passes/subgraph_regions.h: growRegions' rounds (Note [Rounds of region growth]), and the shared
+// group bodies (Note [Shared group bodies]): a region takes a kept body only when it computes what the body
+// computes, and the graph's results are unchanged either way.
 #include "passes/subgraph_regions.h"
 #include "passes/shape_propagation.h"
 #include "tests/passes/pass_test.h"
@@ -115,6 +116,61 @@ TEST(GroupBodies, AnOutputReadOutsideIsAnotherBody) {
   Merged m = mergeRegions(ir, {{"a", "b"}, {"c", "d"}});
   EXPECT_EQ(m.shared, 0u);
   EXPECT_EQ(m.groups[0]->outputs().size(), 2u);
+}
+
+// The regions growRegions closes on `ir`, each as its nodes' first output names, when a tanh or sigmoid joins a
+// region of its own shape; close leaves every region as it is.
+std::vector<std::vector<std::string>> regionsOf(const std::string& ir) {
+  auto g = parseIR(ir);
+  propagateShapes(*g);
+  auto joins = [](const Node* n, const Region& r) {
+    const bool pointwise = n->kind() == OpKind::Tanh || n->kind() == OpKind::Sigmoid;
+    return pointwise && (r.nodes.empty() || r.nodes.front()->output()->type().sizes == n->output()->type().sizes);
+  };
+  std::vector<std::vector<std::string>> regions;
+  growRegions(g->block(), joins, [&](std::vector<Node*>& region, std::vector<Node*>&) {
+    regions.emplace_back();
+    for (const Node* n : region) regions.back().push_back(n->output()->name());
+    return false;
+  });
+  return regions;
+}
+
+using Names = std::vector<std::vector<std::string>>;
+
+TEST(GrowRegions, TakesWhatFollowsAnOpOfAnotherShapeInAnotherRound) {
+  // %m reads the region {a} and cannot join it; %b and %c, of another shape, read %m: the first round closes
+  // {a} and passes them by, the second takes them.
+  const std::string ir = R"IR(graph(%x : Double(4, 6), %w : Double(6, 3)):
+  %a : Tensor = aten::tanh(%x)
+  %m : Tensor = aten::mm(%a, %w)
+  %b : Tensor = aten::tanh(%m)
+  %c : Tensor = aten::sigmoid(%b)
+  return (%c)
+)IR";
+  EXPECT_EQ(regionsOf(ir), (Names{{"a"}, {"b", "c"}}));
+}
+
+TEST(GrowRegions, TakesAnIndependentRegionOfAnotherShapeInAnotherRound) {
+  const std::string ir = R"IR(graph(%x : Double(4, 6), %y : Double(2, 3)):
+  %a : Tensor = aten::tanh(%x)
+  %b : Tensor = aten::tanh(%y)
+  %c : Tensor = aten::sigmoid(%a)
+  %d : Tensor = aten::sigmoid(%b)
+  return (%c, %d)
+)IR";
+  EXPECT_EQ(regionsOf(ir), (Names{{"a", "c"}, {"b", "d"}}));
+}
+
+TEST(GrowRegions, ARegionLeftAsItIsIsNotGrownAgain) {
+  // Every round closes a region: {a, c} first, then {b}; no node is offered twice.
+  const std::string ir = R"IR(graph(%x : Double(4, 6), %y : Double(2, 3)):
+  %a : Tensor = aten::tanh(%x)
+  %b : Tensor = aten::tanh(%y)
+  %c : Tensor = aten::sigmoid(%a)
+  return (%c, %b)
+)IR";
+  EXPECT_EQ(regionsOf(ir), (Names{{"a", "c"}, {"b"}}));
 }
 
 }  // namespace
