@@ -431,14 +431,21 @@ bool batchSum(Node* root) {
   return true;
 }
 
-// Whether products sharing the left operand `x` [M, K] are worth one product of their right operands
-// concatenated: the concatenation copies each K x N right operand on every run, against M K N multiply-adds
-// in the products, so it pays only where M is large. A kept loop's step, run once a step by the tape,
-// would otherwise copy its weights every step (a batch-1 backward: 8 MB a step for mm(g, W_hh) and
-// mm(g, W_ih) at hidden 512, for a product of 2 M multiply-adds).
-bool worthConcatenatingRightOperands(const Value* x) {
+// Whether `products`, sharing the left operand `x` [M, K], are worth one product of their right operands
+// concatenated: the concatenation copies each K x N right operand on every run, and one product instead of
+// several saves only the calls. So it pays only where M is large (a kept loop's step at batch 1, run once a
+// step by the tape, copied both weights of mm(g, W_hh) and mm(g, W_ih) every step: 8 MB at hidden 512, for
+// 2 M multiply-adds) and the right operands small (kMaxConcatenatedRightElements).
+bool worthConcatenatingRightOperands(const Value* x, const std::vector<Node*>& products) {
   const auto sizes = staticSizes(x);
-  return sizes && sizes->size() == 2 && (*sizes)[0] >= kMinRowsToConcatenateRightOperands;
+  if (!sizes || sizes->size() != 2 || (*sizes)[0] < kMinRowsToConcatenateRightOperands) return false;
+  int64_t elements = 0;
+  for (const Node* n : products) {
+    const int64_t e = numElements(n->input(1));
+    if (e == 0) return false;  // sizes unknown
+    elements += e;
+  }
+  return elements <= kMaxConcatenatedRightElements;
 }
 
 bool batchBlock(Block* b) {
@@ -456,7 +463,7 @@ bool batchBlock(Block* b) {
         grp.push_back(n);
       }
     for (Value* shared : order)
-      if (groups[shared].size() >= 2 && (side == 1 || worthConcatenatingRightOperands(shared)))
+      if (groups[shared].size() >= 2 && (side == 1 || worthConcatenatingRightOperands(shared, groups[shared])))
         changed |= batchSide(b, groups[shared], side);
   }
   for (Node* n : b->nodesList()) changed |= batchTree(n) || batchSum(n);

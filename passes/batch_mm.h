@@ -6,7 +6,8 @@ namespace gj {
 /// Turns many matrix multiplies into fewer, larger ones (the idea of PyTorch's BatchMM):
 ///   side: independent mm(x_i, W) sharing W  -> mm(cat(x_i, 0), W), split by rows
 ///         (and sharing the left operand: mm(X, w_i) -> mm(X, cat(w_i, 1)), split by columns, where X
-///         has at least kMinRowsToConcatenateRightOperands rows);
+///         has at least kMinRowsToConcatenateRightOperands rows and the w_i together at most
+///         kMaxConcatenatedRightElements elements);
 ///   tree: add(mm(a, b), mm(c, d))           -> mm(cat([a, c], 1), cat([b, d], 0));
 ///   sum:  x1 + x2 + ... + xn (n >= kMinStackedTerms, same sizes) -> sum(stack([x1, ..., xn]), [0]).
 /// Needs static sizes on the operands (run shape propagation first). Returns true if g changed.
@@ -22,6 +23,13 @@ bool batchMatmuls(Graph& g);
 /// The fewest rows of a shared left operand for which mm(X, w_i) are merged into mm(X, cat(w_i, 1)): the
 /// concatenation copies every w_i on each run, which fewer rows of products do not pay for.
 inline constexpr int64_t kMinRowsToConcatenateRightOperands = 32;
+
+/// The most elements (256 KiB of float32, within a core's L2) of the w_i that mm(X, w_i) concatenate: one
+/// product instead of several gains only where the products are small, and copying large weights on
+/// every run costs more than it gains. An LSTM cell's backward at batch 128 (dgates W_hh and dgates W_ih)
+/// took 12.4 ms with its two 4 MB weights concatenated and 9.2 ms without; at hidden 256, 2.9 and 2.2; at
+/// hidden 128 the same either way (bench/results/cell-2026-11-29.md).
+inline constexpr int64_t kMaxConcatenatedRightElements = int64_t{1} << 16;
 
 /// The fewest terms of a sum that batching stacks (shorter sums are left to fusion).
 inline constexpr size_t kMinStackedTerms = 16;

@@ -51,6 +51,31 @@ TEST(BatchMM, MatmulsSharingTheLeftOperandMergeOnlyWithEnoughRows) {
   )", /*expectChange=*/false);
 }
 
+// Nor where the right operands are large (an LSTM cell's backward: dgates W_hh and dgates W_ih at batch
+// 128), whose copy on every run costs more than one product instead of two saves.
+TEST(BatchMM, MatmulsSharingTheLeftOperandKeepLargeRightOperandsApart) {
+  const std::string ir = fmt::format(R"IR(graph(%g : Double(40, 8), %w : Double(8, {0}), %v : Double(8, {0})):
+  %a : Tensor = aten::mm(%g, %w)
+  %b : Tensor = aten::mm(%g, %v)
+  return (%a, %b)
+)IR", kMaxConcatenatedRightElements / 16);
+  checkPass(ir, "batch-mm", R"(
+    CHECK: aten::cat
+    CHECK: aten::mm(%g, {{.*}})
+    CHECK-NOT: aten::mm
+  )");
+  const std::string large = fmt::format(R"IR(graph(%g : Double(40, 8), %w : Double(8, {0}), %v : Double(8, {0})):
+  %a : Tensor = aten::mm(%g, %w)
+  %b : Tensor = aten::mm(%g, %v)
+  return (%a, %b)
+)IR", kMaxConcatenatedRightElements / 16 + 1);
+  checkPass(large, "batch-mm", R"(
+    CHECK-NOT: aten::cat
+    CHECK: %a : {{.*}} = aten::mm(%g, %w)
+    CHECK: %b : {{.*}} = aten::mm(%g, %v)
+  )", /*expectChange=*/false);
+}
+
 // Merging %a with %e hoists %d above %t, so %c (after the merge) depends on %d although it came first
 // in the block: the second merge must see that and leave %c and %d apart (found by tests/difftest).
 TEST(BatchMM, AMergeThatMovesNodesDoesNotLeadToAMergeOfDependentMatmuls) {
