@@ -6,6 +6,7 @@
 // `nloops` forward runs (gradients on) are timed and, separately, the backward run after each; the table
 // reports the median and the standard deviation in milliseconds (on every device). See docs/graphbench.md.
 #include "bench/check.h"
+#include "bench/floor.h"
 #include "bench/groups.h"
 #include "bench/machine.h"
 #include "bench/plot.h"
@@ -331,6 +332,7 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
                          {"rows", nlohmann::json::array()}};
   std::vector<PlotGroup> plot;
   const bool tty = isatty(STDERR_FILENO);
+  GemmFloor gemmFloor;  // each product shape timed once a run, for every row that runs it
   for (const auto& name : o.groups) {
     Group group;
     std::vector<Row> rows = buildRows(name, o, combos, group);
@@ -363,6 +365,17 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
         infoFwd += fmt::format(" {:.2f}x {}{}", fwd.medianMs / fwdOf[r.baseline], r.baseline,
                                unreliableRows.count(r.baseline) ? " (the baseline is unreliable)" : "");
       const bool hasBwd = static_cast<bool>(r.backward);
+      // The GEMM floor of a CPU row, beside its time (CUDA rows' products are cuBLAS's, not recorded).
+      double floorFwd = 0, floorBwd = 0;
+      if (o.device == "cpu") {
+        const RowGemms gemms = recordGemms(r);
+        floorFwd = gemmFloor.ms(gemms.fwd);
+        floorBwd = gemmFloor.ms(gemms.bwd);
+      }
+      auto floorNote = [](double rowMs, double floorMs) {
+        return floorMs > 0 ? fmt::format(", GEMM floor {} ({:.2f}x)", ms(floorMs), rowMs / floorMs) : std::string();
+      };
+      infoFwd += floorNote(fwd.medianMs, floorFwd);
       const std::string memory = peakMemory(peakBytes);
       const std::string unreliable = unreliability(timings[i], hasBwd);
       if (!unreliable.empty()) {
@@ -370,7 +383,8 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
         unreliableRows.insert(r.name);
       }
       table.push_back({r.name, ms(fwd.medianMs), ms(fwd.stdMs), infoFwd, hasBwd ? ms(bwd.medianMs) : "n/a",
-                       hasBwd ? ms(bwd.stdMs) : "n/a", hasBwd ? info + ", " + memory : "forward only, " + memory});
+                       hasBwd ? ms(bwd.stdMs) : "n/a",
+                       hasBwd ? info + ", " + memory + floorNote(bwd.medianMs, floorBwd) : "forward only, " + memory});
       nlohmann::json row = {{"group", name},
                             {"name", r.name},
                             {"fwd", {{"median_ms", fwd.medianMs}, {"std_ms", fwd.stdMs}, {"samples_ms", fwd.samplesMs}}},
@@ -380,6 +394,7 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
                             {"starved_runs", starvedRuns ? nlohmann::json(*starvedRuns) : nlohmann::json()},
                             {"unreliable", unreliable.empty() ? nlohmann::json() : nlohmann::json(unreliable)}};
       row["fwd"]["median_uncertainty"] = fwd.medianUncertainty;
+      if (floorFwd > 0) row["fwd"]["gemm_floor_ms"] = floorFwd;
       if (r.compiled()) {
         row["fuser"] = fuserName(r.pair->first);
         row["executor"] = executorName(r.pair->second);
@@ -387,6 +402,7 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
       if (hasBwd)
         row["bwd"] = {{"median_ms", bwd.medianMs}, {"std_ms", bwd.stdMs}, {"median_uncertainty", bwd.medianUncertainty},
                       {"samples_ms", bwd.samplesMs}};
+      if (hasBwd && floorBwd > 0) row["bwd"]["gemm_floor_ms"] = floorBwd;
       json["rows"].push_back(row);
       pg.rows.push_back({r.name, fwd.medianMs, hasBwd ? std::optional<double>(bwd.medianMs) : std::nullopt});
     }

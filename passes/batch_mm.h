@@ -26,9 +26,9 @@ inline constexpr int64_t kMinRowsToConcatenateRightOperands = 32;
 
 /// The most elements (256 KiB of float32, within a core's L2) of the w_i that mm(X, w_i) concatenate: one
 /// product instead of several gains only where the products are small, and copying large weights on
-/// every run costs more than it gains. An LSTM cell's backward at batch 128 (dgates W_hh and dgates W_ih)
-/// took 12.4 ms with its two 4 MB weights concatenated and 9.2 ms without; at hidden 256, 2.9 and 2.2; at
-/// hidden 128 the same either way (bench/results/cell-2026-11-29.md).
+/// every run costs more than it gains: an LSTM cell's backward at batch 128 (dgates W_hh and dgates W_ih)
+/// is faster without its two weights concatenated at hidden 256 and 512, and no slower at 128
+/// (measured in bench/results/, the cell row of #54).
 inline constexpr int64_t kMaxConcatenatedRightElements = int64_t{1} << 16;
 
 /// The fewest terms of a sum that batching stacks (shorter sums are left to fusion).

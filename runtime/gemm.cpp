@@ -53,9 +53,21 @@ bool gemmSplitsColumns(bool transB, int64_t m, int64_t n, int64_t k, int threads
 // product under 2^19 multiply-adds takes about as long on one thread.
 bool gemmRunsOnOneThread(int64_t m, int64_t n, int64_t k) { return m * n * k < (int64_t{1} << 19); }
 
+namespace {
+thread_local GemmRecording* tRecording = nullptr;
+}
+
+GemmRecording::GemmRecording() : previous_(tRecording) { tRecording = this; }
+GemmRecording::~GemmRecording() { tRecording = previous_; }
+
+void recordGemm(const GemmShape& shape) {
+  if (tRecording) ++tRecording->counts_[shape];
+}
+
 void sgemm(GemmBackendKind backend, bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
+  if (tRecording) recordGemm({backend, false, transA, transB, m, n, k});
   switch (backend) {
     case GemmBackendKind::OneDnn: {
 #ifndef GJ_WITH_ONEDNN
@@ -103,6 +115,8 @@ struct PackedGemmB::Impl {
   Tensor buffer;          // B in the primitive's layout, from graphjit's allocator (peak memory counts it)
   dnnl::memory weights;  // over buffer
   bool oneThread = false;  // gemmRunsOnOneThread: made and run on the calling thread alone
+  int64_t n = 0, k = 0;    // B's sizes, and how it was given to pack (GemmRecording's shape)
+  bool transB = false;
   // What every multiply passes, made once: a batch-1 LSTM step's product is a few microseconds, and making
   // two memory objects, a stream and the argument map cost a fifth of it. multiply() points them at its
   // operands.
@@ -117,6 +131,9 @@ std::unique_ptr<PackedGemmB> PackedGemmB::pack(int64_t m, int64_t n, int64_t k, 
   if (m <= 0 || n <= 0 || k <= 0) return nullptr;
   auto impl = std::make_unique<Impl>();
   impl->oneThread = gemmRunsOnOneThread(m, n, k);
+  impl->n = n;
+  impl->k = k;
+  impl->transB = transB;
   OneThreadScope one(impl->oneThread);  // the primitive picks its blocking for the threads it will have
   const memory::desc src({m, k}, memory::data_type::f32, memory::format_tag::ab);
   const memory::desc any({k, n}, memory::data_type::f32, memory::format_tag::any);
@@ -151,6 +168,7 @@ void PackedGemmB::multiply(const float* a, float* c) const {
   impl_->product.execute(impl_->stream, impl_->args);
   impl_->stream.wait();
   gPackedGemms.fetch_add(1, std::memory_order_relaxed);
+  recordGemm({GemmBackendKind::OneDnn, true, false, impl_->transB, m_, impl_->n, impl_->k});
 }
 #else
 struct PackedGemmB::Impl {};

@@ -1,7 +1,9 @@
 #pragma once
 // Dense matrix multiply on the CPU through a tuned library; never a hand-written loop on the hot path.
 // Row-major throughout: C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C.
+#include <compare>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string_view>
 
@@ -65,6 +67,34 @@ class PackedGemmB {
 
 /// Products run through PackedGemmB::multiply in this process (tests check that packing took place).
 uint64_t packedGemmCount();
+
+/// A float32 product as it was run: by sgemm on a backend, or by PackedGemmB::multiply (`packed`: B was
+/// packed for it, transB says how B was given to pack).
+struct GemmShape {
+  GemmBackendKind backend = kDefaultGemmBackend;
+  bool packed = false, transA = false, transB = false;
+  int64_t m = 0, n = 0, k = 0;
+  auto operator<=>(const GemmShape&) const = default;
+};
+
+/// While alive, every float32 product the calling thread runs (sgemm, PackedGemmB::multiply) is counted
+/// here by shape: what a benchmark's row multiplies, for its GEMM floor (graphbench's info column).
+/// Recordings nest; the innermost counts. Products that oneDNN or another thread runs on the thread's
+/// behalf inside one call count once, as the call.
+class GemmRecording {
+ public:
+  GemmRecording();
+  ~GemmRecording();
+  GemmRecording(const GemmRecording&) = delete;
+  GemmRecording& operator=(const GemmRecording&) = delete;
+  /// Each shape run, with how many times.
+  const std::map<GemmShape, int64_t>& counts() const { return counts_; }
+
+ private:
+  friend void recordGemm(const GemmShape&);
+  std::map<GemmShape, int64_t> counts_;
+  GemmRecording* previous_;
+};
 
 void dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
            const double* b, int64_t ldb, double beta, double* c, int64_t ldc);

@@ -69,6 +69,12 @@ TEST_P(EveryGroup, TablesJsonAndPlotHoldEveryRowWithPositiveTimes) {
       EXPECT_EQ(row[pass]["samples_ms"].size(), 2u) << group << "/" << name;
     }
     EXPECT_TRUE(row.contains("peak_mb") && row["peak_mb"].get<double>() >= 0) << group << "/" << name;
+    // The GEMM floor beside a CPU row that multiplies (the cell's two products forward, its gradients'
+    // backward); oneDNN's LSTM runs no sgemm of graphjit's, so its row has none.
+    if (group == "cells" && name == "cell")
+      for (const char* pass : {"fwd", "bwd"})
+        EXPECT_GT(row[pass].value("gemm_floor_ms", 0.0), 0.0) << group << "/" << name << " " << pass;
+    if (name == "cell.cudnn") EXPECT_FALSE(row["fwd"].contains("gemm_floor_ms")) << group << "/" << name;
     EXPECT_TRUE(row["peak_bytes"].is_number_unsigned()) << group << "/" << name;
     // Training and graph rows have a backward (aten: its eager autograd); eager, inference and forward-only
     // rows do not.
@@ -93,6 +99,7 @@ TEST_P(EveryGroup, TablesJsonAndPlotHoldEveryRowWithPositiveTimes) {
   }
   EXPECT_EQ(groups, (std::set<std::string>{"rnns", "lm", "classifier", "cells", "ops"}));
   EXPECT_EQ(json["groups"][0]["sizes"]["seqLength"], 3) << json["groups"][0];
+  EXPECT_NE(r.out.find("GEMM floor"), std::string::npos) << r.out;
   // Peak memory below a megabyte is shown in KB, not as 0MB.
   EXPECT_EQ(r.out.find("peak 0MB"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("KB"), std::string::npos) << r.out;

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <limits>
+#include <thread>
 
 namespace gj {
 namespace {
@@ -411,6 +412,31 @@ TEST(Kernels, PackedGemmMatchesAPlainProduct) {
     packed->multiply(a.data<float>(), c.data<float>());
     EXPECT_LE(relError(c, want), 1e-6) << "after B was overwritten";
   }
+}
+
+// A GemmRecording counts the float32 products its thread runs, by shape: the innermost of two counts, and
+// neither a product before it nor another thread's is its own.
+TEST(Kernels, AGemmRecordingCountsItsThreadsProductsByShape) {
+  Tensor a = Tensor::rand({5, 7}, DType::Float32, 1), b = Tensor::rand({7, 3}, DType::Float32, 2);
+  Tensor c = Tensor::empty({5, 3}, DType::Float32);
+  auto mm = [&](bool transA) {  // a^T is [7, 5] read as [5, 7] transposed: same sizes, another shape
+    sgemm(transA, false, 5, 3, 7, 1.f, a.data<float>(), transA ? 5 : 7, b.data<float>(), 3, 0.f, c.data<float>(), 3);
+  };
+  const GemmShape plain{kDefaultGemmBackend, false, false, false, 5, 3, 7};
+  GemmShape transposed = plain;
+  transposed.transA = true;
+  mm(false);
+  GemmRecording outer;
+  mm(false);
+  {
+    GemmRecording inner;
+    mm(false);
+    mm(false);
+    mm(true);
+    EXPECT_EQ(inner.counts(), (std::map<GemmShape, int64_t>{{plain, 2}, {transposed, 1}}));
+  }
+  std::thread([&] { mm(true); }).join();
+  EXPECT_EQ(outer.counts(), (std::map<GemmShape, int64_t>{{plain, 1}}));
 }
 
 // The tape's in-place accumulation agrees with the out-of-place add for every layout it meets:
