@@ -35,7 +35,7 @@ double GemmFloor::ms(const std::map<GemmShape, int64_t>& counts) {
 // At least kMinRuns timed products and kMinMs of them, after two untimed ones (the first packs oneDNN's
 // kernels and touches the operands' pages).
 constexpr int kMinRuns = 7;
-constexpr double kMinMs = 30;
+constexpr double kMinMs = 10;
 
 double GemmFloor::timeOne(const GemmShape& s) {
   const Tensor a = Tensor::rand(s.transA ? Shape{s.k, s.m} : Shape{s.m, s.k}, DType::Float32, 1);
