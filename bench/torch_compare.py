@@ -292,7 +292,9 @@ class Bench:
         return rows
 
     def cell_rows(self, B, I, H):
-        x, h, c = torch.rand(B, I, device=self.dev), torch.rand(B, H, device=self.dev), torch.rand(B, H, device=self.dev)
+        # The input and the state take gradients too, as in graphbench's cell rows (every float input of
+        # the cell): without them the backward skips the dx and dh products, half its GEMMs.
+        x, h, c = (torch.rand(B, n, device=self.dev).requires_grad_() for n in (I, H, H))
         w = self.lstm_weights(I, H)
         scripted = torch.jit.script(lstm_cell)
         lib = nn.LSTMCell(I, H).to(self.dev)
