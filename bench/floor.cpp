@@ -22,46 +22,68 @@ RowGemms recordGemms(const Row& row) {
   return g;
 }
 
-double GemmFloor::ms(const std::map<GemmShape, int64_t>& counts) {
-  double total = 0;
-  for (const auto& [shape, n] : counts) {
-    auto it = perCallMs_.find(shape);
-    if (it == perCallMs_.end()) it = perCallMs_.emplace(shape, timeOne(shape)).first;
-    total += it->second * static_cast<double>(n);
-  }
-  return total;
-}
-
-// At least kMinRuns timed products and kMinMs of them, after two untimed ones (the first packs oneDNN's
-// kernels and touches the operands' pages).
+// A shape's median is taken over at least kMinRuns timed products and kMinMs of them.
 constexpr int kMinRuns = 7;
 constexpr double kMinMs = 10;
 
-double GemmFloor::timeOne(const GemmShape& s) {
-  const Tensor a = Tensor::rand(s.transA ? Shape{s.k, s.m} : Shape{s.m, s.k}, DType::Float32, 1);
-  const Tensor b = Tensor::rand(s.transB ? Shape{s.n, s.k} : Shape{s.k, s.n}, DType::Float32, 2);
-  Tensor c = Tensor::rand({s.m, s.n}, DType::Float32, 3);
-  const int64_t lda = s.transA ? s.m : s.k, ldb = s.transB ? s.k : s.n;
-  std::unique_ptr<PackedGemmB> packed;
-  if (s.packed) packed = PackedGemmB::pack(s.m, s.n, s.k, b.data<float>(), ldb, s.transB);
-  auto once = [&] {
+// One shape's operands and samples. The first two products are not timed (the first packs oneDNN's
+// kernels and touches the operands' pages).
+struct GemmFloor::Timed {
+  explicit Timed(const GemmShape& shape)
+      : s(shape),
+        a(Tensor::rand(s.transA ? Shape{s.k, s.m} : Shape{s.m, s.k}, DType::Float32, 1)),
+        b(Tensor::rand(s.transB ? Shape{s.n, s.k} : Shape{s.k, s.n}, DType::Float32, 2)),
+        c(Tensor::rand({s.m, s.n}, DType::Float32, 3)) {
+    if (s.packed) packed = PackedGemmB::pack(s.m, s.n, s.k, b.data<float>(), s.transB ? s.k : s.n, s.transB);
+    once();
+    once();
+  }
+  void once() const {
     if (packed)
       packed->multiply(a.data<float>(), c.data<float>());
     else
-      sgemm(s.backend, s.transA, s.transB, s.m, s.n, s.k, 1.f, a.data<float>(), lda, b.data<float>(), ldb, 0.f,
-            c.data<float>(), s.n);
-  };
-  once();
-  once();
-  std::vector<double> samples;
-  double spent = 0;
-  while (static_cast<int>(samples.size()) < kMinRuns || spent < kMinMs) {
+      sgemm(s.backend, s.transA, s.transB, s.m, s.n, s.k, 1.f, a.data<float>(), s.transA ? s.m : s.k, b.data<float>(),
+            s.transB ? s.k : s.n, 0.f, c.data<float>(), s.n);
+  }
+  void time() {
     const auto t0 = std::chrono::steady_clock::now();
     once();
     samples.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     spent += samples.back();
   }
-  return summarize(samples).medianMs;
+
+  GemmShape s;
+  Tensor a, b, c;
+  std::unique_ptr<PackedGemmB> packed;
+  std::vector<double> samples;
+  double spent = 0;
+};
+
+GemmFloor::GemmFloor() = default;
+GemmFloor::~GemmFloor() = default;
+
+GemmFloor::Timed& GemmFloor::timed(const GemmShape& shape) {
+  auto it = shapes_.find(shape);
+  if (it == shapes_.end()) it = shapes_.emplace(shape, std::make_unique<Timed>(shape)).first;
+  return *it->second;
+}
+
+void GemmFloor::add(const std::map<GemmShape, int64_t>& counts) {
+  for (const auto& [shape, n] : counts) timed(shape);
+}
+
+void GemmFloor::round() {
+  for (auto& [shape, t] : shapes_) t->time();
+}
+
+double GemmFloor::ms(const std::map<GemmShape, int64_t>& counts) {
+  double total = 0;
+  for (const auto& [shape, n] : counts) {
+    Timed& t = timed(shape);
+    while (static_cast<int>(t.samples.size()) < kMinRuns || t.spent < kMinMs) t.time();
+    total += summarize(t.samples).medianMs * static_cast<double>(n);
+  }
+  return total;
 }
 
 }  // namespace gj::bench

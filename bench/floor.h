@@ -6,6 +6,8 @@
 #include "runtime/gemm.h"
 
 #include <map>
+#include <memory>
+#include <vector>
 
 namespace gj::bench {
 
@@ -15,15 +17,24 @@ struct RowGemms {
 };
 RowGemms recordGemms(const Row& row);
 
-/// Times shapes once a process (the median of a few runs each, on random operands) and sums them.
+/// Times product shapes, each on operands of its own (random, made once), and sums them into floors.
 class GemmFloor {
  public:
-  /// The floor of `counts`, in ms: each shape's time times the number of its products; 0 for none.
+  GemmFloor();
+  ~GemmFloor();
+  /// Shapes to time from now on.
+  void add(const std::map<GemmShape, int64_t>& counts);
+  /// One timed product of every shape added: between --interleave's rounds, so that the floors are
+  /// measured through the same minutes as the rows.
+  void round();
+  /// The floor of `counts`, in ms: each shape's median time times the number of its products; 0 for none.
+  /// A shape timed fewer than kMinRuns times, or for less than kMinMs in all, is timed until it has been.
   double ms(const std::map<GemmShape, int64_t>& counts);
 
  private:
-  double timeOne(const GemmShape& shape);
-  std::map<GemmShape, double> perCallMs_;
+  struct Timed;
+  Timed& timed(const GemmShape& shape);
+  std::map<GemmShape, std::unique_ptr<Timed>> shapes_;
 };
 
 }  // namespace gj::bench

@@ -332,7 +332,6 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
                          {"rows", nlohmann::json::array()}};
   std::vector<PlotGroup> plot;
   const bool tty = isatty(STDERR_FILENO);
-  GemmFloor gemmFloor;  // each product shape timed once a run, for every row that runs it
   for (const auto& name : o.groups) {
     Group group;
     std::vector<Row> rows = buildRows(name, o, combos, group);
@@ -346,9 +345,28 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
     human << fmt::format("Benchmarking {} (milliseconds; median of {} runs after {} warm-up{})...\n# {}\n", name,
                              nloops, warmup, combos.interleave ? ", rows interleaved" : "", group.title)
               << std::flush;
-    std::vector<RowTiming> timings = timeRows(rows, warmup, nloops, combos.interleave, [&](size_t done, size_t total) {
-      progress(tty, name, done, total, done < rows.size() ? rows[done].name : "timed rounds");
-    });
+    // The GEMM floors of the CPU rows (CUDA rows' products are cuBLAS's, not recorded): their products
+    // recorded once they are warm, and each shape timed a product a round beside them when the rows are
+    // interleaved; else after them.
+    const bool floors = o.device == "cpu";
+    GemmFloor gemmFloor;
+    std::vector<RowGemms> gemms;
+    auto record = [&] {
+      for (const Row& r : rows) {
+        gemms.push_back(recordGemms(r));
+        gemmFloor.add(gemms.back().fwd);
+        gemmFloor.add(gemms.back().bwd);
+      }
+    };
+    const bool floorsInRounds = floors && combos.interleave;
+    std::vector<RowTiming> timings = timeRows(
+        rows, warmup, nloops, combos.interleave,
+        [&](size_t done, size_t total) {
+          progress(tty, name, done, total, done < rows.size() ? rows[done].name : "timed rounds");
+        },
+        floorsInRounds ? std::function<void()>(record) : std::function<void()>(),
+        floorsInRounds ? std::function<void()>([&] { gemmFloor.round(); }) : std::function<void()>());
+    if (floors && !floorsInRounds) record();
     std::vector<std::vector<std::string>> table = {
         {"name", "avg_fwd", "std_fwd", "info_fwd", "avg_bwd", "std_bwd", "info_bwd"}};
     std::map<std::string, double> fwdOf;
@@ -365,13 +383,7 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
         infoFwd += fmt::format(" {:.2f}x {}{}", fwd.medianMs / fwdOf[r.baseline], r.baseline,
                                unreliableRows.count(r.baseline) ? " (the baseline is unreliable)" : "");
       const bool hasBwd = static_cast<bool>(r.backward);
-      // The GEMM floor of a CPU row, beside its time (CUDA rows' products are cuBLAS's, not recorded).
-      double floorFwd = 0, floorBwd = 0;
-      if (o.device == "cpu") {
-        const RowGemms gemms = recordGemms(r);
-        floorFwd = gemmFloor.ms(gemms.fwd);
-        floorBwd = gemmFloor.ms(gemms.bwd);
-      }
+      const double floorFwd = floors ? gemmFloor.ms(gemms[i].fwd) : 0, floorBwd = floors ? gemmFloor.ms(gemms[i].bwd) : 0;
       auto floorNote = [](double rowMs, double floorMs) {
         return floorMs > 0 ? fmt::format(", GEMM floor {} ({:.2f}x)", ms(floorMs), rowMs / floorMs) : std::string();
       };

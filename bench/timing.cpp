@@ -99,7 +99,8 @@ RowTiming timeRow(const std::function<void()>& fwd, const std::function<void()>&
 }
 
 std::vector<RowTiming> timeRows(const std::vector<Row>& rows, int warmup, int loops, bool interleave,
-                                const std::function<void(size_t, size_t)>& onProgress) {
+                                const std::function<void(size_t, size_t)>& onProgress,
+                                const std::function<void()>& afterWarmUp, const std::function<void()>& afterRound) {
   std::vector<RowTiming> out;
   if (!interleave) {
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -113,10 +114,12 @@ std::vector<RowTiming> timeRows(const std::vector<Row>& rows, int warmup, int lo
     onProgress(i, steps);
     warmUp(rows[i].forward, rows[i].backward, warmup);
   }
+  if (afterWarmUp) afterWarmUp();
   std::vector<Samples> samples(rows.size());
   for (int round = 0; round < loops; ++round) {
     onProgress(rows.size() + static_cast<size_t>(round), steps);
     for (size_t i = 0; i < rows.size(); ++i) timeOnce(rows[i].forward, rows[i].backward, samples[i]);
+    if (afterRound) afterRound();
   }
   for (Samples& s : samples) out.push_back(finish(std::move(s)));
   return out;

@@ -34,9 +34,13 @@ RowTiming timeRow(const std::function<void()>& fwd, const std::function<void()>&
 /// Times every row. One after another by default (each row's warm-up, then its timed runs); with
 /// `interleave`, every row is warmed up first and then each of the `loops` rounds runs every row once, so
 /// that a noisy machine's slow minutes fall on all rows alike. `onProgress(done, total)` is called before
-/// each step (a row, or a round when interleaving).
+/// each step (a row, or a round when interleaving). When interleaving, `afterWarmUp` (when given) runs
+/// once between the warm-up and the first round, and `afterRound` after each round, both untimed
+/// (graphbench's GEMM floors: the rows' products recorded, then timed a round at a time).
 std::vector<RowTiming> timeRows(const std::vector<Row>& rows, int warmup, int loops, bool interleave,
-                                const std::function<void(size_t, size_t)>& onProgress);
+                                const std::function<void(size_t, size_t)>& onProgress,
+                                const std::function<void()>& afterWarmUp = {},
+                                const std::function<void()>& afterRound = {});
 /// Summary of samples (ms): median and population standard deviation.
 Stats summarize(std::vector<double> samplesMs);
 /// Right-aligns each cell to 16 characters (the fastrnns layout), or to its column's longest cell when

@@ -165,6 +165,9 @@ TEST(GraphbenchCompare, EveryPairOfFuserAndExecutorInOneTable) {
     seen.insert(std::string(row["group"]) + ":" + name);
     EXPECT_GT(row["fwd"]["median_ms"].get<double>(), 0) << name;
     EXPECT_EQ(row["fwd"]["samples_ms"].size(), 2u) << name;
+    // The GEMM floors, timed a round at a time beside the rows.
+    if (name.starts_with("cell/") || name.starts_with("jit/"))
+      for (const char* pass : {"fwd", "bwd"}) EXPECT_GT(row[pass].value("gemm_floor_ms", 0.0), 0.0) << name << " " << pass;
     // A compiled row says its pair, and its name ends with it.
     if (row.contains("fuser"))
       EXPECT_TRUE(name.ends_with(fmt::format("/{}/{}", std::string(row["fuser"]), std::string(row["executor"]))))
