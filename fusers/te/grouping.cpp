@@ -248,25 +248,20 @@ int64_t fuseInBlock(gj::Block* b, bool products, GroupBodies& bodies) {
   for (Node* n : b->nodesList())
     for (gj::Block* inner : n->blocks()) groups += fuseInBlock(inner, products, bodies);
   sinkChunks(b);
-  // Scans until one makes no group: a region closes only when a node it could take uses its results
-  // through a node it could not, so the nodes after a region of another shape (a layer norm's [B, 4H]
-  // gates, then their [B, H] chunks) are left for the next scan.
-  for (int64_t made = 1; made > 0;) {
-    made = 0;
-    auto joins = [products](const Node* n, const Region& r) { return canJoin(n, r, products); };
-    growRegions(
-        b, joins,
-        [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
-          trimChunks(region);
-          trimProducts(region);
-          if (!worthFusing(region)) return false;
-          bodies.merge(region, OpKind::TensorExprGroup, dependents);
-          ++made;
-          return true;
-        },
-        [&](const Node* n) { return n->kind() == OpKind::Mm && joins(n, Region{}); });
-    groups += made;
-  }
+  // The nodes after a region of another shape (a layer norm's [B, 4H] gates, then their [B, H] chunks)
+  // are taken by growRegions' later rounds (Note [Rounds of region growth]).
+  auto joins = [products](const Node* n, const Region& r) { return canJoin(n, r, products); };
+  growRegions(
+      b, joins,
+      [&](std::vector<Node*>& region, std::vector<Node*>& dependents) {
+        trimChunks(region);
+        trimProducts(region);
+        if (!worthFusing(region)) return false;
+        bodies.merge(region, OpKind::TensorExprGroup, dependents);
+        ++groups;
+        return true;
+      },
+      [&](const Node* n) { return n->kind() == OpKind::Mm && joins(n, Region{}); });
   return groups;
 }
 
