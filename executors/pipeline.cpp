@@ -172,13 +172,10 @@ std::shared_ptr<Graph> buildGuardedGraph(const Graph& original, const std::vecto
   w->block()->append(branch);
   Block* fast = branch->addBlock();
   Block* slow = branch->addBlock();
-  ValueMap env;
+  ValueMap env(*g);
   for (size_t i = 0; i < ins.size(); ++i) env[g->inputs()[i]] = check->output(i);
   for (const Node* n : *g->block()) fast->append(cloneNode(n, *w, env));
-  for (Value* out : g->outputs()) {
-    auto it = env.find(out);
-    fast->registerOutput(it == env.end() ? out : it->second);
-  }
+  for (Value* out : g->outputs()) fast->registerOutput(env.mapOr(out));
   Node* fb = w->create(OpKind::FallbackGraph, ins, g->outputs().size());
   fb->setSubgraph(fallback);
   slow->append(fb);

@@ -205,9 +205,15 @@ bool moveOne(Node* unpack, SizeRule rule, std::vector<Node*>& made) {
       parts[i].assign(n, a);
       continue;
     }
-    Node* dim = g->createConstant(da);
-    dim->insertBefore(unpack);
-    Node* c = g->create(OpKind::Chunk, {a, chunk->input(1), dim->output()});
+    // The chunk's own dim where it is the same number (an operand of the same rank): an unrolled LSTM's
+    // steps each move a chunk through three adds, and a constant per operand was a fifth of what they made.
+    Value* dim = chunk->input(2);
+    if (*constantInt(dim) != da) {
+      Node* k = g->createConstant(da);
+      k->insertBefore(unpack);
+      dim = k->output();
+    }
+    Node* c = g->create(OpKind::Chunk, {a, chunk->input(1), dim});
     c->output()->setType(Type::of(TypeKind::TensorList));
     c->insertBefore(unpack);
     Node* u = g->create(OpKind::ListUnpack, {c->output()}, n);

@@ -352,10 +352,21 @@ Value* Graph::findValue(const std::string& name) const {
   return it == names_.end() ? nullptr : it->second;
 }
 
-static Value* mapped(const ValueMap& env, Value* v) {
-  auto it = env.find(v);
-  return it == env.end() ? v : it->second;
+// Note [Dense value maps]
+// Copies of whole graphs (Graph::clone, the forward graph of differentiate, the guarded graph's fast path,
+// a region as large as its block) map every value once and look each up once per use. Through a hash
+// table that was a node allocation and a hash per value and a rehash now and then: at depth 50 of
+// pipeline_bench's stacked LSTM, half a million values. A map made for its source graph indexes an array
+// by Value::id() instead (ids are dense within a graph). Keys of other graphs (an outer value a copied
+// block reads) still hash, and a map for a few values of a large graph (a small fusion region) is made
+// without a source, so it does not allocate an entry per value of the whole graph.
+Value* ValueMap::at(const Value* k) const {
+  Value* v = find(k);
+  IR_CHECK(v) << "ValueMap: value %" << k->name() << " is not mapped";
+  return v;
 }
+
+static Value* mapped(const ValueMap& env, Value* v) { return env.mapOr(v); }
 
 Node* cloneNode(const Node* n, Graph& g, ValueMap& env) {
   Node* c = g.create(n->kind(), {}, 0);
@@ -384,8 +395,7 @@ void cloneNodesBefore(const Block* src, Node* before, ValueMap& env) {
 
 std::unique_ptr<Graph> Graph::clone() const {
   auto g = std::make_unique<Graph>();
-  ValueMap env;
-  env.reserve(values_.size());  // no rehash while a large graph is copied
+  ValueMap env(*this);
   g->names_.reserve(names_.size());
   for (Value* in : inputs()) env[in] = g->addInput(in->type(), in->name());
   for (const Node* n : *top_) g->top_->append(cloneNode(n, *g, env));

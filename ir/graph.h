@@ -9,6 +9,7 @@
 #include "support/arena.h"
 #include "support/error.h"
 
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <string>
@@ -54,7 +55,7 @@ class Value {
  private:
   friend class Graph;
   friend class Node;
-  template <typename, size_t>
+  template <typename>
   friend class Arena;
   Value(Node* node, size_t offset, size_t id, Type t) : node_(node), offset_(offset), id_(id), type_(std::move(t)) {}
   Node* node_;
@@ -151,7 +152,7 @@ class Node {
  private:
   friend class Graph;
   friend class Block;
-  template <typename, size_t>
+  template <typename>
   friend class Arena;
   Node(Graph* g, OpKind k) : graph_(g), kind_(k) {}
   void unlink();
@@ -284,7 +285,42 @@ class Graph {
   Block* top_;
 };
 
-using ValueMap = std::unordered_map<const Value*, Value*>;
+/// Values mapped to values: what a copy of nodes keeps, from each value it copied to the copy (cloneNode).
+/// Made for a source graph, it holds that graph's values in a table indexed by Value::id() (a copy of a
+/// whole graph looks each value up in an array, not a hash table: Note [Dense value maps]); other keys,
+/// and every key of a map made without one, are hashed.
+class ValueMap {
+ public:
+  ValueMap() = default;
+  explicit ValueMap(const Graph& source) : source_(&source), byId_(source.numValueIds(), nullptr) {}
+  /// The value k maps to, or nullptr.
+  Value* find(const Value* k) const {
+    if (dense(k)) return k->id() < byId_.size() ? byId_[k->id()] : nullptr;
+    auto it = hashed_.find(k);
+    return it == hashed_.end() ? nullptr : it->second;
+  }
+  bool contains(const Value* k) const { return find(k) != nullptr; }
+  /// The value k maps to, or k itself.
+  Value* mapOr(Value* k) const {
+    Value* v = find(k);
+    return v ? v : k;
+  }
+  /// The entry of k, nullptr until set.
+  Value*& operator[](const Value* k) {
+    if (!dense(k)) return hashed_[k];
+    if (k->id() >= byId_.size()) byId_.resize(std::max(k->id() + 1, source_->numValueIds()), nullptr);
+    return byId_[k->id()];
+  }
+  /// The value k maps to. Pre: k is mapped.
+  Value* at(const Value* k) const;
+  void reserve(size_t n) { hashed_.reserve(n); }
+
+ private:
+  bool dense(const Value* k) const { return source_ && k->node()->graph() == source_; }
+  const Graph* source_ = nullptr;
+  std::vector<Value*> byId_;
+  std::unordered_map<const Value*, Value*> hashed_;
+};
 
 /// A copy of `n` in graph `g` (not inserted), nested blocks and subgraph included. `env` maps the
 /// values n uses to their replacements (a value not in env stands for itself); it gains n's outputs

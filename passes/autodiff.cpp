@@ -11,7 +11,7 @@
 namespace gj {
 
 Value* GradientContext::F(Value* v) {
-  if (auto it = fwdMap_.find(v); it != fwdMap_.end()) return it->second;
+  if (Value* m = fwdMap_.find(v)) return m;
   Value* m;
   if (v->node()->kind() == OpKind::Constant) {
     m = b_.constant(v->node()->constant());
@@ -59,31 +59,31 @@ void GradientContext::materialize(const Value* v) {
 
 Value* GradientContext::gradEntry(const Value* v) {
   materialize(v);
-  return grads_.count(v) ? grads_.at(v) : nullptr;
+  return grads_.find(v);
 }
 
 Value* GradientContext::gradOf(Value* v) {
   materialize(v);
-  if (auto it = grads_.find(v); it != grads_.end()) return it->second;
+  if (Value* g = grads_.find(v)) return g;
   if (v->type().isTensor()) return b_.op(OpKind::ZerosLike, {F(v)}, v->type());
   return nullptr;
 }
 
 void GradientContext::accumulate(Value* v, Value* g) {
   if (!g || !requiresGrad(v)) return;
-  auto it = grads_.find(v);
-  if (it == grads_.end()) {
-    grads_[v] = g;
+  Value*& entry = grads_[v];
+  if (!entry) {
+    entry = g;
     return;
   }
   USER_CHECK(v->type().isTensor(), "autodiff: the Tensor[] %{} gets gradients from two uses; build one list per use",
              v->name());
-  it->second = b_.op(OpKind::Add, {it->second, g, b_.i(1)}, v->type());
+  entry = b_.op(OpKind::Add, {entry, g, b_.i(1)}, v->type());
 }
 
 Value* GradientContext::savedMeta(OpKind k, Value* v, Type t) {
   auto& cache = k == OpKind::Sizes ? savedSizes_ : savedDTypes_;
-  if (auto it = cache.find(v); it != cache.end()) return it->second;
+  if (Value* m = cache.find(v)) return m;
   Node* meta = v->graph()->create(k, {v});
   meta->output()->setType(std::move(t));
   meta->insertAfter(v->node());  // a param's: the block's first node
@@ -185,7 +185,7 @@ Gradient differentiate(const Graph& original, const std::vector<bool>& seeded) {
   grad.backward = std::make_shared<Graph>();
   Graph& bw = *grad.backward;
   GraphBuilder b(bw);
-  GradientContext ctx(bw, b);
+  GradientContext ctx(f, bw, b);
 
   // One gradient input per forward output, seeded into the outputs' gradients.
   grad.numOutputs = f.outputs().size();

@@ -10,7 +10,9 @@ namespace gj {
 
 class GradientContext {
  public:
-  GradientContext(Graph& backward, GraphBuilder& b) : bwd_(backward), b_(b) {}
+  /// Gradients of `forward`'s values, emitted into `backward` through `b`.
+  GradientContext(const Graph& forward, Graph& backward, GraphBuilder& b)
+      : savedSizes_(forward), savedDTypes_(forward), bwd_(backward), b_(b), grads_(forward), fwdMap_(forward) {}
   GraphBuilder& b() { return b_; }
 
   /// The forward value `v` as seen by the backward graph: a copy of a constant, or a saved value.
@@ -18,7 +20,7 @@ class GradientContext {
   /// The gradient flowing into forward value `v` (an output of the node being differentiated);
   /// zeros when nothing reached it. nullptr when v cannot carry a gradient.
   Value* gradOf(Value* v);
-  bool hasGrad(const Value* v) const { return grads_.count(v) > 0 || slices_.count(v) > 0; }
+  bool hasGrad(const Value* v) const { return grads_.contains(v) || (!slices_.empty() && slices_.count(v) > 0); }
   /// Adds `g` to the gradient of forward value `v` when v requires grad.
   void accumulate(Value* v, Value* g);
   static bool requiresGrad(const Value* v) { return v->type().requiresGrad.value_or(false); }
@@ -55,12 +57,13 @@ class GradientContext {
   // tensor alive until the backward: an interpreted LSTM step saved four 64x2048 gate sums that way.
   // The forward computes the metadata right after the tensor and the backward reads that instead.
   Value* savedMeta(OpKind k, Value* v, Type t);
-  std::unordered_map<const Value*, Value*> savedSizes_, savedDTypes_;
+  // Keyed by forward values, through arrays over the forward graph's values (Note [Dense value maps]).
+  ValueMap savedSizes_, savedDTypes_;
   std::unordered_map<const Value*, SliceGrads> slices_;
   Graph& bwd_;
   GraphBuilder& b_;
-  std::unordered_map<const Value*, Value*> grads_;
-  std::unordered_map<const Value*, Value*> fwdMap_;
+  ValueMap grads_;
+  ValueMap fwdMap_;
   std::vector<Value*> saved_;  // forward values, in the order of backward's saved inputs
 };
 

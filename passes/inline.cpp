@@ -10,7 +10,7 @@ static bool inlineBlock(Block* b) {
     if (n->kind() != OpKind::DifferentiableGraph) continue;
     Graph& sub = *n->subgraph();
     inlineSubgraphs(sub);
-    ValueMap env;
+    ValueMap env(sub);
     for (size_t i = 0; i < sub.inputs().size(); ++i) env[sub.inputs()[i]] = n->input(i);
     cloneNodesBefore(sub.block(), n, env);
     for (size_t i = 0; i < n->outputs().size(); ++i) {

@@ -247,7 +247,7 @@ std::vector<Type> outputTypesFor(const Node* n, std::span<const Type> operandTyp
   ValueMap env;
   for (size_t i = 0; i < operandTypes.size(); ++i) {
     const Value* v = n->input(i);
-    if (env.count(v)) continue;
+    if (env.contains(v)) continue;
     if (v->node()->kind() == OpKind::Constant) {
       env[v] = scratch.block()->append(cloneNode(v->node(), scratch, env))->output();
     } else if (operandTypes[i].kind == TypeKind::TensorList) {

@@ -152,6 +152,10 @@ static bool copiedIn(const Value* v) {
   return k == OpKind::Constant || (k == OpKind::ListConstruct && constantInts(v));
 }
 
+// A region with at least 1/kDenseRegionShare as many nodes as its graph has values is copied through a
+// dense ValueMap.
+constexpr size_t kDenseRegionShare = 16;
+
 // mergeIntoSubgraph, given the region's outputs.
 static Node* copyIntoSubgraph(const std::vector<Node*>& region, OpKind kind, const std::vector<Node*>& dependents,
                               const std::vector<Value*>& outputs) {
@@ -159,18 +163,22 @@ static Node* copyIntoSubgraph(const std::vector<Node*>& region, OpKind kind, con
   for (Node* n : region)
     for (Value* v : n->outputs()) produced.insert(v);
   auto sub = std::make_shared<Graph>();
-  ValueMap env;
-  env.reserve(3 * region.size());
+  // A region of most of its block (an unrolled graph's one differentiable graph) maps through an array
+  // over the graph's values; a small one (a fusion group's) through a hash table (Note [Dense value maps]).
+  const Graph& source = *region.front()->graph();
+  const bool dense = region.size() * kDenseRegionShare >= source.numValueIds();
+  ValueMap env = dense ? ValueMap(source) : ValueMap();
+  if (!dense) env.reserve(3 * region.size());
   std::vector<Value*> inputs;
   for (Node* n : region) {
     for (Value* v : n->inputs()) {
-      if (produced.count(v) || env.count(v)) continue;
+      if (produced.count(v) || env.contains(v)) continue;
       // A constant is copied in, and a list of int constants (permute's dims, a view's sizes) comes along
       // too, so that the formulas and rules inside read it as the constant it is (constantInts), as where
       // constant propagation folded it.
       if (copiedIn(v)) {
         for (const Value* e : v->node()->inputs())
-          if (!env.count(e)) env[e] = sub->block()->append(cloneNode(e->node(), *sub, env))->output();
+          if (!env.contains(e)) env[e] = sub->block()->append(cloneNode(e->node(), *sub, env))->output();
         env[v] = sub->block()->append(cloneNode(v->node(), *sub, env))->output();
         continue;
       }

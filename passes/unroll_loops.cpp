@@ -24,9 +24,7 @@ std::vector<Value*> emitIteration(const Block* body, Node* before, Value* index,
   cloneNodesBefore(body, before, env);
   std::vector<Value*> next;
   for (size_t k = 0; k < carried.size(); ++k) {
-    Value* out = body->outputs()[k + 1];
-    auto it = env.find(out);
-    next.push_back(it == env.end() ? out : it->second);
+    next.push_back(env.mapOr(body->outputs()[k + 1]));
   }
   return next;
 }

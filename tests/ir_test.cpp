@@ -5,9 +5,13 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "models/lstm.h"
+#include "support/arena.h"
 #include "tests/support/reference.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
 
 namespace gj {
 namespace {
@@ -120,6 +124,72 @@ TEST(Graph, CloneIsDeepAndEqual) {
   auto c = m.graph->clone();
   EXPECT_EQ(printIR(*c), printIR(*m.graph));
   EXPECT_TRUE(verify(*c).empty());
+}
+
+// Note [Arena chunks]: objects keep their addresses and values while the arena grows past its largest
+// chunk (one huge page, aligned to it), and each is destroyed once, with the arena.
+TEST(Arena, ObjectsStayPutThroughHugePageChunksAndAreDestroyedOnce) {
+  struct Counted {
+    Counted(int64_t v, int64_t* destroyed) : value(v), destroyed(destroyed) {}
+    ~Counted() { ++*destroyed; }
+    int64_t value;
+    int64_t* destroyed;
+    std::byte pad[240];
+  };
+  static_assert(Arena<Counted>::kMaxChunk == 8192);
+  // 8 + 16 + ... + 4096 = 8184 objects fill the malloc'd chunks; the rest go to huge-page ones.
+  constexpr int64_t kCount = 8184 + 8192 + 100;
+  int64_t destroyed = 0;
+  {
+    Arena<Counted> arena;
+    std::vector<Counted*> made;
+    for (int64_t i = 0; i < kCount; ++i) made.push_back(arena.make(3 * i + 7, &destroyed));
+    EXPECT_EQ(arena.size(), static_cast<size_t>(kCount));
+    EXPECT_EQ(arena.capacity(), 8184u + 2 * 8192u);
+    for (int64_t i = 0; i < kCount; ++i) ASSERT_EQ(made[i]->value, 3 * i + 7) << "object " << i;
+    EXPECT_EQ(std::set<Counted*>(made.begin(), made.end()).size(), made.size());
+    // The first object of each huge-page chunk starts its page.
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(made[8184]) % arena_detail::kHugePage, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(made[8184 + 8192]) % arena_detail::kHugePage, 0u);
+    EXPECT_EQ(destroyed, 0);
+  }
+  EXPECT_EQ(destroyed, kCount);
+}
+
+// Note [Dense value maps]: a map made for a graph answers for that graph's values through its array (values
+// made after it included) and for another graph's through its hash table; keys never collide across the two,
+// though the graphs' ids do.
+TEST(Graph, ValueMapsKeepEachGraphsValuesApart) {
+  Model a = buildLstm(LstmVariantKind::JitPremul, {2, 2, 3, 4, 1});
+  Model b = buildLstm(LstmVariantKind::JitPremul, {2, 2, 3, 4, 1});
+  Graph& ga = *a.graph;
+  Graph& gb = *b.graph;
+  std::vector<Value*> va, vb;
+  for (const Node* n : *ga.block())
+    for (Value* v : n->outputs()) va.push_back(v);
+  for (const Node* n : *gb.block())
+    for (Value* v : n->outputs()) vb.push_back(v);
+  ASSERT_EQ(va.size(), vb.size());
+  ASSERT_GT(va.size(), 10u);
+  for (bool dense : {true, false}) {
+    ValueMap m = dense ? ValueMap(ga) : ValueMap();
+    // a's values to b's, b's (the same ids) to a's in reverse.
+    for (size_t i = 0; i < va.size(); ++i) m[va[i]] = vb[i];
+    for (size_t i = 0; i < vb.size(); ++i) m[vb[i]] = va[va.size() - 1 - i];
+    // A value made after the map, with an id past its array.
+    Node* late = ga.create(OpKind::Neg, {va[0]});
+    late->insertAfter(va[0]->node());
+    EXPECT_FALSE(m.contains(late->output()));
+    m[late->output()] = vb[1];
+    for (size_t i = 0; i < va.size(); ++i) {
+      EXPECT_EQ(m.find(va[i]), vb[i]) << "dense " << dense << ", value " << i;
+      EXPECT_EQ(m.at(vb[i]), va[va.size() - 1 - i]) << "dense " << dense << ", value " << i;
+    }
+    EXPECT_EQ(m.find(late->output()), vb[1]);
+    EXPECT_EQ(m.mapOr(ga.inputs()[0]), ga.inputs()[0]) << "an unmapped value stands for itself";
+    EXPECT_EQ(m.find(gb.inputs()[0]), nullptr);
+    ga.erase(late);
+  }
 }
 
 // Note [Order keys]: nodes inserted again and again at one place (before the same node, after the same
