@@ -345,9 +345,9 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
     human << fmt::format("Benchmarking {} (milliseconds; median of {} runs after {} warm-up{})...\n# {}\n", name,
                              nloops, warmup, combos.interleave ? ", rows interleaved" : "", group.title)
               << std::flush;
-    // The GEMM floors of the CPU rows (CUDA rows' products are cuBLAS's, not recorded): their products
-    // recorded once they are warm, and each shape timed a product a round beside them when the rows are
-    // interleaved; else after them.
+    // The floors of the CPU rows (CUDA rows' products are cuBLAS's, not recorded): their products and
+    // convolutions recorded once they are warm, and each shape timed a call a round beside them when the
+    // rows are interleaved; else after them.
     const bool floors = o.device == "cpu";
     GemmFloor gemmFloor;
     std::vector<RowGemms> gemms;
@@ -383,9 +383,18 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
         infoFwd += fmt::format(" {:.2f}x {}{}", fwd.medianMs / fwdOf[r.baseline], r.baseline,
                                unreliableRows.count(r.baseline) ? " (the baseline is unreliable)" : "");
       const bool hasBwd = static_cast<bool>(r.backward);
-      const double floorFwd = floors ? gemmFloor.ms(gemms[i].fwd) : 0, floorBwd = floors ? gemmFloor.ms(gemms[i].bwd) : 0;
-      auto floorNote = [](double rowMs, double floorMs) {
-        return floorMs > 0 ? fmt::format(", GEMM floor {} ({:.2f}x)", ms(floorMs), rowMs / floorMs) : std::string();
+      const Floor floorFwd = floors ? gemmFloor.ms(gemms[i].fwd) : Floor{};
+      const Floor floorBwd = floors ? gemmFloor.ms(gemms[i].bwd) : Floor{};
+      auto floorNote = [](double rowMs, const Floor& f) {
+        if (f.ms() <= 0) return std::string();
+        return fmt::format(", {} floor {} ({:.2f}x)", f.convolutionMs > 0 ? "GEMM and convolution" : "GEMM", ms(f.ms()),
+                           rowMs / f.ms());
+      };
+      // The floor and its shares; gemm_floor_ms alone is the products'.
+      auto floorJson = [](nlohmann::json& j, const Floor& f) {
+        if (f.gemmMs > 0) j["gemm_floor_ms"] = f.gemmMs;
+        if (f.convolutionMs > 0) j["convolution_floor_ms"] = f.convolutionMs;
+        if (f.ms() > 0) j["floor_ms"] = f.ms();
       };
       infoFwd += floorNote(fwd.medianMs, floorFwd);
       const std::string memory = peakMemory(peakBytes);
@@ -406,7 +415,7 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
                             {"starved_runs", starvedRuns ? nlohmann::json(*starvedRuns) : nlohmann::json()},
                             {"unreliable", unreliable.empty() ? nlohmann::json() : nlohmann::json(unreliable)}};
       row["fwd"]["median_uncertainty"] = fwd.medianUncertainty;
-      if (floorFwd > 0) row["fwd"]["gemm_floor_ms"] = floorFwd;
+      floorJson(row["fwd"], floorFwd);
       if (r.compiled()) {
         row["fuser"] = fuserName(r.pair->first);
         row["executor"] = executorName(r.pair->second);
@@ -414,7 +423,7 @@ int run(const Options& options, const CudaOptions& cuda, const Combinations& com
       if (hasBwd)
         row["bwd"] = {{"median_ms", bwd.medianMs}, {"std_ms", bwd.stdMs}, {"median_uncertainty", bwd.medianUncertainty},
                       {"samples_ms", bwd.samplesMs}};
-      if (hasBwd && floorBwd > 0) row["bwd"]["gemm_floor_ms"] = floorBwd;
+      if (hasBwd) floorJson(row["bwd"], floorBwd);
       json["rows"].push_back(row);
       pg.rows.push_back({r.name, fwd.medianMs, hasBwd ? std::optional<double>(bwd.medianMs) : std::nullopt});
     }

@@ -64,6 +64,10 @@ void recordGemm(const GemmShape& shape) {
   if (tRecording) ++tRecording->counts_[shape];
 }
 
+void recordConvolution(const ConvShape& shape) {
+  if (tRecording) ++tRecording->convolutions_[shape];
+}
+
 void sgemm(GemmBackendKind backend, bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;

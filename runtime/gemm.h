@@ -1,6 +1,7 @@
 #pragma once
 // Dense matrix multiply on the CPU through a tuned library; never a hand-written loop on the hot path.
 // Row-major throughout: C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C.
+#include <array>
 #include <compare>
 #include <cstdint>
 #include <map>
@@ -77,10 +78,20 @@ struct GemmShape {
   auto operator<=>(const GemmShape&) const = default;
 };
 
+/// A float32 convolution as oneDNN ran it (runtime/ops/onednn_conv.h): the forward, or the backward's
+/// data and weight gradients together. x and w are the input's and weight's sizes; params the
+/// Conv2dParams' numbers in their order (strides, paddings, dilations, groups).
+struct ConvShape {
+  bool backward = false;
+  std::array<int64_t, 4> x{}, w{};
+  std::array<int64_t, 7> params{};
+  auto operator<=>(const ConvShape&) const = default;
+};
+
 /// While alive, every float32 product the calling thread runs (sgemm, PackedGemmB::multiply) is counted
-/// here by shape: what a benchmark's row multiplies, for its GEMM floor (graphbench's info column).
-/// Recordings nest; the innermost counts. Products that oneDNN or another thread runs on the thread's
-/// behalf inside one call count once, as the call.
+/// here by shape, and every convolution oneDNN runs for it: what a benchmark's row spends in libraries,
+/// for its floor (graphbench's info column). Recordings nest; the innermost counts. Products that oneDNN
+/// or another thread runs on the thread's behalf inside one call count once, as the call.
 class GemmRecording {
  public:
   GemmRecording();
@@ -89,12 +100,19 @@ class GemmRecording {
   GemmRecording& operator=(const GemmRecording&) = delete;
   /// Each shape run, with how many times.
   const std::map<GemmShape, int64_t>& counts() const { return counts_; }
+  /// Each convolution run, with how many times.
+  const std::map<ConvShape, int64_t>& convolutions() const { return convolutions_; }
 
  private:
   friend void recordGemm(const GemmShape&);
+  friend void recordConvolution(const ConvShape&);
   std::map<GemmShape, int64_t> counts_;
+  std::map<ConvShape, int64_t> convolutions_;
   GemmRecording* previous_;
 };
+
+/// Counts a convolution in the calling thread's recording, if any (oneDNN's convolutions call it).
+void recordConvolution(const ConvShape& shape);
 
 void dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
            const double* b, int64_t ldb, double beta, double* c, int64_t ldc);

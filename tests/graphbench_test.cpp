@@ -1,5 +1,6 @@
 // graphbench end to end at small sizes: every group under each fuser x executor prints its table and
 // writes JSON and SVG whose rows are the expected ones, with positive, finite times.
+#include "tests/support/build_config.h"
 #include "tests/support/command.h"
 #include "tests/support/registry.h"
 
@@ -75,6 +76,15 @@ TEST_P(EveryGroup, TablesJsonAndPlotHoldEveryRowWithPositiveTimes) {
       for (const char* pass : {"fwd", "bwd"})
         EXPECT_GT(row[pass].value("gemm_floor_ms", 0.0), 0.0) << group << "/" << name << " " << pass;
     if (name == "cell.cudnn") EXPECT_FALSE(row["fwd"].contains("gemm_floor_ms")) << group << "/" << name;
+    // A convolution's row: its floor times oneDNN's convolutions too (forward, and the backward's data and
+    // weight gradients), and the floor is the products' share and theirs.
+    if (gj::test::kHaveOnednn && group == "ops" && name == "conv2d")
+      for (const char* pass : {"fwd", "bwd"}) {
+        const auto& p = row[pass];
+        EXPECT_GT(p.value("convolution_floor_ms", 0.0), 0.0) << name << " " << pass;
+        EXPECT_DOUBLE_EQ(p.value("floor_ms", 0.0), p.value("gemm_floor_ms", 0.0) + p.value("convolution_floor_ms", 0.0))
+            << name << " " << pass;
+      }
     EXPECT_TRUE(row["peak_bytes"].is_number_unsigned()) << group << "/" << name;
     // Training and graph rows have a backward (aten: its eager autograd); eager, inference and forward-only
     // rows do not.
@@ -100,6 +110,7 @@ TEST_P(EveryGroup, TablesJsonAndPlotHoldEveryRowWithPositiveTimes) {
   EXPECT_EQ(groups, (std::set<std::string>{"rnns", "lm", "classifier", "cells", "ops"}));
   EXPECT_EQ(json["groups"][0]["sizes"]["seqLength"], 3) << json["groups"][0];
   EXPECT_NE(r.out.find("GEMM floor"), std::string::npos) << r.out;
+  if (gj::test::kHaveOnednn) EXPECT_NE(r.out.find("GEMM and convolution floor"), std::string::npos) << r.out;
   // Peak memory below a megabyte is shown in KB, not as 0MB.
   EXPECT_EQ(r.out.find("peak 0MB"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("KB"), std::string::npos) << r.out;

@@ -1,5 +1,6 @@
 #include "runtime/ops/onednn_conv.h"
 
+#include "runtime/gemm.h"
 #include "runtime/ops/onednn_memory.h"
 
 #include "support/error.h"
@@ -52,6 +53,14 @@ struct ConvDescs {
 
 memory wrap(const memory::desc& d, const Tensor& t) { return onednn::wrap(d, engine(), t); }
 
+// For a benchmark's floor (GemmRecording).
+void record(bool backward, const Tensor& x, const Tensor& w, const Conv2dParams& p) {
+  recordConvolution({backward,
+                     {x.size(0), x.size(1), x.size(2), x.size(3)},
+                     {w.size(0), w.size(1), w.size(2), w.size(3)},
+                     {p.strideH, p.strideW, p.padH, p.padW, p.dilationH, p.dilationW, p.groups}});
+}
+
 // A result in the primitive's layout, and its copy back into the user's tensor.
 struct Output {
   memory user, prim;
@@ -65,6 +74,7 @@ struct Output {
 }  // namespace
 
 bool onednnConv2d(const Tensor& x, const Tensor& w, const Tensor& out, const Conv2dParams& p) {
+  record(false, x, w, p);
   run("convolution", [&] {
     ConvDescs c(x, w, out.sizes(), p);
     auto pd = c.forward();
@@ -83,6 +93,7 @@ bool onednnConv2d(const Tensor& x, const Tensor& w, const Tensor& out, const Con
 
 bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor& gx,
                           const Tensor& gw) {
+  record(true, x, w, p);
   run("convolution backward", [&] {
     ConvDescs c(x, w, g.sizes(), p);
     auto fwd = c.forward();
