@@ -78,7 +78,7 @@ struct TimedGemm final : GemmFloor::Timed {
 };
 
 // A convolution through the same oneDNN call the row made: the forward into a result of its own, or the
-// backward's two gradients from a random output gradient.
+// backward's gradients (two, or three with the bias's) from a random output gradient.
 struct TimedConvolution final : GemmFloor::Timed {
   explicit TimedConvolution(const ConvShape& shape)
       : s(shape),
@@ -88,22 +88,24 @@ struct TimedConvolution final : GemmFloor::Timed {
     const Shape out = {s.x[0], s.w[0], ops::convOutputSize(s.x[2], s.w[2], p.strideH, p.padH, p.dilationH),
                        ops::convOutputSize(s.x[3], s.w[3], p.strideW, p.padW, p.dilationW)};
     y = s.backward ? Tensor::rand(out, DType::Float32, 3) : Tensor::empty(out, DType::Float32);
+    if (s.bias && !s.backward) bias = Tensor::rand({s.w[0]}, DType::Float32, 4);
     if (s.backward) {
       gx = Tensor::empty(x.sizes(), DType::Float32);
       gw = Tensor::empty(w.sizes(), DType::Float32);
+      if (s.bias) gb = Tensor::empty({s.w[0]}, DType::Float32);
     }
     warmUp();
   }
   void once() override {
     if (s.backward)
-      ops::onednnConv2dBackward(y, x, w, p, gx, gw);
+      ops::onednnConv2dBackward(y, x, w, p, gx, gw, gb);
     else
-      ops::onednnConv2d(x, w, y, p);
+      ops::onednnConv2d(x, w, bias, y, p);
   }
 
   ConvShape s;
   ops::Conv2dParams p;
-  Tensor x, w, y, gx, gw;
+  Tensor x, w, y, bias, gx, gw, gb;
 };
 
 }  // namespace

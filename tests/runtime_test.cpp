@@ -609,6 +609,46 @@ TEST(Kernels, Conv2dMatchesDirectConvolutionWithStridePaddingDilationGroups) {
         }
 }
 
+// A float32 convolution adds its bias inside oneDNN's primitive (as it stores each result): against the
+// float64 loops on the same numbers, grouped, strided, padded and dilated, and against the convolution
+// without a bias plus the bias added apart. A float64 bias of a float32 convolution promotes, as in PyTorch.
+TEST(Kernels, Float32Conv2dWithBiasMatchesFloat64AndTheBiasAddedApart) {
+  ops::Conv2dParams p;
+  p.strideH = 2, p.strideW = 1, p.padH = 1, p.padW = 2, p.dilationH = 1, p.dilationW = 2, p.groups = 2;
+  Tensor x = Tensor::rand({3, 4, 9, 8}, DType::Float32, 21), w = Tensor::rand({6, 2, 3, 2}, DType::Float32, 22);
+  Tensor bias = Tensor::rand({6}, DType::Float32, 23, 1, 2);
+  Tensor out = ops::conv2d(x, w, bias, p);
+  Tensor ref = ops::conv2d(x.to(DType::Float64), w.to(DType::Float64), bias.to(DType::Float64), p);
+  ASSERT_EQ(out.sizes(), ref.sizes());
+  EXPECT_EQ(out.dtype(), DType::Float32);
+  EXPECT_LE(relError(out.to(DType::Float64), ref), 1e-5);
+  Tensor apart = ops::add(ops::conv2d(x, w, Tensor(), p), bias.view({1, -1, 1, 1}));
+  EXPECT_LE(relError(out, apart), 1e-6);
+  EXPECT_GT(relError(out, ops::conv2d(x, w, Tensor(), p)), 0.1) << "the bias was not added";
+  Tensor promoted = ops::conv2d(x, w, bias.to(DType::Float64), p);
+  EXPECT_EQ(promoted.dtype(), DType::Float64);
+  EXPECT_LE(relError(promoted, ref), 1e-5);
+  EXPECT_THROW(ops::conv2d(x, w, Tensor::rand({5}, DType::Float32, 24), p), Error);
+}
+
+// The float32 backward's bias gradient comes from oneDNN's weight-gradient primitive; input, weight and
+// bias gradients against the float64 loops on the same numbers, and no bias gradient where none is asked.
+TEST(Kernels, Float32Conv2dBackwardWithBiasMatchesFloat64) {
+  ops::Conv2dParams p;
+  p.strideH = 1, p.strideW = 2, p.padH = 2, p.padW = 1, p.dilationH = 2, p.dilationW = 1, p.groups = 2;
+  Tensor x = Tensor::rand({3, 4, 9, 8}, DType::Float32, 31), w = Tensor::rand({6, 2, 3, 2}, DType::Float32, 32);
+  const Shape outSizes = ops::conv2d(x, w, Tensor(), p).sizes();
+  Tensor g = Tensor::rand(outSizes, DType::Float32, 33, 0.5, 1.5);
+  ops::Conv2dGrads got = ops::conv2dBackward(g, x, w, p, /*withBias=*/true);
+  ops::Conv2dGrads ref = ops::conv2dBackward(g.to(DType::Float64), x.to(DType::Float64), w.to(DType::Float64), p, true);
+  ASSERT_TRUE(got.bias.defined());
+  EXPECT_EQ(got.bias.sizes(), (Shape{6}));
+  EXPECT_LE(relError(got.input.to(DType::Float64), ref.input), 1e-5);
+  EXPECT_LE(relError(got.weight.to(DType::Float64), ref.weight), 1e-5);
+  EXPECT_LE(relError(got.bias.to(DType::Float64), ref.bias), 1e-5);
+  EXPECT_FALSE(ops::conv2dBackward(g, x, w, p, /*withBias=*/false).bias.defined());
+}
+
 TEST(Threading, ResultsDoNotDependOnThreadCount) {
   Tensor a = Tensor::rand({300, 200}, DType::Float32, 14), b = Tensor::rand({200, 150}, DType::Float32, 15);
   Tensor big = Tensor::rand({1 << 17}, DType::Float32, 16);

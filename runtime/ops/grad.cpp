@@ -213,18 +213,21 @@ Conv2dGrads conv2dBackward(const Tensor& gin, const Tensor& xin, const Tensor& w
     if (x.dtype() == DType::Float32) {
       out.input = Tensor::empty(x.sizes(), x.dtype());
       out.weight = Tensor::empty(w.sizes(), w.dtype());
-      onednn = onednnConv2dBackward(g, x, w, p, out.input, out.weight);
+      // The bias's gradient too, summed by the weight gradient's primitive as it reads g.
+      if (withBias) out.bias = Tensor::empty({w.size(0)}, x.dtype());
+      onednn = onednnConv2dBackward(g, x, w, p, out.input, out.weight, out.bias);
     }
     if (!onednn) {
       out.input = Tensor::zeros(x.sizes(), x.dtype());
       out.weight = Tensor::zeros(w.sizes(), w.dtype());
+      out.bias = Tensor();  // summed below
       if (x.dtype() == DType::Float64)
         conv2dBackwardTyped<double>(g, x, w, p, out);
       else
         conv2dBackwardTyped<float>(g, x, w, p, out);
     }
   }
-  if (withBias) {
+  if (withBias && !out.bias.defined()) {
     std::vector<int64_t> dims = {0, 2, 3};
     out.bias = sum(gin, dims, false);
   }

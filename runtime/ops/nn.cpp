@@ -160,20 +160,26 @@ Tensor conv2d(const Tensor& xin, const Tensor& win, const Tensor& bias, const Co
   const int64_t outW = convOutputSize(xin.size(3), win.size(3), p.strideW, p.padW, p.dilationW);
   USER_CHECK(outH > 0 && outW > 0, "conv2d: kernel {} is larger than the padded input {}", shapeStr(win.sizes()),
              shapeStr(xin.sizes()));
+  USER_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == win.size(0)), "conv2d: bias must be [{}], got {}",
+             win.size(0), shapeStr(bias.sizes()));
   Tensor out;
+  bool biasAdded = false;
   if (onCuda(xin) || onCuda(win)) {
     out = cuda::conv2d(xin, win, p);
   } else {
     Tensor x = xin.contiguous(), w = win.contiguous();
     out = Tensor::empty({x.size(0), w.size(0), outH, outW}, x.dtype());
+    // oneDNN adds a host bias of the input's dtype as it writes the result; another (a float64 bias of a
+    // float32 convolution, which promotes) is added below.
+    const bool fuseBias = bias.defined() && !onCuda(bias) && bias.dtype() == x.dtype();
     if (x.dtype() == DType::Float64)
       conv2dTyped<double>(x, w, out, p);
-    else if (!onednnConv2d(x, w, out, p))
+    else if (onednnConv2d(x, w, fuseBias ? bias.contiguous() : Tensor(), out, p))
+      biasAdded = fuseBias;
+    else
       conv2dTyped<float>(x, w, out, p);
   }
-  if (!bias.defined()) return out;
-  USER_CHECK(bias.dim() == 1 && bias.size(0) == win.size(0), "conv2d: bias must be [{}], got {}", win.size(0),
-             shapeStr(bias.sizes()));
+  if (!bias.defined() || biasAdded) return out;
   return add(out, bias.view({1, -1, 1, 1}));
 }
 

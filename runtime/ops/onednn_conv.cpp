@@ -7,6 +7,8 @@
 
 #include <dnnl.hpp>
 
+#include <unordered_map>
+
 namespace gj::ops {
 
 namespace {
@@ -44,7 +46,14 @@ struct ConvDescs {
   // Layouts of oneDNN's choosing (blocked channels: its direct convolutions) for the primitives.
   memory::desc any(const memory::desc& d) const { return memory::desc(d.dims(), f32, tag::any); }
 
-  dnnl::convolution_forward::primitive_desc forward() const {
+  // With a bias: oneDNN adds it as it stores each result.
+  dnnl::convolution_forward::primitive_desc forward(bool withBias = false) const {
+    if (withBias) {
+      const memory::desc bias({dst.dims()[1]}, f32, tag::x);
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                        any(src), any(weights), bias, any(dst), strides, dilates, padL, padR);
+      return {d, engine()};
+    }
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                                       any(src), any(weights), any(dst), strides, dilates, padL, padR);
     return {d, engine()};
@@ -54,8 +63,9 @@ struct ConvDescs {
 memory wrap(const memory::desc& d, const Tensor& t) { return onednn::wrap(d, engine(), t); }
 
 // For a benchmark's floor (GemmRecording).
-void record(bool backward, const Tensor& x, const Tensor& w, const Conv2dParams& p) {
+void record(bool backward, bool bias, const Tensor& x, const Tensor& w, const Conv2dParams& p) {
   recordConvolution({backward,
+                     bias,
                      {x.size(0), x.size(1), x.size(2), x.size(3)},
                      {w.size(0), w.size(1), w.size(2), w.size(3)},
                      {p.strideH, p.strideW, p.padH, p.padW, p.dilationH, p.dilationW, p.groups}});
@@ -73,18 +83,19 @@ struct Output {
 
 }  // namespace
 
-bool onednnConv2d(const Tensor& x, const Tensor& w, const Tensor& out, const Conv2dParams& p) {
-  record(false, x, w, p);
+bool onednnConv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& out, const Conv2dParams& p) {
+  record(false, bias.defined(), x, w, p);
   run("convolution", [&] {
     ConvDescs c(x, w, out.sizes(), p);
-    auto pd = c.forward();
+    auto pd = c.forward(bias.defined());
     dnnl::stream s(engine());
     Scratch scratch(engine());
     Output dst(wrap(c.dst, out), pd.dst_desc(), scratch);
     const memory src = scratch.inLayout(wrap(c.src, x), pd.src_desc(), s);
     const memory weights = scratch.inLayout(wrap(c.weights, w), pd.weights_desc(), s);
-    dnnl::convolution_forward(pd).execute(s,
-                                          {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst.prim}});
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst.prim}};
+    if (bias.defined()) args.emplace(DNNL_ARG_BIAS, wrap(pd.bias_desc(), bias));
+    dnnl::convolution_forward(pd).execute(s, args);
     dst.finish(s);
     s.wait();
   });
@@ -92,8 +103,8 @@ bool onednnConv2d(const Tensor& x, const Tensor& w, const Tensor& out, const Con
 }
 
 bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor& gx,
-                          const Tensor& gw) {
-  record(true, x, w, p);
+                          const Tensor& gw, const Tensor& gb) {
+  record(true, gb.defined(), x, w, p);
   run("convolution backward", [&] {
     ConvDescs c(x, w, g.sizes(), p);
     auto fwd = c.forward();
@@ -109,14 +120,21 @@ bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, con
             {DNNL_ARG_WEIGHTS, scratch.inLayout(wrap(c.weights, w), dpd.weights_desc(), s)},
             {DNNL_ARG_DIFF_SRC, diffSrc.prim}});
     diffSrc.finish(s);
-    dnnl::convolution_backward_weights::desc wd(dnnl::algorithm::convolution_direct, c.any(c.src), c.any(c.weights),
-                                                c.any(c.dst), c.strides, c.dilates, c.padL, c.padR);
+    const memory::desc biasDesc({c.dst.dims()[1]}, f32, tag::x);
+    const auto wd = gb.defined() ? dnnl::convolution_backward_weights::desc(
+                                       dnnl::algorithm::convolution_direct, c.any(c.src), c.any(c.weights), biasDesc,
+                                       c.any(c.dst), c.strides, c.dilates, c.padL, c.padR)
+                                 : dnnl::convolution_backward_weights::desc(
+                                       dnnl::algorithm::convolution_direct, c.any(c.src), c.any(c.weights),
+                                       c.any(c.dst), c.strides, c.dilates, c.padL, c.padR);
     dnnl::convolution_backward_weights::primitive_desc wpd(wd, engine(), fwd);
     Output diffWeights(wrap(c.weights, gw), wpd.diff_weights_desc(), scratch);
-    dnnl::convolution_backward_weights(wpd).execute(
-        s, {{DNNL_ARG_SRC, scratch.inLayout(wrap(c.src, x), wpd.src_desc(), s)},
-            {DNNL_ARG_DIFF_DST, scratch.inLayout(gData, wpd.diff_dst_desc(), s)},  // reordered once when they agree
-            {DNNL_ARG_DIFF_WEIGHTS, diffWeights.prim}});
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, scratch.inLayout(wrap(c.src, x), wpd.src_desc(), s)},
+        {DNNL_ARG_DIFF_DST, scratch.inLayout(gData, wpd.diff_dst_desc(), s)},  // reordered once when they agree
+        {DNNL_ARG_DIFF_WEIGHTS, diffWeights.prim}};
+    if (gb.defined()) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(biasDesc, gb));
+    dnnl::convolution_backward_weights(wpd).execute(s, args);
     diffWeights.finish(s);
     s.wait();
   });

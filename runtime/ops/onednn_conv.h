@@ -6,12 +6,14 @@
 
 namespace gj::ops {
 
-/// out = conv(x, w) without bias; x, w contiguous float32, out contiguous [N, Cout, outH, outW]. False when
-/// oneDNN is not in this build (out untouched).
-bool onednnConv2d(const Tensor& x, const Tensor& w, const Tensor& out, const Conv2dParams& p);
+/// out = conv(x, w) + bias; x, w contiguous float32, bias undefined (none) or contiguous float32 [Cout], out
+/// contiguous [N, Cout, outH, outW]. oneDNN adds the bias as it writes each result, not in a pass of its
+/// own. False when oneDNN is not in this build (out untouched).
+bool onednnConv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& out, const Conv2dParams& p);
 /// The gradients of x and w for the output gradient g (contiguous float32), written to gx and gw (of x's
-/// and w's sizes). False when oneDNN is not in this build.
+/// and w's sizes), and the bias's to gb ([Cout]) unless it is undefined: the weight gradient's primitive
+/// sums it as it reads g. False when oneDNN is not in this build.
 bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor& gx,
-                          const Tensor& gw);
+                          const Tensor& gw, const Tensor& gb = Tensor());
 
 }  // namespace gj::ops

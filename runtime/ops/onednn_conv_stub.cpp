@@ -3,9 +3,9 @@
 
 namespace gj::ops {
 
-bool onednnConv2d(const Tensor&, const Tensor&, const Tensor&, const Conv2dParams&) { return false; }
+bool onednnConv2d(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Conv2dParams&) { return false; }
 bool onednnConv2dBackward(const Tensor&, const Tensor&, const Tensor&, const Conv2dParams&, const Tensor&,
-                          const Tensor&) {
+                          const Tensor&, const Tensor&) {
   return false;
 }
 
