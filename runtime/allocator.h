@@ -4,8 +4,10 @@
 namespace gj {
 /// Alignment of every CPU allocation: one AVX-512 vector / cache line.
 constexpr size_t kCpuAlignment = 64;
-/// Blocks of this size or larger are cached when freed and handed out again for the same size, up to
-/// GJ_CPU_CACHE_MB megabytes in all (default 2048; 0 turns the cache off; off under AddressSanitizer).
+/// Blocks of this size or larger are cached when freed and handed out again for the same size: by default
+/// while the blocks held and cached together stay within the most this process has held at once (or
+/// within what it holds plus 2 GB, where that is more); GJ_CPU_CACHE_MB sets a fixed number of megabytes
+/// for the cached blocks instead (0 turns the cache off). Off under AddressSanitizer.
 constexpr size_t kCpuCacheMinBytes = size_t{1} << 20;
 
 /// Allocates `nbytes` aligned to kCpuAlignment; throws gj::Error with the size when memory runs out

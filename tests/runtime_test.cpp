@@ -4,6 +4,7 @@
 #include "runtime/gemm.h"
 #include "runtime/threading.h"
 #include "support/philox.h"
+#include "support/environment.h"
 #include "support/error.h"
 #include "tests/support/reference.h"
 
@@ -11,6 +12,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <thread>
 
 namespace gj {
@@ -267,6 +269,39 @@ TEST(Allocator, CachesLargeBlocksForTheNextAllocationOfTheirSize) {
   EXPECT_EQ(cpuMemoryStats().cachedBytes, 0u);
   sum = Tensor();
   EXPECT_EQ(cpuMemoryStats().cachedBytes, size_t{4} << 20);
+  releaseCpuCache();
+  EXPECT_EQ(cpuMemoryStats().cachedBytes, 0u);
+}
+
+// Note [The large-block budget]: the cache keeps what the process has held at once, beyond the 2 GB floor
+// (two 2 GB blocks held together, both kept once freed, both handed out again), and a block of a new size
+// makes the kept ones beyond the budget go first. The blocks are never touched, so they cost address space,
+// not memory.
+TEST(Allocator, KeepsWhatTheProcessHeldAtOnceAndMakesRoomForNewSizes) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the cache is off under AddressSanitizer (so that a use after free is caught)";
+#endif
+  if (environment().cpuCacheMb) GTEST_SKIP() << "GJ_CPU_CACHE_MB sets a fixed budget";
+  releaseCpuCache();
+  constexpr int64_t kTwoGb = int64_t{1} << 29;  // float32 elements
+  const void* pa = nullptr;
+  const void* pb = nullptr;
+  {
+    Tensor a = Tensor::empty({kTwoGb}, DType::Float32), b = Tensor::empty({kTwoGb}, DType::Float32);
+    pa = a.data<float>(), pb = b.data<float>();
+  }
+  EXPECT_EQ(cpuMemoryStats().cachedBytes, size_t{4} << 30) << "both 2 GB blocks kept: 4 GB were held at once";
+  {
+    Tensor a = Tensor::empty({kTwoGb}, DType::Float32), b = Tensor::empty({kTwoGb}, DType::Float32);
+    EXPECT_EQ(std::set<const void*>({a.data<float>(), b.data<float>()}), std::set<const void*>({pa, pb}));
+    EXPECT_EQ(cpuMemoryStats().cachedBytes, 0u);
+  }
+  {
+    // 3.5 GB of another size: held with what is kept it would pass the 4 GB held at most, so kept blocks go
+    // until the 2 GB floor is left.
+    Tensor c = Tensor::empty({kTwoGb / 4 * 7}, DType::Float32);
+    EXPECT_EQ(cpuMemoryStats().cachedBytes, size_t{2} << 30);
+  }
   releaseCpuCache();
   EXPECT_EQ(cpuMemoryStats().cachedBytes, 0u);
 }
