@@ -8,6 +8,7 @@
 #include <iterator>
 #include <optional>
 #include <cstdlib>
+#include <unistd.h>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -16,8 +17,8 @@ namespace gj {
 
 namespace {
 
-// Bytes held now, the most since resetCpuPeak, and the most ever (never reset: the cache's budget).
-std::atomic<size_t> gCurrent{0}, gPeak{0}, gHighWater{0};
+// Bytes held now, and the most since resetCpuPeak.
+std::atomic<size_t> gCurrent{0}, gPeak{0};
 
 size_t rounded(size_t nbytes) {
   size_t r = (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
@@ -28,14 +29,23 @@ size_t rounded(size_t nbytes) {
 // Freed blocks of kCpuCacheMinBytes or more, by exact size, kept for the next allocation of that size. A
 // training step allocates the same large buffers on every call (activations, the stacked gate
 // gradients); from the system each would be fresh pages, zeroed by the kernel at the first touch, a page
-// fault each 4 KB (on a VM a few microseconds, the host faulting too). So by default the cache keeps
-// what the process has shown it needs: freed blocks while the blocks held and kept together stay within
-// the most the process has ever held at once, or within what it holds plus 2 GB where that is more. A
-// ResNet-50 training step at batch 32 holds 3.9 GB at its peak; with a fixed 2 GB cache its forward took
-// 4.5 times as long, refaulting its activations every step. A block that does not fit evicts kept ones
-// (the largest first) until it does. GJ_CPU_CACHE_MB sets a fixed budget for the kept blocks instead
-// (0: no cache). Under AddressSanitizer nothing is cached, so that a use after free is still caught.
+// fault each 4 KB (on a VM a few microseconds, the host faulting too). A fixed 2 GB cache was too little
+// for a ResNet-50 step at fastrnns' size (7.8 GB held at its peak, eager): it refaulted its activations
+// every step, its forward twice as long as with the blocks kept. Nor does the most a process has held
+// bound what it needs kept: blocks are matched by exact size, and the sizes freed in one part of a step
+// are not those asked for in the next (a ResNet-18 step holds 1.9 GB at most, and ran 2.8 times as long
+// with its cache held to that). So by default freed blocks are kept while the blocks held and kept
+// together stay within half the machine's memory (or within what is held plus 2 GB, where that is more);
+// a block that does not fit evicts kept ones (the largest first), and before a block of a size none
+// kept has comes from the system, kept blocks beyond the budget go first. GJ_CPU_CACHE_MB sets a fixed
+// budget for the kept blocks instead (0: no cache). Under AddressSanitizer nothing is cached, so that a
+// use after free is still caught.
 constexpr size_t kCacheBudgetFloor = size_t{2} << 30;
+
+size_t halfTheMachinesMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) / 2 : kCacheBudgetFloor;
+}
 
 std::optional<size_t> fixedCacheLimit() {
 #if defined(__SANITIZE_ADDRESS__)
@@ -88,14 +98,13 @@ class BlockCache {
     std::lock_guard<std::mutex> lock(mu_);
     return cached_;
   }
- private:
   // What the kept blocks may hold once `more` bytes are held beyond today's (Note [The large-block budget]).
   size_t budget(size_t more) const {
     if (fixed_) return *fixed_;
     const size_t held = gCurrent.load(std::memory_order_relaxed) + more;
-    const size_t most = gHighWater.load(std::memory_order_relaxed);
-    return std::max(kCacheBudgetFloor, most > held ? most - held : 0);
+    return std::max(kCacheBudgetFloor, limit_ > held ? limit_ - held : 0);
   }
+ private:
   // Frees the largest kept blocks until at most `bytes` are kept. Pre: mu_ held.
   void evictTo(size_t bytes) {
     while (cached_ > bytes) {
@@ -110,6 +119,7 @@ class BlockCache {
   std::multimap<size_t, void*> free_;
   size_t cached_ = 0;
   const std::optional<size_t> fixed_ = fixedCacheLimit();
+  const size_t limit_ = halfTheMachinesMemory();  // of held and kept blocks together, unless fixed_
 };
 
 // Never destroyed: tensors in static storage may be freed after it would be.
@@ -127,7 +137,6 @@ void raiseTo(std::atomic<size_t>& mark, size_t now) {
 void countAllocated(size_t size) {
   size_t now = gCurrent.fetch_add(size, std::memory_order_relaxed) + size;
   raiseTo(gPeak, now);
-  raiseTo(gHighWater, now);
 }
 
 // Freed blocks of up to kSmallCacheMaxBytes, per thread, by size (a multiple of kCpuAlignment): a small
@@ -239,7 +248,8 @@ void releaseCpuCache() {
 }
 
 CpuMemoryStats cpuMemoryStats() {
-  return {gCurrent.load(std::memory_order_relaxed), gPeak.load(std::memory_order_relaxed), cache().cachedBytes()};
+  return {gCurrent.load(std::memory_order_relaxed), gPeak.load(std::memory_order_relaxed), cache().cachedBytes(),
+          cache().budget(0)};
 }
 
 void resetCpuPeak() { gPeak.store(gCurrent.load(std::memory_order_relaxed), std::memory_order_relaxed); }

@@ -5,9 +5,9 @@ namespace gj {
 /// Alignment of every CPU allocation: one AVX-512 vector / cache line.
 constexpr size_t kCpuAlignment = 64;
 /// Blocks of this size or larger are cached when freed and handed out again for the same size: by default
-/// while the blocks held and cached together stay within the most this process has held at once (or
-/// within what it holds plus 2 GB, where that is more); GJ_CPU_CACHE_MB sets a fixed number of megabytes
-/// for the cached blocks instead (0 turns the cache off). Off under AddressSanitizer.
+/// while the blocks held and cached together stay within half the machine's memory (or within what is
+/// held plus 2 GB, where that is more); GJ_CPU_CACHE_MB sets a fixed number of megabytes for the cached
+/// blocks instead (0 turns the cache off). Off under AddressSanitizer.
 constexpr size_t kCpuCacheMinBytes = size_t{1} << 20;
 
 /// Allocates `nbytes` aligned to kCpuAlignment; throws gj::Error with the size when memory runs out
@@ -27,6 +27,8 @@ struct CpuMemoryStats {
   size_t currentBytes = 0;
   size_t peakBytes = 0;
   size_t cachedBytes = 0;
+  /// What cached blocks may hold now: GJ_CPU_CACHE_MB's number, or the default budget less what is held.
+  size_t cacheBudgetBytes = 0;
 };
 CpuMemoryStats cpuMemoryStats();
 /// Starts a new peak at the current level.
