@@ -205,8 +205,8 @@ bool moveOne(Node* unpack, SizeRule rule, std::vector<Node*>& made) {
       parts[i].assign(n, a);
       continue;
     }
-    // The chunk's own dim where it is the same number (an operand of the same rank): an unrolled LSTM's
-    // steps each move a chunk through three adds, and a constant per operand was a fifth of what they made.
+    // The chunk's own dim where it is the same number (an operand of the same rank), rather than a new
+    // constant per operand: an unrolled loop moves a chunk this way at every step.
     Value* dim = chunk->input(2);
     if (*constantInt(dim) != da) {
       Node* k = g->createConstant(da);

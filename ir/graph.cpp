@@ -355,23 +355,20 @@ Value* Graph::findValue(const std::string& name) const {
 // Note [Dense value maps]
 // Copies of whole graphs (Graph::clone, the forward graph of differentiate, the guarded graph's fast path,
 // a region as large as its block) map every value once and look each up once per use. Through a hash
-// table that was a node allocation and a hash per value and a rehash now and then: at depth 50 of
-// pipeline_bench's stacked LSTM, half a million values. A map made for its source graph indexes an array
-// by Value::id() instead (ids are dense within a graph). Keys of other graphs (an outer value a copied
-// block reads) still hash, and a map for a few values of a large graph (a small fusion region) is made
-// without a source, so it does not allocate an entry per value of the whole graph.
+// table each value costs a node allocation, a hash and a share of the rehashes; a map made for its source
+// graph indexes an array by Value::id() instead (ids are dense within a graph). Keys of other graphs (an
+// outer value a copied block reads) still hash, and a map for a few values of a large graph (a small
+// fusion region) is made without a source, so it does not allocate an entry per value of the whole graph.
 Value* ValueMap::at(const Value* k) const {
   Value* v = find(k);
   IR_CHECK(v) << "ValueMap: value %" << k->name() << " is not mapped";
   return v;
 }
 
-static Value* mapped(const ValueMap& env, Value* v) { return env.mapOr(v); }
-
 Node* cloneNode(const Node* n, Graph& g, ValueMap& env) {
   Node* c = g.create(n->kind(), {}, 0);
   c->reserve(n->inputs().size(), n->outputs().size());
-  for (Value* v : n->inputs()) c->addInput(mapped(env, v));
+  for (Value* v : n->inputs()) c->addInput(env.mapOr(v));
   c->setConstant(n->constant());
   c->setPositionsOf(n);
   if (n->subgraph()) c->setSubgraph(n->subgraph()->clone());
@@ -384,7 +381,7 @@ Node* cloneNode(const Node* n, Graph& g, ValueMap& env) {
     Block* nb = c->addBlock();
     for (Value* in : b->inputs()) env[in] = nb->addInput(in->type(), in->name());
     for (const Node* inner : *b) nb->append(cloneNode(inner, g, env));
-    for (Value* out : b->outputs()) nb->registerOutput(mapped(env, out));
+    for (Value* out : b->outputs()) nb->registerOutput(env.mapOr(out));
   }
   return c;
 }

@@ -20,7 +20,7 @@ class GradientContext {
   /// The gradient flowing into forward value `v` (an output of the node being differentiated);
   /// zeros when nothing reached it. nullptr when v cannot carry a gradient.
   Value* gradOf(Value* v);
-  bool hasGrad(const Value* v) const { return grads_.contains(v) || (!slices_.empty() && slices_.count(v) > 0); }
+  bool hasGrad(const Value* v) const { return grads_.contains(v) || slices_.count(v) > 0; }
   /// Adds `g` to the gradient of forward value `v` when v requires grad.
   void accumulate(Value* v, Value* g);
   static bool requiresGrad(const Value* v) { return v->type().requiresGrad.value_or(false); }

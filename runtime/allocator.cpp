@@ -3,21 +3,21 @@
 
 #include "support/error.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
-#include <iterator>
-#include <optional>
 #include <cstdlib>
-#include <unistd.h>
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace gj {
 
 namespace {
 
-// Bytes held now, and the most since resetCpuPeak.
 std::atomic<size_t> gCurrent{0}, gPeak{0};
 
 size_t rounded(size_t nbytes) {
@@ -29,12 +29,10 @@ size_t rounded(size_t nbytes) {
 // Freed blocks of kCpuCacheMinBytes or more, by exact size, kept for the next allocation of that size. A
 // training step allocates the same large buffers on every call (activations, the stacked gate
 // gradients); from the system each would be fresh pages, zeroed by the kernel at the first touch, a page
-// fault each 4 KB (on a VM a few microseconds, the host faulting too). A fixed 2 GB cache was too little
-// for a ResNet-50 step at fastrnns' size (7.8 GB held at its peak, eager): it refaulted its activations
-// every step, its forward twice as long as with the blocks kept. Nor does the most a process has held
-// bound what it needs kept: blocks are matched by exact size, and the sizes freed in one part of a step
-// are not those asked for in the next (a ResNet-18 step holds 1.9 GB at most, and ran 2.8 times as long
-// with its cache held to that). So by default freed blocks are kept while the blocks held and kept
+// fault each 4 KB (dearer on a VM, the host faulting too). A fixed few gigabytes are too little for a CNN
+// step at a realistic batch, which then refaults its activations every step. Nor does the most a process
+// has held bound what it needs kept: blocks are matched by exact size, and the sizes freed in one part of
+// a step are not those asked for in the next. So by default freed blocks are kept while the blocks held and kept
 // together stay within half the machine's memory (or within what is held plus 2 GB, where that is more);
 // a block that does not fit evicts kept ones (the largest first), and before a block of a size none
 // kept has comes from the system, kept blocks beyond the budget go first. GJ_CPU_CACHE_MB sets a fixed
@@ -128,15 +126,11 @@ BlockCache& cache() {
   return *c;
 }
 
-void raiseTo(std::atomic<size_t>& mark, size_t now) {
-  size_t seen = mark.load(std::memory_order_relaxed);
-  while (now > seen && !mark.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
-  }
-}
-
 void countAllocated(size_t size) {
   size_t now = gCurrent.fetch_add(size, std::memory_order_relaxed) + size;
-  raiseTo(gPeak, now);
+  size_t peak = gPeak.load(std::memory_order_relaxed);
+  while (now > peak && !gPeak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
 }
 
 // Freed blocks of up to kSmallCacheMaxBytes, per thread, by size (a multiple of kCpuAlignment): a small

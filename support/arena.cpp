@@ -7,10 +7,10 @@
 namespace gj::arena_detail {
 
 // Note [Arena chunks]
-// An unrolled stacked LSTM's pipeline makes about 600k nodes and 900k values (depth 50, 100 steps): the
-// unrolled graph, its copy into the differentiable graph, the forward and backward graphs, and what the
-// fusers' rewrites make and erase. Their slots are most of the compile's memory, and every fresh 4 KB
-// page of it costs a page fault (a few microseconds in a VM, where the host faults too). So a chunk
+// An unrolled model's pipeline makes its nodes and values many times over: the unrolled graph, its copy
+// into the differentiable graph, the forward and backward graphs, and what the fusers' rewrites make and
+// erase. Their slots are most of the compile's memory, and every fresh 4 KB page of it costs a page fault
+// (dearer in a VM, where the host faults too). So a chunk
 // grows to one huge page (2 MB) and is asked to be backed by one (MADV_HUGEPAGE: Linux's transparent
 // huge pages in their default `madvise` mode; ignored where they are off): a fault then maps 2 MB. The
 // smaller chunks before it, up to 1 MB, come from malloc as before, so a fusion group's small graph

@@ -45,13 +45,14 @@ struct ConvDescs {
 
   // Layouts of oneDNN's choosing (blocked channels: its direct convolutions) for the primitives.
   memory::desc any(const memory::desc& d) const { return memory::desc(d.dims(), f32, tag::any); }
+  // A bias, or its gradient: one number an output channel.
+  memory::desc bias() const { return memory::desc({dst.dims()[1]}, f32, tag::x); }
 
   // With a bias: oneDNN adds it as it stores each result.
   dnnl::convolution_forward::primitive_desc forward(bool withBias = false) const {
     if (withBias) {
-      const memory::desc bias({dst.dims()[1]}, f32, tag::x);
       dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                        any(src), any(weights), bias, any(dst), strides, dilates, padL, padR);
+                                        any(src), any(weights), bias(), any(dst), strides, dilates, padL, padR);
       return {d, engine()};
     }
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
@@ -120,9 +121,8 @@ bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, con
             {DNNL_ARG_WEIGHTS, scratch.inLayout(wrap(c.weights, w), dpd.weights_desc(), s)},
             {DNNL_ARG_DIFF_SRC, diffSrc.prim}});
     diffSrc.finish(s);
-    const memory::desc biasDesc({c.dst.dims()[1]}, f32, tag::x);
     const auto wd = gb.defined() ? dnnl::convolution_backward_weights::desc(
-                                       dnnl::algorithm::convolution_direct, c.any(c.src), c.any(c.weights), biasDesc,
+                                       dnnl::algorithm::convolution_direct, c.any(c.src), c.any(c.weights), c.bias(),
                                        c.any(c.dst), c.strides, c.dilates, c.padL, c.padR)
                                  : dnnl::convolution_backward_weights::desc(
                                        dnnl::algorithm::convolution_direct, c.any(c.src), c.any(c.weights),
@@ -133,7 +133,7 @@ bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, con
         {DNNL_ARG_SRC, scratch.inLayout(wrap(c.src, x), wpd.src_desc(), s)},
         {DNNL_ARG_DIFF_DST, scratch.inLayout(gData, wpd.diff_dst_desc(), s)},  // reordered once when they agree
         {DNNL_ARG_DIFF_WEIGHTS, diffWeights.prim}};
-    if (gb.defined()) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(biasDesc, gb));
+    if (gb.defined()) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(c.bias(), gb));
     dnnl::convolution_backward_weights(wpd).execute(s, args);
     diffWeights.finish(s);
     s.wait();
