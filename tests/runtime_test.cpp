@@ -686,6 +686,68 @@ TEST(Kernels, Float32Conv2dBackwardWithBiasMatchesFloat64) {
   EXPECT_FALSE(ops::conv2dBackward(g, x, w, p, /*withBias=*/false).bias.defined());
 }
 
+// Batch norm's moments come from one pass of sums about a shift (Note [One pass for a channel's
+// moments]). Channels whose mean is thousands of deviations from zero, with few values (a late layer's
+// planes) and many: float32's forward and backward against the textbook's two passes in double on the same
+// numbers: the forward's saved statistics (its output is x * scale + shift in float, as PyTorch's, which
+// at these means cancels to float's last digits whatever the statistics) and the backward's gradients. The
+// backward handed a saved mean far from the batch's (the shift too far to use) gives the same.
+TEST(Kernels, BatchNormMomentsInOnePassMatchTwoPassesInDouble) {
+  for (const Shape& sizes : {Shape{4, 3, 1, 1}, Shape{5, 2, 7, 9}}) {
+    const int64_t n = sizes[0], c = sizes[1], inner = sizes[2] * sizes[3];
+    Tensor noise = Tensor::rand(sizes, DType::Float32, 41, -1, 1);
+    Tensor offsets = Tensor::rand({1, c, 1, 1}, DType::Float32, 42, 200, 400);
+    Tensor x = ops::add(ops::mul(noise, Tensor::scalar(0.01, DType::Float32)), offsets);
+    Tensor w = Tensor::rand({c}, DType::Float32, 43, 0.5, 1.5), b = Tensor::rand({c}, DType::Float32, 44, -1, 1);
+    Tensor g = Tensor::rand(sizes, DType::Float32, 45, -1, 1);
+    const double eps = 1e-5;
+    ops::BatchNormResult fwd = ops::batchNorm(x, w, b, Tensor(), Tensor(), /*training=*/true, 0.1, eps);
+    ops::BatchNormGrads bwd = ops::batchNormBackward(g, x, w, fwd.mean, fwd.invstd, true, eps);
+
+    // The textbook in double: the mean, then the squares about it.
+    Tensor x64 = x.to(DType::Float64), g64 = g.to(DType::Float64);
+    const double *xs = x64.data<double>(), *gs = g64.data<double>();
+    Tensor w64 = w.to(DType::Float64);
+    const double* ws = w64.data<double>();
+    std::vector<double> means(c), invstds(c), dx(static_cast<size_t>(x.numel())), dw(c), db(c);
+    const double count = static_cast<double>(n * inner);
+    auto at = [&](int64_t i, int64_t ch, int64_t j) { return static_cast<size_t>((i * c + ch) * inner + j); };
+    for (int64_t ch = 0; ch < c; ++ch) {
+      double mean = 0, var = 0, sumG = 0, sumGX = 0;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < inner; ++j) mean += xs[at(i, ch, j)] / count;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < inner; ++j) var += (xs[at(i, ch, j)] - mean) * (xs[at(i, ch, j)] - mean) / count;
+      const double invstd = 1 / std::sqrt(var + eps);
+      means[ch] = mean, invstds[ch] = invstd;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < inner; ++j) {
+          const double xhat = (xs[at(i, ch, j)] - mean) * invstd;
+          sumG += gs[at(i, ch, j)], sumGX += gs[at(i, ch, j)] * xhat;
+        }
+      dw[ch] = sumGX, db[ch] = sumG;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < inner; ++j) {
+          const double xhat = (xs[at(i, ch, j)] - mean) * invstd;
+          dx[at(i, ch, j)] = ws[ch] * invstd * (gs[at(i, ch, j)] - sumG / count - xhat * sumGX / count);
+        }
+    }
+    auto doubles = [](const std::vector<double>& v, const Shape& s) {
+      return Tensor::fromVector(s, v, DType::Float64);
+    };
+    EXPECT_LE(relError(fwd.mean.to(DType::Float64), doubles(means, {c})), 1e-7) << shapeStr(sizes);
+    EXPECT_LE(relError(fwd.invstd.to(DType::Float64), doubles(invstds, {c})), 1e-6) << shapeStr(sizes);
+    EXPECT_LE(relError(bwd.input.to(DType::Float64), doubles(dx, sizes)), 1e-4) << shapeStr(sizes);
+    EXPECT_LE(relError(bwd.weight.to(DType::Float64), doubles(dw, {c})), 1e-4) << shapeStr(sizes);
+    EXPECT_LE(relError(bwd.bias.to(DType::Float64), doubles(db, {c})), 1e-4) << shapeStr(sizes);
+
+    Tensor farMean = Tensor::rand({c}, DType::Float32, 46, -5, 5);
+    ops::BatchNormGrads far = ops::batchNormBackward(g, x, w, farMean, fwd.invstd, true, eps);
+    EXPECT_LE(relError(far.input, bwd.input), 1e-6) << shapeStr(sizes);
+    EXPECT_LE(relError(far.weight, bwd.weight), 1e-6) << shapeStr(sizes);
+  }
+}
+
 TEST(Threading, ResultsDoNotDependOnThreadCount) {
   Tensor a = Tensor::rand({300, 200}, DType::Float32, 14), b = Tensor::rand({200, 150}, DType::Float32, 15);
   Tensor big = Tensor::rand({1 << 17}, DType::Float32, 16);

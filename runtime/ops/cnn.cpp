@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -50,14 +51,24 @@ Tensor perChannel(const Tensor& v, const Tensor& x) { return v.view(channelKept(
 
 Tensor scalarLike(double v, const Tensor& x) { return Tensor::scalar(v, x.dtype()); }
 
-// Channel c's mean and 1 / sqrt(biased variance + eps) over x [N, C, inner], in double (two passes: no
-// cancellation); its sum of squared deviations too, for the unbiased running variance.
+// Channel c's mean and 1 / sqrt(biased variance + eps) over x [N, C, inner], in double, and its sum of
+// squared deviations, for the unbiased running variance.
 struct Moments {
   double mean, invstd, squares;
 };
 
+// Note [One pass for a channel's moments]
+// Sums of deviations from a shift near the mean, d = x - shift, give the moments in one pass:
+// mean = shift + sum(d) / count and squares = sum(d^2) - count (sum(d) / count)^2. The subtraction
+// cancels only as far as the shift is from the mean against the spread: with the shift within a thousand
+// deviations of the mean, it loses at most six of double's sixteen digits, where float needs seven.
+// The forward shifts by the channel's first value, the backward by the mean the forward saved. Beyond
+// that (a constant channel with an outlier first, a saved mean from elsewhere), two passes, the mean then the
+// squares about it, make the moments exactly.
+constexpr double kShiftDeviations = 1e3;
+
 template <typename T>
-Moments channelMoments(const T* xp, const ChannelShape& s, int64_t c, double eps) {
+Moments twoPassMoments(const T* xp, const ChannelShape& s, int64_t c, double eps) {
   const double count = static_cast<double>(s.n * s.inner);
   double sum = 0, ss = 0;
   for (int64_t i = 0; i < s.n; ++i) {
@@ -73,6 +84,34 @@ Moments channelMoments(const T* xp, const ChannelShape& s, int64_t c, double eps
     });
   }
   return {mean, 1.0 / std::sqrt(ss / count + eps), ss};
+}
+
+// The moments from sums of d = x - shift and d^2 over the channel (Note [One pass for a channel's
+// moments]), or nothing when the shift is too far from the mean for them.
+std::optional<Moments> shiftedMoments(double shift, double sumD, double sumDD, double count, double eps) {
+  const double offset = sumD / count;
+  const double squares = std::max(0.0, sumDD - offset * sumD);
+  if (offset * offset * count > kShiftDeviations * kShiftDeviations * squares && offset != 0) return std::nullopt;
+  return Moments{shift + offset, 1.0 / std::sqrt(squares / count + eps), squares};
+}
+
+template <typename T>
+Moments channelMoments(const T* xp, const ChannelShape& s, int64_t c, double eps) {
+  const double shift = static_cast<double>(xp[c * s.inner]);
+  double sumD = 0, sumDD = 0;
+  for (int64_t i = 0; i < s.n; ++i) {
+    const T* row = xp + (i * s.c + c) * s.inner;
+    const auto [d, dd] = sumsInLanes(
+        s.inner, [row, shift](int64_t j) { return static_cast<double>(row[j]) - shift; },
+        [row, shift](int64_t j) {
+          const double d = static_cast<double>(row[j]) - shift;
+          return d * d;
+        });
+    sumD += d, sumDD += dd;
+  }
+  if (std::optional<Moments> mo = shiftedMoments(shift, sumD, sumDD, static_cast<double>(s.n * s.inner), eps))
+    return *mo;
+  return twoPassMoments(xp, s, c, eps);
 }
 
 template <typename T>
@@ -118,20 +157,39 @@ void batchNormBackwardTyped(const Tensor& g, const Tensor& x, const ChannelShape
   parallelFor(s.c, s.n * s.c * s.inner, [&](int64_t c) {
     double m = mp[c], is = ip[c];
     const double wc = w.defined() ? w.data<T>()[c] : 1.0;
+    // sum(g) and sum(g * xhat). In training the batch's statistics come again, in double: the saved ones
+    // are rounded to T, and where a channel has few values (late layers' 1x1 planes) g - mean(g) -
+    // xhat mean(g xhat) cancels to a few ulps of g, which that rounding would swamp. One pass over x and g
+    // makes both, as sums of deviations from the saved mean (Note [One pass for a channel's moments]):
+    // sum(g (x - mean)) = sum(g d) - (mean - shift) sum(g).
+    double sumG = 0, sumGX = 0;
     if (training) {
-      // The batch's statistics again, in double: the saved ones are rounded to T, and where a channel has
-      // few values (late layers' 1x1 planes) g - mean(g) - xhat mean(g xhat) cancels to a few ulps of g,
-      // which that rounding would swamp.
-      const Moments mo = channelMoments(xp, s, c, eps);
-      m = mo.mean, is = mo.invstd;
-    }
-    double sumG = 0, sumGX = 0;  // sum(g) and sum(g * xhat)
-    for (int64_t i = 0; i < s.n; ++i) {
-      const T *gr = gp + (i * s.c + c) * s.inner, *xr = xp + (i * s.c + c) * s.inner;
-      auto [rowG, rowGX] = sumsInLanes(
-          s.inner, [gr](int64_t j) { return static_cast<double>(gr[j]); },
-          [gr, xr, m, is](int64_t j) { return static_cast<double>(gr[j]) * (static_cast<double>(xr[j]) - m) * is; });
-      sumG += rowG, sumGX += rowGX;
+      const double shift = std::isfinite(m) ? m : static_cast<double>(xp[c * s.inner]);
+      double sumD = 0, sumDD = 0, sumGD = 0;
+      for (int64_t i = 0; i < s.n; ++i) {
+        const T *gr = gp + (i * s.c + c) * s.inner, *xr = xp + (i * s.c + c) * s.inner;
+        const auto [d, dd, rowG, gd] = sumsInLanes(
+            s.inner, [xr, shift](int64_t j) { return static_cast<double>(xr[j]) - shift; },
+            [xr, shift](int64_t j) {
+              const double d = static_cast<double>(xr[j]) - shift;
+              return d * d;
+            },
+            [gr](int64_t j) { return static_cast<double>(gr[j]); },
+            [gr, xr, shift](int64_t j) { return static_cast<double>(gr[j]) * (static_cast<double>(xr[j]) - shift); });
+        sumD += d, sumDD += dd, sumG += rowG, sumGD += gd;
+      }
+      std::optional<Moments> mo = shiftedMoments(shift, sumD, sumDD, count, eps);
+      if (!mo) mo = twoPassMoments(xp, s, c, eps);
+      m = mo->mean, is = mo->invstd;
+      sumGX = (sumGD - (m - shift) * sumG) * is;
+    } else {
+      for (int64_t i = 0; i < s.n; ++i) {
+        const T *gr = gp + (i * s.c + c) * s.inner, *xr = xp + (i * s.c + c) * s.inner;
+        const auto [rowG, rowGX] = sumsInLanes(
+            s.inner, [gr](int64_t j) { return static_cast<double>(gr[j]); },
+            [gr, xr, m, is](int64_t j) { return static_cast<double>(gr[j]) * (static_cast<double>(xr[j]) - m) * is; });
+        sumG += rowG, sumGX += rowGX;
+      }
     }
     if (w.defined()) {
       r.weight.data<T>()[c] = static_cast<T>(sumGX);

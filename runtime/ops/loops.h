@@ -28,30 +28,35 @@ void parallelFor(int64_t n, int64_t work, F&& f) {
   for (int64_t i = 0; i < n; ++i) f(i);
 }
 
-/// The sums over j in [0, n) of f(j) and g(j), in double, as eight running partial sums each: the compiler
+/// The sums over j in [0, n) of each f(j), in double, as eight running partial sums each: the compiler
 /// keeps them in vector registers, where a single running sum waits out every add's latency (batch norm's
 /// statistics on one such chain stand out in a ResNet profile). For the kernels' sums over a row in
-/// double: a tensor's statistics, a row's sum.
-template <typename F, typename G>
-std::pair<double, double> sumsInLanes(int64_t n, F&& f, G&& g) {
+/// double: a tensor's statistics, a row's sum. Several sums in one call read the row once.
+template <typename... F>
+std::array<double, sizeof...(F)> sumsInLanes(int64_t n, F&&... f) {
   constexpr int kLanes = 8;
-  double lf[kLanes] = {}, lg[kLanes] = {};
+  constexpr size_t kSums = sizeof...(F);
+  double lanes[kSums][kLanes] = {};
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes)
     for (int l = 0; l < kLanes; ++l) {
-      lf[l] += f(j + l);
-      lg[l] += g(j + l);
+      size_t k = 0;
+      ((lanes[k++][l] += f(j + l)), ...);
     }
-  double sf = 0, sg = 0;
-  for (; j < n; ++j) sf += f(j), sg += g(j);
-  for (int l = 0; l < kLanes; ++l) sf += lf[l], sg += lg[l];
-  return {sf, sg};
+  std::array<double, kSums> sums{};
+  for (; j < n; ++j) {
+    size_t k = 0;
+    ((sums[k++] += f(j)), ...);
+  }
+  for (size_t k = 0; k < kSums; ++k)
+    for (int l = 0; l < kLanes; ++l) sums[k] += lanes[k][l];
+  return sums;
 }
 
 /// The sum over j in [0, n) of f(j), as sumsInLanes adds it.
 template <typename F>
 double sumInLanes(int64_t n, F&& f) {
-  return sumsInLanes(n, f, [](int64_t) { return 0.0; }).first;
+  return sumsInLanes(n, f)[0];
 }
 
 /// True when an operand is a device tensor: the op hands its work to runtime/cuda (cuda/ops.h).

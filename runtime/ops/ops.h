@@ -145,7 +145,8 @@ struct BatchNormResult {
 BatchNormResult batchNorm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& runningMean,
                           const Tensor& runningVar, bool training, double momentum, double eps);
 /// Its gradients: in training through the batch's statistics (recomputed in double from x with eps on the
-/// host, where mean and invstd are only checked), otherwise g * weight * invstd. weight's and bias's only for a defined weight (a None bias's is unused).
+/// host, where the saved mean is only where the sums start and invstd is only checked), otherwise
+/// g * weight * invstd. weight's and bias's only for a defined weight (a None bias's is unused).
 struct BatchNormGrads {
   Tensor input, weight, bias;
 };
