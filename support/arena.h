@@ -16,9 +16,10 @@ namespace arena_detail {
 inline constexpr size_t kHugePage = size_t{2} << 20;
 
 /// `bytes` of uninitialized memory; a block of exactly kHugePage is aligned to it and asked to be backed
-/// by one huge page (Note [Arena chunks]). Throws std::bad_alloc.
+/// by one huge page, one a dead arena left if there is one (Note [Arena chunks]). Throws std::bad_alloc.
 void* allocateChunk(size_t bytes);
-void freeChunk(void* p) noexcept;
+/// Gives back what allocateChunk(bytes) returned.
+void freeChunk(void* p, size_t bytes) noexcept;
 
 }  // namespace arena_detail
 
@@ -42,7 +43,7 @@ class Arena {
     for (size_t c = 0; c < chunks_.size(); ++c) {
       const size_t n = c + 1 == chunks_.size() ? used_ : chunks_[c].capacity;
       for (size_t i = 0; i < n; ++i) std::launder(reinterpret_cast<T*>(chunks_[c].slots + i))->~T();
-      arena_detail::freeChunk(chunks_[c].slots);
+      arena_detail::freeChunk(chunks_[c].slots, bytesOf(chunks_[c].capacity));
     }
   }
 
@@ -71,12 +72,14 @@ class Arena {
     Slot* slots;  // not zeroed
     size_t capacity;
   };
+  // The largest chunk takes the whole page it is backed by.
+  static size_t bytesOf(size_t capacity) {
+    return capacity == kMaxChunk ? arena_detail::kHugePage : capacity * sizeof(Slot);
+  }
   void grow() {
     const size_t capacity = chunks_.empty() ? 8 : std::min(kMaxChunk, 2 * chunks_.back().capacity);
-    // The largest chunk takes the whole page it is backed by.
-    const size_t bytes = capacity == kMaxChunk ? arena_detail::kHugePage : capacity * sizeof(Slot);
     chunks_.reserve(chunks_.size() + 1);  // before the allocation, which would leak if this threw
-    chunks_.push_back({static_cast<Slot*>(arena_detail::allocateChunk(bytes)), capacity});
+    chunks_.push_back({static_cast<Slot*>(arena_detail::allocateChunk(bytesOf(capacity))), capacity});
     used_ = 0;
   }
   std::vector<Chunk> chunks_;
