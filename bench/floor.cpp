@@ -90,7 +90,7 @@ struct TimedConvolution final : GemmFloor::Timed {
     y = s.backward ? Tensor::rand(out, DType::Float32, 3) : Tensor::empty(out, DType::Float32);
     if (s.bias && !s.backward) bias = Tensor::rand({s.w[0]}, DType::Float32, 4);
     if (s.backward) {
-      gx = Tensor::empty(x.sizes(), DType::Float32);
+      if (s.input) gx = Tensor::empty(x.sizes(), DType::Float32);
       gw = Tensor::empty(w.sizes(), DType::Float32);
       if (s.bias) gb = Tensor::empty({s.w[0]}, DType::Float32);
     }

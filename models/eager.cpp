@@ -151,8 +151,8 @@ Var Tape::layerNorm(const Var& x, const std::vector<int64_t>& shape, const Var& 
 
 Var Tape::conv2d(const Var& x, const Var& w, const Conv2dParams& p) {
   return record(ops::conv2d(x.value, w.value, Tensor(), p), {x.slot, w.slot},
-                [xv = x.value, wv = w.value, p](const Tensor& g) {
-                  ops::Conv2dGrads d = ops::conv2dBackward(g, xv, wv, p, /*withBias=*/false);
+                [xv = x.value, wv = w.value, p, withInput = x.slot >= 0](const Tensor& g) {
+                  ops::Conv2dGrads d = ops::conv2dBackward(g, xv, wv, p, /*withBias=*/false, withInput);
                   return std::vector<Tensor>{d.input, d.weight};
                 });
 }

@@ -79,11 +79,13 @@ struct GemmShape {
 };
 
 /// A float32 convolution as oneDNN ran it (runtime/ops/onednn_conv.h): the forward (with its bias or
-/// without), or the backward's data and weight gradients together. x and w are the input's and weight's
-/// sizes; params the Conv2dParams' numbers in their order (strides, paddings, dilations, groups).
+/// without), or the backward's weight gradient with the data gradient (`input`) or without. x and w are
+/// the input's and weight's sizes; params the Conv2dParams' numbers in their order (strides, paddings,
+/// dilations, groups).
 struct ConvShape {
   bool backward = false;
   bool bias = false;
+  bool input = true;
   std::array<int64_t, 4> x{}, w{};
   std::array<int64_t, 7> params{};
   auto operator<=>(const ConvShape&) const = default;

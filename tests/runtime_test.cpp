@@ -686,6 +686,31 @@ TEST(Kernels, Float32Conv2dBackwardWithBiasMatchesFloat64) {
   EXPECT_FALSE(ops::conv2dBackward(g, x, w, p, /*withBias=*/false).bias.defined());
 }
 
+// A first convolution's input is the data, and needs no gradient: without withInput the data gradient is
+// neither made nor run (oneDNN's recording shows the backward without it), and the weight's is the same.
+TEST(Kernels, Float32Conv2dBackwardWithoutTheInputsGradientSkipsIt) {
+  ops::Conv2dParams p;
+  p.strideH = 2, p.strideW = 2, p.padH = 3, p.padW = 3;
+  Tensor x = Tensor::rand({2, 3, 17, 15}, DType::Float32, 51), w = Tensor::rand({8, 3, 7, 7}, DType::Float32, 52);
+  Tensor g = Tensor::rand(ops::conv2d(x, w, Tensor(), p).sizes(), DType::Float32, 53, 0.5, 1.5);
+  ops::Conv2dGrads both = ops::conv2dBackward(g, x, w, p, /*withBias=*/false);
+  GemmRecording recording;
+  ops::Conv2dGrads weightOnly = ops::conv2dBackward(g, x, w, p, /*withBias=*/false, /*withInput=*/false);
+  EXPECT_FALSE(weightOnly.input.defined());
+  ASSERT_TRUE(both.input.defined());
+  EXPECT_EQ(relError(weightOnly.weight, both.weight), 0.0);
+  ops::Conv2dGrads ref = ops::conv2dBackward(g.to(DType::Float64), x.to(DType::Float64), w.to(DType::Float64), p,
+                                             false, false);
+  EXPECT_FALSE(ref.input.defined());
+  EXPECT_LE(relError(weightOnly.weight.to(DType::Float64), ref.weight), 1e-5);
+  if (!recording.convolutions().empty()) {  // oneDNN in this build
+    ASSERT_EQ(recording.convolutions().size(), 1u);
+    const ConvShape& ran = recording.convolutions().begin()->first;
+    EXPECT_TRUE(ran.backward);
+    EXPECT_FALSE(ran.input);
+  }
+}
+
 // Batch norm's moments come from one pass of sums about a shift (Note [One pass for a channel's
 // moments]). Channels whose mean is thousands of deviations from zero, with few values (a late layer's
 // planes) and many: float32's forward and backward against the textbook's two passes in double on the same

@@ -45,8 +45,9 @@ void conv2dKernel(Frame& f, const Node* n, const Operands& in) {
 }
 
 void convolutionBackwardKernel(Frame& f, const Node* n, const Operands& in) {
-  // stride..groups at 3..6, as in conv2d; the bias gradient only where the graph reads it
-  auto g = ops::conv2dBackward(in.tensor(0), in.tensor(1), in.tensor(2), convParams(in), n->output(2)->hasUses());
+  // stride..groups at 3..6, as in conv2d; the input's and the bias's gradients only where the graph reads them
+  auto g = ops::conv2dBackward(in.tensor(0), in.tensor(1), in.tensor(2), convParams(in), n->output(2)->hasUses(),
+                               n->output(0)->hasUses());
   f.output(0) = g.input;
   f.output(1) = g.weight;
   f.output(2) = g.bias;

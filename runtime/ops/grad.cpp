@@ -201,7 +201,7 @@ static void conv2dBackwardTyped(const Tensor& g, const Tensor& x, const Tensor& 
 }
 
 Conv2dGrads conv2dBackward(const Tensor& gin, const Tensor& xin, const Tensor& win, const Conv2dParams& p,
-                           bool withBias) {
+                           bool withBias, bool withInput) {
   USER_CHECK(gin.dim() == 4 && xin.dim() == 4 && win.dim() == 4, "convolution_backward: expected 4-d tensors");
   Conv2dGrads out;
   if (onCuda(gin) || onCuda(xin) || onCuda(win)) {
@@ -211,7 +211,7 @@ Conv2dGrads conv2dBackward(const Tensor& gin, const Tensor& xin, const Tensor& w
     // oneDNN writes every element; the loops below accumulate into zeros.
     bool onednn = false;
     if (x.dtype() == DType::Float32) {
-      out.input = Tensor::empty(x.sizes(), x.dtype());
+      if (withInput) out.input = Tensor::empty(x.sizes(), x.dtype());
       out.weight = Tensor::empty(w.sizes(), w.dtype());
       // The bias's gradient too, summed by the weight gradient's primitive as it reads g.
       if (withBias) out.bias = Tensor::empty({w.size(0)}, x.dtype());
@@ -231,6 +231,7 @@ Conv2dGrads conv2dBackward(const Tensor& gin, const Tensor& xin, const Tensor& w
     std::vector<int64_t> dims = {0, 2, 3};
     out.bias = sum(gin, dims, false);
   }
+  if (!withInput) out.input = Tensor();  // the loops' and the device's make it anyway
   return out;
 }
 

@@ -64,9 +64,10 @@ struct ConvDescs {
 memory wrap(const memory::desc& d, const Tensor& t) { return onednn::wrap(d, engine(), t); }
 
 // For a benchmark's floor (GemmRecording).
-void record(bool backward, bool bias, const Tensor& x, const Tensor& w, const Conv2dParams& p) {
+void record(bool backward, bool bias, bool input, const Tensor& x, const Tensor& w, const Conv2dParams& p) {
   recordConvolution({backward,
                      bias,
+                     input,
                      {x.size(0), x.size(1), x.size(2), x.size(3)},
                      {w.size(0), w.size(1), w.size(2), w.size(3)},
                      {p.strideH, p.strideW, p.padH, p.padW, p.dilationH, p.dilationW, p.groups}});
@@ -85,7 +86,7 @@ struct Output {
 }  // namespace
 
 bool onednnConv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& out, const Conv2dParams& p) {
-  record(false, bias.defined(), x, w, p);
+  record(false, bias.defined(), true, x, w, p);
   run("convolution", [&] {
     ConvDescs c(x, w, out.sizes(), p);
     auto pd = c.forward(bias.defined());
@@ -105,22 +106,25 @@ bool onednnConv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Te
 
 bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor& gx,
                           const Tensor& gw, const Tensor& gb) {
-  record(true, gb.defined(), x, w, p);
+  record(true, gb.defined(), gx.defined(), x, w, p);
   run("convolution backward", [&] {
     ConvDescs c(x, w, g.sizes(), p);
     auto fwd = c.forward();
     dnnl::stream s(engine());
-    dnnl::convolution_backward_data::desc dd(dnnl::algorithm::convolution_direct, c.any(c.src), c.any(c.weights),
-                                             c.any(c.dst), c.strides, c.dilates, c.padL, c.padR);
-    dnnl::convolution_backward_data::primitive_desc dpd(dd, engine(), fwd);
     Scratch scratch(engine());
-    Output diffSrc(wrap(c.src, gx), dpd.diff_src_desc(), scratch);
-    const memory gData = scratch.inLayout(wrap(c.dst, g), dpd.diff_dst_desc(), s);
-    dnnl::convolution_backward_data(dpd).execute(
-        s, {{DNNL_ARG_DIFF_DST, gData},
-            {DNNL_ARG_WEIGHTS, scratch.inLayout(wrap(c.weights, w), dpd.weights_desc(), s)},
-            {DNNL_ARG_DIFF_SRC, diffSrc.prim}});
-    diffSrc.finish(s);
+    memory gData = wrap(c.dst, g);
+    if (gx.defined()) {
+      dnnl::convolution_backward_data::desc dd(dnnl::algorithm::convolution_direct, c.any(c.src),
+                                               c.any(c.weights), c.any(c.dst), c.strides, c.dilates, c.padL, c.padR);
+      dnnl::convolution_backward_data::primitive_desc dpd(dd, engine(), fwd);
+      Output diffSrc(wrap(c.src, gx), dpd.diff_src_desc(), scratch);
+      gData = scratch.inLayout(gData, dpd.diff_dst_desc(), s);
+      dnnl::convolution_backward_data(dpd).execute(
+          s, {{DNNL_ARG_DIFF_DST, gData},
+              {DNNL_ARG_WEIGHTS, scratch.inLayout(wrap(c.weights, w), dpd.weights_desc(), s)},
+              {DNNL_ARG_DIFF_SRC, diffSrc.prim}});
+      diffSrc.finish(s);
+    }
     const auto wd = gb.defined() ? dnnl::convolution_backward_weights::desc(
                                        dnnl::algorithm::convolution_direct, c.any(c.src), c.any(c.weights), c.bias(),
                                        c.any(c.dst), c.strides, c.dilates, c.padL, c.padR)

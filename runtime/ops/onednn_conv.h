@@ -12,7 +12,8 @@ namespace gj::ops {
 bool onednnConv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& out, const Conv2dParams& p);
 /// The gradients of x and w for the output gradient g (contiguous float32), written to gx and gw (of x's
 /// and w's sizes), and the bias's to gb ([Cout]) unless it is undefined: the weight gradient's primitive
-/// sums it as it reads g. False when oneDNN is not in this build.
+/// sums it as it reads g. An undefined gx skips the data gradient's primitive (a network's first
+/// convolution, whose input is the data). False when oneDNN is not in this build.
 bool onednnConv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor& gx,
                           const Tensor& gw, const Tensor& gb = Tensor());
 

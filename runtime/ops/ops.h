@@ -198,9 +198,11 @@ struct Conv2dGrads {
   Tensor input, weight, bias;  ///< bias undefined unless asked for
 };
 /// The gradients of a convolution's input and weight, and of its bias (g summed over all but the channels)
-/// where `withBias`: a convolution without one (every ResNet's) need not read g once more.
+/// where `withBias`: a convolution without one (every ResNet's) need not read g once more. Without
+/// `withInput` the input's is left undefined and not computed: a network's first convolution reads the
+/// data, which needs no gradient, and its data gradient is as dear as its forward.
 Conv2dGrads conv2dBackward(const Tensor& g, const Tensor& x, const Tensor& w, const Conv2dParams& p,
-                           bool withBias = true);
+                           bool withBias = true, bool withInput = true);
 std::vector<Tensor> splitWithSizes(const Tensor& x, std::span<const int64_t> sizes, int64_t dim);
 /// Broadcasts g back over the reduced `dims` (all when empty) of an input of `sizes`; mean divides by the count.
 Tensor sumBackward(const Tensor& g, std::span<const int64_t> sizes, std::span<const int64_t> dims, bool keepdim);
