@@ -10,7 +10,6 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -87,12 +86,16 @@ Moments twoPassMoments(const T* xp, const ChannelShape& s, int64_t c, double eps
 }
 
 // The moments from sums of d = x - shift and d^2 over the channel (Note [One pass for a channel's
-// moments]), or nothing when the shift is too far from the mean for them.
-std::optional<Moments> shiftedMoments(double shift, double sumD, double sumDD, double count, double eps) {
+// moments]), or from two passes over it when the shift is too far from the mean for them.
+template <typename T>
+Moments momentsAbout(double shift, double sumD, double sumDD, const T* xp, const ChannelShape& s, int64_t c,
+                     double eps) {
+  const double count = static_cast<double>(s.n * s.inner);
   const double offset = sumD / count;
   const double squares = std::max(0.0, sumDD - offset * sumD);
-  if (offset * offset * count > kShiftDeviations * kShiftDeviations * squares && offset != 0) return std::nullopt;
-  return Moments{shift + offset, 1.0 / std::sqrt(squares / count + eps), squares};
+  if (offset * offset * count > kShiftDeviations * kShiftDeviations * squares && offset != 0)
+    return twoPassMoments(xp, s, c, eps);
+  return {shift + offset, 1.0 / std::sqrt(squares / count + eps), squares};
 }
 
 template <typename T>
@@ -109,9 +112,7 @@ Moments channelMoments(const T* xp, const ChannelShape& s, int64_t c, double eps
         });
     sumD += d, sumDD += dd;
   }
-  if (std::optional<Moments> mo = shiftedMoments(shift, sumD, sumDD, static_cast<double>(s.n * s.inner), eps))
-    return *mo;
-  return twoPassMoments(xp, s, c, eps);
+  return momentsAbout(shift, sumD, sumDD, xp, s, c, eps);
 }
 
 template <typename T>
@@ -178,9 +179,8 @@ void batchNormBackwardTyped(const Tensor& g, const Tensor& x, const ChannelShape
             [gr, xr, shift](int64_t j) { return static_cast<double>(gr[j]) * (static_cast<double>(xr[j]) - shift); });
         sumD += d, sumDD += dd, sumG += rowG, sumGD += gd;
       }
-      std::optional<Moments> mo = shiftedMoments(shift, sumD, sumDD, count, eps);
-      if (!mo) mo = twoPassMoments(xp, s, c, eps);
-      m = mo->mean, is = mo->invstd;
+      const Moments mo = momentsAbout(shift, sumD, sumDD, xp, s, c, eps);
+      m = mo.mean, is = mo.invstd;
       sumGX = (sumGD - (m - shift) * sumG) * is;
     } else {
       for (int64_t i = 0; i < s.n; ++i) {
